@@ -1,0 +1,116 @@
+"""The maths: scaled dot-product attention as small pure numpy functions.
+
+    Q = X·W_Q + b_Q      K = C·W_K + b_K      V = C·W_V + b_V     (C = context, or X)
+    S = Q·Kᵀ             A = softmax(scale·S, masked)             H = A·V
+    Y = concat(H₁ … H_h)·W_O + b_O
+
+Everything is float64.  :func:`attend` computes once and keeps every
+intermediate in a :class:`Trace`, which tables, explanations and JSON all read.
+
+>>> from attncli.attention import softmax
+>>> softmax(np.array([[[0.0, 0.0]]])).tolist()
+[[[0.5, 0.5]]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attncli.errors import AttnError
+from attncli.spec import Spec
+
+
+def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d)."""
+    y = np.matmul(x, w)  # (h, n, d)
+    if b is not None:
+        y += b[:, None, :]
+    return y
+
+
+def softmax(z: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Row softmax over the last axis, stable, masked entries exactly 0.
+
+    ``allowed`` (n, m) marks the keys each query may attend to; a row with no
+    allowed key gets all-zero weights (as PyTorch's SDPA since 2.5).
+    """
+    if allowed is not None:
+        z = np.where(allowed, z, -np.inf)
+    z_max = z.max(axis=-1, keepdims=True)  # (…, n, 1)
+    z_max[~np.isfinite(z_max)] = 0.0  # a fully masked row: exp(-inf - 0) = 0 everywhere
+    e = np.exp(z - z_max)  # largest entry of each row is exp(0) = 1: no overflow
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of one attention computation (per-head arrays head-first)."""
+
+    spec: Spec
+    queries: np.ndarray  # Q (h, n, d_k)
+    keys: np.ndarray  # K (h, m, d_k)
+    values: np.ndarray  # V (h, m, d_v)
+    scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
+    scaled_scores: np.ndarray | None  # scale·S (h, n, m); masked cells are not used
+    weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
+    head_outputs: np.ndarray  # H = A·V (h, n, d_v)
+    output: np.ndarray  # Y (n, d_out)
+    empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
+
+    @property
+    def concat(self) -> np.ndarray:
+        """The heads side by side: (n, h·d_v)."""
+        h, n, d_v = self.head_outputs.shape
+        return self.head_outputs.transpose(1, 0, 2).reshape(n, h * d_v)
+
+
+def attend(spec: Spec) -> Trace:
+    """Compute every intermediate of ``spec`` at once."""
+    q = project(spec.inputs, spec.w_q, spec.b_q)  # (h, n, d_k)
+    k = project(spec.source, spec.w_k, spec.b_k)  # (h, m, d_k)
+    v = project(spec.source, spec.w_v, spec.b_v)  # (h, m, d_v)
+    for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
+        check_finite(array, name, labels)
+    s = q @ k.transpose(0, 2, 1)  # (h, n, m)
+    check_finite(s, "scores", spec.tokens)
+    z = spec.scale * s
+    check_finite(z, "scaled scores", spec.tokens)
+    a = softmax(z, spec.mask)  # (h, n, m)
+    heads = a @ v  # (h, n, d_v)
+    y = output_projection(heads, spec)
+    check_finite(y, "output", spec.tokens)
+    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask))
+
+
+def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
+    """concat(H₁ … H_h) (n, h·d_v) · W_O + b_O -> (n, d_out)."""
+    h, n, d_v = heads.shape
+    y = heads.transpose(1, 0, 2).reshape(n, h * d_v)
+    if spec.w_o is not None:
+        y = y @ spec.w_o
+    if spec.b_o is not None:
+        y = y + spec.b_o
+    return y
+
+
+def empty_queries(mask: np.ndarray | None) -> tuple[int, ...]:
+    """Indices of the queries that may attend to no key at all."""
+    if mask is None:
+        return ()
+    return tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
+
+
+def check_finite(array: np.ndarray, name: str, labels: list[str]) -> None:
+    """Overflow is an error naming the first row that overflowed, never NaN in the output."""
+    if np.isfinite(array).all():
+        return
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+    row = index[-2]
+    head = f"head {index[0] + 1}, " if array.ndim == 3 else ""
+    raise AttnError(
+        f"{name} overflow float64 at {head}row {row + 1} ('{labels[row]}'); "
+        "the numbers in the document are too large to compute with"
+    )

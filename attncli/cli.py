@@ -1,0 +1,211 @@
+"""The command line: parse options, call the library, render, map errors to exit codes.
+
+Exit codes: 0 success, 2 a problem with the document or the options (one
+``Error: …`` line), 70 an internal error (a bug: ``--debug`` shows the
+traceback), 130 interrupted with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attncli.errors import AttnError
+
+EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
+
+app = typer.Typer(
+    name="attncli",
+    help="See every number of self-attention: Q, K, V, scores, softmax weights and outputs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def run(action: Callable[[], None], debug: bool) -> None:
+    """Run ``action``; turn every failure into one line on stderr and an exit code."""
+    try:
+        action()
+        sys.stdout.flush()
+    except AttnError as e:
+        _fail(f"Error: {e}", EXIT_USER)
+    except KeyboardInterrupt:
+        _fail("Interrupted.", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except typer.Exit:
+        raise
+    except Exception as e:  # a bug of ours: one line, unless --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            detail = str(e).splitlines()[0][:200] if str(e) else ""
+            sys.stderr.write(
+                f"Internal error: {type(e).__name__}: {detail} (this is a bug in attncli; "
+                "run again with --debug for the traceback)\n"
+            )
+        raise typer.Exit(EXIT_INTERNAL) from None
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(message.replace("\n", " ") + "\n")
+    raise typer.Exit(code)
+
+
+def _quiet_broken_pipe() -> None:
+    # The reader went away (`| head`): say nothing, and keep Python from complaining at exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(0)
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"Warning: {message}\n")
+
+
+def load(file: str, overrides: dict | None = None):
+    """Read, validate and compute a document: the one path every command takes."""
+    from attncli.attention import attend
+    from attncli.document import read_document
+    from attncli.spec import build_spec
+
+    spec = build_spec(read_document(file), overrides)
+    trace = attend(spec)
+    for i in trace.empty_queries:
+        warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
+    return trace
+
+
+def console(file=None, record: bool = False):
+    from rich.console import Console
+
+    if file is None:
+        return Console(highlight=False, soft_wrap=False)
+    return Console(file=file, highlight=False, color_system=None, width=200, record=record)
+
+
+def emit(data: bytes, output: Optional[Path], inputs: set[Path]) -> None:
+    """Write the finished result to ``output`` atomically, or to standard output."""
+    if output is None:
+        sys.stdout.buffer.write(data)
+        return
+    from attncli.export import write_atomic
+
+    write_atomic(output, data, inputs)
+
+
+def render_text(renderables: list, to_terminal: bool = False) -> bytes:
+    """Render completely before writing anything: colours only for a terminal."""
+    out = console() if to_terminal else console(io.StringIO())
+    with out.capture() as captured:
+        for item in renderables:
+            out.print(item)
+            out.print()
+    return captured.get().encode("utf-8")
+
+
+def _head_index(head: Optional[int], heads: int) -> Optional[int]:
+    if head is None:
+        return None
+    if not 1 <= head <= heads:
+        raise AttnError(f"--head {head} is out of range: this document has heads 1 to {heads}")
+    return head - 1
+
+
+def _version(value: bool) -> None:
+    if value:
+        from attncli import __version__
+
+        sys.stdout.write(f"attncli {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:
+    """See every number of self-attention: Q, K, V, scores, softmax weights and outputs.
+
+    Start with [bold]attncli explain[/bold] for the eight steps on a built-in example, or
+    [bold]attncli compute FILE[/bold] for your own matrices.
+    """
+
+
+FileArg = Annotated[str, typer.Argument(help="The document (YAML or JSON), or - to read it from standard input.", metavar="FILE")]
+Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17, help="Decimals shown in tables (JSON always has full precision).")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
+
+
+@app.command()
+def compute(
+    file: FileArg,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of FORMAT.md.")] = OutputFormat.table,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, queries, keys, values, scores, scaled_scores, weights, head_outputs, output, context.")] = None,
+    precision: Precision = 4,
+    head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
+    scale: Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")] = None,
+    mask: Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file.")] = None,
+    heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
+    debug: Debug = False,
+) -> None:
+    """Compute attention for FILE and show every intermediate.
+
+    [bold]Examples[/bold]
+
+      attncli compute examples/illustrated.yaml
+      attncli compute examples/bert_base.yaml --head 3 --precision 2
+      attncli compute doc.yaml --format json | jq '.weights[0][0]'
+      attncli compute doc.yaml --format json --only output -o out.json
+      cat doc.json | attncli compute - --scale none --mask causal
+    """
+
+    def action() -> None:
+        from attncli.export import check_only
+
+        keys = check_only(only)
+        if mask not in (None, "none", "causal"):
+            mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
+        else:
+            mask_value = mask
+        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads})
+        inputs = set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else set())
+        if output is not None and output.suffix.lower() in (".npz", ".npy"):
+            from attncli.export import to_binary
+
+            emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
+        elif format is OutputFormat.json:
+            from attncli.export import dumps
+
+            if head is not None:
+                raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+            emit(dumps(trace, keys).encode("utf-8"), output, inputs)
+        else:
+            from attncli.render import View, compute_tables
+
+            index = _head_index(head, trace.spec.heads)
+            tables = compute_tables(trace, View(precision, full), index, keys)
+            emit(render_text(tables, to_terminal=output is None), output, inputs)
+
+    run(action, debug)
+
+
+def main() -> None:
+    app()

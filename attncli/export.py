@@ -1,0 +1,122 @@
+"""Trace -> the JSON of FORMAT.md (strict, full precision), and atomic file output."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.attention import Trace
+from attncli.errors import AttnError, unknown_key
+
+ALWAYS = ("tokens", "context_tokens", "heads", "d_k", "d_v", "scale")
+ARRAYS = (
+    "inputs",
+    "context",
+    "queries",
+    "keys",
+    "values",
+    "scores",
+    "scaled_scores",
+    "weights",
+    "head_outputs",
+    "output",
+)
+KEYS = ALWAYS + ARRAYS
+
+
+def check_only(only: list[str] | None) -> list[str] | None:
+    """Validate ``--only`` keys (the arrays; the sizes are always included)."""
+    if not only:
+        return None
+    for key in only:
+        if key not in KEYS:
+            raise unknown_key(key, ARRAYS).at("--only")
+    return [key for key in ARRAYS if key in only]
+
+
+def array_of(trace: Trace, key: str) -> np.ndarray | None:
+    """The array behind a JSON key (``context`` is None for self-attention)."""
+    if key in ("inputs", "context"):
+        return getattr(trace.spec, key)
+    return getattr(trace, key)
+
+
+def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
+    """The JSON object as Python values, keys in FORMAT.md's order."""
+    spec = trace.spec
+    result: dict[str, Any] = {
+        "tokens": spec.tokens,
+        "context_tokens": spec.context_tokens,
+        "heads": spec.heads,
+        "d_k": spec.d_k,
+        "d_v": spec.d_v,
+        "scale": spec.scale,
+    }
+    for key in only or ARRAYS:
+        array = array_of(trace, key)
+        if array is None:
+            if key != "context":
+                raise AttnError(f"'{key}' was not kept by this computation")
+            continue
+        if key == "scaled_scores" and spec.mask is not None:
+            cells = array.astype(object)
+            cells[:, ~spec.mask] = None  # masked: no score at all
+            result[key] = cells.tolist()
+        else:
+            result[key] = array.tolist()
+    return result
+
+
+def dumps(trace: Trace, only: list[str] | None = None) -> str:
+    """Strict JSON text: one object, one line, every float round-trips exactly."""
+    return json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place.
+
+    A failed run leaves no partial file, and an input file is never overwritten.
+    """
+    target = path.resolve()
+    if target in inputs:
+        raise AttnError("is one of this run's input files; choose another output path", str(path))
+    if target.is_dir():
+        raise AttnError("is a directory; give a file name", str(path))
+    if not target.parent.is_dir():
+        raise AttnError(f"cannot be written: the folder {target.parent} does not exist", str(path))
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:
+        raise AttnError(f"cannot be written ({e.strerror or e})", str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    except BaseException as e:
+        Path(temp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise AttnError(f"cannot be written ({e.strerror or e})", str(path)) from None
+        raise
+
+
+def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:
+    """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names."""
+    import io
+
+    arrays = {key: array_of(trace, key) for key in only or ARRAYS}
+    arrays = {key: array for key, array in arrays.items() if array is not None}
+    buffer = io.BytesIO()
+    if suffix == ".npy":
+        if len(arrays) != 1:
+            raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+        np.save(buffer, next(iter(arrays.values())), allow_pickle=False)
+    else:
+        np.savez(buffer, **arrays, scale=np.float64(trace.spec.scale))
+    return buffer.getvalue()

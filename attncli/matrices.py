@@ -1,0 +1,307 @@
+"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, and seeded random initialisers.
+
+Every function returns a float64 array (or a bool array for masks) and raises
+:class:`AttnError` naming the cell, line or file when a value is not a number.
+Rows and columns in messages count from 1, as people count them.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.errors import AttnError, shape_str, unknown_key
+
+TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
+FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
+RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
+_RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
+_AXES = ("head", "row", "column")
+
+
+def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+    """An inline list, a file name, or a ``{random: …}`` spec, as an array.
+
+    ``shape`` is what the rest of the document implies, used when a random spec
+    leaves its shape out.  ``boolean`` reads a mask: 0/1 or true/false.
+    """
+    if isinstance(value, str):
+        return read_file(value, folder, boolean)
+    if isinstance(value, dict):
+        if boolean:
+            raise AttnError("a mask cannot be random; give 'causal', a matrix or a file")
+        return random_matrix(value, shape)
+    if isinstance(value, list):
+        return inline(value, boolean)
+    raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {_describe(value)}")
+
+
+# ---------------------------------------------------------------- inline lists
+
+
+def inline(rows: list, boolean: bool = False) -> np.ndarray:
+    shape = _nested_shape(rows)
+    flat = _flatten(rows, len(shape))
+    kinds = {type(x) for x in flat}
+    if not kinds <= ({bool, int, float} if boolean else {int, float}):
+        _raise_bad_cell(flat, shape, boolean)
+    if boolean:
+        values = np.array(flat, dtype=np.float64)
+        if not np.isin(values, (0.0, 1.0)).all():
+            _raise_bad_cell(flat, shape, boolean)
+        return values.astype(bool).reshape(shape)
+    try:
+        values = np.array(flat, dtype=np.float64)
+    except OverflowError:
+        _raise_bad_cell(flat, shape, boolean)
+    if not np.isfinite(values).all():
+        _raise_bad_cell(flat, shape, boolean)
+    return values.reshape(shape)
+
+
+def _nested_shape(value: list) -> tuple[int, ...]:
+    shape: list[int] = []
+    probe: Any = value
+    while isinstance(probe, list):
+        if not probe:
+            raise AttnError("is empty" if not shape else "holds an empty row")
+        shape.append(len(probe))
+        probe = probe[0]
+    if len(shape) > 3:
+        raise AttnError(f"is nested {len(shape)} lists deep; a matrix has at most 3 axes (heads, rows, columns)")
+    return tuple(shape)
+
+
+def _flatten(value: list, depth: int, index: tuple[int, ...] = ()) -> list:
+    if depth == 1:
+        for i, x in enumerate(value):
+            if isinstance(x, list):
+                raise AttnError(f"{_cell(index + (i,), 1 + len(index))}: a list where a number belongs")
+        return value
+    flat: list = []
+    first = None
+    for i, row in enumerate(value):
+        where = _cell(index + (i,), depth + len(index))
+        if not isinstance(row, list):
+            raise AttnError(f"{where}: {_describe(row)} where a list belongs (rows must all be lists)")
+        if first is None:
+            first = len(row)
+        elif len(row) != first:
+            raise AttnError(f"{where} has {len(row)} entries but the first has {first} (ragged rows)")
+        if not row:
+            raise AttnError(f"{where} is empty")
+        flat.extend(_flatten(row, depth - 1, index + (i,)))
+    return flat
+
+
+def _cell(index: tuple[int, ...], ndim: int) -> str:
+    names = _AXES[3 - ndim :] if ndim <= 3 else _AXES
+    if ndim == 1:
+        names = ("entry",)
+    return ", ".join(f"{name} {i + 1}" for name, i in zip(names, index))
+
+
+def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool) -> None:
+    for position, x in enumerate(flat):
+        problem = _cell_problem(x, boolean)
+        if problem:
+            index = np.unravel_index(position, shape)
+            raise AttnError(f"{_cell(tuple(int(i) for i in index), len(shape))}: {problem}")
+    raise AttnError("holds a value that is not a number")
+
+
+def _cell_problem(x: Any, boolean: bool) -> str | None:
+    if boolean:
+        if isinstance(x, bool) or (type(x) in (int, float) and x in (0, 1)):
+            return None
+        return f"{_describe(x)} is not a mask value (use 1/true = may attend, 0/false = masked)"
+    if isinstance(x, bool):
+        return f"{_describe(x)} is not a number (booleans belong only in a mask)"
+    if isinstance(x, int):
+        return None if abs(x) < 2**1023 else "an integer too large for float64"
+    if isinstance(x, float):
+        return None if math.isfinite(x) else f"{x} is not a finite number (NaN and infinities are not allowed)"
+    return f"{_describe(x)} is not a number"
+
+
+def _describe(x: Any) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, str):
+        return f"the string {x[:40]!r}"
+    if isinstance(x, dict):
+        return "a mapping"
+    if isinstance(x, list):
+        return "a list"
+    if isinstance(x, (int, float)):
+        return repr(x)
+    return f"a {type(x).__name__} ({str(x)[:40]})"
+
+
+# ---------------------------------------------------------------- files
+
+
+def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
+    path = Path(name) if Path(name).is_absolute() else folder / name
+    suffix = path.suffix.lower()
+    if suffix not in FILE_KINDS:
+        raise AttnError(
+            f"{_describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
+        )
+    try:
+        if not path.exists():
+            raise AttnError("no such file", name)
+        if path.is_dir():
+            raise AttnError("is a directory, not a matrix file", name)
+        if not path.is_file():
+            raise AttnError("is not a regular file (a device, pipe or socket)", name)
+        if suffix == ".npy":
+            return _read_npy(path, name, boolean)
+        raw = path.read_bytes()
+    except PermissionError:
+        raise AttnError("permission denied", name) from None
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or e})", name) from None
+    return _read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
+
+
+def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
+    from attncli.document import decode_utf8
+
+    text = decode_utf8(raw, name)
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        cells = stripped.split(delimiter)
+        try:
+            rows.append([float(c) for c in cells])
+        except ValueError:
+            rows.append(_diagnose_row(cells, name, number, delimiter))
+        lines.append(number)
+        if len(rows[-1]) != len(rows[0]):
+            raise AttnError(
+                f"line {number} has {len(rows[-1])} numbers but line {lines[0]} has {len(rows[0])} (ragged rows)", name
+            )
+    if not rows:
+        raise AttnError("holds no numbers (the file is empty)", name)
+    values = np.array(rows, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        r, c = bad[0]
+        raise AttnError(f"line {lines[r]}, column {c + 1}: {values[r, c]} is not a finite number", name)
+    if boolean:
+        return _as_mask(values, name)
+    return values
+
+
+def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None) -> list[float]:
+    for column, cell in enumerate(cells, start=1):
+        try:
+            float(cell)
+        except ValueError:
+            where = f"line {number}, column {column}"
+            if not cell.strip():
+                raise AttnError(f"{where}: empty cell", name) from None
+            hint = ""
+            if number == 1 and any(ch.isalpha() for ch in cell):
+                hint = " (a header line? matrix files hold numbers only)"
+            elif any(sep in cell for sep in ",;\t |") and delimiter is not None:
+                kinds = {",": "commas", "\t": "tabs"}
+                hint = f" (this file kind separates cells with {kinds[delimiter]})"
+            raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a number{hint}", name) from None
+    return [float(c) for c in cells]
+
+
+def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except ValueError as e:
+        reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
+        raise AttnError(f"is not a readable .npy file: {reason}", name) from None
+    except (OSError, EOFError) as e:
+        raise AttnError(f"is not a readable .npy file: {e}", name) from None
+    if not isinstance(array, np.ndarray):
+        raise AttnError("is not a .npy array", name)
+    if array.dtype.kind not in "biuf":
+        raise AttnError(f"holds {array.dtype} values; expected real numbers (int or float)", name)
+    if array.size == 0 or array.ndim == 0 or array.ndim > 3:
+        raise AttnError(f"holds an array of shape {shape_str(array.shape)}; expected 1 to 3 axes, not empty", name)
+    if boolean:
+        return _as_mask(array.astype(np.float64), name)
+    values = array.astype(np.float64)
+    if not np.isfinite(values).all():
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
+        raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
+    return values
+
+
+def _as_mask(values: np.ndarray, name: str) -> np.ndarray:
+    bad = np.argwhere(~np.isin(values, (0.0, 1.0)))
+    if len(bad):
+        index = tuple(int(i) for i in bad[0])
+        raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a mask value (1 = may attend, 0 = masked)", name)
+    return values.astype(bool)
+
+
+# ---------------------------------------------------------------- random initialisers
+
+
+def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
+    """``{random: xavier, seed: 0, shape: [768, 64]}`` with torch.nn.init's meanings.
+
+    Our matrices are ``d_in × d_out`` (rows are inputs), so fan_in is the number
+    of rows and fan_out the number of columns, as for the same ``nn.Linear``.
+    """
+    for key in spec:
+        if key not in _RANDOM_KEYS:
+            raise unknown_key(key, _RANDOM_KEYS)
+    kind = spec.get("random")
+    if kind not in RANDOM_KINDS:
+        raise AttnError(f"random: {_describe(kind)} is not an initialiser (expected one of {', '.join(RANDOM_KINDS)})")
+    seed = spec.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise AttnError(f"seed: {_describe(seed)} is not a whole number ≥ 0")
+    shape = _random_shape(spec.get("shape"), shape_hint)
+    params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        return rng.normal(params.get("mean", 0.0), params.get("std", 1.0), shape)
+    if kind == "uniform":
+        return rng.uniform(params.get("low", 0.0), params.get("high", 1.0), shape)
+    if len(shape) < 2:
+        raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
+    fan_in, fan_out = shape[-2], shape[-1]
+    if kind == "xavier":
+        bound = params.get("gain", 1.0) * math.sqrt(6.0 / (fan_in + fan_out))
+        return rng.uniform(-bound, bound, shape)
+    return rng.normal(0.0, params.get("gain", math.sqrt(2.0)) / math.sqrt(fan_in), shape)
+
+
+def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
+    if shape is None:
+        if hint is None:
+            raise AttnError("random: give a shape, e.g. shape: [4, 3] (nothing else in the document fixes it)")
+        return hint
+    if not isinstance(shape, list) or not 1 <= len(shape) <= 3:
+        raise AttnError(f"shape: {_describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
+            raise AttnError(f"shape: {_describe(size)} is not a positive whole number")
+    if math.prod(shape) > 2**31:
+        raise AttnError(f"shape: {shape_str(tuple(shape))} is too large to generate")
+    return tuple(shape)
+
+
+def _param(spec: dict, key: str) -> float:
+    value = spec[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AttnError(f"{key}: {_describe(value)} is not a finite number")
+    return float(value)

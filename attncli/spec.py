@@ -1,0 +1,309 @@
+"""The input document -> a validated :class:`Spec` with every matrix per head.
+
+Shapes follow FORMAT.md: row vectors, ``Q = X·W_Q + b_Q``, weights ``d_in × d_out``.
+A 2-D weight is split into ``h`` consecutive column blocks; a 3-D weight is
+``h × d_in × d`` already.  Every shape relation is checked here, so the maths
+in :mod:`attncli.attention` never sees an inconsistent document.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from attncli.document import Document
+from attncli.errors import AttnError, plural, shape_str, unknown_key
+from attncli.matrices import read_value
+
+TOP_KEYS = ("tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask")
+PROJECTIONS = ("query", "key", "value", "output")
+
+
+@dataclass(frozen=True)
+class Spec:
+    tokens: list[str]  # n labels
+    context_tokens: list[str]  # m labels
+    inputs: np.ndarray  # X (n, d_model)
+    context: np.ndarray | None  # (m, d_ctx), None for self-attention
+    w_q: np.ndarray  # (h, d_model, d_k)
+    w_k: np.ndarray  # (h, d_ctx, d_k)
+    w_v: np.ndarray  # (h, d_ctx, d_v)
+    b_q: np.ndarray | None  # (h, d_k)
+    b_k: np.ndarray | None  # (h, d_k)
+    b_v: np.ndarray | None  # (h, d_v)
+    w_o: np.ndarray | None  # (h·d_v, d_out)
+    b_o: np.ndarray | None  # (d_out,)
+    scale: float
+    scale_name: str  # 'sqrt', 'none' or 'number'
+    mask: np.ndarray | None  # (n, m) bool, True = may attend; None = attend everywhere
+    mask_name: str  # 'none', 'causal' or 'matrix'
+    identity: frozenset[str]  # which of query/key/value were omitted (the identity)
+    files: frozenset[Path] = frozenset()  # the matrix files this document read
+
+    @property
+    def heads(self) -> int:
+        return self.w_q.shape[0]
+
+    @property
+    def d_k(self) -> int:
+        return self.w_q.shape[2]
+
+    @property
+    def d_v(self) -> int:
+        return self.w_v.shape[2]
+
+    @property
+    def n(self) -> int:
+        return self.inputs.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.source.shape[0]
+
+    @property
+    def source(self) -> np.ndarray:
+        """Where keys and values come from: the context, or the inputs themselves."""
+        return self.inputs if self.context is None else self.context
+
+
+def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
+    """Validate ``doc`` (with command-line ``overrides`` replacing its keys) into a Spec."""
+    data = dict(doc.data)
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return _Builder(data, doc.folder).build()
+    except AttnError as e:
+        raise e.at(doc.name) from None
+
+
+class _Builder:
+    def __init__(self, data: dict[str, Any], folder: Path):
+        for key in data:
+            if key not in TOP_KEYS:
+                raise unknown_key(key, TOP_KEYS)
+        self.data, self.folder = data, folder
+        self.cache: dict[str, np.ndarray] = {}
+        self.files: set[Path] = set()
+        self.weights = self._section("weights")
+        self.bias = self._section("bias")
+
+    def _section(self, key: str) -> dict[str, Any]:
+        section = self.data.get(key, {})
+        if section is None:
+            return {}
+        if not isinstance(section, dict):
+            raise AttnError(f"expected a mapping with any of {', '.join(PROJECTIONS)}", key)
+        for name in section:
+            if name not in PROJECTIONS:
+                raise unknown_key(name, PROJECTIONS).at(key)
+        return section
+
+    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+        if isinstance(value, str):
+            self.files.add((self.folder / value).resolve())
+        if key not in self.cache:
+            try:
+                self.cache[key] = read_value(value, self.folder, shape, boolean)
+            except AttnError as e:
+                raise e.at(key) from None
+        return self.cache[key]
+
+    def build(self) -> Spec:
+        inputs = self._matrix("inputs", self.data.get("inputs"), lambda: (self._count("tokens"), self._rows_of("query")))
+        has_context = self.data.get("context") is not None
+        if "context_tokens" in self.data and not has_context:
+            raise AttnError("is given but there is no context (cross-attention needs 'context')", "context_tokens")
+        context = None
+        if has_context:
+            hint = lambda: (self._count("context_tokens"), self._rows_of("key") or self._rows_of("value"))  # noqa: E731
+            context = self._matrix("context", self.data["context"], hint)
+        source = inputs if context is None else context
+        tokens = _tokens(self.data.get("tokens"), inputs.shape[0], "x", "tokens", "inputs")
+        context_tokens = (
+            tokens if context is None else _tokens(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
+        )
+        heads = self._heads()
+        w_q = self._weight("query", inputs.shape[1], "inputs", heads)
+        heads = w_q.shape[0]
+        w_k = self._weight("key", source.shape[1], "context" if has_context else "inputs", heads, w_q.shape[2])
+        w_v = self._weight("value", source.shape[1], "context" if has_context else "inputs", heads)
+        if w_k.shape[2] != w_q.shape[2]:
+            raise AttnError(
+                f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
+                f"{w_q.shape[2]} (queries and keys need the same d_k)",
+                "weights.key",
+            )
+        h, d_k, d_v = heads, w_q.shape[2], w_v.shape[2]
+        w_o = None
+        if self.weights.get("output") is not None:
+            w_o = self._matrix("weights.output", self.weights["output"], lambda: (h * d_v, inputs.shape[1]))
+            if w_o.shape[0] != h * d_v:
+                raise AttnError(
+                    f"is {shape_str(w_o.shape)} but the concatenated heads have {h}·{d_v} = {h * d_v} columns "
+                    f"(need {h * d_v}×d_out)",
+                    "weights.output",
+                )
+        b_o_width = w_o.shape[1] if w_o is not None else h * d_v
+        scale, scale_name = _scale(self.data.get("scale", "sqrt"), d_k)
+        mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
+        return Spec(
+            tokens=tokens,
+            context_tokens=context_tokens,
+            inputs=inputs,
+            context=context,
+            w_q=w_q,
+            w_k=w_k,
+            w_v=w_v,
+            b_q=self._bias("query", h, d_k),
+            b_k=self._bias("key", h, d_k),
+            b_v=self._bias("value", h, d_v),
+            w_o=w_o,
+            b_o=self._bias("output", 1, b_o_width, "weights.output" if w_o is not None else "the concatenated heads"),
+            scale=scale,
+            scale_name=scale_name,
+            mask=mask,
+            mask_name=mask_name,
+            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
+            files=frozenset(self.files),
+        )
+
+    # -- pieces
+
+    def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
+        if value is None:
+            raise AttnError("is required: a matrix with one row per token", key)
+        shape = None
+        if isinstance(value, dict) and value.get("shape") is None:
+            sizes = hint()
+            shape = tuple(sizes) if all(sizes) else None
+        array = self.read(key, value, shape)  # type: ignore[arg-type]
+        if array.ndim != 2:
+            what = "a vector" if array.ndim == 1 else f"{array.ndim}-D ({shape_str(array.shape)})"
+            raise AttnError(f"is {what}; expected a matrix with one row per token, e.g. [[1, 0], [0, 1]]", key)
+        return array
+
+    def _count(self, key: str) -> int | None:
+        value = self.data.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, str):
+            return len(_split_tokens(value))
+        return None
+
+    def _rows_of(self, name: str) -> int | None:
+        value = self.weights.get(name)
+        if value is None or isinstance(value, dict) and not isinstance(value.get("shape"), list):
+            return None
+        shape = tuple(value["shape"]) if isinstance(value, dict) else self.read(f"weights.{name}", value).shape
+        return shape[-2] if len(shape) >= 2 and isinstance(shape[-2], int) else None
+
+    def _heads(self) -> int | None:
+        heads = self.data.get("heads")
+        if heads is None:
+            return None
+        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+            raise AttnError(f"{heads!r} is not a whole number ≥ 1", "heads")
+        return heads
+
+    def _weight(self, name: str, d_in: int, of: str, heads: int | None, width: int | None = None) -> np.ndarray:
+        """A projection as (h, d_in, d) per-head blocks; the identity when omitted."""
+        key = f"weights.{name}"
+        value = self.weights.get(name)
+        if value is None:
+            w = np.eye(d_in)
+        else:
+            w = self.read(key, value, (d_in, width * (heads or 1) if width else d_in))
+        if w.ndim == 3:
+            if heads is not None and w.shape[0] != heads:
+                raise AttnError(f"is 3-D with {plural(w.shape[0], 'head')} but heads is {heads}", key)
+            blocks = w
+        elif w.ndim == 2:
+            h = heads or 1
+            if w.shape[1] % h:
+                raise AttnError(
+                    f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key if value is not None else "heads"
+                )
+            blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
+        else:
+            raise AttnError(f"is a vector; expected a {d_in}×d matrix (rows: the {of} columns)", key)
+        if blocks.shape[1] != d_in:
+            raise AttnError(
+                f"is {shape_str(w.shape)} but {of} have {d_in} columns "
+                f"(need {'h×' if w.ndim == 3 else ''}{d_in}×{'d' if w.ndim == 3 else 'h·d'})",
+                key,
+            )
+        return np.ascontiguousarray(blocks)
+
+    def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
+        value = self.bias.get(name)
+        if value is None:
+            return None
+        key = f"bias.{name}"
+        b = self.read(key, value, (h * d,))
+        if b.ndim == 2 and 1 in b.shape:
+            b = b.reshape(-1)
+        if b.ndim != 1:
+            raise AttnError(f"is {shape_str(b.shape)}; expected a vector of length {h * d}", key)
+        if b.shape[0] != h * d:
+            whose = of or f"weights.{name}"
+            raise AttnError(f"has length {b.shape[0]} but {whose} gives {h * d} columns (need {h * d})", key)
+        return b.reshape(h, d) if name != "output" else b
+
+    def _mask(self, n: int, m: int) -> tuple[np.ndarray | None, str]:
+        value = self.data.get("mask", "none")
+        if value is None or value == "none":
+            return None, "none"
+        if value == "causal":
+            if n != m:
+                raise AttnError(f"causal needs as many keys as queries, but there are {n} queries and {m} keys", "mask")
+            return np.tril(np.ones((n, m), dtype=bool)), "causal"
+        if isinstance(value, bool):
+            raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
+        mask = self.read("mask", value, boolean=True)
+        if mask.ndim == 1 and n == 1:
+            mask = mask.reshape(1, -1)
+        if mask.shape != (n, m):
+            raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys)", "mask")
+        return mask, "matrix"
+
+
+def _scale(value: Any, d_k: int) -> tuple[float, str]:
+    if value == "sqrt" or value is None:
+        return 1.0 / math.sqrt(d_k), "sqrt"
+    if value == "none":
+        return 1.0, "none"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise AttnError(f"{value!r} is not sqrt, none or a number", "scale") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AttnError(f"{value!r} is not sqrt, none or a finite number", "scale")
+    return float(value), "number"
+
+
+def _split_tokens(text: str) -> list[str]:
+    return text.split() if re.search(r"\s", text.strip()) else list(text.strip())
+
+
+def _tokens(value: Any, count: int, prefix: str, key: str, of: str) -> list[str]:
+    if value is None:
+        return [f"{prefix}{i}" for i in range(1, count + 1)]
+    if isinstance(value, str):
+        labels = _split_tokens(value)
+    elif isinstance(value, list):
+        labels = []
+        for i, label in enumerate(value, start=1):
+            if isinstance(label, (list, dict)) or label is None:
+                raise AttnError(f"label {i} is not text", key)
+            labels.append(str(label).lower() if isinstance(label, bool) else str(label))
+    else:
+        raise AttnError("expected a list of labels or one string", key)
+    if len(labels) != count:
+        raise AttnError(f"has {plural(len(labels), 'label')} but {of} have {plural(count, 'row')}", key)
+    return labels
