@@ -127,7 +127,7 @@ class _Builder:
         context_tokens = (
             tokens if context is None else _tokens(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
         )
-        heads = self._heads()
+        heads = self._heads() or self._heads_of_3d_weights()
         w_q = self._weight("query", inputs.shape[1], "inputs", heads)
         heads = w_q.shape[0]
         w_k = self._weight("key", source.shape[1], "context" if has_context else "inputs", heads, w_q.shape[2])
@@ -209,6 +209,21 @@ class _Builder:
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
             raise AttnError(f"{heads!r} is not a whole number ≥ 1", "heads")
         return heads
+
+    def _heads_of_3d_weights(self) -> int | None:
+        """The head count a 3-D weight implies (they must agree), or None when all are 2-D."""
+        counts = {}
+        for name in ("query", "key", "value"):
+            value = self.weights.get(name)
+            if value is None or isinstance(value, dict) and value.get("shape") is None:
+                continue
+            array = self.read(f"weights.{name}", value)
+            if array.ndim == 3:
+                counts[name] = array.shape[0]
+        if len(set(counts.values())) > 1:
+            detail = ", ".join(f"weights.{name} has {count}" for name, count in counts.items())
+            raise AttnError(f"the 3-D weights disagree on the number of heads ({detail})", "weights")
+        return next(iter(counts.values()), None)
 
     def _weight(self, name: str, d_in: int, of: str, heads: int | None, width: int | None = None) -> np.ndarray:
         """A projection as (h, d_in, d) per-head blocks; the identity when omitted."""
