@@ -1,0 +1,87 @@
+"""Tables rendered on a fixed-width console and compared as text (as Rich's own tests do)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+from rich.console import Console
+
+from attncli.attention import attend
+from attncli.document import read_document
+from attncli.render import View, compute_tables, format_number, matrix_table
+from attncli.spec import build_spec
+from tests.conftest import EXAMPLES
+
+
+def text_of(renderable, width=80, color=None) -> str:
+    console = Console(width=width, file=io.StringIO(), color_system=color, legacy_windows=False)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def illustrated():
+    return attend(build_spec(read_document(str(EXAMPLES / "illustrated.yaml"))))
+
+
+WEIGHTS = """\
+Weights  A = softmax(S)   3 × 3          
+┏━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┓
+┃         ┃ Input 1 ┃ Input 2 ┃ Input 3 ┃
+┡━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━┩
+│ Input 1 │  0.0634 │  0.4683 │  0.4683 │
+│ Input 2 │  0.0000 │  0.9820 │  0.0180 │
+│ Input 3 │  0.0003 │  0.8805 │  0.1192 │
+└─────────┴─────────┴─────────┴─────────┘
+"""
+
+
+def test_weights_table_exact_text():
+    tables = compute_tables(illustrated(), only=["weights"])
+    assert len(tables) == 1
+    assert text_of(tables[0]) == WEIGHTS
+
+
+def test_tables_in_the_order_a_person_computes_them():
+    titles = [t.title.split("  ")[0] for t in compute_tables(illustrated())]
+    assert titles == ["Inputs", "Queries", "Keys", "Values", "Scores", "Scaled scores", "Weights",
+                      "Head output", "Output"]
+    scores = text_of(compute_tables(illustrated(), only=["scores"])[0])
+    assert "Scores  S = Q·Kᵀ   3 × 3" in scores
+    assert "│ Input 2 │       4 │      16 │      12 │" in scores  # whole numbers without decimals
+
+
+def test_precision_and_negative_zero():
+    table = compute_tables(illustrated(), View(precision=2), only=["output"])[0]
+    assert "│ Input 1 │ 1.94 │ 6.68 │ 1.60 │" in text_of(table)
+    assert format_number(-0.00001, 3) == "0.000" and format_number(-0.5, 1) == "-0.5"
+
+
+def test_masked_cells_are_marked():
+    doc = read_document(str(EXAMPLES / "illustrated.yaml"))
+    trace = attend(build_spec(doc, {"mask": "causal"}))
+    text = text_of(compute_tables(trace, only=["scaled_scores"])[0])
+    assert "│ Input 1 │       2 │  masked │  masked │" in text
+
+
+def test_large_matrix_is_summarised_unless_full():
+    big = np.arange(30 * 40, dtype=float).reshape(30, 40)
+    rows = [f"t{i}" for i in range(1, 31)]
+    text = text_of(matrix_table("Big", big, rows), width=200)
+    assert "⋮" in text and "…" in text
+    assert "t1 " in text and "t30" in text and "t15 " not in text
+    assert "1199" in text and " 600 " not in text  # last cell shown, a middle one not
+    full = text_of(matrix_table("Big", big, rows, view=View(full=True)), width=400)
+    assert "⋮" not in full and "t15 " in full and " 600 " in full
+
+
+def test_heat_map_shades_more_weight_more_strongly():
+    table = compute_tables(illustrated(), only=["weights"])[0]
+    text = text_of(table, color="truecolor")
+    # row 1: 0.0634 is pale, 0.4683 darker; row 2's 0.9820 darkest of all
+    def brightness(value: str) -> int:
+        r, g, b = re.search(r"48;2;(\d+);(\d+);(\d+)m\s*" + re.escape(value), text).groups()
+        return int(r) + int(g) + int(b)
+
+    assert brightness("0.0634") > brightness("0.4683") > brightness("0.9820")
