@@ -1,0 +1,75 @@
+"""The command line as users meet it: the installed entry point as a real process, and CliRunner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attncli.cli import app
+from tests.conftest import EXAMPLES
+
+ENTRY_POINT = Path(sys.executable).parent / "attncli"
+
+
+def run(*args, input=None, env=None):
+    command = [str(ENTRY_POINT)] if ENTRY_POINT.exists() else [sys.executable, "-m", "attncli"]
+    return subprocess.run([*command, *args], input=input, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_entry_point_json_from_standard_input():
+    doc = json.dumps({"tokens": "a b c", "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], "scale": "none"})
+    result = run("compute", "-", "--format", "json", input=doc)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["tokens"] == ["a", "b", "c"]
+    assert data["scores"][0][0] == [2.0, 0.0, 2.0]  # Q = K = X: [1,0,1,0] · each input
+
+
+def test_module_entry_and_version():
+    result = subprocess.run([sys.executable, "-m", "attncli", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("attncli ")
+
+
+def test_piped_tables_are_plain_text():
+    result = run("compute", str(EXAMPLES / "illustrated.yaml"), env={"PATH": "/usr/bin:/bin", "TERM": "xterm-256color"})
+    assert result.returncode == 0, result.stderr
+    assert "\x1b[" not in result.stdout
+    assert "│ Input 1 │  0.0634 │  0.4683 │  0.4683 │" in result.stdout
+    assert "Output  Y = H   3 × 3" in result.stdout
+
+
+def test_every_example_computes():
+    for path in sorted(EXAMPLES.rglob("*.yaml")):
+        result = run("compute", str(path), "--format", "json", "--only", "output")
+        assert result.returncode == 0, (path, result.stderr)
+        assert json.loads(result.stdout)["output"], path
+
+
+def test_help_has_examples(runner):
+    result = runner.invoke(app, ["compute", "--help"])
+    assert result.exit_code == 0
+    assert "attncli compute examples/illustrated.yaml" in result.stdout and "--precision" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
+    (["--head", "1", "--format", "json"], "--head selects tables"),
+    (["--only", "wieghts"], "unknown key 'wieghts' (did you mean 'weights'?)"),
+    (["--scale", "huge"], "scale: 'huge' is not sqrt, none or a number"),
+    (["--mask", "causal", "--heads", "3"], "3 heads cannot split"),
+])
+def test_option_errors(runner, args, message):
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml"), *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_one_head_only(runner):
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml"), "--head", "2"])
+    assert result.exit_code == 0
+    assert "Head 2 · Weights" in result.stdout and "Head 1 ·" not in result.stdout
