@@ -79,13 +79,13 @@ def warn(message: str) -> None:
     sys.stderr.write(f"Warning: {message}\n")
 
 
-def load(file: str, overrides: dict | None = None):
-    """Read, validate and compute a document: the one path every command takes."""
+def load(file: str, overrides: dict | None = None, doc=None):
+    """Read (unless ``doc`` is given), validate and compute a document: the one path every command takes."""
     from attncli.attention import attend
     from attncli.document import read_document
     from attncli.spec import build_spec
 
-    spec = build_spec(read_document(file), overrides)
+    spec = build_spec(doc or read_document(file), overrides)
     trace = attend(spec)
     for i in trace.empty_queries:
         warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
@@ -205,6 +205,56 @@ def compute(
             emit(render_text(tables, to_terminal=output is None), output, inputs)
 
     run(action, debug)
+
+
+@app.command()
+def check(
+    file: FileArg,
+    tol: Annotated[float, typer.Option("--tol", min=0.0, help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
+    debug: Debug = False,
+) -> None:
+    """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
+
+    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
+    cell, the expected and the given value, and a hint when the mistake has a known shape
+    (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
+    applied as W·x, heads split wrongly, rounding too early). Exit code 0: all correct;
+    1: something is wrong; 2: the document itself cannot be used.
+
+    [bold]Example[/bold] (in the document):
+
+      answer:
+        query: 1                  # optional: just this query's row
+        scores: [2, 4, 4]
+        weights: [0.06, 0.47, 0.47]
+
+      attncli check homework.yaml --tol 0.01
+    """
+    wrong = False
+
+    def action() -> None:
+        nonlocal wrong
+        from attncli.check import check as check_answer, read_answer
+        from attncli.document import read_document
+        from attncli.errors import AttnError as _AttnError
+        from attncli.render import check_report
+
+        doc = read_document(file)
+        if "answer" not in doc.data:
+            raise _AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
+        trace = load(file, doc=doc)
+        try:
+            answer = read_answer(doc.data["answer"], trace, doc.folder)
+        except _AttnError as e:
+            raise e.at(doc.name) from None
+        findings = check_answer(trace, answer, tol)
+        spec = trace.spec
+        emit(render_text([check_report(findings, spec.tokens, spec.context_tokens, tol)], to_terminal=True), None, set())
+        wrong = not all(f.ok for f in findings)
+
+    run(action, debug)
+    if wrong:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -152,3 +152,36 @@ def compute_tables(trace: Trace, view: View = View(), head: int | None = None, o
         tables += head_tables(trace, h, view)
     tables.append(("output", matrix_table(f"Output  {output_formula(spec)}", trace.output, spec.tokens, None, view)))
     return [table for key, table in tables if only is None or key in only]
+
+
+def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float) -> Text:
+    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint."""
+    text = Text(f"Your answer, step by step (tolerance {tol:g})\n", style="bold")
+    for f in findings:
+        mark, style = ("✓", "green") if f.ok else ("✗", "bold red")
+        text.append(f"  {mark} ", style=style)
+        text.append(f"step {f.step}  {f.key:<13} ")
+        if f.ok:
+            text.append("correct\n", style="green")
+            continue
+        if f.problem:
+            text.append(f"wrong: {f.problem}\n", style="red")
+        else:
+            where = _cell_name(f.cell, f.key, tokens, key_tokens)
+            text.append(f"wrong at {where}: expected {f.expected:.6g}, yours {f.given:.6g}\n", style="red")
+        if f.hint:
+            text.append(f"      hint: {f.hint}\n", style="yellow")
+    return text
+
+
+def _cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str]) -> str:
+    """Name a cell as people count: ``head 1, row 2 ('Input 2'), column 3``."""
+    parts = []
+    names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
+    for name, i in zip(names, cell):
+        label = ""
+        if name == "row":
+            labels = key_tokens if key in ("keys", "values") else tokens
+            label = f" ('{labels[i]}')" if i < len(labels) else ""
+        parts.append(f"{name} {i + 1}{label}")
+    return ", ".join(parts)

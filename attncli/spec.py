@@ -20,7 +20,8 @@ from attncli.document import Document
 from attncli.errors import AttnError, plural, shape_str, unknown_key
 from attncli.matrices import read_value
 
-TOP_KEYS = ("tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask")
+TOP_KEYS = ("tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask", "answer")
+# `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output")
 
 
