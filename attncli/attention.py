@@ -59,6 +59,8 @@ class Trace:
     head_outputs: np.ndarray  # H = A·V (h, n, d_v)
     output: np.ndarray  # Y (n, d_out)
     empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
+    residual: np.ndarray | None = None  # X (+ P) + Y (n, d_model), with add_norm
+    normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm
 
     @property
     def concat(self) -> np.ndarray:
@@ -69,20 +71,52 @@ class Trace:
 
 def attend(spec: Spec) -> Trace:
     """Compute every intermediate of ``spec`` at once."""
-    q = project(spec.inputs, spec.w_q, spec.b_q)  # (h, n, d_k)
+    q = project(spec.embedded, spec.w_q, spec.b_q)  # (h, n, d_k)
     k = project(spec.source, spec.w_k, spec.b_k)  # (h, m, d_k)
     v = project(spec.source, spec.w_v, spec.b_v)  # (h, m, d_v)
     for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
         check_finite(array, name, labels)
-    s = q @ k.transpose(0, 2, 1)  # (h, n, m)
+    s = scores(q, k, spec)  # (h, n, m)
     check_finite(s, "scores", spec.tokens)
     z = spec.scale * s
     check_finite(z, "scaled scores", spec.tokens)
-    a = softmax(z, spec.mask)  # (h, n, m)
+    a = normalize(z, spec)  # (h, n, m)
     heads = a @ v  # (h, n, d_v)
     y = output_projection(heads, spec)
     check_finite(y, "output", spec.tokens)
-    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask))
+    residual, normalized = add_norm(y, spec)
+    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask), residual, normalized)
+
+
+def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:
+    """S = Q·Kᵀ (h, n, m), or the additive score vᵀ·tanh(Q·W₁ + K·W₂) with ``score: additive``."""
+    if spec.score == "additive":
+        from attncli.layers import additive_scores
+
+        return additive_scores(q, k, spec.w_1, spec.w_2, spec.v_a)
+    return q @ k.transpose(0, 2, 1)
+
+
+def normalize(z: np.ndarray, spec: Spec) -> np.ndarray:
+    """The weights from the scaled scores: softmax (default), divided by the row sum, or as they are."""
+    if spec.normalize == "softmax":
+        return softmax(z, spec.mask)
+    if spec.normalize == "sum":
+        from attncli.layers import sum_normalize
+
+        return sum_normalize(z, spec.mask, spec.tokens)
+    return z if spec.mask is None else np.where(spec.mask, z, 0.0)
+
+
+def add_norm(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Add & Norm: r = X (+ P) + Y, then LayerNorm(r); (None, None) without ``add_norm``."""
+    if spec.add_norm is None:
+        return None, None
+    from attncli.layers import layer_norm
+
+    gamma, beta, eps = spec.add_norm
+    residual = spec.embedded + y  # (n, d_model)
+    return residual, layer_norm(residual, gamma, beta, eps)
 
 
 def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:

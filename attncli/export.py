@@ -16,6 +16,7 @@ from attncli.errors import AttnError, unknown_key
 ALWAYS = ("tokens", "context_tokens", "heads", "d_k", "d_v", "scale")
 ARRAYS = (
     "inputs",
+    "positional",
     "context",
     "queries",
     "keys",
@@ -25,8 +26,11 @@ ARRAYS = (
     "weights",
     "head_outputs",
     "output",
+    "residual",
+    "normalized",
 )
 KEYS = ALWAYS + ARRAYS
+OPTIONAL = ("context", "positional", "residual", "normalized")  # present only when the document has them
 
 
 def check_only(only: list[str] | None) -> list[str] | None:
@@ -41,7 +45,7 @@ def check_only(only: list[str] | None) -> list[str] | None:
 
 def array_of(trace: Trace, key: str) -> np.ndarray | None:
     """The array behind a JSON key (``context`` is None for self-attention)."""
-    if key in ("inputs", "context"):
+    if key in ("inputs", "context", "positional"):
         return getattr(trace.spec, key)
     return getattr(trace, key)
 
@@ -60,7 +64,10 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
     for key in only or ARRAYS:
         array = array_of(trace, key)
         if array is None:
-            if key != "context":
+            if only and key in OPTIONAL:
+                needs = {"context": "a context", "positional": "positional:", "residual": "add_norm:", "normalized": "add_norm:"}
+                raise AttnError(f"'{key}' needs {needs[key]} in the document", "--only")
+            if key not in OPTIONAL:
                 raise AttnError(f"'{key}' was not kept by this computation")
             continue
         if key == "scaled_scores" and spec.mask is not None:

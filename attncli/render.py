@@ -105,6 +105,19 @@ def scale_text(spec: Spec) -> str:
     return f"{spec.scale:g}·S"
 
 
+def score_formula(spec: Spec) -> str:
+    return "S = vᵀ·tanh(Q·W₁ + K·W₂)" if spec.score == "additive" else "S = Q·Kᵀ"
+
+
+def weights_formula(spec: Spec) -> str:
+    scaled = scale_text(spec)
+    if spec.normalize == "sum":
+        return f"A = ({scaled}) / row sum"
+    if spec.normalize == "none":
+        return f"A = {scaled} (not normalised)"
+    return f"A = softmax({scaled})"
+
+
 def output_formula(spec: Spec) -> str:
     heads = "concat(H₁ … H_h)" if spec.heads > 1 else "H"
     formula = f"Y = {heads}"
@@ -131,9 +144,9 @@ def head_tables(trace: Trace, head: int, view: View = View()) -> list[tuple[str,
     if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
         scaled = scale_text(spec)
         tables += [
-            ("scores", matrix_table(f"{prefix}Scores  S = Q·Kᵀ", trace.scores[head], q_rows, k_rows, view)),
+            ("scores", matrix_table(f"{prefix}Scores  {score_formula(spec)}", trace.scores[head], q_rows, k_rows, view)),
             ("scaled_scores", matrix_table(f"{prefix}Scaled scores  {scaled}{' (scale: none)' if spec.scale_name == 'none' else ''}", trace.scaled_scores[head], q_rows, k_rows, view, masked)),
-            ("weights", matrix_table(f"{prefix}Weights  A = softmax({scaled})", trace.weights[head], q_rows, k_rows, view, heat=True)),
+            ("weights", matrix_table(f"{prefix}Weights  {weights_formula(spec)}", trace.weights[head], q_rows, k_rows, view, heat=True)),
         ]
     tables.append(("head_outputs", matrix_table(f"{prefix}Head output  H = A·V", trace.head_outputs[head], q_rows, dims(spec.d_v), view)))
     return tables
@@ -146,11 +159,18 @@ def compute_tables(trace: Trace, view: View = View(), head: int | None = None, o
     """
     spec = trace.spec
     tables = [("inputs", matrix_table("Inputs  X", spec.inputs, spec.tokens, None, view))]
+    if spec.positional is not None:
+        tables.append(("positional", matrix_table(f"Positional encoding  P ({spec.positional_name})", spec.positional, spec.tokens, None, view)))
+        tables.append(("positional", matrix_table("Inputs with positions  X + P", spec.embedded, spec.tokens, None, view)))
     if spec.context is not None:
         tables.append(("context", matrix_table("Context  C", spec.context, spec.context_tokens, None, view)))
     for h in range(spec.heads) if head is None else [head]:
         tables += head_tables(trace, h, view)
     tables.append(("output", matrix_table(f"Output  {output_formula(spec)}", trace.output, spec.tokens, None, view)))
+    if trace.residual is not None and trace.normalized is not None:
+        x = "X + P" if spec.positional is not None else "X"
+        tables.append(("residual", matrix_table(f"Residual  R = {x} + Y", trace.residual, spec.tokens, None, view)))
+        tables.append(("normalized", matrix_table("Add & Norm  LayerNorm(R)", trace.normalized, spec.tokens, None, view)))
     return [table for key, table in tables if only is None or key in only]
 
 

@@ -19,10 +19,15 @@ import numpy as np
 from attncli.document import Document
 from attncli.errors import AttnError, plural, shape_str, unknown_key
 from attncli.matrices import read_value
+from attncli.spec_layers import ADDITIVE_WEIGHTS, read_layers
 
-TOP_KEYS = ("tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask", "answer")
+TOP_KEYS = (
+    "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
+    "positional", "score", "normalize", "add_norm", "answer",
+)
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output")
+WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,14 @@ class Spec:
     mask_name: str  # 'none', 'causal' or 'matrix'
     identity: frozenset[str]  # which of query/key/value were omitted (the identity)
     files: frozenset[Path] = frozenset()  # the matrix files this document read
+    positional: np.ndarray | None = None  # P (n, d_model), added to X before the projections
+    positional_name: str = "none"  # 'none', 'sinusoidal' or 'matrix'
+    score: str = "dot"  # 'dot': Q·Kᵀ; 'additive': vᵀ·tanh(Q·W₁ + K·W₂)
+    w_1: np.ndarray | None = None  # (h, d_k, d_a), additive only
+    w_2: np.ndarray | None = None  # (h, d_k, d_a)
+    v_a: np.ndarray | None = None  # (h, d_a)
+    normalize: str = "softmax"  # 'softmax', 'sum' or 'none'
+    add_norm: tuple[np.ndarray, np.ndarray, float] | None = None  # (γ (d_model,), β (d_model,), ε)
 
     @property
     def heads(self) -> int:
@@ -67,9 +80,14 @@ class Spec:
         return self.source.shape[0]
 
     @property
+    def embedded(self) -> np.ndarray:
+        """What the projections see: X, plus P when there is a positional encoding."""
+        return self.inputs if self.positional is None else self.inputs + self.positional
+
+    @property
     def source(self) -> np.ndarray:
-        """Where keys and values come from: the context, or the inputs themselves."""
-        return self.inputs if self.context is None else self.context
+        """Where keys and values come from: the context, or the (embedded) inputs themselves."""
+        return self.embedded if self.context is None else self.context
 
 
 def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
@@ -90,18 +108,18 @@ class _Builder:
         self.data, self.folder = data, folder
         self.cache: dict[str, np.ndarray] = {}
         self.files: set[Path] = set()
-        self.weights = self._section("weights")
-        self.bias = self._section("bias")
+        self.weights = self._section("weights", WEIGHT_KEYS)
+        self.bias = self._section("bias", PROJECTIONS)
 
-    def _section(self, key: str) -> dict[str, Any]:
+    def _section(self, key: str, names: tuple[str, ...]) -> dict[str, Any]:
         section = self.data.get(key, {})
         if section is None:
             return {}
         if not isinstance(section, dict):
-            raise AttnError(f"expected a mapping with any of {', '.join(PROJECTIONS)}", key)
+            raise AttnError(f"expected a mapping with any of {', '.join(names)}", key)
         for name in section:
-            if name not in PROJECTIONS:
-                raise unknown_key(name, PROJECTIONS).at(key)
+            if name not in names:
+                raise unknown_key(name, names).at(key)
         return section
 
     def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
@@ -150,7 +168,10 @@ class _Builder:
                     "weights.output",
                 )
         b_o_width = w_o.shape[1] if w_o is not None else h * d_v
-        scale, scale_name = _scale(self.data.get("scale", "sqrt"), d_k)
+        d_out = w_o.shape[1] if w_o is not None else h * d_v
+        layers = read_layers(self, inputs.shape[0], inputs.shape[1], h, d_k, d_out)
+        default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
+        scale, scale_name = _scale(self.data.get("scale", default_scale), d_k)
         mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
         return Spec(
             tokens=tokens,
@@ -171,6 +192,7 @@ class _Builder:
             mask_name=mask_name,
             identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
             files=frozenset(self.files),
+            **layers,
         )
 
     # -- pieces
