@@ -24,7 +24,9 @@ from attncli.spec import Spec
 
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d)."""
-    y = np.matmul(x, w)  # (h, n, d)
+    h, d_in, d = w.shape
+    y = x @ w.transpose(1, 0, 2).reshape(d_in, h * d)  # (n, h·d): one product for all heads
+    y = y.reshape(-1, h, d).transpose(1, 0, 2)  # (h, n, d), a view
     if b is not None:
         y += b[:, None, :]
     return y
@@ -36,13 +38,26 @@ def softmax(z: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
     ``allowed`` (n, m) marks the keys each query may attend to; a row with no
     allowed key gets all-zero weights (as PyTorch's SDPA since 2.5).
     """
+    e, total = exp_rows(z, allowed)
+    return np.divide(e, total, out=e, where=total > 0)  # total = 0 only for a fully masked row, already 0
+
+
+def exp_rows(z: np.ndarray, allowed: np.ndarray | None = None, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The softmax before its division: e = exp(z − row max) (masked entries 0) and each row's sum.
+
+    ``softmax = e / total``; :mod:`attncli.stream` divides after ``e·V`` instead.
+    ``inplace`` reuses ``z``'s memory for ``e``.
+    """
     if allowed is not None:
-        z = np.where(allowed, z, -np.inf)
+        if inplace:
+            np.copyto(z, -np.inf, where=~allowed)
+        else:
+            z = np.where(allowed, z, -np.inf)
     z_max = z.max(axis=-1, keepdims=True)  # (…, n, 1)
     z_max[~np.isfinite(z_max)] = 0.0  # a fully masked row: exp(-inf - 0) = 0 everywhere
-    e = np.exp(z - z_max)  # largest entry of each row is exp(0) = 1: no overflow
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    e = np.subtract(z, z_max, out=z if inplace or allowed is not None else None)
+    np.exp(e, out=e)  # largest entry of each row is exp(0) = 1: no overflow
+    return e, e.sum(axis=-1, keepdims=True)
 
 
 @dataclass(frozen=True)
@@ -71,11 +86,7 @@ class Trace:
 
 def attend(spec: Spec) -> Trace:
     """Compute every intermediate of ``spec`` at once."""
-    q = project(spec.embedded, spec.w_q, spec.b_q)  # (h, n, d_k)
-    k = project(spec.source, spec.w_k, spec.b_k)  # (h, m, d_k)
-    v = project(spec.source, spec.w_v, spec.b_v)  # (h, m, d_v)
-    for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
-        check_finite(array, name, labels)
+    q, k, v = projections(spec)
     s = scores(q, k, spec)  # (h, n, m)
     check_finite(s, "scores", spec.tokens)
     z = spec.scale * s
@@ -88,6 +99,16 @@ def attend(spec: Spec) -> Trace:
     return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask), residual, normalized)
 
 
+def projections(spec: Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q (h, n, d_k), K (h, m, d_k), V (h, m, d_v), each checked for overflow."""
+    q = project(spec.embedded, spec.w_q, spec.b_q)  # (h, n, d_k)
+    k = project(spec.source, spec.w_k, spec.b_k)  # (h, m, d_k)
+    v = project(spec.source, spec.w_v, spec.b_v)  # (h, m, d_v)
+    for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
+        check_finite(array, name, labels)
+    return q, k, v
+
+
 def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:
     """S = Q·Kᵀ (h, n, m), or the additive score vᵀ·tanh(Q·W₁ + K·W₂) with ``score: additive``."""
     if spec.score == "additive":
@@ -97,15 +118,19 @@ def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:
     return q @ k.transpose(0, 2, 1)
 
 
-def normalize(z: np.ndarray, spec: Spec) -> np.ndarray:
-    """The weights from the scaled scores: softmax (default), divided by the row sum, or as they are."""
+def normalize(z: np.ndarray, spec: Spec, rows: slice = slice(None)) -> np.ndarray:
+    """The weights from the scaled scores: softmax (default), divided by the row sum, or as they are.
+
+    ``rows`` says which queries ``z`` holds (all of them, or one block of :mod:`attncli.stream`).
+    """
+    mask = None if spec.mask is None else spec.mask[rows]
     if spec.normalize == "softmax":
-        return softmax(z, spec.mask)
+        return softmax(z, mask)
     if spec.normalize == "sum":
         from attncli.layers import sum_normalize
 
-        return sum_normalize(z, spec.mask, spec.tokens)
-    return z if spec.mask is None else np.where(spec.mask, z, 0.0)
+        return sum_normalize(z, mask, spec.tokens[rows])
+    return z if mask is None else np.where(mask, z, 0.0)
 
 
 def add_norm(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -122,10 +147,12 @@ def add_norm(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray |
 def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
     """concat(H₁ … H_h) (n, h·d_v) · W_O + b_O -> (n, d_out)."""
     h, n, d_v = heads.shape
-    y = heads.transpose(1, 0, 2).reshape(n, h * d_v)
+    y = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # a view when heads is one (see attncli.stream)
     if spec.w_o is not None:
         y = y @ spec.w_o
-    if spec.b_o is not None:
+        if spec.b_o is not None:
+            y += spec.b_o  # y is ours: no second n × d_out array
+    elif spec.b_o is not None:
         y = y + spec.b_o
     return y
 
@@ -142,9 +169,13 @@ def check_finite(array: np.ndarray, name: str, labels: list[str]) -> None:
     if np.isfinite(array).all():
         return
     index = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-    row = index[-2]
-    head = f"head {index[0] + 1}, " if array.ndim == 3 else ""
-    raise AttnError(
-        f"{name} overflow float64 at {head}row {row + 1} ('{labels[row]}'); "
+    raise overflow_error(name, index[0] if array.ndim == 3 else None, index[-2], labels)
+
+
+def overflow_error(name: str, head: int | None, row: int, labels: list[str]) -> AttnError:
+    """``scores overflow float64 at head 2, row 5 ('x5')`` (0-based ``head`` and ``row``)."""
+    where = f"head {head + 1}, " if head is not None else ""
+    return AttnError(
+        f"{name} overflow float64 at {where}row {row + 1} ('{labels[row]}'); "
         "the numbers in the document are too large to compute with"
     )

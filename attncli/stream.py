@@ -1,0 +1,367 @@
+"""Attention block by block over the queries, for results that need no n × m matrix.
+
+The maths is :mod:`attncli.attention`'s (projections, scores, exp_rows/normalize,
+output_projection); only the order changes.  Each block of queries goes through
+
+    S = Q_b·Kᵀ   z = scale·S   e = exp(z − row max)   H_b = (e·V) / Σ e
+
+and is dropped, so peak memory grows with n·block instead of h·n·m.  Dividing
+after ``e·V`` instead of before is the same sum, in a different order.  The
+Trace holds None for scores, scaled_scores and weights.
+
+Two threads share the blocks (numpy releases the GIL) while BLAS runs one
+thread each: on two cores that beats one thread of Python and two of BLAS,
+because exp, max and sum are single-threaded in numpy.
+
+:func:`plan` decides between this and :func:`attncli.attention.attend` from an
+estimate of the memory each needs and a budget (``ATTNCLI_MEMORY``, or half the
+memory available).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.attention import (
+    Trace,
+    add_norm,
+    check_finite,
+    empty_queries,
+    exp_rows,
+    normalize,
+    output_projection,
+    overflow_error,
+    projections,
+    scores,
+)
+from attncli.errors import AttnError
+from attncli.spec import Spec
+
+MEMORY_ENV = "ATTNCLI_MEMORY"
+MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
+BLOCK_CELLS = 1 << 20  # one head's block of scores (8 MiB): fits the caches, and keeps BLAS efficient
+GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
+SAFE = 1e300  # a bound on |score| below this cannot overflow float64
+
+
+# ---------------------------------------------------------------- the computation
+
+
+def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
+    """Everything :func:`attend` computes except the n × m matrices, block by block.
+
+    ``progress(k)`` is called as blocks finish, with the number just done out of
+    :func:`block_count`.  Results equal attend's to rounding (1e-12).
+    """
+    q, k, v = projections(spec)
+    h, n, d_v = spec.heads, spec.n, spec.d_v
+    heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), laid out as concat(H₁ … H_h)
+    checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
+    try:
+        if _fast(spec):
+            _run_fast(q, k, v, spec, heads, checked, progress, threads)
+        else:
+            _run_generic(q, k, v, spec, heads, checked, progress, threads)
+    except _Overflow:
+        _locate_overflow(q, k, spec)
+        raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
+    y = output_projection(heads, spec)  # (n, d_out)
+    check_finite(y, "output", spec.tokens)
+    residual, normalized = add_norm(y, spec)
+    return Trace(spec, q, k, v, None, None, None, heads, y, empty_queries(spec.mask), residual, normalized)
+
+
+def block_count(spec: Spec) -> int:
+    """How many blocks :func:`attend_streamed` computes (for a progress bar)."""
+    if _fast(spec):
+        return spec.heads * len(_blocks(spec.n, _fast_rows(spec)))
+    return len(_blocks(spec.n, _generic_rows(spec)))
+
+
+class _Overflow(Exception):
+    pass
+
+
+def _fast(spec: Spec) -> bool:
+    return spec.score == "dot" and spec.normalize == "softmax"
+
+
+def _fast_rows(spec: Spec) -> int:
+    return int(min(max(BLOCK_CELLS // spec.m, 16), 512, spec.n))
+
+
+def _generic_rows(spec: Spec) -> int:
+    width = 2 * spec.w_1.shape[2] + 4 if spec.score == "additive" else 4  # arrays of h × b × m alive at once
+    return int(min(max(GENERIC_BLOCK_BYTES // (8 * spec.heads * spec.m * width), 1), spec.n))
+
+
+def _blocks(n: int, rows: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+
+
+def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
+    """Dot-product scores and softmax: one head and one block of queries per task, in place."""
+    causal = spec.mask_name == "causal"
+    scale = spec.scale
+    prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5  # a power of two: scale·(q·k) = (scale·q)·k exactly
+    buffers = threading.local()
+    rows = _fast_rows(spec)
+
+    def task(job: tuple[int, int, int]) -> None:
+        h, lo, hi = job
+        m = hi if causal else spec.m  # causal: the keys after the last query of the block are all masked
+        if getattr(buffers, "z", None) is None:
+            buffers.z = np.empty(rows * spec.m)
+        z = buffers.z[: (hi - lo) * m].reshape(hi - lo, m)
+        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[h, :m].T, out=z)  # (b, m)
+        if checked and not np.isfinite(z).all():
+            raise _Overflow
+        if not prescale and scale != 1.0:
+            z *= scale
+            if checked and not np.isfinite(z).all():
+                raise _Overflow
+        e, total = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True)
+        np.divide(e @ v[h, :m], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
+
+    jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
+    _run(task, jobs, progress, threads)
+
+
+def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
+    """Any score and normalisation: all heads of one block of queries per task."""
+
+    def task(job: tuple[int, int]) -> None:
+        lo, hi = job
+        s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
+        z = spec.scale * s
+        if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
+            raise _Overflow
+        try:
+            a = normalize(z, spec, slice(lo, hi))
+        except AttnError as e:  # `normalize: sum` names the row inside the block
+            raise AttnError(re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1), e.where) from None
+        heads[:, lo:hi] = a @ v  # (h, b, d_v)
+
+    _run(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
+
+
+def _run(task: Callable, jobs: list, progress, threads: int | None) -> None:
+    threads = min(threads or _cores(), len(jobs))
+    if threads <= 1:
+        for job in jobs:
+            task(job)
+            if progress:
+                progress(1)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _blas_threads(1):
+        pool = ThreadPoolExecutor(threads)
+        try:
+            for _ in pool.map(task, jobs):
+                if progress:
+                    progress(1)
+        finally:  # an error or Ctrl-C: let the running blocks finish, drop the rest
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
+    """|q·k| ≤ ‖q‖·‖k‖ (Cauchy–Schwarz): when that bound is far from overflow, no block needs checking."""
+    if spec.score != "dot":
+        return False
+    with np.errstate(over="ignore"):
+        bound = np.linalg.norm(q, axis=-1).max(axis=-1) * np.linalg.norm(k, axis=-1).max(axis=-1)  # (h,)
+        bound = bound.max() * max(1.0, abs(spec.scale))
+    return bool(np.isfinite(bound) and bound < SAFE)
+
+
+def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
+    """attend's overflow error, exactly: the first (head, row) of S, then of scale·S, over all blocks."""
+    blocks = _blocks(spec.n, _generic_rows(spec))
+    for name, factor in (("scores", None), ("scaled scores", spec.scale)):
+        first = None
+        for lo, hi in blocks:
+            z = scores(q[:, lo:hi], k, spec)
+            if factor is not None:
+                z = factor * z
+            bad = np.argwhere(~np.isfinite(z))
+            if len(bad):
+                here = (int(bad[0][0]), int(bad[0][1]) + lo)
+                first = here if first is None else min(first, here)
+        if first is not None:
+            raise overflow_error(name, first[0], first[1], spec.tokens)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def _blas_threads(count: int) -> Iterator[None]:
+    """Set OpenBLAS's thread count for a while (our own threads share the cores instead)."""
+    calls = _openblas()
+    if calls is None:
+        yield
+        return
+    set_threads, get_threads = calls
+    before = get_threads()
+    set_threads(count)
+    try:
+        yield
+    finally:
+        set_threads(before)
+
+
+_OPENBLAS: list = []
+
+
+def _openblas():
+    """OpenBLAS's set/get_num_threads from the library numpy loaded (Linux), or None."""
+    if not _OPENBLAS:
+        _OPENBLAS.append(_find_openblas())
+    return _OPENBLAS[0]
+
+
+def _find_openblas():
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", ""):
+                setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                if setter is not None and getter is not None:
+                    setter.argtypes, getter.restype = [ctypes.c_int], ctypes.c_int
+                    return setter, getter
+    return None
+
+
+# ---------------------------------------------------------------- memory: estimate, budget, decide
+
+
+@dataclass(frozen=True)
+class Plan:
+    stream: bool  # compute block by block (no n × m matrices)
+    left_out: str | None = None  # why the matrices are missing when nobody asked to leave them out
+
+
+def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = None) -> Plan:
+    """Full or streamed computation for ``--only keys`` written as ``kind`` (json, table, .npz, .npy).
+
+    The n × m matrices are computed only when they are wanted and fit in ``budget``
+    bytes; asked for by name and too large, they are an error that says what to do.
+    """
+    budget = memory_budget() if budget is None else budget
+    wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
+    streamed = streamed_bytes(spec)
+    if wanted:
+        need = full_bytes(spec, keys, kind)
+        if need <= budget:
+            return Plan(stream=False)
+        if keys is not None:
+            asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
+            raise AttnError(
+                f"{asked} of {spec.heads} × {spec.n} × {spec.m} need about {_size(need)} of memory, "
+                f"more than the {_size(budget)} attncli may use ({_budget_source()}); "
+                "use --only output or --only head_outputs to compute block by block without them",
+                "--only",
+            )
+        left_out = (
+            f"scores, scaled_scores and weights ({spec.heads} × {spec.n} × {spec.m}) are left out: they need about "
+            f"{_size(need)} of memory, more than the {_size(budget)} attncli may use ({_budget_source()})"
+        )
+    else:
+        left_out = None
+    if streamed > budget:
+        raise AttnError(
+            f"this document needs about {_size(streamed)} of memory even block by block, "
+            f"more than the {_size(budget)} attncli may use ({_budget_source()})"
+        )
+    return Plan(stream=True, left_out=left_out)
+
+
+def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    """Peak memory of :func:`attend` plus writing ``keys`` as ``kind``, roughly (bytes)."""
+    cells = spec.heads * spec.n * spec.m
+    width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
+    kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
+    per_cell = {"json": 96, ".npz": 16, ".npy": 16}.get(kind, 0)  # Python floats and text; or the file's bytes
+    return streamed_bytes(spec) + 8 * width * cells + per_cell * kept * cells
+
+
+def streamed_bytes(spec: Spec) -> int:
+    """Peak memory of :func:`attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
+    n, m, h = spec.n, spec.m, spec.heads
+    d_model = spec.inputs.shape[1]
+    arrays = n * d_model * 3 + m * spec.source.shape[1] + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
+    blocks = 2 * (_cores() * BLOCK_CELLS if _fast(spec) else GENERIC_BLOCK_BYTES // 8)
+    mask = 0 if spec.mask is None else 2 * n * m  # the bool mask (and its inverse, a block at a time)
+    return 8 * (arrays + blocks) + mask + (64 << 20)  # + the interpreter and its modules
+
+
+def memory_budget() -> int:
+    """``ATTNCLI_MEMORY`` (bytes, or with K/M/G), else half of the memory available now."""
+    value = os.environ.get(MEMORY_ENV, "").strip()
+    if value:
+        return parse_size(value)
+    return available_memory() // 2
+
+
+def parse_size(text: str) -> int:
+    """``2G``, ``512M``, ``1.5GiB``, ``800000000`` -> bytes."""
+    match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?", text.strip().lower())
+    if not match or float(match.group(1)) <= 0:
+        raise AttnError(f"{text!r} is not a memory size (e.g. 4G, 512M or a number of bytes)", MEMORY_ENV)
+    return int(float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " "))
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo, within a cgroup limit when there is one (else 4 GiB)."""
+    available = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            available = 4 << 30
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f, open("/sys/fs/cgroup/memory.current") as g:
+            limit = f.read().strip()
+            if limit != "max":
+                available = min(available, int(limit) - int(g.read()))
+    except (OSError, ValueError):
+        pass
+    return max(available, 0)
+
+
+def _budget_source() -> str:
+    return f"{MEMORY_ENV}" if os.environ.get(MEMORY_ENV, "").strip() else f"half the memory available; set {MEMORY_ENV} to change it"
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{max(count / 2**20, 0.1):.0f} MiB"
