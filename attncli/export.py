@@ -50,8 +50,12 @@ def array_of(trace: Trace, key: str) -> np.ndarray | None:
     return getattr(trace, key)
 
 
-def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
-    """The JSON object as Python values, keys in FORMAT.md's order."""
+def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -> dict[str, Any]:
+    """The JSON object as Python values, keys in FORMAT.md's order.
+
+    ``native`` keeps the arrays as C-ordered float64 arrays for orjson, a masked
+    scaled score as NaN (which orjson writes as ``null``).
+    """
     spec = trace.spec
     result: dict[str, Any] = {
         "tokens": spec.tokens,
@@ -67,10 +71,16 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
             if only and key in OPTIONAL:
                 needs = {"context": "a context", "positional": "positional:", "residual": "add_norm:", "normalized": "add_norm:"}
                 raise AttnError(f"'{key}' needs {needs[key]} in the document", "--only")
-            if key not in OPTIONAL:
-                raise AttnError(f"'{key}' was not kept by this computation")
-            continue
-        if key == "scaled_scores" and spec.mask is not None:
+            if only and key not in OPTIONAL:
+                raise AttnError(f"'{key}' was not kept by this computation", "--only")
+            continue  # optional, or left out of a computation block by block: never emitted
+        if native:
+            if not np.isfinite(array).all():  # never a silent null: the maths checks for overflow
+                raise ValueError(f"{key} holds a value that is not finite")
+            result[key] = np.array(array, dtype=np.float64, order="C")
+            if key == "scaled_scores" and spec.mask is not None:
+                result[key][:, ~spec.mask] = np.nan
+        elif key == "scaled_scores" and spec.mask is not None:
             cells = array.astype(object)
             cells[:, ~spec.mask] = None  # masked: no score at all
             result[key] = cells.tolist()
@@ -81,7 +91,20 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
 
 def dumps(trace: Trace, only: list[str] | None = None) -> str:
     """Strict JSON text: one object, one line, every float round-trips exactly."""
-    return json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n"
+    return to_json(trace, only).decode("utf-8")
+
+
+def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
+    """:func:`dumps` as UTF-8 bytes, written by orjson from the arrays themselves when it is installed.
+
+    orjson writes a 12 × 512 × 512 array in about 0.1 s, ``json`` through ``tolist()``
+    in about 2 s; both write the shortest text that reads back as the same float64.
+    """
+    try:
+        import orjson
+    except ImportError:
+        return (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return orjson.dumps(to_dict(trace, only, native=True), option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
 
 
 def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
