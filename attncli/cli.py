@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -79,14 +80,17 @@ def warn(message: str) -> None:
     sys.stderr.write(f"Warning: {message}\n")
 
 
-def load(file: str, overrides: dict | None = None, doc=None):
-    """Read (unless ``doc`` is given), validate and compute a document: the one path every command takes."""
+def load(file: str, overrides: dict | None = None, doc=None, compute=None):
+    """Read (unless ``doc`` is given), validate and compute a document: the one path every command takes.
+
+    ``compute(spec) -> Trace`` replaces :func:`attncli.attention.attend` (``compute`` streams large inputs).
+    """
     from attncli.attention import attend
     from attncli.document import read_document
     from attncli.spec import build_spec
 
     spec = build_spec(doc or read_document(file), overrides)
-    trace = attend(spec)
+    trace = (compute or attend)(spec)
     for i in trace.empty_queries:
         warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
     return trace
@@ -118,6 +122,36 @@ def render_text(renderables: list, to_terminal: bool = False) -> bytes:
             out.print(item)
             out.print()
     return captured.get().encode("utf-8")
+
+
+def _attend_within_memory(spec, keys: Optional[list[str]], kind: str):
+    """The full computation when its n × m matrices are wanted and fit, else block by block (attncli.stream)."""
+    from attncli.attention import attend
+    from attncli.stream import attend_streamed, block_count, plan
+
+    choice = plan(spec, keys, kind)
+    if not choice.stream:
+        return attend(spec)
+    if choice.left_out:
+        warn(f"{choice.left_out}; --only output (or head_outputs) computes without them")
+    seconds = 4 * spec.heads * spec.n * spec.m * spec.d_k / 50e9  # about 50 GFLOP/s
+    with _progress(block_count(spec), show=seconds > 1.0) as advance:
+        return attend_streamed(spec, advance)
+
+
+@contextmanager
+def _progress(total: int, show: bool):
+    """A transient progress bar on standard error, only when that is a terminal; yields advance(k) or None."""
+    if not show or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("attention, block by block"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=total)
+        yield lambda k: bar.advance(task, k)
 
 
 def _head_index(head: Optional[int], heads: int) -> Optional[int]:
@@ -185,18 +219,20 @@ def compute(
             mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
         else:
             mask_value = mask
-        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads})
+        binary = output is not None and output.suffix.lower() in (".npz", ".npy")
+        kind = output.suffix.lower() if binary else format.value
+        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: _attend_within_memory(spec, keys, kind))
         inputs = set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else set())
-        if output is not None and output.suffix.lower() in (".npz", ".npy"):
+        if binary:
             from attncli.export import to_binary
 
             emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
         elif format is OutputFormat.json:
-            from attncli.export import dumps
+            from attncli.export import to_json
 
             if head is not None:
                 raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
-            emit(dumps(trace, keys).encode("utf-8"), output, inputs)
+            emit(to_json(trace, keys), output, inputs)
         else:
             from attncli.render import View, compute_tables
 
