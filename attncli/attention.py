@@ -84,6 +84,7 @@ class Trace:
         return self.head_outputs.transpose(1, 0, 2).reshape(n, h * d_v)
 
 
+@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
 def attend(spec: Spec) -> Trace:
     """Compute every intermediate of ``spec`` at once."""
     q, k, v = projections(spec)

@@ -54,6 +54,7 @@ SAFE = 1e300  # a bound on |score| below this cannot overflow float64
 # ---------------------------------------------------------------- the computation
 
 
+@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
 def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
     """Everything :func:`attend` computes except the n × m matrices, block by block.
 
@@ -98,8 +99,12 @@ def _fast_rows(spec: Spec) -> int:
 
 
 def _generic_rows(spec: Spec) -> int:
+    return int(min(max(GENERIC_BLOCK_BYTES // _generic_row_bytes(spec), 1), spec.n))
+
+
+def _generic_row_bytes(spec: Spec) -> int:
     width = 2 * spec.w_1.shape[2] + 4 if spec.score == "additive" else 4  # arrays of h × b × m alive at once
-    return int(min(max(GENERIC_BLOCK_BYTES // (8 * spec.heads * spec.m * width), 1), spec.n))
+    return 8 * spec.heads * spec.m * width
 
 
 def _blocks(n: int, rows: int) -> list[tuple[int, int]]:
@@ -114,6 +119,7 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     buffers = threading.local()
     rows = _fast_rows(spec)
 
+    @np.errstate(over="ignore", invalid="ignore")  # each thread has its own error state
     def task(job: tuple[int, int, int]) -> None:
         h, lo, hi = job
         m = hi if causal else spec.m  # causal: the keys after the last query of the block are all masked
@@ -137,6 +143,7 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
 def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
     """Any score and normalisation: all heads of one block of queries per task."""
 
+    @np.errstate(over="ignore", invalid="ignore")
     def task(job: tuple[int, int]) -> None:
         lo, hi = job
         s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
@@ -313,9 +320,12 @@ def streamed_bytes(spec: Spec) -> int:
     n, m, h = spec.n, spec.m, spec.heads
     d_model = spec.inputs.shape[1]
     arrays = n * d_model * 3 + m * spec.source.shape[1] + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
-    blocks = 2 * (_cores() * BLOCK_CELLS if _fast(spec) else GENERIC_BLOCK_BYTES // 8)
-    mask = 0 if spec.mask is None else 2 * n * m  # the bool mask (and its inverse, a block at a time)
-    return 8 * (arrays + blocks) + mask + (64 << 20)  # + the interpreter and its modules
+    if _fast(spec):
+        block = _fast_rows(spec) * m * 9  # one head's scores, and the mask's inverse
+    else:
+        block = _generic_rows(spec) * _generic_row_bytes(spec)
+    mask = 0 if spec.mask is None else n * m  # the bool mask
+    return 8 * arrays + _cores() * block + mask + (64 << 20)  # + the interpreter and its modules
 
 
 def memory_budget() -> int:

@@ -1,0 +1,142 @@
+"""What compute writes: .npy/.npz read back with np.load, and JSON through orjson or json alike."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.cli import app
+from attncli.export import to_json
+from tests.conftest import EXAMPLES
+from tests.reference import naive_attention
+
+DOC = {
+    "tokens": ["我", "想", "吃", "鱼"],
+    "inputs": [[1.0, 0.5, -1.0, 2.0], [0.0, 1.5, 0.25, -0.5], [2.0, -1.0, 0.5, 1.0], [0.3, 0.1, 0.7, -0.2]],
+    "heads": 2,
+    "weights": {"query": [[0.2, -0.1, 0.4, 0.3], [0.5, 0.1, -0.3, 0.2], [-0.4, 0.3, 0.1, 0.6], [0.1, 0.7, -0.2, -0.5]]},
+    "mask": "causal",
+}
+
+
+def strict(text: str):
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def run(runner, tmp_path, *args, doc=DOC):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    result = runner.invoke(app, ["compute", str(path), *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def reference():
+    return naive_attention(DOC["inputs"], DOC["weights"]["query"], heads=2, mask="causal")
+
+
+def test_npy_holds_the_one_array_asked_for(runner, tmp_path):
+    out = tmp_path / "out.npy"
+    result = run(runner, tmp_path, "--only", "output", "-o", str(out))
+    assert result.stdout == ""
+    y = np.load(out, allow_pickle=False)
+    assert y.dtype == np.float64 and y.shape == (4, 4)
+    assert np.abs(y - np.array(reference()["output"])).max() < 1e-12
+
+
+def test_npy_of_weights_full_computation(runner, tmp_path):
+    out = tmp_path / "w.npy"
+    run(runner, tmp_path, "--only", "weights", "-o", str(out))
+    weights = np.load(out)
+    assert weights.shape == (2, 4, 4)
+    assert np.abs(weights - np.array(reference()["weights"])).max() < 1e-12
+    assert not np.triu(weights, 1).any()  # causal: nothing above the diagonal
+
+
+def test_npz_holds_every_array(runner, tmp_path):
+    out = tmp_path / "all.npz"
+    run(runner, tmp_path, "-o", str(out))
+    want = reference()
+    with np.load(out, allow_pickle=False) as arrays:
+        assert set(arrays.files) == {"inputs", "queries", "keys", "values", "scores", "scaled_scores", "weights",
+                                     "head_outputs", "output", "scale"}
+        for key in ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output"):
+            assert np.abs(arrays[key] - np.array(want[key])).max() < 1e-12, key
+        assert float(arrays["scale"]) == 1 / math.sqrt(2)  # d_k = 4 / 2 heads
+
+
+def test_npy_needs_one_key(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(DOC))
+    out = tmp_path / "out.npy"
+    result = runner.invoke(app, ["compute", str(path), "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert "a .npy file holds one array: choose it with --only" in result.stderr
+
+
+def test_json_round_trips_every_float_exactly(runner, tmp_path):
+    from attncli.attention import attend
+    from attncli.document import read_document
+    from attncli.spec import build_spec
+
+    result = run(runner, tmp_path, "--format", "json")
+    got = strict(result.stdout)
+    trace = attend(build_spec(read_document(str(tmp_path / "doc.json"))))
+    for key in ("queries", "keys", "values", "scores", "weights", "head_outputs", "output"):
+        assert np.array_equal(np.array(got[key]), getattr(trace, key)), key  # bit for bit, not to a tolerance
+    assert result.stdout.count("\n") == 1 and result.stdout.endswith("}\n")
+
+
+def test_json_masked_scaled_scores_are_null(runner, tmp_path):
+    got = strict(run(runner, tmp_path, "--format", "json", "--only", "scaled_scores").stdout)
+    for head in got["scaled_scores"]:
+        for i, row in enumerate(head):
+            assert all((cell is None) == (j > i) for j, cell in enumerate(row))
+            assert all(isinstance(cell, float) for cell in row[: i + 1])
+
+
+def test_json_keeps_non_ascii_tokens(runner, tmp_path):
+    result = run(runner, tmp_path, "--format", "json", "--only", "output")
+    assert '"tokens":["我","想","吃","鱼"]' in result.stdout.replace(" ", "")
+    assert strict(result.stdout)["tokens"] == ["我", "想", "吃", "鱼"]
+
+
+def test_json_same_without_orjson(runner, tmp_path, monkeypatch):
+    fast = strict(run(runner, tmp_path, "--format", "json").stdout)
+    real_import = builtins.__import__
+
+    def no_orjson(name, *args, **kwargs):
+        if name == "orjson":
+            raise ImportError("no orjson")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_orjson)
+    slow = strict(run(runner, tmp_path, "--format", "json").stdout)
+    assert slow == fast and list(slow) == list(fast)
+
+
+def test_json_of_an_example_matches_the_naive_loop(runner):
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "illustrated.yaml"), "--format", "json"])
+    got = strict(result.stdout)
+    assert all(isinstance(x, float) and math.isfinite(x) for row in got["output"] for x in row)
+    assert len(got["weights"][0]) == len(got["tokens"])
+
+
+def test_to_json_refuses_to_hide_a_non_finite_value():
+    from attncli.attention import attend
+    from attncli.document import Document
+    from attncli.spec import build_spec
+
+    trace = attend(build_spec(Document({"inputs": [[1.0, 2.0]]}, "doc", Path("."))))
+    broken = replace(trace, output=np.array([[np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="output holds a value that is not finite"):
+        to_json(broken, ["output"])

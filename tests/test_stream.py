@@ -1,0 +1,289 @@
+"""Attention block by block (attncli.stream) against the full computation and the naive loop.
+
+Blocks are made tiny so that every document is cut into many of them, with one
+thread and with two.  The memory decision is tested with small forced budgets.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli import stream
+from attncli.attention import attend
+from attncli.cli import _progress, app
+from attncli.document import Document
+from attncli.errors import AttnError
+from attncli.spec import build_spec
+from attncli.stream import attend_streamed, parse_size, plan
+from tests.reference import max_abs_diff, naive_attention
+
+KEPT = ("queries", "keys", "values", "head_outputs", "output", "residual", "normalized")
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    monkeypatch.setattr(stream, "BLOCK_CELLS", 24)  # 16 rows per block (the least), fewer keys than that
+    monkeypatch.setattr(stream, "GENERIC_BLOCK_BYTES", 8 * 3 * 40)  # a row or two of every head per block
+
+
+def spec_of(data: dict):
+    return build_spec(Document(data, "doc", Path(".")))
+
+
+def random_document(seed: int, *, n=37, m=None, heads=3, d_model=8, features=()) -> dict:
+    """A random document: X, W_Q, W_K, W_V and whichever ``features`` are named."""
+    rng = np.random.default_rng(seed)
+    cross = "cross" in features
+    m = m or (23 if cross else n)
+    d_ctx = 6 if cross else d_model
+    d_k, d_v = 4, 5
+    three_d = "3d" in features
+    weight = lambda d_in, d: (rng.normal(size=(heads, d_in, d)) if three_d else rng.normal(size=(d_in, heads * d))).tolist()  # noqa: E731
+    data = {
+        "inputs": rng.normal(size=(n, d_model)).tolist(),
+        "heads": heads,
+        "weights": {"query": weight(d_model, d_k), "key": weight(d_ctx, d_k), "value": weight(d_ctx, d_v)},
+    }
+    if cross:
+        data["context"] = rng.normal(size=(m, d_ctx)).tolist()
+    if "bias" in features:
+        data["bias"] = {"query": rng.normal(size=heads * d_k).tolist(), "key": rng.normal(size=heads * d_k).tolist(),
+                        "value": rng.normal(size=heads * d_v).tolist(), "output": rng.normal(size=d_model).tolist()}
+    if "w_o" in features or "bias" in features or "add_norm" in features:
+        data["weights"]["output"] = rng.normal(size=(heads * d_v, d_model)).tolist()
+    if "mask" in features:
+        mask = rng.random((n, m)) < 0.6
+        mask[[2, n - 1]] = False  # fully masked rows, one of them in the last block
+        data["mask"] = mask.astype(int).tolist()
+    if "causal" in features:
+        data["mask"] = "causal"
+    if "scale" in features:
+        data["scale"] = 0.3
+    if "positional" in features:
+        data["positional"] = "sinusoidal"
+    if "add_norm" in features:
+        data["add_norm"] = True
+    if "additive" in features:
+        data["score"] = "additive"
+        data["weights"].update(w1=rng.normal(size=(d_k, 3)).tolist(), w2=rng.normal(size=(d_k, 3)).tolist(), v=rng.normal(size=3).tolist())
+    for mode in ("sum", "none"):
+        if mode in features:
+            data["normalize"] = mode
+    return data
+
+
+FEATURES = [
+    (),
+    ("mask",),
+    ("causal",),
+    ("cross", "mask"),
+    ("bias", "3d"),
+    ("w_o", "scale"),
+    ("positional", "add_norm", "causal"),
+    ("additive", "mask"),
+    ("none", "causal", "bias"),
+    ("cross", "3d", "w_o", "mask", "scale"),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("features", FEATURES, ids=lambda f: "+".join(f) or "plain")
+def test_streamed_equals_full(tiny_blocks, features, threads):
+    spec = spec_of(random_document(len(features) * 7 + threads, features=features))
+    full, streamed = attend(spec), attend_streamed(spec, threads=threads)
+    assert stream.block_count(spec) > 2
+    for key in KEPT:
+        a, b = getattr(full, key), getattr(streamed, key)
+        assert (a is None) == (b is None), key
+        if a is not None:
+            assert a.shape == b.shape and np.abs(a - b).max() <= 1e-12, key
+    assert streamed.scores is None and streamed.scaled_scores is None and streamed.weights is None
+    assert streamed.empty_queries == full.empty_queries
+
+
+def test_sum_normalisation_streamed(tiny_blocks):
+    data = random_document(5, features=("sum",))
+    data["inputs"] = np.abs(np.array(data["inputs"])).tolist()  # positive scores: no row sums to 0
+    data["weights"], data["heads"] = {"query": np.eye(8).tolist(), "key": np.eye(8).tolist()}, 2
+    spec = spec_of(data)
+    assert np.abs(attend(spec).output - attend_streamed(spec, threads=2).output).max() <= 1e-12
+
+
+def test_fully_masked_rows_are_zero(tiny_blocks):
+    spec = spec_of(random_document(3, features=("mask",)))
+    trace = attend_streamed(spec, threads=2)
+    assert trace.empty_queries == (2, 36)
+    assert not trace.head_outputs[:, [2, 36]].any()
+
+
+def test_streamed_against_naive_loop(tiny_blocks, runner, tmp_path):
+    doc = random_document(11, n=20, heads=2, features=("cross", "bias", "mask"))
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "output", "--only", "head_outputs"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert set(got) == {"tokens", "context_tokens", "heads", "d_k", "d_v", "scale", "head_outputs", "output"}
+    want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
+                           heads=2, context=doc["context"], bias=doc["bias"], output=doc["weights"]["output"], mask=doc["mask"])
+    assert max_abs_diff(got["output"], want["output"]) < 1e-12
+    assert max_abs_diff(got["head_outputs"], want["head_outputs"]) < 1e-12
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_overflow_names_the_same_cell(tiny_blocks, threads):
+    data = random_document(1, n=40, heads=2)
+    x = np.array(data["inputs"])
+    x[5, 4:] = 1e200  # head 2 overflows in the first block,
+    x[30, :4] = 1e200  # head 1 in a later one: attend names head 1 (head by head, then row by row)
+    data["inputs"] = x.tolist()
+    w = np.zeros((8, 12))
+    w[:4, :6] = w[4:, 6:] = 1.0  # head 1 reads the first four input columns, head 2 the last four
+    data["weights"] = {"query": w.tolist(), "key": w.tolist()}
+    spec = spec_of(data)
+    with pytest.raises(AttnError) as full:
+        attend(spec)
+    with pytest.raises(AttnError) as streamed:
+        attend_streamed(spec, threads=threads)
+    assert str(streamed.value) == str(full.value)
+    assert "head 1, row 31" in str(full.value)
+
+
+def test_sum_error_names_the_row_of_the_whole_document(tiny_blocks):
+    data = {"inputs": [[1.0, 0.0]] * 30 + [[1.0, -1.0]] + [[1.0, 0.0]] * 5, "normalize": "sum", "scale": "none",
+            "context": [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]]}
+    spec = spec_of(data)
+    with pytest.raises(AttnError) as full:
+        attend(spec)
+    with pytest.raises(AttnError) as streamed:
+        attend_streamed(spec)
+    assert str(streamed.value) == str(full.value)
+    assert "query 31 ('x31')" in str(full.value)
+
+
+# ---------------------------------------------------------------- the memory decision
+
+
+BIG = {"inputs": {"random": "normal", "seed": 0, "shape": [64, 16]}, "heads": 4}
+
+
+def test_plan_full_when_it_fits():
+    spec = spec_of(BIG)
+    assert plan(spec, None, "json", budget=1 << 30) == stream.Plan(stream=False)
+    assert plan(spec, ["weights"], "json", budget=1 << 30).stream is False
+
+
+def test_plan_streams_when_the_matrices_are_not_asked_for():
+    spec = spec_of(BIG)
+    assert plan(spec, ["output"], "json", budget=1 << 30) == stream.Plan(stream=True)
+    assert plan(spec, ["head_outputs", "queries"], "table", budget=1 << 30) == stream.Plan(stream=True)
+
+
+def test_plan_leaves_the_matrices_out_when_they_do_not_fit():
+    spec = spec_of(BIG)
+    budget = stream.streamed_bytes(spec) + 1000
+    assert stream.full_bytes(spec, None, "json") > budget
+    choice = plan(spec, None, "json", budget=budget)
+    assert choice.stream and "scores, scaled_scores and weights (4 × 64 × 64) are left out" in choice.left_out
+
+
+def test_plan_refuses_matrices_asked_for_by_name():
+    spec = spec_of(BIG)
+    with pytest.raises(AttnError) as error:
+        plan(spec, ["output", "weights"], ".npz", budget=stream.streamed_bytes(spec) + 1000)
+    message = str(error.value)
+    assert message.startswith("--only: weights of 4 × 64 × 64 need about ")
+    assert "MiB of memory" in message and "use --only output or --only head_outputs" in message
+
+
+def test_plan_refuses_what_does_not_fit_even_streamed():
+    spec = spec_of(BIG)
+    with pytest.raises(AttnError, match="even block by block"):
+        plan(spec, ["output"], "json", budget=1000)
+
+
+def test_full_estimate_grows_with_the_matrices_written():
+    spec = spec_of(BIG)
+    assert stream.full_bytes(spec, ["weights"], "json") < stream.full_bytes(spec, None, "json")
+    assert stream.full_bytes(spec, None, "table") < stream.full_bytes(spec, None, ".npz") < stream.full_bytes(spec, None, "json")
+
+
+@pytest.mark.parametrize("text, size", [("800", 800), ("2K", 2048), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("4 gb", 4 << 30)])
+def test_parse_size(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["lots", "-1G", "0", "2X"])
+def test_parse_size_refuses(text):
+    with pytest.raises(AttnError, match="ATTNCLI_MEMORY: .* is not a memory size"):
+        parse_size(text)
+
+
+def test_budget_from_environment(monkeypatch):
+    monkeypatch.setenv("ATTNCLI_MEMORY", "3G")
+    assert stream.memory_budget() == 3 << 30
+    monkeypatch.delenv("ATTNCLI_MEMORY")
+    assert 0 < stream.memory_budget() <= stream.available_memory()
+
+
+# ---------------------------------------------------------------- through the command line
+
+
+def write_big(tmp_path) -> Path:
+    path = tmp_path / "big.yaml"
+    path.write_text("inputs: {random: normal, seed: 0, shape: [64, 16]}\nheads: 4\nmask: causal\n")
+    return path
+
+
+def squeezed_budget(monkeypatch):
+    """A budget that fits the document of write_big() block by block, but not in full."""
+    spec = spec_of({"inputs": {"random": "normal", "seed": 0, "shape": [64, 16]}, "heads": 4, "mask": "causal"})
+    monkeypatch.setenv("ATTNCLI_MEMORY", str(stream.streamed_bytes(spec) + 1000))
+    return spec
+
+
+def test_cli_leaves_matrices_out_with_a_small_budget(runner, tmp_path, monkeypatch):
+    spec = squeezed_budget(monkeypatch)
+    result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert "weights" not in got and "scores" not in got and "scaled_scores" not in got
+    assert "Warning: scores, scaled_scores and weights (4 × 64 × 64) are left out" in result.stderr
+    assert np.abs(np.array(got["output"]) - attend(spec).output).max() <= 1e-12
+
+
+def test_cli_refuses_named_matrix_that_does_not_fit(runner, tmp_path, monkeypatch):
+    squeezed_budget(monkeypatch)
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "--only", "weights", "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stdout == "" and not out.exists()
+    assert result.stderr.startswith("Error: --only: weights of 4 × 64 × 64 need about ")
+    assert "(ATTNCLI_MEMORY)" in result.stderr
+
+
+def test_cli_bad_budget_is_a_user_error(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNCLI_MEMORY", "plenty")
+    result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "--only", "output"])
+    assert result.exit_code == 2 and result.stderr.startswith("Error: ATTNCLI_MEMORY: 'plenty' is not a memory size")
+
+
+def test_progress_only_on_a_terminal(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with _progress(10, show=True) as advance:
+        for _ in range(10):
+            advance(1)
+    assert "attention, block by block" in terminal.getvalue()
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with _progress(10, show=True) as advance:
+        assert advance is None
