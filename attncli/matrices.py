@@ -222,7 +222,10 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
 
 def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
     try:
-        array = np.load(path, allow_pickle=False)
+        try:  # mapped, not copied: a float64 file is used in place, read-only (large inputs, see attncli.stream)
+            array = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+        except ValueError:  # what cannot be mapped (object arrays, empty data) fails again below with its reason
+            array = np.load(path, allow_pickle=False)
     except ValueError as e:
         reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
@@ -236,7 +239,7 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
         raise AttnError(f"holds an array of shape {shape_str(array.shape)}; expected 1 to 3 axes, not empty", name)
     if boolean:
         return _as_mask(array.astype(np.float64), name)
-    values = array.astype(np.float64)
+    values = array.astype(np.float64, copy=False)
     if not np.isfinite(values).all():
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
         raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
