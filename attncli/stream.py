@@ -63,7 +63,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     """
     q, k, v = projections(spec)
     h, n, d_v = spec.heads, spec.n, spec.d_v
-    heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), laid out as concat(H₁ … H_h)
+    heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h)
     checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
     try:
         if _fast(spec):
@@ -115,7 +115,8 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     """Dot-product scores and softmax: one head and one block of queries per task, in place."""
     causal = spec.mask_name == "causal"
     scale = spec.scale
-    prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5  # a power of two: scale·(q·k) = (scale·q)·k exactly
+    # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
+    prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
     buffers = threading.local()
     rows = _fast_rows(spec)
 
@@ -153,7 +154,8 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
         try:
             a = normalize(z, spec, slice(lo, hi))
         except AttnError as e:  # `normalize: sum` names the row inside the block
-            raise AttnError(re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1), e.where) from None
+            message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
+            raise AttnError(message, e.where) from None
         heads[:, lo:hi] = a @ v  # (h, b, d_v)
 
     _run(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
@@ -372,7 +374,9 @@ def available_memory() -> int:
 
 
 def _budget_source() -> str:
-    return f"{MEMORY_ENV}" if os.environ.get(MEMORY_ENV, "").strip() else f"half the memory available; set {MEMORY_ENV} to change it"
+    if os.environ.get(MEMORY_ENV, "").strip():
+        return MEMORY_ENV
+    return f"half the memory available; set {MEMORY_ENV} to change it"
 
 
 def _size(count: int) -> str:
