@@ -140,3 +140,15 @@ def test_to_json_refuses_to_hide_a_non_finite_value():
     broken = replace(trace, output=np.array([[np.inf, 0.0]]))
     with pytest.raises(ValueError, match="output holds a value that is not finite"):
         to_json(broken, ["output"])
+
+
+def test_output_file_mode_follows_the_umask(runner, tmp_path):
+    import os
+
+    out = tmp_path / "y.npy"
+    old = os.umask(0o022)
+    try:
+        run(runner, tmp_path, "--only", "output", "-o", str(out))
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644
