@@ -124,9 +124,10 @@ def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
     except OSError as e:
         raise AttnError(f"cannot be written ({e.strerror or e})", str(path)) from None
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # as open() would create it (mkstemp makes it private: 0600)
+        if hasattr(os, "fchmod"):  # as open() would create it (mkstemp makes it private: 0600)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
