@@ -1,16 +1,20 @@
 """Reading the input document: YAML or JSON text into plain Python values.
 
-Only safe loading: YAML is read with a loader that knows the YAML 1.2 core
-schema (so ``1e-3`` is a number and ``yes`` is just a string), refuses
-aliases, merge keys, duplicate keys and every ``!!python`` tag, and nothing in
-a document is ever executed.  JSON refuses duplicate keys and the non-standard
-``NaN``/``Infinity`` constants.
+Only safe loading, and nothing in a document is ever executed: YAML is parsed
+into events (libyaml's C parser when available) and built into lists, dicts,
+strings and numbers here, with the YAML 1.2 core schema (so ``1e-3`` is a
+number and ``yes`` is just a string).  Aliases, merge keys, duplicate keys,
+every tag beyond the plain ``!!str``/``!!int``/``!!float``/``!!bool``/``!!null``/
+``!!seq``/``!!map``, and nesting deeper than :data:`MAX_DEPTH` are refused as
+soon as the parser reaches them, so an alias bomb or 100000 ``[`` is answered
+at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,8 @@ from typing import Any
 from attncli.errors import AttnError
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
+MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
+MAX_DIGITS = 400  # float64 ends near 1.8e308: longer integers are out of range before conversion
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,22 @@ class Document:
     data: dict[str, Any]
     name: str  # how messages name the document: its path, or <stdin>
     folder: Path  # where relative matrix paths are resolved
+
+
+class OutOfRange(float):
+    """A number written in the document that float64 cannot hold (``1e999``): infinite, but named as written."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "OutOfRange":
+        number = super().__new__(cls, "-inf" if text.lstrip().startswith("-") else "inf")
+        number.text = text if len(text) <= 24 else f"{text[:10]}…{text[-4:]} ({len(text)} characters)"
+        return number
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
 
 
 def read_document(path: str) -> Document:
@@ -38,7 +60,7 @@ def read_document(path: str) -> Document:
         raw = _read_file_bytes(Path(path), MAX_DOCUMENT_BYTES)
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise AttnError(
-            f"document is larger than {MAX_DOCUMENT_BYTES // 2**20} MiB; "
+            f"the document is larger than {size_text(MAX_DOCUMENT_BYTES)}; "
             "put large matrices in .npy or CSV files and name them in the document",
             name,
         )
@@ -47,14 +69,24 @@ def read_document(path: str) -> Document:
     return Document(data, name, folder)
 
 
+def size_text(count: float) -> str:
+    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{int(count)} bytes"
+
+
 def _read_file_bytes(path: Path, limit: int) -> bytes:
+    """The file's bytes (at most ``limit + 1``); a named pipe is read too (``attncli compute <(…)``)."""
     try:
         if not path.exists():
             raise AttnError("no such file", str(path))
         if path.is_dir():
             raise AttnError("is a directory, not a file", str(path))
-        if not path.is_file():
-            raise AttnError("is not a regular file (a device, pipe or socket)", str(path))
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise AttnError("is not a regular file (a device or socket)", str(path))
         with path.open("rb") as f:
             return f.read(limit + 1)
     except PermissionError:
@@ -64,21 +96,31 @@ def _read_file_bytes(path: Path, limit: int) -> bytes:
 
 
 def decode_utf8(raw: bytes, name: str) -> str:
+    """UTF-8 text without its byte-order mark; binary data and invalid bytes are named."""
     if b"\x00" in raw[:8192]:
         raise AttnError("is binary, not UTF-8 text", name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line})", name) from None
+        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
     return text.removeprefix("\ufeff")
 
 
 def parse_text(text: str, name: str, json_only: bool = False) -> dict[str, Any]:
+    """A document's text as a mapping: JSON when it is JSON, else YAML."""
     if not text.strip():
         raise AttnError("the document is empty (expected a mapping with at least 'inputs')", name)
-    if json_only or text.lstrip().startswith("{") and _looks_like_json(text):
+    if json_only:
         data = _parse_json(text, name)
+    elif _looks_like_json(text):
+        try:
+            data = _parse_json(text, name)
+        except AttnError as json_error:  # YAML flow style can look like JSON: try YAML, keep this message if it fails
+            try:
+                data = _parse_yaml(text, name)
+            except AttnError:
+                raise json_error from None
     else:
         data = _parse_yaml(text, name)
     if data is None:
@@ -94,6 +136,9 @@ def _looks_like_json(text: str) -> bool:
     return re.match(r'\s*\{\s*("|\})', text) is not None
 
 
+# ---------------------------------------------------------------- JSON
+
+
 def _reject_constant(value: str) -> Any:
     raise AttnError(f"'{value}' is not valid JSON (strict JSON has no NaN or Infinity)")
 
@@ -107,114 +152,156 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def _json_float(text: str) -> float:
+    value = float(text)
+    return OutOfRange(text) if value in (float("inf"), float("-inf")) else value
+
+
 def _parse_json(text: str, name: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
+        hooks = {"parse_constant": _reject_constant, "parse_float": _json_float, "parse_int": _int}
+        return json.loads(text, object_pairs_hook=_unique_pairs, **hooks)
     except AttnError as e:
         raise e.at(name) from None
     except json.JSONDecodeError as e:
         raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", name) from None
     except RecursionError:
-        raise AttnError("is nested too deeply", name) from None
+        raise AttnError("is nested too deeply (lists and mappings inside each other)", name) from None
+
+
+# ---------------------------------------------------------------- YAML
+
+
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = ("str", "int", "float", "bool", "null")
+_NULL = re.compile(r"~|null|Null|NULL|")
+_BOOL = {v: True for v in ("true", "True", "TRUE")} | {v: False for v in ("false", "False", "FALSE")}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_SPECIAL = {".inf": "inf", ".Inf": "inf", ".INF": "inf", ".nan": "nan", ".NaN": "nan", ".NAN": "nan"}
 
 
 def _parse_yaml(text: str, name: str) -> Any:
     import yaml
 
-    loader = _loader_class()(text)
+    parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # only its parser (events) is used
     try:
-        if loader.check_node() is False:  # an empty stream
-            return None
-        node = loader.get_node()
-        if loader.check_node():
-            raise AttnError("holds several YAML documents (separated by ---); give one", name)
-        return loader.construct_document(node)
+        return _build(parser, yaml)
     except AttnError as e:
-        raise e if e.where and e.where.startswith(name) else e.at(name) from None
+        raise e.at(name) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = e.problem or e.context or "invalid YAML"
-        if isinstance(e, yaml.constructor.ConstructorError) and "tag" in problem:
-            found = re.search(r"'([^']*)'", problem)
-            tag = found.group(1).replace("tag:yaml.org,2002:", "!!") if found else "?"
-            problem = f"the tag {tag} is not allowed (attncli reads plain data only)"
-        raise AttnError(f"invalid YAML at {where}{problem}", name) from None
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise AttnError(f"invalid YAML{where}: {e.problem or e.context or 'cannot be read'}", name) from None
     except yaml.YAMLError as e:
-        raise AttnError(f"invalid YAML: {e}", name) from None
-    except RecursionError:
-        raise AttnError("is nested too deeply", name) from None
+        raise AttnError(f"invalid YAML: {str(e).splitlines()[0]}", name) from None
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
-_LOADER = None
-
-# The YAML 1.2 core schema: what JSON and every other modern YAML reader agree on.
-_RESOLVERS = [
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-]
-
-
-def _loader_class():
-    """A safe loader (libyaml's C parser when available) with the YAML 1.2 core schema."""
-    global _LOADER
-    if _LOADER is not None:
-        return _LOADER
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Loader(base):  # type: ignore[misc, valid-type]
-        yaml_implicit_resolvers: dict = {}
-
-        def construct_object(self, node, deep=False):
-            if node in self.constructed_objects or node in self.recursive_objects:
-                raise AttnError(
-                    f"YAML aliases (*name) are not allowed (anchor on line {node.start_mark.line + 1})"
-                )
-            return super().construct_object(node, deep=deep)
-
-        def construct_mapping(self, node, deep=False):
-            if not isinstance(node, yaml.MappingNode):
-                return super().construct_mapping(node, deep=deep)
-            mapping: dict = {}
-            for key_node, value_node in node.value:
-                key = self.construct_object(key_node, deep=True)
-                line = key_node.start_mark.line + 1
-                if not isinstance(key, str):
-                    raise AttnError(f"keys must be names, not {key!r} (line {line})")
-                if key in mapping:
-                    raise AttnError(f"duplicate key '{key}' (line {line})")
-                mapping[key] = self.construct_object(value_node, deep=deep)
-            return mapping
-
-    Loader.yaml_implicit_resolvers = {}
-    for tag, pattern, first in _RESOLVERS:
-        Loader.add_implicit_resolver(tag, re.compile(pattern), list(first))
-    Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-    Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-    _LOADER = Loader
-    return Loader
+def _build(parser: Any, yaml: Any) -> Any:
+    """One document's events -> plain values, without recursion (each container is a frame on a stack)."""
+    parser.get_event()  # StreamStart
+    if parser.check_event(yaml.StreamEndEvent):
+        return None
+    parser.get_event()  # DocumentStart
+    stack: list[list] = []  # frames [container, key (or _NO_KEY), line of the key]
+    root: Any = None
+    while True:
+        event = parser.get_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.DocumentEndEvent):
+            break
+        if isinstance(event, yaml.AliasEvent):
+            raise AttnError(f"line {line}: YAML aliases (*{event.anchor}) are not allowed; write the values out")
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+            _check_tag(event.tag, (kind,), line)
+            if len(stack) >= MAX_DEPTH:
+                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)")
+            if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
+                raise AttnError(f"line {line}: keys must be names, not a {'list' if kind == 'seq' else 'mapping'}")
+            stack.append([[] if kind == "seq" else {}, _NO_KEY, line])
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            value = stack.pop()[0]
+        else:  # a scalar
+            value = _scalar(event, line)
+        if not stack:
+            root = value
+            continue
+        frame = stack[-1]
+        container = frame[0]
+        if isinstance(container, list):
+            container.append(value)
+        elif frame[1] is _NO_KEY:
+            _check_key(value, container, line)
+            frame[1], frame[2] = value, line
+        else:
+            container[frame[1]] = value
+            frame[1] = _NO_KEY
+    if not parser.check_event(yaml.StreamEndEvent):
+        raise AttnError("holds several YAML documents (separated by ---); give one")
+    return root
 
 
-def _construct_float(loader, node) -> float:
-    value = loader.construct_scalar(node)
-    lowered = value.lower()
-    if lowered.endswith(("inf", "nan")):
-        return float(lowered.replace(".", ""))
-    return float(value)
+_NO_KEY = object()
 
 
-def _construct_int(loader, node) -> int:
-    value = loader.construct_scalar(node)
-    return int(value, 0) if value.startswith(("0o", "0x")) else int(value)
+def _check_key(key: Any, mapping: dict, line: int) -> None:
+    if not isinstance(key, str):
+        raise AttnError(f"line {line}: keys must be names, not {key!r}")
+    if key == "<<":
+        raise AttnError(f"line {line}: YAML merge keys (<<) are not allowed; write the keys out")
+    if key in mapping:
+        raise AttnError(f"line {line}: duplicate key '{key}'")
 
+
+def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | None:
+    """The core tag's short name (``int``), None for no tag; any other tag is refused."""
+    if tag is None or tag == "!":
+        return None
+    if tag.startswith(_CORE) and tag[len(_CORE):] in allowed:
+        return tag[len(_CORE):]
+    shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+    raise AttnError(f"line {line}: the tag {shown} is not allowed (attncli reads plain data only)")
+
+
+def _scalar(event: Any, line: int) -> Any:
+    tag = _check_tag(event.tag, _SCALAR_TAGS, line)
+    text = event.value
+    if tag is None:
+        if not event.implicit[0] or event.style:  # quoted, or a block literal: text
+            return text
+        return _resolve(text)
+    if tag == "str":
+        return text
+    value = _resolve(text)
+    expected = {"int": int, "float": float, "bool": bool, "null": type(None)}[tag]
+    if tag == "float" and type(value) is int:
+        value = float(value)
+    if not isinstance(value, expected) or (tag == "int" and isinstance(value, bool)):
+        raise AttnError(f"line {line}: {text!r} is not a valid !!{tag}")
+    return value
+
+
+def _resolve(text: str) -> Any:
+    """A plain scalar by the YAML 1.2 core schema."""
+    if _NULL.fullmatch(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.fullmatch(text):
+        return _int(text)
+    if _FLOAT.fullmatch(text):
+        return _json_float(text)
+    special = _SPECIAL.get(text.lstrip("+-"))
+    if special and (special == "inf" or text[0] == "."):
+        return float(("-" if text[0] == "-" else "") + special)
+    return text
+
+
+def _int(text: str) -> int | float:
+    if text.startswith(("0o", "0x")):
+        return int(text, 0) if len(text) <= MAX_DIGITS else OutOfRange(text)
+    return int(text) if len(text) <= MAX_DIGITS else OutOfRange(text)
