@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from attncli.document import OutOfRange, decode_utf8, size_text
 from attncli.errors import AttnError, shape_str, unknown_key
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -20,6 +21,8 @@ FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
 RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
 _RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
 _AXES = ("head", "row", "column")
+MAX_RANDOM_BYTES = 2 << 30  # one generated matrix; a larger one belongs in a .npy file
+NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
 
 
 def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
@@ -120,8 +123,14 @@ def _cell_problem(x: Any, boolean: bool) -> str | None:
         return f"{_describe(x)} is not a mask value (use 1/true = may attend, 0/false = masked)"
     if isinstance(x, bool):
         return f"{_describe(x)} is not a number (booleans belong only in a mask)"
+    if isinstance(x, OutOfRange):
+        return f"{x} is too large for float64 (about ±1.8e308 at most)"
     if isinstance(x, int):
-        return None if abs(x) < 2**1023 else "an integer too large for float64"
+        try:
+            float(x)
+            return None
+        except OverflowError:
+            return f"{_describe(x)} is too large for float64 (about ±1.8e308 at most)"
     if isinstance(x, float):
         return None if math.isfinite(x) else f"{x} is not a finite number (NaN and infinities are not allowed)"
     return f"{_describe(x)} is not a number"
@@ -138,6 +147,9 @@ def _describe(x: Any) -> str:
         return "a mapping"
     if isinstance(x, list):
         return "a list"
+    if isinstance(x, int) and abs(x) >= 10**24:
+        digits = str(abs(x))
+        return f"{'-' if x < 0 else ''}{digits[:10]}… ({len(digits)} digits)"
     if isinstance(x, (int, float)):
         return repr(x)
     return f"a {type(x).__name__} ({str(x)[:40]})"
@@ -171,8 +183,6 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
 
 
 def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
-    from attncli.document import decode_utf8
-
     text = decode_utf8(raw, name)
     rows: list[list[float]] = []
     lines: list[int] = []
@@ -196,9 +206,13 @@ def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> n
     bad = np.argwhere(~np.isfinite(values))
     if len(bad):
         r, c = bad[0]
-        raise AttnError(f"line {lines[r]}, column {c + 1}: {values[r, c]} is not a finite number", name)
+        cell = text.splitlines()[lines[r] - 1].strip().split(delimiter)[c].strip()
+        where = f"line {lines[r]}, column {c + 1}: {cell[:24]}"
+        if np.isinf(values[r, c]) and "inf" not in cell.lower():
+            raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
+        raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
     if boolean:
-        return _as_mask(values, name)
+        return _as_mask(values, name, lines)
     return values
 
 
@@ -213,30 +227,25 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
             hint = ""
             if number == 1 and any(ch.isalpha() for ch in cell):
                 hint = " (a header line? matrix files hold numbers only)"
-            elif any(sep in cell for sep in ",;\t |") and delimiter is not None:
-                kinds = {",": "commas", "\t": "tabs"}
+            elif any(sep in cell for sep in ",;\t |"):
+                kinds = {",": "commas", "\t": "tabs", None: "white space"}
                 hint = f" (this file kind separates cells with {kinds[delimiter]})"
             raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a number{hint}", name) from None
     return [float(c) for c in cells]
 
 
 def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
+    _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
     try:
         try:  # mapped, not copied: a float64 file is used in place, read-only (large inputs, see attncli.stream)
             array = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
-        except ValueError:  # what cannot be mapped (object arrays, empty data) fails again below with its reason
+        except ValueError:  # a file that cannot be mapped is read into memory instead
             array = np.load(path, allow_pickle=False)
     except ValueError as e:
         reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
     except (OSError, EOFError) as e:
         raise AttnError(f"is not a readable .npy file: {e}", name) from None
-    if not isinstance(array, np.ndarray):
-        raise AttnError("is not a .npy array", name)
-    if array.dtype.kind not in "biuf":
-        raise AttnError(f"holds {array.dtype} values; expected real numbers (int or float)", name)
-    if array.size == 0 or array.ndim == 0 or array.ndim > 3:
-        raise AttnError(f"holds an array of shape {shape_str(array.shape)}; expected 1 to 3 axes, not empty", name)
     if boolean:
         return _as_mask(array.astype(np.float64), name)
     values = array.astype(np.float64, copy=False)
@@ -246,11 +255,49 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
     return values
 
 
-def _as_mask(values: np.ndarray, name: str) -> np.ndarray:
+def _check_npy_header(path: Path, name: str) -> None:
+    """The .npy header's promises, checked against the file: signature, dtype, axes and data size."""
+    fmt = np.lib.format
+    with path.open("rb") as f:
+        start = f.read(6)
+        if start[:2] == b"PK":
+            raise AttnError("is a .npz archive (several arrays), not a .npy file; save one array with np.save", name)
+        if start != b"\x93NUMPY":
+            raise AttnError("is not a readable .npy file: it does not start with the .npy signature (\\x93NUMPY)", name)
+        f.seek(0)
+        try:
+            version = fmt.read_magic(f)
+            read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise AttnError(f"is a .npy file of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", name)
+            shape, _, dtype = read_header(f)
+        except (ValueError, TypeError, EOFError, SyntaxError) as e:
+            reason = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
+            raise AttnError(f"is not a readable .npy file: its header cannot be read ({reason})", name) from None
+        offset = f.tell()
+    if dtype.hasobject:
+        raise AttnError("is not a readable .npy file: it holds Python objects (pickles are refused)", name)
+    if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
+        raise AttnError(f"holds {dtype} values; expected real numbers (int or float)", name)
+    if len(shape) == 0 or len(shape) > 3 or 0 in shape:
+        shown = shape_str(shape) if shape else "()"
+        raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
+    need, size = math.prod(shape) * dtype.itemsize, path.stat().st_size - offset
+    if size < need:
+        raise AttnError(
+            f"is not a readable .npy file: its header promises {shape_str(shape)} {dtype} ({size_text(need)}) "
+            f"but the file holds {size_text(size)} of data (cut short or forged)",
+            name,
+        )
+
+
+def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> np.ndarray:
+    """0/1 values as a bool mask; ``lines`` are a text file's line numbers of the rows (messages name lines)."""
     bad = np.argwhere(~np.isin(values, (0.0, 1.0)))
     if len(bad):
         index = tuple(int(i) for i in bad[0])
-        raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a mask value (1 = may attend, 0 = masked)", name)
+        where = f"line {lines[index[0]]}, column {index[1] + 1}" if lines else _cell(index, values.ndim)
+        raise AttnError(f"{where}: {values[index]:g} is not a mask value (1 = may attend, 0 = masked)", name)
     return values.astype(bool)
 
 
@@ -273,6 +320,12 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise AttnError(f"seed: {_describe(seed)} is not a whole number ≥ 0")
     shape = _random_shape(spec.get("shape"), shape_hint)
+    need = 8 * math.prod(shape)
+    if need > MAX_RANDOM_BYTES:
+        raise AttnError(
+            f"shape: {shape_str(shape)} would need {size_text(need)} of memory, more than the "
+            f"{size_text(MAX_RANDOM_BYTES)} attncli generates for one random matrix (save a larger one as .npy)"
+        )
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
     rng = np.random.default_rng(seed)
     if kind == "normal":
@@ -296,10 +349,8 @@ def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
     if not isinstance(shape, list) or not 1 <= len(shape) <= 3:
         raise AttnError(f"shape: {_describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
     for size in shape:
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise AttnError(f"shape: {_describe(size)} is not a positive whole number")
-    if math.prod(shape) > 2**31:
-        raise AttnError(f"shape: {shape_str(tuple(shape))} is too large to generate")
     return tuple(shape)
 
 
