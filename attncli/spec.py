@@ -8,6 +8,7 @@ in :mod:`attncli.attention` never sees an inconsistent document.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import numpy as np
 
 from attncli.document import Document
 from attncli.errors import AttnError, plural, shape_str, unknown_key
-from attncli.matrices import read_value
+from attncli.matrices import FILE_KINDS, read_value
 from attncli.spec_layers import ADDITIVE_WEIGHTS, read_layers
 
 TOP_KEYS = (
@@ -270,11 +271,11 @@ class _Builder:
         else:
             raise AttnError(f"is a vector; expected a {d_in}×d matrix (rows: the {of} columns)", key)
         if blocks.shape[1] != d_in:
-            raise AttnError(
-                f"is {shape_str(w.shape)} but {of} have {d_in} columns "
-                f"(need {'h×' if w.ndim == 3 else ''}{d_in}×{'d' if w.ndim == 3 else 'h·d'})",
-                key,
-            )
+            d = "d_v" if name == "value" else "d_k"
+            h = blocks.shape[0]
+            need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
+            verb = "has" if of == "context" else "have"
+            raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
         return np.ascontiguousarray(blocks)
 
     def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
@@ -302,6 +303,10 @@ class _Builder:
             return np.tril(np.ones((n, m), dtype=bool)), "causal"
         if isinstance(value, bool):
             raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
+        if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
+            close = difflib.get_close_matches(Path(value).name.lower(), ("none", "causal"), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
+            raise AttnError(f"{value[:40]!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
         mask = self.read("mask", value, boolean=True)
         if mask.ndim == 1 and n == 1:
             mask = mask.reshape(1, -1)
