@@ -89,8 +89,12 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.document import read_document
     from attncli.spec import build_spec
 
-    spec = build_spec(doc or read_document(file), overrides)
-    trace = (compute or attend)(spec)
+    doc = doc or read_document(file)
+    spec = build_spec(doc, overrides)
+    try:
+        trace = (compute or attend)(spec)
+    except AttnError as e:  # overflow or memory: the document is the place to look
+        raise (e.at(doc.name) if e.where is None else e) from None
     for i in trace.empty_queries:
         warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
     return trace
