@@ -37,6 +37,9 @@ app = typer.Typer(
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"
+    markdown = "markdown"
+    latex = "latex"
+    csv = "csv"
 
 
 def run(action: Callable[[], None], debug: bool) -> None:
@@ -188,12 +191,13 @@ def _main(
 FileArg = Annotated[str, typer.Argument(help="The document (YAML or JSON), or - to read it from standard input.", metavar="FILE")]
 Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17, help="Decimals shown in tables (JSON always has full precision).")]
 Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
+ExportOption = Annotated[Optional[Path], typer.Option("--export", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.html or FILE.txt (atomically).")]
 
 
 @app.command()
 def compute(
     file: FileArg,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of FORMAT.md.")] = OutputFormat.table,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of FORMAT.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, queries, keys, values, scores, scaled_scores, weights, head_outputs, output, context.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
@@ -202,6 +206,7 @@ def compute(
     mask: Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file.")] = None,
     heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
+    export: ExportOption = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -213,12 +218,18 @@ def compute(
       attncli compute doc.yaml --format json | jq '.weights[0][0]'
       attncli compute doc.yaml --format json --only output -o out.json
       cat doc.json | attncli compute - --scale none --mask causal
+      attncli compute doc.yaml --format latex --only weights --precision 2
+      attncli compute doc.yaml --format csv --only weights --head 1 > weights.csv
+      attncli compute doc.yaml --only weights --export weights.svg
     """
 
     def action() -> None:
         from attncli.export import check_only
 
         keys = check_only(only)
+        _check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
+        if format is OutputFormat.csv and (keys is None or len(keys) != 1):
+            raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
         if mask not in (None, "none", "causal"):
             mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
         else:
@@ -237,11 +248,15 @@ def compute(
             if head is not None:
                 raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
             emit(to_json(trace, keys), output, inputs)
+        elif format in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
+            emit(_paste_ready(trace, format.value, keys, _head_index(head, trace.spec.heads), precision, full), output, inputs)
         else:
             from attncli.render import View, compute_tables
 
             index = _head_index(head, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
+            if export is not None:
+                _save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
             emit(render_text(tables, to_terminal=output is None), output, inputs)
 
     run(action, debug)
@@ -295,6 +310,131 @@ def check(
     run(action, debug)
     if wrong:
         raise typer.Exit(1)
+
+
+class Quantity(str, Enum):
+    weights = "weights"
+    scores = "scores"
+    scaled_scores = "scaled_scores"
+
+
+@app.command()
+def heatmap(
+    file: FileArg,
+    head: Annotated[str, typer.Option("--head", help="One head (counting from 1), or all: every head side by side on one colour scale.")] = "all",
+    of: Annotated[Quantity, typer.Option("--of", help="Which queries × keys matrix to draw.")] = Quantity.weights,
+    precision: Precision = 2,
+    full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
+    export: ExportOption = None,
+    debug: Debug = False,
+) -> None:
+    """Draw attention as a colour grid: query tokens down the side, key tokens across the top.
+
+    One head is drawn large with its numbers; several heads as small multiples on one
+    shared scale, shown in the legend. Masked cells are hatched (╱╱). Without colour
+    (NO_COLOR set, or output into a pipe or file) cells are shaded ░ ▒ ▓ █ instead.
+
+    [bold]Examples[/bold]
+
+      attncli heatmap examples/causal.yaml
+      attncli heatmap examples/bert_base.yaml --head all --export heads.svg
+      attncli heatmap examples/two_heads.yaml --head 2 --of scores
+    """
+
+    def action() -> None:
+        from attncli.heatmap import HeatMap
+
+        _check_export(export, True)
+        if head != "all" and not head.isdigit():
+            raise AttnError(f"'{head}' is not a head number (1, 2, …) or all", "--head")
+        trace = load(file, compute=lambda spec: _attend_within_memory(spec, [of.value], "table"))
+        index = None if head == "all" else _head_index(int(head), trace.spec.heads)
+        make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
+        if export is not None:
+            inputs = set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else set())
+            _save_picture(make, export, inputs, f"attncli heatmap {Path(file).name}")
+        emit(render_text(make(sys.stdout.isatty() and not os.environ.get("NO_COLOR")), to_terminal=True), None, set())
+
+    run(action, debug)
+
+
+class InitKind(str, Enum):
+    xavier = "xavier"
+    kaiming = "kaiming"
+    normal = "normal"
+    uniform = "uniform"
+
+
+class InitMask(str, Enum):
+    none = "none"
+    causal = "causal"
+
+
+@app.command("init")
+def init_command(
+    tokens: Annotated[Optional[str], typer.Option("--tokens", help="Token labels: words split on spaces, or characters when there are none.")] = None,
+    n: Annotated[Optional[int], typer.Option("--n", min=1, help="Number of tokens (without --tokens: labels x1 … xn; default: Evan's dog Riley).")] = None,
+    d_model: Annotated[int, typer.Option("--d-model", min=1, help="Width of each input row.")] = 4,
+    d_k: Annotated[Optional[int], typer.Option("--d-k", min=1, help="Query/key width per head (default d_model / heads).")] = None,
+    d_v: Annotated[Optional[int], typer.Option("--d-v", min=1, help="Value width per head (default d_k).")] = None,
+    heads: Annotated[int, typer.Option("--heads", min=1, help="Number of heads (more than 1 adds an output projection).")] = 1,
+    context: Annotated[Optional[int], typer.Option("--context", min=1, metavar="M", help="Cross-attention: keys and values from M context rows.")] = None,
+    mask: Annotated[InitMask, typer.Option("--mask", help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
+    init: Annotated[InitKind, typer.Option("--init", help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
+    inline: Annotated[bool, typer.Option("--inline", help="Write every number out (exact floats) instead of seeded random specs.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the document to this file (atomically) instead of standard output.")] = None,
+    debug: Debug = False,
+) -> None:
+    """Write a ready-to-edit, commented document (YAML) that computes as it is.
+
+    [bold]Examples[/bold]
+
+      attncli init --tokens "Evan's dog Riley" -o doc.yaml
+      attncli init --tokens 我想吃酸菜鱼 --d-model 8 --heads 2 --mask causal
+      attncli init --n 2 --context 3 --inline | attncli compute -
+    """
+
+    def action() -> None:
+        from attncli.init import document
+
+        text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline)
+        emit(text.encode("utf-8"), output, set())
+
+    run(action, debug)
+
+
+def _check_export(export: Optional[Path], usable: bool, output: Optional[Path] = None) -> None:
+    """Refuse a bad --export before anything is computed or written."""
+    if export is None:
+        return
+    if export.suffix.lower() not in (".svg", ".html", ".htm", ".txt"):
+        raise AttnError("expected a file name ending in .svg, .html or .txt", "--export")
+    if not usable:
+        raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
+    if output is not None and output.resolve() == export.resolve():
+        raise AttnError("is the same file as --output; choose another name", "--export")
+
+
+def _save_picture(make: Callable[[bool], list], export: Path, inputs: set[Path], title: str) -> None:
+    """Save ``make(color)`` as --export asks: in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
+    from attncli.export import write_atomic
+    from attncli.heatmap import picture
+
+    suffix = export.suffix.lower()
+    color = suffix != ".txt" and not os.environ.get("NO_COLOR")
+    width = console().width if sys.stdout.isatty() else 200
+    write_atomic(export, picture(make(color), suffix, width, title), inputs)
+
+
+def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:
+    """--format markdown, latex or csv."""
+    from attncli import formats
+
+    if kind == "csv":
+        return formats.to_csv(trace, keys[0], head).encode("utf-8")
+    write = formats.to_markdown if kind == "markdown" else formats.to_latex
+    return write(trace, precision, full, head, keys).encode("utf-8")
 
 
 def main() -> None:

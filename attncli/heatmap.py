@@ -1,0 +1,265 @@
+"""Heat maps of the n × m attention matrices, and pictures (SVG, HTML, text) of anything rendered.
+
+Query tokens run down the side, key tokens across the top.  On a terminal each
+cell is coloured on a viridis scale; without colour (``NO_COLOR``, a pipe, a
+``.txt`` export) it is drawn with the shades `` ░▒▓█`` so the picture survives
+copy and paste.  Masked cells are hatched ``╱╱`` either way.  One head is drawn
+large with its numbers; several heads as small multiples on one shared scale.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import escape, unescape
+
+import numpy as np
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.text import Text
+
+from attncli.attention import Trace
+from attncli.render import format_number, scale_text, score_formula, weights_formula
+
+SHADES = " ░▒▓█"
+HATCH = "╱"
+VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
+LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
+MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
+MAX_MANY, EDGE_MANY = 16, 6  # small multiples
+QUANTITIES = ("weights", "scores", "scaled_scores")
+# A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
+FONTS = '"Fira Code", "DejaVu Sans Mono", Menlo, Consolas, "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Values lo … hi mapped onto 0 … 1."""
+
+    lo: float
+    hi: float
+
+    def t(self, x: float) -> float:
+        return float(min(max((x - self.lo) / (self.hi - self.lo), 0.0), 1.0)) if self.hi > self.lo else 0.5
+
+
+def fit(label: str, width: int, align: str = "left") -> str:
+    """``label`` in exactly ``width`` terminal cells: padded, or cut with an ellipsis (CJK counts double)."""
+    label = " ".join(label.split())  # no newlines or tabs inside a grid
+    room = width - cell_len(label)
+    if room < 0:
+        return set_cell_size(label, width - 1) + "…"
+    left = {"left": 0, "right": room, "center": room // 2}[align]
+    return " " * left + label + " " * (room - left)
+
+
+def viridis(t: float) -> tuple[int, int, int]:
+    x = t * (len(VIRIDIS) - 1)
+    i = min(int(x), len(VIRIDIS) - 2)
+    a, b = VIRIDIS[i], VIRIDIS[i + 1]
+    return tuple(int(round(p + (q - p) * (x - i))) for p, q in zip(a, b))  # type: ignore[return-value]
+
+
+def shade(t: float) -> str:
+    return SHADES[min(int(t * len(SHADES)), len(SHADES) - 1)]
+
+
+def pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:
+    """Indices to show; None stands for the ones left out (as render.matrix_table summarises)."""
+    if full or size <= limit:
+        return list(range(size))
+    return [*range(edge), None, *range(size - edge, size)]
+
+
+class HeatMap:
+    """The heat map of ``of`` (weights, scores or scaled_scores) for one head (0-based) or all of them."""
+
+    def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
+                 color: bool = True, precision: int = 2):
+        self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
+        self.heads = list(range(self.spec.heads)) if head is None else [head]
+        self.masked = np.zeros(self.matrices.shape[1:], bool) if self.spec.mask is None else ~self.spec.mask  # (n, m)
+        self.scale = self._scale()
+
+    def _scale(self) -> Scale:
+        shown = self.matrices[self.heads][:, ~self.masked]
+        if shown.size == 0:
+            return Scale(0.0, 1.0)
+        lo, hi = float(shown.min()), float(shown.max())
+        return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
+
+    # -- what is shown
+
+    def title(self) -> str:
+        spec = self.spec
+        formula = {
+            "weights": f"Attention weights  {weights_formula(spec)}",
+            "scores": f"Scores  {score_formula(spec)}",
+            "scaled_scores": f"Scaled scores  {scale_text(spec)}",
+        }[self.of]
+        which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
+            f"{spec.heads} heads" if spec.heads > 1 else "")
+        sizes = f"{spec.n} queries × {spec.m} keys"
+        return "   ".join(part for part in (formula, which, sizes) if part)
+
+    def cell(self, value: float, masked: bool, width: int, number: bool) -> Text:
+        if masked:
+            return Text(HATCH * width, style="grey50" if self.color else "")
+        t = self.scale.t(value)
+        text = format_number(value, self.precision) if number else ""
+        if self.color:
+            r, g, b = viridis(t)
+            ink = "black" if t > 0.55 else "white"
+            return Text(text.center(width), style=f"{ink} on rgb({r},{g},{b})")
+        if number:  # two shade characters, then the number
+            return Text(" " + shade(t) * 2 + text.rjust(width - 3))
+        return Text(shade(t) * width)
+
+    def panel(self, head: int, many: bool) -> list[Text]:
+        """The lines of one head's grid: a title line, the key labels, one line per query."""
+        spec, matrix = self.spec, self.matrices[head]
+        limit, edge = (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
+        rows = pick(spec.n, limit, edge, self.full)
+        cols = pick(spec.m, limit, edge, self.full)
+        label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
+        key_w = max(cell_len(t) for t in spec.context_tokens)
+        if many:
+            width = min(max(key_w, 2), 4)
+        else:
+            numbers = max(len(format_number(x, self.precision)) for x in matrix.flat)
+            width = max(numbers + (4 if not self.color else 2), min(key_w + 1, 9))
+        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if spec.heads > 1 else []
+        header = Text(" " * (label_w + 1), style="bold")
+        align = "left" if many else "center" if self.color else "right"
+        for j in cols:
+            label = "…" if j is None else spec.context_tokens[j]
+            if width > 2 and cell_len(label) >= width:  # a space between long labels
+                header.append(fit(label, width - 1) + " " if align != "right" else " " + fit(label, width - 1))
+            else:
+                header.append(fit(label, width, align))
+        lines.append(header)
+        for i in rows:
+            line = Text(fit("⋮" if i is None else spec.tokens[i], label_w) + " ", style="bold" if i is not None else "")
+            for j in cols:
+                if i is None or j is None:
+                    line.append(("⋮" if i is None else "…").center(width))
+                else:
+                    line.append_text(self.cell(matrix[i, j], bool(self.masked[i, j]), width, not many))
+            lines.append(line)
+        return lines
+
+    def legend(self) -> Text:
+        lo, hi = self.scale.lo, self.scale.hi
+        text = Text("scale ", no_wrap=True, overflow="crop")
+        text.append(format_number(lo, self.precision) + " ")
+        if self.color:
+            for k in range(10):
+                r, g, b = viridis(k / 9)
+                text.append("  ", style=f"on rgb({r},{g},{b})")
+        else:
+            text.append("▕" + SHADES + "▏")
+        text.append(" " + format_number(hi, self.precision))
+        if self.masked.any():
+            text.append("   ")
+            text.append(HATCH * 2, style="grey50" if self.color else "")
+            text.append(" masked")
+        text.append("   rows: queries, columns: keys", style="dim" if self.color else "")
+        return text
+
+    # -- Rich protocol
+
+    def _panels(self) -> list[list[Text]]:
+        many = len(self.heads) > 1
+        return [self.panel(h, many) for h in self.heads]
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        panels = self._panels()
+        panel_w = max(line.cell_len for line in panels[0])
+        across = min(len(panels), int(np.ceil(np.sqrt(len(panels)))))
+        widest = max(cell_len(self.title()), self.legend().cell_len, across * (panel_w + 3) - 3)
+        return Measurement(min(widest, panel_w), widest)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
+        panels = self._panels()
+        panel_w = max(line.cell_len for line in panels[0])
+        across = max(1, min(len(panels), int(np.ceil(np.sqrt(len(panels)))), (options.max_width + 3) // (panel_w + 3)))
+        for start in range(0, len(panels), across):
+            row = panels[start:start + across]
+            yield Text("")
+            for k in range(max(len(p) for p in row)):
+                line = Text(no_wrap=True, overflow="crop", end="\n")
+                for p, lines in enumerate(row):
+                    part = lines[k] if k < len(lines) else Text("")
+                    part.pad_right(panel_w - part.cell_len)
+                    line.append_text(part)
+                    if p < len(row) - 1:
+                        line.append("   ")
+                yield line
+        yield Text("")
+        yield self.legend()
+
+
+# ---------------------------------------------------------------- pictures of what the terminal shows
+
+EXPORT_KINDS = (".svg", ".html", ".htm", ".txt")
+
+
+def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli") -> bytes:
+    """``renderables`` as the terminal shows them, saved as an SVG, an HTML page or text (``suffix``).
+
+    The picture is as wide as its widest renderable (at most ``max_width`` cells).
+    """
+    import io
+
+    from rich.console import CONSOLE_HTML_FORMAT, CONSOLE_SVG_FORMAT
+
+    record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
+                     color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
+    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
+    record.width = max(20, min(widest, max_width))
+    for item in renderables:
+        record.print(item)
+        record.print()
+    if suffix == ".txt":
+        return record.export_text().encode("utf-8")
+    if suffix in (".html", ".htm"):
+        page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
+        page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
+        return record.export_html(code_format=page, inline_styles=True).encode("utf-8")
+    svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
+    return _fix_text_runs(record.export_svg(title=title, code_format=svg)).encode("utf-8")
+
+
+_TEXT = re.compile(r'<text class="([^"]*)" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)" ([^>]*)>(.*?)</text>')
+
+
+def _fix_text_runs(svg: str) -> str:
+    """Place every double-width character itself: Rich sizes a run of text by its characters, not its
+    cells, and a renderer that ignores textLength would let a Chinese run drift off the grid."""
+
+    def fix(match: re.Match) -> str:
+        css, x, y, length, rest, body = match.groups()
+        text = unescape(body)
+        if cell_len(text) == len(text) and not text.startswith("\u00a0"):
+            return match.group(0)
+        char_width = float(length) / len(text)
+        runs: list[list[str]] = []  # [kind, text]: spaces, one wide character, or narrow characters
+        for ch in text:
+            kind = "space" if ch == "\u00a0" else "wide" if cell_len(ch) == 2 else "narrow"
+            if runs and kind != "wide" and runs[-1][0] == kind:
+                runs[-1][1] += ch
+            else:
+                runs.append([kind, ch])
+        pieces, cells = [], 0
+        for kind, piece in runs:
+            if kind != "space":
+                left, width = float(x) + cells * char_width, cell_len(piece) * char_width
+                body = escape(piece).replace("\u00a0", "&#160;")
+                pieces.append(f'<text class="{css}" x="{left:g}" y="{y}" textLength="{width:g}" {rest}>{body}</text>')
+            cells += cell_len(piece)
+        return "".join(pieces)
+
+    return _TEXT.sub(fix, svg)
