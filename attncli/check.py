@@ -172,7 +172,7 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
     """For each key, (hint, how that mistake computes the key), tried in order."""
     spec = trace.spec
     redo = lambda **changes: attend(dataclasses.replace(spec, **changes))  # noqa: E731
-    q, k, v = trace.queries, trace.keys, trace.values
+    q, k = trace.queries, trace.keys
     s = trace.scores
     a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.mask is None else spec.mask.T)
     a_wrong_axis = np.swapaxes(a_wrong_axis, -1, -2)

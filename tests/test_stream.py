@@ -15,7 +15,8 @@ import pytest
 
 from attncli import stream
 from attncli.attention import attend
-from attncli.cli import _progress, app
+from attncli.cli import app
+from attncli.commands.common import _progress
 from attncli.document import Document
 from attncli.errors import AttnError
 from attncli.spec import build_spec

@@ -1,0 +1,1 @@
+"""One module per group of commands; attncli.commands.common holds what they share."""
