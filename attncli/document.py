@@ -182,6 +182,21 @@ _SPECIAL = {".inf": "inf", ".Inf": "inf", ".INF": "inf", ".nan": "nan", ".NaN": 
 
 
 def _parse_yaml(text: str, name: str) -> Any:
+    """YAML, with large numeric flow matrices read by numpy (attncli.fastmatrix) when that is safe."""
+    from attncli import fastmatrix
+
+    lifted, arrays = fastmatrix.lift(text)
+    if arrays:
+        try:
+            data = _parse_yaml_events(lifted, name)
+        except AttnError:
+            data = None  # the careful reading below names the problem
+        if isinstance(data, dict) and fastmatrix.lower(data, arrays):
+            return data
+    return _parse_yaml_events(text, name)
+
+
+def _parse_yaml_events(text: str, name: str) -> Any:
     import yaml
 
     parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # only its parser (events) is used

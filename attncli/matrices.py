@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from attncli.document import OutOfRange, decode_utf8, size_text
+from attncli.fastmatrix import FastMatrix
 from attncli.errors import AttnError, shape_str, unknown_key
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -46,6 +47,10 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
 
 
 def inline(rows: list, boolean: bool = False) -> np.ndarray:
+    if isinstance(rows, FastMatrix):  # already read whole and checked, by attncli.fastmatrix
+        if not boolean:
+            return rows.array
+        rows = rows.array.tolist()
     shape = _nested_shape(rows)
     flat = _flatten(rows, len(shape))
     kinds = {type(x) for x in flat}

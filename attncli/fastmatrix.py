@@ -1,0 +1,116 @@
+"""Large inline matrices in YAML, read without one Python object per number.
+
+libyaml hands every number to Python as an event of its own, which costs several
+microseconds each (seconds for a 768 × 768 matrix).  Before the YAML parser runs,
+:func:`lift` finds the large ``key: [[…], …]`` flow matrices that hold nothing but
+plain numbers, reads them with numpy, and leaves a placeholder in their place that
+keeps the line count, so that later messages still name the right line.
+:func:`lower` puts the arrays back into the parsed document.
+
+Anything unusual (a cell YAML would not read as a number, ragged rows, a comment
+inside the brackets, a placeholder that did not come back as a value of its own)
+makes the caller read the original text the careful way, which names the bad cell.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+import numpy as np
+
+MIN_CHARS = 20_000  # smaller matrices are read the careful way: it is fast enough for them
+
+_START = re.compile(r":[ \t]+\[[ \t\r\n]*\[|\":[ \t]*\[[ \t\r\n]*\[")  # key: [[   or   "key": [[
+_NUMBER = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"  # YAML 1.2 core int or float
+_ROW = re.compile(rf"[ \t\r\n]*{_NUMBER}(?:[ \t\r\n]*,[ \t\r\n]*{_NUMBER})*[ \t\r\n]*,?[ \t\r\n]*")
+
+
+class FastMatrix(list):
+    """A matrix read by :func:`lift`: a list of its rows (so ``len`` counts tokens), with the array kept whole."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        super().__init__(array)  # the rows, as views: no copy, no Python floats
+        self.array = array
+
+
+def lift(text: str) -> tuple[str, dict[str, np.ndarray]]:
+    """The text with each large numeric flow matrix replaced by a placeholder, and the arrays by placeholder."""
+    if len(text) < MIN_CHARS:
+        return text, {}
+    stem = f"attncli-matrix-{secrets.token_hex(8)}-"
+    pieces: list[str] = []
+    arrays: dict[str, np.ndarray] = {}
+    done = 0
+    for match in _START.finditer(text):
+        start = text.index("[", match.start())
+        if start < done:
+            continue
+        found = _matrix_at(text, start)
+        if found is None:
+            continue
+        array, end = found
+        name = f"{stem}{len(arrays)}"
+        arrays[name] = array
+        pieces += [text[done:start], name, "\n" * text.count("\n", start, end)]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces), arrays
+
+
+def _matrix_at(text: str, start: int) -> tuple[np.ndarray, int] | None:
+    """The matrix whose ``[`` is at ``start`` and the index after its ``]``, or None when it is not plain numbers."""
+    rows: list[str] = []
+    i = start + 1
+    size = len(text)
+    while True:
+        i = _skip_space(text, i)
+        if i >= size or text[i] != "[":
+            return None
+        close = text.find("]", i + 1)
+        if close < 0:
+            return None
+        row = text[i + 1 : close]
+        if "[" in row or not _ROW.fullmatch(row):
+            return None
+        rows.append(row)
+        i = _skip_space(text, close + 1)
+        if i < size and text[i] == ",":
+            i = _skip_space(text, i + 1)
+        if i < size and text[i] == "]":
+            break
+    end = i + 1
+    if end - start < MIN_CHARS:
+        return None
+    cells = [row.replace(",", " ").split() for row in rows]
+    width = len(cells[0])
+    if any(len(row) != width for row in cells):
+        return None
+    array = np.array([x for row in cells for x in row], dtype=np.float64).reshape(len(rows), width)
+    if not np.isfinite(array).all():  # beyond float64: the careful path names the cell
+        return None
+    return array, end
+
+
+def _skip_space(text: str, i: int) -> int:
+    size = len(text)
+    while i < size and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def lower(data: Any, arrays: dict[str, np.ndarray]) -> bool:
+    """Put the arrays back in place of their placeholders; False unless each came back as a value of its own."""
+    found = 0
+    stack = [data]
+    while stack:
+        container = stack.pop()
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, value in list(items):
+            if isinstance(value, str) and value in arrays:
+                container[key] = FastMatrix(arrays[value])
+                found += 1
+            elif isinstance(value, (dict, list)) and not isinstance(value, FastMatrix):
+                stack.append(value)
+    return found == len(arrays)
