@@ -1,0 +1,25 @@
+"""The wheel a user installs holds every module and data file, not just those an editable install finds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+from conftest import ROOT
+
+
+def test_the_wheel_holds_every_module_and_data_file(tmp_path):
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    (wheel,) = tmp_path.glob("attncli-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    source = ROOT / "attncli"
+    wanted = {p.relative_to(ROOT).as_posix() for p in source.rglob("*.py") if "__pycache__" not in p.parts}
+    wanted |= {p.relative_to(ROOT).as_posix() for p in (source / "data").glob("*.yaml")}
+    assert "attncli/commands/compute.py" in wanted
+    assert wanted <= names, sorted(wanted - names)
