@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,8 +11,11 @@ from conftest import ROOT
 
 
 def test_the_wheel_holds_every_module_and_data_file(tmp_path):
+    tree = tmp_path / "tree"  # a clean copy: setuptools would reuse a stale build/ folder
+    ignore = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".venv", "tests", "benchmarks")
+    shutil.copytree(ROOT, tree, ignore=ignore)
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", str(tree), "--no-deps", "-q", "-w", str(tmp_path)],
         capture_output=True,
         text=True,
     )
