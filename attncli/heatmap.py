@@ -26,11 +26,12 @@ SHADES = " ░▒▓█"
 HATCH = "╱"
 VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
 LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
+KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
 QUANTITIES = ("weights", "scores", "scaled_scores")
 # A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
-FONTS = '"Fira Code", "DejaVu Sans Mono", Menlo, Consolas, "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
+FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class HeatMap:
         self.heads = list(range(self.spec.heads)) if head is None else [head]
         self.masked = np.zeros(self.matrices.shape[1:], bool) if self.spec.mask is None else ~self.spec.mask  # (n, m)
         self.scale = self._scale()
+        key_w = max(cell_len(t) for t in self.spec.context_tokens)
+        self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
 
     def _scale(self) -> Scale:
         shown = self.matrices[self.heads][:, ~self.masked]
@@ -105,8 +108,8 @@ class HeatMap:
         return "   ".join(part for part in (formula, which, sizes) if part)
 
     def cell(self, value: float, masked: bool, width: int, number: bool) -> Text:
-        if masked:
-            return Text(HATCH * width, style="grey50" if self.color else "")
+        if masked:  # beside numbers without colour, a space first (as before the shades of a number)
+            return Text(HATCH * width, style="grey50") if self.color or not number else Text(" " + HATCH * (width - 1))
         t = self.scale.t(value)
         text = format_number(value, self.precision) if number else ""
         if self.color:
@@ -117,6 +120,20 @@ class HeatMap:
             return Text(" " + shade(t) * 2 + text.rjust(width - 3))
         return Text(shade(t) * width)
 
+    def column_labels(self) -> list[str]:
+        """The key labels across the top: the tokens, or 1 … m when they are too long (see key_line)."""
+        tokens = self.spec.context_tokens
+        return [str(j) for j in range(1, len(tokens) + 1)] if self.numbered else [" ".join(t.split()) for t in tokens]
+
+    def cell_width(self, many: bool) -> int:
+        """Terminal cells per matrix cell: room for the widest column label (and the numbers of one head)."""
+        key_w = max(cell_len(t) for t in self.column_labels())
+        if many:
+            return 2 if key_w <= 2 else key_w + 1
+        matrix = self.matrices[self.heads[0]]
+        numbers = max((len(format_number(x, self.precision)) for x in matrix[~self.masked]), default=1)
+        return max(numbers + (4 if not self.color else 2), key_w + 1)
+
     def panel(self, head: int, many: bool) -> list[Text]:
         """The lines of one head's grid: a title line, the key labels, one line per query."""
         spec, matrix = self.spec, self.matrices[head]
@@ -124,21 +141,12 @@ class HeatMap:
         rows = pick(spec.n, limit, edge, self.full)
         cols = pick(spec.m, limit, edge, self.full)
         label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
-        key_w = max(cell_len(t) for t in spec.context_tokens)
-        if many:
-            width = min(max(key_w, 2), 4)
-        else:
-            numbers = max(len(format_number(x, self.precision)) for x in matrix.flat)
-            width = max(numbers + (4 if not self.color else 2), min(key_w + 1, 9))
+        width, labels = self.cell_width(many), self.column_labels()
         lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if spec.heads > 1 else []
         header = Text(" " * (label_w + 1), style="bold")
-        align = "left" if many else "center" if self.color else "right"
+        align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:
-            label = "…" if j is None else spec.context_tokens[j]
-            if width > 2 and cell_len(label) >= width:  # a space between long labels
-                header.append(fit(label, width - 1) + " " if align != "right" else " " + fit(label, width - 1))
-            else:
-                header.append(fit(label, width, align))
+            header.append(fit("…" if j is None else labels[j], width, align))
         lines.append(header)
         for i in rows:
             line = Text(fit("⋮" if i is None else spec.tokens[i], label_w) + " ", style="bold" if i is not None else "")
@@ -149,6 +157,13 @@ class HeatMap:
                     line.append_text(self.cell(matrix[i, j], bool(self.masked[i, j]), width, not many))
             lines.append(line)
         return lines
+
+    def key_line(self) -> Text | None:
+        """With numbered columns: which token each number stands for."""
+        if not self.numbered:
+            return None
+        names = [f"{j} {' '.join(t.split())}" for j, t in enumerate(self.spec.context_tokens, 1)]
+        return Text("keys: " + " · ".join(names))
 
     def legend(self) -> Text:
         lo, hi = self.scale.lo, self.scale.hi
@@ -178,7 +193,8 @@ class HeatMap:
         panels = self._panels()
         panel_w = max(line.cell_len for line in panels[0])
         across = min(len(panels), int(np.ceil(np.sqrt(len(panels)))))
-        widest = max(cell_len(self.title()), self.legend().cell_len, across * (panel_w + 3) - 3)
+        key = self.key_line()
+        widest = max(cell_len(self.title()), self.legend().cell_len, across * (panel_w + 3) - 3, key.cell_len if key else 0)
         return Measurement(min(widest, panel_w), widest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -199,6 +215,9 @@ class HeatMap:
                         line.append("   ")
                 yield line
         yield Text("")
+        key = self.key_line()
+        if key is not None:
+            yield key
         yield self.legend()
 
 
@@ -219,7 +238,7 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
                      color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
     widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
-    record.width = max(20, min(widest, max_width))
+    record.width = max(20, cell_len(title) + 16, min(widest, max_width))  # room for the title beside the window buttons
     for item in renderables:
         record.print(item)
         record.print()
