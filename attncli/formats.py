@@ -21,10 +21,10 @@ import numpy as np
 
 from attncli.attention import Trace
 from attncli.errors import AttnError
+from attncli.render import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, _all_whole, format_number
+from attncli.render import _pick as pick  # the same summary of large matrices as the tables
 
 PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
-MAX_ROWS, EDGE_ROWS = 16, 6  # as render.matrix_table summarises
-MAX_COLS, EDGE_COLS = 12, 5
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
 
 
@@ -40,13 +40,6 @@ class Block:
     rows: list[str]
     columns: list[str]
     masked: np.ndarray | None = None  # True = masked (scaled scores only)
-
-
-def pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:
-    """Indices to show; None stands for the ones left out."""
-    if full or size <= limit:
-        return list(range(size))
-    return [*range(edge), None, *range(size - edge, size)]
 
 
 def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
@@ -123,20 +116,13 @@ def _output_latex(spec) -> str:
     return formula
 
 
-def number(x: float, precision: int, whole: bool) -> str:
-    if whole:
-        return str(int(x))
-    text = f"{x:.{precision}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.00"
-
-
 def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str]) -> tuple[list[int | None], list[int | None], list[list[str]]]:
     """The shown rows and columns, and their cells as text (``dots``: left-out column, row, both)."""
     matrix = block.matrix
     rows = pick(matrix.shape[0], MAX_ROWS, EDGE_ROWS, full)
     cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full)
     shown = matrix if block.masked is None else np.where(block.masked, 0.0, matrix)
-    whole = bool(np.all(np.abs(shown) < 1e15) and np.all(shown == np.round(shown)))
+    whole = _all_whole(shown)
     cells = []
     for i in rows:
         line = []
@@ -146,7 +132,7 @@ def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[st
             elif block.masked is not None and block.masked[i, j]:
                 line.append(masked)
             else:
-                line.append(number(matrix[i, j], precision, whole))
+                line.append(format_number(matrix[i, j], precision, whole))
         cells.append(line)
     return rows, cols, cells
 
