@@ -58,7 +58,10 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
             raise AttnError(f"is {n} but --tokens gives {len(labels)} tokens ({', '.join(labels[:8])})", "--n")
     else:
         labels = [f"x{i}" for i in range(1, (n or 3) + 1)] if n is not None else ["Evan's", "dog", "Riley"]
-    d_k = d_k or max(1, d_model // heads)
+    if d_k is None and d_model % heads:
+        raise AttnError(f"d_model {d_model} is not divisible by {heads} heads; give --d-k (the width of each head) "
+                        "or a --d-model that divides", "--heads")
+    d_k = d_k or d_model // heads
     s = Sizes(labels, d_model, d_k, d_v or d_k, heads, context)
     if mask == "causal" and s.m != s.n:
         raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {s.n} tokens", "--mask causal")
