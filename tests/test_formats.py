@@ -1,0 +1,126 @@
+"""--format markdown, latex and csv: parsed back, they equal independently computed numbers.
+
+The reference is tests/reference.py (plain Python) on the YAML read by PyYAML alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import numpy as np
+import pytest
+import yaml
+
+from attncli.cli import app
+from tests.conftest import EXAMPLES
+from tests.reference import naive_attention
+
+HALF_UNIT = {p: 0.5 * 10**-p + 1e-12 for p in range(8)}  # what rounding to p decimals may change
+KEYS = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output")
+
+
+def reference(name: str, **extra) -> dict:
+    doc = yaml.safe_load((EXAMPLES / name).read_text())
+    w = doc.get("weights", {})
+    ref = naive_attention(doc["inputs"], w.get("query"), w.get("key"), w.get("value"), heads=doc.get("heads", 1),
+                          bias=doc.get("bias"), output=w.get("output"), scale=doc.get("scale", "sqrt"), **extra)
+    return {k: np.array(ref[k], float) for k in KEYS}
+
+
+def compute(runner, *args) -> str:
+    result = runner.invoke(app, ["compute", *map(str, args)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def parse_markdown(text: str) -> dict[str, list[np.ndarray]]:
+    """Heading name -> matrices (masked cells NaN), in order."""
+    found: dict[str, list[np.ndarray]] = {}
+    for section in text.split("### ")[1:]:
+        name = section.split(":")[0].split(" · ")[-1]
+        rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| |", "| ---"))]
+        cells = [[np.nan if c == "masked" else float(c) for c in re.split(r" \| ", row.strip("| "))[1:]] for row in rows]
+        found.setdefault(name, []).append(np.array(cells))
+    return found
+
+
+@pytest.mark.parametrize("name, extra", [("illustrated.yaml", {}), ("two_heads.yaml", {}), ("two_heads.yaml", {"mask": "causal"})])
+def test_markdown_parses_back_to_the_reference(runner, name, extra):
+    args = ["--mask", "causal"] if extra else []
+    tables = parse_markdown(compute(runner, EXAMPLES / name, "--format", "markdown", "-p", "3", *args))
+    ref = reference(name, **extra)
+    names = {"Queries": "queries", "Keys": "keys", "Values": "values", "Scores": "scores",
+             "Scaled scores": "scaled_scores", "Weights": "weights", "Head output": "head_outputs"}
+    for title, key in names.items():
+        assert len(tables[title]) == ref[key].shape[0]
+        for shown, expected in zip(tables[title], ref[key]):
+            if key == "scaled_scores" and extra:
+                assert np.array_equal(np.isnan(shown), np.triu(np.ones_like(expected, bool), 1))
+                expected = np.where(np.isnan(shown), np.nan, expected)
+            np.testing.assert_allclose(shown, expected, rtol=0, atol=HALF_UNIT[3])
+    np.testing.assert_allclose(tables["Output"][0], ref["output"], rtol=0, atol=HALF_UNIT[3])
+
+
+def test_markdown_has_the_token_labels_and_shapes(runner):
+    text = compute(runner, EXAMPLES / "cross_attention.yaml", "--format", "markdown", "--only", "weights")
+    assert text.startswith("### Weights: `A = softmax(S / √3)` (2 × 3)\n\n| | 我 | 是 | 学生 |\n| --- | ---: | ---: | ---: |\n")
+
+
+def parse_latex(text: str) -> list[np.ndarray]:
+    matrices = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.S)
+    return [np.array([[-np.inf if c.strip() == r"-\infty" else float(c) for c in row.split("&")]
+                      for row in body.split(" \\\\\n")]) for body in matrices]
+
+
+def test_latex_parses_back_to_the_reference(runner):
+    text = compute(runner, EXAMPLES / "two_heads.yaml", "--format", "latex", "-p", "4", "--mask", "causal",
+                   "--only", "scaled_scores", "--only", "weights")
+    ref = reference("two_heads.yaml", mask="causal")
+    scaled1, weights1, scaled2, weights2 = parse_latex(text)
+    masked = np.triu(np.ones((3, 3), bool), 1)
+    for shown, expected in ((scaled1, ref["scaled_scores"][0]), (scaled2, ref["scaled_scores"][1])):
+        assert np.array_equal(np.isinf(shown), masked)
+        np.testing.assert_allclose(shown[~masked], expected[~masked], rtol=0, atol=HALF_UNIT[4])
+    np.testing.assert_allclose(weights1, ref["weights"][0], rtol=0, atol=HALF_UNIT[4])
+    np.testing.assert_allclose(weights2, ref["weights"][1], rtol=0, atol=HALF_UNIT[4])
+    assert r"A^{(2)} = \operatorname{softmax}\left(\frac{S^{(2)}}{\sqrt{2}}\right) = \begin{bmatrix}" in text
+    assert "% Head 1 · Weights: A = softmax(S / √2) (3 × 3); rows: The, cat, sat; columns: The, cat, sat" in text
+
+
+def test_latex_of_wide_matrices_raises_the_column_limit(runner):
+    text = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "1")
+    assert r"\setcounter{MaxMatrixCols}{768}" in text
+    assert parse_latex(text)[0].shape == (6, 768)
+
+
+def test_csv_is_exact(runner):
+    ref = reference("two_heads.yaml")
+    rows = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "weights"))))
+    assert rows[0] == ["head", "token", "The", "cat", "sat"]
+    assert [r[:2] for r in rows[1:]] == [[h, t] for h in "12" for t in ("The", "cat", "sat")]
+    np.testing.assert_allclose(np.array([[float(x) for x in r[2:]] for r in rows[1:]]), ref["weights"].reshape(6, 3), rtol=0, atol=1e-12)
+    one = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "output"))))
+    assert one[0] == ["token", "1", "2", "3", "4"]
+    np.testing.assert_allclose(np.array([[float(x) for x in r[1:]] for r in one[1:]]), ref["output"], rtol=0, atol=1e-12)
+
+
+def test_csv_masked_cells_are_empty_and_one_head_has_no_head_column(runner):
+    text = compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "scaled_scores", "--head", "2", "--mask", "causal")
+    rows = list(csv.reader(io.StringIO(text)))
+    ref = reference("two_heads.yaml", mask="causal")["scaled_scores"][1]
+    assert rows[0] == ["token", "The", "cat", "sat"]
+    assert [r[1:].count("") for r in rows[1:]] == [2, 1, 0]
+    assert float(rows[3][3]) == pytest.approx(ref[2, 2], abs=1e-12)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "csv"], "--format csv: writes one matrix"),
+    (["--format", "csv", "--only", "weights", "--only", "output"], "--format csv: writes one matrix"),
+    (["--format", "csv", "--only", "output", "--head", "1"], "'output' has no heads"),
+    (["--format", "markdown", "--head", "3"], "--head 3 is out of range"),
+])
+def test_format_errors_exit_2(runner, args, message):
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml"), *args])
+    assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
