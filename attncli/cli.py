@@ -5,7 +5,7 @@ Exit codes: 0 success, 2 a problem with the document or the options (one
 traceback), 130 interrupted with Ctrl-C.
 """
 
-from attncli.commands import compute, pictures  # noqa: F401  (registers the commands)
+from attncli.commands import compute, explain, pictures  # noqa: F401  (registers the commands)
 from attncli.commands.common import app
 
 __all__ = ["app", "main"]
