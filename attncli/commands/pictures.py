@@ -35,9 +35,7 @@ def heatmap(
 ) -> None:
     """Draw attention as a colour grid: query tokens down the side, key tokens across the top.
 
-    One head is drawn large with its numbers; several heads as small multiples on one
-    shared scale, shown in the legend. Masked cells are hatched (╱╱). Without colour
-    (NO_COLOR set, or output into a pipe or file) cells are shaded ░ ▒ ▓ █ instead.
+    One head is drawn large with its numbers; several heads as small multiples on one shared scale, shown in the legend, as many side by side as the terminal is wide. Masked cells are hatched (╱╱). Key labels too long for a cell become column numbers, named in a keys: line. Without colour (NO_COLOR set, or output into a pipe or file) cells are shaded ░ ▒ ▓ █ instead.
 
     [bold]Examples[/bold]
 
