@@ -172,7 +172,8 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines.append("…")
     keys = ["additive" if spec.score == "additive" else "dot", f"scale_{spec.scale_name}"]
     keys += [] if spec.mask is None else [f"mask_{spec.mask_name}"]
-    keys += ["asymmetric"] if spec.score == "dot" and spec.context is None else []
+    if spec.score == "dot" and spec.context is None:  # is query·key = key·query in this document?
+        keys.append("symmetric" if np.allclose(trace.scores[h], trace.scores[h].T) else "asymmetric")
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens),
                Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked)]

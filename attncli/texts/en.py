@@ -82,7 +82,10 @@ TEXTS = {
                        "it are masked and take no part in what follows.",
         "mask_matrix": "The document's mask applies: the keys marked 0 for {q} are masked and take no part in what "
                        "follows.",
-        "asymmetric": "Note that this row is not the same as the column of {q}: query·key is not key·query.",
+        "asymmetric": "This row is not the same as the column of {q}: how much {q} attends to another token is "
+                      "not how much that token attends to {q}.",
+        "symmetric": "In this document Q·Kᵀ happens to be symmetric (row {i} equals column {i}), but that is a "
+                     "coincidence of these weights: in general query·key differs from key·query.",
     },
     "softmax": {
         "title": "Softmax: scores become weights",
