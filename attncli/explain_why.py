@@ -53,7 +53,7 @@ def why_steps(trace: Trace, focus: Focus) -> list[Step]:
     qk = trace.queries[h] @ trace.keys[h].T  # (n, m)
     out.append(_relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx))
     a = softmax(spec.scale * qk)  # (n, m)
-    body = [w["softmax"]["body"].format(**ctx)]
+    body = [w["softmax"]["body"].format(**ctx)] + ([] if spec.mask is None else [w["masked"]])
     out.append(Step("d", w["softmax"]["title"], f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)", body, numbers=[
         Numbers("weights", labels["why_weights"], a, rows, cols, heat=True),
         Numbers("output", labels["why_output"], a @ v, rows, out_cols)]))

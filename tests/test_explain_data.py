@@ -15,3 +15,13 @@ def test_the_packaged_example_is_found_through_importlib_resources():
 
     text = files("attncli").joinpath("data/illustrated.yaml").read_text(encoding="utf-8")
     assert "scale: none" in text
+
+
+def test_the_installed_entry_point_explains_the_builtin_example_from_any_folder(tmp_path):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "attncli", "explain", "--step", "4"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "1·0 + 0·1 + 2·1 = 2" in result.stdout

@@ -74,8 +74,8 @@ TEXTS = {
         "scale_none": "This document uses scale: none, so the scores go to softmax unchanged, as in the illustrated "
                       "walkthrough. Transformers usually divide by √d_k.",
         "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
-                      "grows with d_k; without the division the largest score would swamp the others in softmax, "
-                      "which would then give nearly all the weight to one key and learn very slowly.",
+                      "grows with d_k; without the division the largest score would swamp the others, softmax would give "
+                      "nearly all the weight to one key, and its gradients would almost vanish, so training stalls.",
         "scale_number": "Then each score is multiplied by the document's scale, {scale}. The usual choice is 1/√d_k, "
                         "which keeps large scores from saturating the softmax.",
         "mask_causal": "A causal mask applies: {q} may only look at itself and the tokens before it, so the keys after "
@@ -143,8 +143,8 @@ TEXTS = {
             "title": "Second idea: weigh by similarity",
             "body": "Better: weigh each token by how similar it is to ours, measured by the dot products X·Xᵀ, with "
                     "each row divided by its own sum so that the weights add up to 1. Now outputs differ, but the "
-                    "relevance is symmetric: A is exactly as relevant to B as B is to A, and a token is always very "
-                    "relevant to itself.",
+                    "relevance is symmetric: A is exactly as relevant to B as B is to A. Language is not like that: "
+                    "a pronoun needs the noun it stands for far more than the noun needs the pronoun.",
             "cross": "With cross-attention the inputs and the context are different sequences, so X·Xᵀ does not say "
                      "how relevant a context row is; this stage is left out.",
         },
@@ -158,6 +158,7 @@ TEXTS = {
             "body": "Dividing by the sum fails for negative or cancelling scores. Softmax (after the scale) always "
                     "gives positive weights adding up to 1: this is attention as transformers use it.",
         },
+        "masked": "The stages compare ideas, so they leave out the document's mask.",
         "zero_row": "The relevances of {q} add up to 0, so they cannot be divided by their sum; that row is shown "
                     "as 0. This is one reason softmax replaced the plain sum.",
     },
