@@ -8,13 +8,57 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from rich.console import Group
+from rich.cells import cell_len
 from rich.padding import Padding
 from rich.text import Text
 
 from attncli.explain import Numbers, Step
 from attncli.render import View, matrix_table
+
+
+CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
+NO_LINE_START = set("，。、；：！？）》」』”’")
+
+
+def wrap_cjk(text: str, width: int) -> list[str]:
+    """Break a paragraph mixing Chinese and Latin text into lines of at most ``width`` cells.
+
+    Rich wraps at spaces only, so a run of Chinese (which has none) jumps to the next
+    line whole; here a line may break between any two Chinese characters, never inside a
+    Latin word, and never before closing punctuation.
+
+    >>> wrap_cjk("这是一个很长的句子，x·y 是点积。", 10)
+    ['这是一个很', '长的句子，', 'x·y 是点', '积。']
+    """
+    lines, line = [], []
+    for token in TOKEN.findall(text):
+        if cell_len("".join(line) + token) > width and line and not token.isspace():
+            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 and CJK.match(line[-1]) else []
+            lines.append("".join(line).rstrip())
+            line = carry
+        if line or not token.isspace():
+            line.append(token)
+    if line:
+        lines.append("".join(line).rstrip())
+    return lines
+
+
+class Paragraph:
+    """A paragraph that wraps Chinese text between characters (Rich wraps only at spaces)."""
+
+    def __init__(self, text: str, style: str = ""):
+        self.text, self.style = text, style
+
+    def __rich_console__(self, console, options):
+        if not CJK.search(self.text):
+            yield Text(self.text, style=self.style)
+            return
+        for line in wrap_cjk(self.text, options.max_width):
+            yield Text(line, style=self.style)
 
 
 def heading(step: Step, t: dict) -> str:
@@ -25,17 +69,19 @@ def heading(step: Step, t: dict) -> str:
 def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
     """One step: heading, formula, paragraphs, the worked lines, notes and tables."""
     parts: list = [Text(heading(step, t), style="bold underline"), Text(f"{t['formula']}: {step.formula}", style="bold cyan")]
-    parts += [Padding(Text(paragraph), (1, 0, 0, 0), expand=False) for paragraph in step.text]
+    parts += [Padding(Paragraph(paragraph), (1, 0, 0, 0), expand=False) for paragraph in step.text]
     if step.lines:
         parts.append(Padding(Text("\n".join(step.lines), style="green"), (1, 0, 0, 2), expand=False))
-    parts += [Padding(Text(note, style="bold red"), (1, 0, 0, 0), expand=False) for note in step.notes]
+    parts += [Padding(Paragraph(note, "bold red"), (1, 0, 0, 0), expand=False) for note in step.notes]
     for numbers in step.numbers:
         parts.append(Padding(table(numbers, view), (1, 0, 0, 0), expand=False))
     return Group(*parts)
 
 
 def table(numbers: Numbers, view: View):
-    return matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked, numbers.heat)
+    table = matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked, numbers.heat)
+    table.min_width = cell_len(str(table.title)) + 1  # a Chinese title is twice as wide as it is long
+    return table
 
 
 def renderables(steps: list[Step], t: dict, view: View = View()) -> list:

@@ -173,3 +173,41 @@ def test_forgotten_transpose_shape_is_marked_at_step_4_in_chinese_too(runner, tm
     data = explain_json(runner, path, "--lang", "zh")
     (step,) = [s for s in data["steps"] if s["notes"]]
     assert step["step"] == 4 and "10" in step["notes"][0] and "11" in step["notes"][0]
+
+
+# ---------------------------------------------------------------- Chinese paragraphs on a terminal
+
+
+def test_chinese_paragraphs_break_between_characters_within_the_width():
+    from rich.cells import cell_len
+
+    from attncli.explain_render import wrap_cjk
+    from attncli.texts.zh import TEXTS
+
+    text = TEXTS["scores"]["dot"].format(q="Input 1")
+    for width in (20, 37, 80):
+        lines = wrap_cjk(text, width)
+        assert all(cell_len(line) <= width for line in lines)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line[0] in "，。；：" for line in lines)
+    assert wrap_cjk(text, 80)[0].startswith("Input 1 对某个键")  # no jump to a new line after the label
+
+
+def test_chinese_steps_fit_a_narrow_terminal(runner):
+    import io
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from attncli.commands.common import load
+    from attncli.explain import Focus, steps
+    from attncli.explain_render import renderables
+    from attncli.texts import texts
+
+    trace = load(str(EXAMPLES / "illustrated.yaml"))
+    out = Console(file=io.StringIO(), width=60, color_system=None)
+    for item in renderables(steps(trace, Focus(0, 0, "zh")), texts("zh")):
+        out.print(item)
+    text = out.file.getvalue()
+    assert all(cell_len(line) <= 60 for line in text.splitlines())
+    assert "查询权重  W_Q   4 × 3" in text  # the table title on one line
