@@ -175,8 +175,9 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if spec.score == "dot" and spec.context is None:  # is query·key = key·query in this document?
         keys.append("symmetric" if np.allclose(trace.scores[h], trace.scores[h].T) else "asymmetric")
     masked = None if spec.mask is None else ~allowed[None, :]
-    numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens),
-               Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked)]
+    numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens)]
+    if spec.scale_name != "none" or spec.mask is not None:  # else the same numbers again
+        numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked))
     formula = f"{score_formula(spec)}   z = {scale_text(spec)}"
     return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)
 
