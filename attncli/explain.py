@@ -190,16 +190,17 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if spec.normalize == "softmax":
         shift = float(z[allowed].max()) if allowed.any() and z[allowed].max() > 30 else 0.0  # exp(z) stays readable
         e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)
-        name = "exp(z)" if shift == 0 else f"exp(z − {shift:.{p}g})"
-        lines = [f"{name} · {tokens[j]} = {vector([e[j]], p)[1:-1]}" for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
-        lines.append(f"Σ = {vector([e.sum()], p)[1:-1]}")
-        lines += [f"a · {tokens[j]} = {vector([e[j]], p)[1:-1]} / {vector([e.sum()], p)[1:-1]} = {vector([a[j]], p)[1:-1]}"
-                  for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
+        num = lambda x: vector([x], p)[1:-1]  # noqa: E731  (one number as the tables write it)
+        shifted = "" if shift == 0 else f" − {num(shift)}"
+        shown = [j for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
+        lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
+        lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''} = {num(e.sum())}")
+        lines += [f"{tokens[j]}: a = {num(e[j])} / {num(e.sum())} = {num(a[j])}" for j in shown]
         numbers.append(Numbers("exponentials", t["label"]["exponentials"], e[None, :], row, tokens))
         keys = ["softmax"] + ([] if shift == 0 else ["shift"])
     elif spec.normalize == "sum":
         total = float(np.where(allowed, z, 0.0).sum())
-        lines = [f"a · {tokens[j]} = {vector([z[j]], p)[1:-1]} / {vector([total], p)[1:-1]} = {vector([a[j]], p)[1:-1]}"
+        lines = [f"{tokens[j]}: a = {vector([z[j]], p)[1:-1]} / {vector([total], p)[1:-1]} = {vector([a[j]], p)[1:-1]}"
                  for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         keys = ["sum"]
     else:

@@ -80,6 +80,9 @@ def test_step_5_softmax_exponentials_sum_and_weights(runner, elsewhere):
     result = run(runner, "--step", "5")
     for text in ("7.3891", "54.5982", "116.5854", "0.0634", "0.4683"):  # e², e⁴, e² + 2e⁴
         assert text in result.stdout
+    for line in ("Input 1: exp(2) = 7.3891", "Input 3: exp(4) = 54.5982", "Σ = 7.3891 + 54.5982 + 54.5982 = 116.5854",
+                 "Input 2: a = 54.5982 / 116.5854 = 0.4683"):
+        assert line in result.stdout
     weights = values(step_json(runner, "--step", "5"), "weights")[0]
     assert weights == pytest.approx([0.0634, 0.4683, 0.4683], abs=5e-5)
 
