@@ -276,7 +276,9 @@ def _check_npy_header(path: Path, name: str) -> None:
             if read_header is None:
                 raise AttnError(f"is a .npy file of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", name)
             shape, _, dtype = read_header(f)
-        except (ValueError, TypeError, EOFError, SyntaxError) as e:
+        except AttnError:
+            raise
+        except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file
             reason = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
             raise AttnError(f"is not a readable .npy file: its header cannot be read ({reason})", name) from None
         offset = f.tell()
