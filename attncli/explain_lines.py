@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import math
 
+from attncli.render import LARGE, format_number
+
 MAX_TERMS = 8  # a longer dot product shows its first and last terms around "…"
 
 
 def number(x: float, precision: int) -> str:
     """A whole number without decimals, anything else with ``precision`` decimals (never ``-0.0000``)."""
     x = float(x)
-    if math.isfinite(x) and x == round(x) and abs(x) < 1e15:
-        return str(int(x))
-    text = f"{x:.{precision}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+    return format_number(x, precision, whole=math.isfinite(x) and abs(x) < LARGE and x == round(x))
 
 
 def vector(xs, precision: int, limit: int = MAX_TERMS) -> str:

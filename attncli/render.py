@@ -68,15 +68,20 @@ def matrix_table(
     return table
 
 
+LARGE = 1e15  # from here on numbers are shown in scientific notation
+
+
 def format_number(x: float, precision: int, whole: bool = False) -> str:
     if whole:
         return str(int(x))
+    if abs(x) >= LARGE:  # 1e300 in fixed point would be 300 digits wide
+        return f"{x:.{precision}e}"
     text = f"{x:.{precision}f}"
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.0000"
 
 
 def _all_whole(matrix: np.ndarray) -> bool:
-    return bool(np.all(np.abs(matrix) < 1e15) and np.all(matrix == np.round(matrix)))
+    return bool(np.all(np.abs(matrix) < LARGE) and np.all(matrix == np.round(matrix)))
 
 
 def _pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:

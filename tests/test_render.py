@@ -85,3 +85,12 @@ def test_heat_map_shades_more_weight_more_strongly():
         return int(r) + int(g) + int(b)
 
     assert brightness("0.0634") > brightness("0.4683") > brightness("0.9820")
+
+
+def test_huge_numbers_are_written_in_scientific_notation():
+    matrix = np.array([[1e303, -2.5e20], [123456.5, 0.0]])
+    text = text_of(matrix_table("Huge", matrix, ["a", "b"]), width=80)
+    assert "1.0000e+303" in text and "-2.5000e+20" in text and "123456.5000" in text
+    assert max(len(line) for line in text.splitlines()) < 60  # not 300 digits wide
+    whole = text_of(matrix_table("Whole", np.array([[1e16, 2.0]]), ["a"]), width=80)
+    assert "1.0000e+16" in whole and "2.0000" in whole
