@@ -66,10 +66,10 @@ def dims(d: int) -> list[str]:
 
 
 def context(trace: Trace, focus: Focus) -> dict:
-    """The values a text may name: ``{q}`` the query's label, ``{d_k}``, ``{scale}`` …"""
+    """The values a text may name: ``{q}`` the query's label (quoted: a token may be any word), ``{d_k}``, ``{scale}`` …"""
     spec = trace.spec
     return {
-        "q": spec.tokens[focus.query], "i": focus.query + 1, "n": spec.n, "m": spec.m,
+        "q": f"“{spec.tokens[focus.query]}”", "i": focus.query + 1, "n": spec.n, "m": spec.m,
         "d_model": spec.inputs.shape[1], "d_ctx": spec.source.shape[1], "d_k": spec.d_k, "d_v": spec.d_v,
         "h": spec.heads, "head": focus.head + 1, "scale": f"{spec.scale:.{focus.precision}g}",
         "d_out": trace.output.shape[1],
