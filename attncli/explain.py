@@ -19,7 +19,7 @@ import numpy as np
 
 from attncli.attention import Trace
 from attncli.explain_lines import dot_line, fixed, scaled_line, vector, weighted_line
-from attncli.render import output_formula, score_formula, scale_text, weights_formula
+from attncli.render import output_formula, scale_text, score_formula, weights_formula
 from attncli.texts import texts
 
 EXTRA_STEPS = ("positional", "add_norm")

@@ -10,14 +10,13 @@ import json
 import math
 import re
 
-from rich.console import Group
 from rich.cells import cell_len
+from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
 from attncli.explain import Numbers, Step
 from attncli.render import View, matrix_table
-
 
 CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
 TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")

@@ -100,7 +100,7 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         spec = f"{{random: {kinds[name]}, seed: {seeds[name]}, shape: [{shapes[name][0]}, {shapes[name][1]}]}}"
         if not inline:
             return [f"{indent}{name + ':':<{7 if indent else 0}} {spec}{'   # ' + comment if comment else ''}"]
-        from attncli.matrices import random_matrix
+        from attncli.initialisers import random_matrix
 
         values = random_matrix({"random": kinds[name], "seed": seeds[name], "shape": list(shapes[name])}, None)
         lines = [f"{indent}{name}:   # {comment + ', ' if comment else ''}the numbers of {spec}"]

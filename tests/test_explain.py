@@ -6,9 +6,9 @@ import json
 import re
 
 import pytest
+from conftest import EXAMPLES
 
 from attncli.cli import app
-from conftest import EXAMPLES
 
 EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml"))
 CJK = re.compile(r"[\u4e00-\u9fff]")

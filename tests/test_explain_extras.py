@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 import yaml
+from conftest import EXAMPLES
 
 from attncli.cli import app
-from conftest import EXAMPLES
 
 X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
 W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)

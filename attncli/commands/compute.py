@@ -8,8 +8,21 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.commands.common import (
-    Debug, ExportOption, FileArg, OutputFormat, Precision, _attend_within_memory, _check_export, _head_index,
-    _save_picture, app, emit, input_paths, load, render_text, run,
+    Debug,
+    ExportOption,
+    FileArg,
+    OutputFormat,
+    Precision,
+    _attend_within_memory,
+    _check_export,
+    _head_index,
+    _save_picture,
+    app,
+    emit,
+    input_paths,
+    load,
+    render_text,
+    run,
 )
 from attncli.errors import AttnError
 
@@ -109,7 +122,8 @@ def check(
 
     def action() -> None:
         nonlocal wrong
-        from attncli.check import check as check_answer, read_answer
+        from attncli.check import check as check_answer
+        from attncli.check import read_answer
         from attncli.document import read_document
         from attncli.errors import AttnError as _AttnError
         from attncli.render import check_report

@@ -9,8 +9,18 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.commands.common import (
-    Debug, ExportOption, Precision, _check_export, _head_index, _save_picture, app, emit, input_paths, load,
-    render_text, run,
+    Debug,
+    ExportOption,
+    Precision,
+    _check_export,
+    _head_index,
+    _save_picture,
+    app,
+    emit,
+    input_paths,
+    load,
+    render_text,
+    run,
 )
 from attncli.errors import AttnError
 
@@ -66,7 +76,8 @@ def explain(
         doc, builtin = _document(file)
         trace = load(doc.name, doc=doc)
         spec = trace.spec
-        from attncli.explain import Focus, steps as all_steps
+        from attncli.explain import Focus
+        from attncli.explain import steps as all_steps
         from attncli.explain_render import renderables, to_json
         from attncli.explain_why import mark_mistake, why_steps
         from attncli.render import View

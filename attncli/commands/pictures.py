@@ -11,8 +11,20 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.commands.common import (
-    Debug, ExportOption, FileArg, Precision, _attend_within_memory, _check_export, _head_index, _save_picture, app,
-    emit, input_paths, load, render_text, run,
+    Debug,
+    ExportOption,
+    FileArg,
+    Precision,
+    _attend_within_memory,
+    _check_export,
+    _head_index,
+    _save_picture,
+    app,
+    emit,
+    input_paths,
+    load,
+    render_text,
+    run,
 )
 from attncli.errors import AttnError
 

@@ -1,0 +1,73 @@
+"""Seeded random matrices: ``{random: xavier, seed: 0, shape: [768, 64]}``, with torch.nn.init's meanings."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attncli.document import size_text
+from attncli.errors import AttnError, shape_str, unknown_key
+from attncli.matrices import _describe
+
+RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
+_RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
+MAX_RANDOM_BYTES = 2 << 30  # one generated matrix; a larger one belongs in a .npy file
+
+
+def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
+    """``{random: xavier, seed: 0, shape: [768, 64]}`` with torch.nn.init's meanings.
+
+    Our matrices are ``d_in × d_out`` (rows are inputs), so fan_in is the number
+    of rows and fan_out the number of columns, as for the same ``nn.Linear``.
+    """
+    for key in spec:
+        if key not in _RANDOM_KEYS:
+            raise unknown_key(key, _RANDOM_KEYS)
+    kind = spec.get("random")
+    if kind not in RANDOM_KINDS:
+        raise AttnError(f"random: {_describe(kind)} is not an initialiser (expected one of {', '.join(RANDOM_KINDS)})")
+    seed = spec.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise AttnError(f"seed: {_describe(seed)} is not a whole number ≥ 0")
+    shape = _random_shape(spec.get("shape"), shape_hint)
+    need = 8 * math.prod(shape)
+    if need > MAX_RANDOM_BYTES:
+        raise AttnError(
+            f"shape: {shape_str(shape)} would need {size_text(need)} of memory, more than the "
+            f"{size_text(MAX_RANDOM_BYTES)} attncli generates for one random matrix (save a larger one as .npy)"
+        )
+    params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        return rng.normal(params.get("mean", 0.0), params.get("std", 1.0), shape)
+    if kind == "uniform":
+        return rng.uniform(params.get("low", 0.0), params.get("high", 1.0), shape)
+    if len(shape) < 2:
+        raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
+    fan_in, fan_out = shape[-2], shape[-1]
+    if kind == "xavier":
+        bound = params.get("gain", 1.0) * math.sqrt(6.0 / (fan_in + fan_out))
+        return rng.uniform(-bound, bound, shape)
+    return rng.normal(0.0, params.get("gain", math.sqrt(2.0)) / math.sqrt(fan_in), shape)
+
+
+def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
+    if shape is None:
+        if hint is None:
+            raise AttnError("random: give a shape, e.g. shape: [4, 3] (nothing else in the document fixes it)")
+        return hint
+    if not isinstance(shape, list) or not 1 <= len(shape) <= 3:
+        raise AttnError(f"shape: {_describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise AttnError(f"shape: {_describe(size)} is not a positive whole number")
+    return tuple(shape)
+
+
+def _param(spec: dict, key: str) -> float:
+    value = spec[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AttnError(f"{key}: {_describe(value)} is not a finite number")
+    return float(value)
