@@ -19,8 +19,9 @@ from attncli.cli import app
 from attncli.commands.common import _progress
 from attncli.document import Document
 from attncli.errors import AttnError
+from attncli.memory import parse_size
 from attncli.spec import build_spec
-from attncli.stream import attend_streamed, parse_size, plan
+from attncli.stream import attend_streamed, plan
 from tests.reference import max_abs_diff, naive_attention
 
 KEPT = ("queries", "keys", "values", "head_outputs", "output", "residual", "normalized")
