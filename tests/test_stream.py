@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncli import stream
+from attncli import memory, stream
 from attncli.attention import attend
 from attncli.cli import app
 from attncli.commands.common import _progress
@@ -228,9 +228,9 @@ def test_parse_size_refuses(text):
 
 def test_budget_from_environment(monkeypatch):
     monkeypatch.setenv("ATTNCLI_MEMORY", "3G")
-    assert stream.memory_budget() == 3 << 30
+    assert memory.memory_budget() == 3 << 30
     monkeypatch.delenv("ATTNCLI_MEMORY")
-    assert 0 < stream.memory_budget() <= stream.available_memory()
+    assert 0 < memory.memory_budget() <= memory.available_memory()
 
 
 # ---------------------------------------------------------------- through the command line
