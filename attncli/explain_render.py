@@ -12,7 +12,6 @@ import re
 
 from rich.cells import cell_len
 from rich.console import Group
-from rich.padding import Padding
 from rich.text import Text
 
 from attncli.explain import Numbers, Step
@@ -47,17 +46,27 @@ def wrap_cjk(text: str, width: int) -> list[str]:
 
 
 class Paragraph:
-    """A paragraph that wraps Chinese text between characters (Rich wraps only at spaces)."""
+    """A paragraph that wraps Chinese text between characters (Rich wraps only at spaces), English at spaces."""
 
     def __init__(self, text: str, style: str = ""):
         self.text, self.style = text, style
 
     def __rich_console__(self, console, options):
-        if not CJK.search(self.text):
-            yield Text(self.text, style=self.style)
-            return
-        for line in wrap_cjk(self.text, options.max_width):
+        for line in wrap_cjk(self.text, options.max_width):  # also for English: no trailing spaces
             yield Text(line, style=self.style)
+
+
+class Worked:
+    """The arithmetic lines, indented; a line too long for the terminal continues further indented."""
+
+    def __init__(self, lines: list[str], style: str = "green"):
+        self.lines, self.style = lines, style
+
+    def __rich_console__(self, console, options):
+        width = max(options.max_width - 6, 20)
+        for line in self.lines:
+            for k, part in enumerate(wrap_cjk(line, width)):
+                yield Text(("  " if k == 0 else "      ") + part, style=self.style)
 
 
 def heading(step: Step, t: dict) -> str:
@@ -68,12 +77,13 @@ def heading(step: Step, t: dict) -> str:
 def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
     """One step: heading, formula, paragraphs, the worked lines, notes and tables."""
     parts: list = [Text(heading(step, t), style="bold underline"), Text(f"{t['formula']}: {step.formula}", style="bold cyan")]
-    parts += [Padding(Paragraph(paragraph), (1, 0, 0, 0), expand=False) for paragraph in step.text]
+    blocks: list = [Paragraph(paragraph) for paragraph in step.text]
     if step.lines:
-        parts.append(Padding(Text("\n".join(step.lines), style="green"), (1, 0, 0, 2), expand=False))
-    parts += [Padding(Paragraph(note, "bold red"), (1, 0, 0, 0), expand=False) for note in step.notes]
-    for numbers in step.numbers:
-        parts.append(Padding(table(numbers, view), (1, 0, 0, 0), expand=False))
+        blocks.append(Worked(step.lines))
+    blocks += [Paragraph(note, "bold red") for note in step.notes]
+    blocks += [table(numbers, view) for numbers in step.numbers]
+    for block in blocks:  # a blank line before each (an empty Text: Padding would pad it with spaces)
+        parts += [Text(""), block]
     return Group(*parts)
 
 

@@ -14,7 +14,7 @@ TEXTS = {
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
         "queries": "Queries  Q", "keys": "Keys  K", "values": "Values  V",
         "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked",
-        "exponentials": "Exponentials", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
+        "exponentials": "Exponentials  e^z", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
@@ -72,7 +72,9 @@ TEXTS = {
                     "It also measures how well a key suits the query, with a small learned network instead of a "
                     "plain dot product.",
         "scale_none": "This document uses scale: none, so the scores go to softmax unchanged, as in the illustrated "
-                      "walkthrough. Transformers usually divide by √d_k.",
+                      "walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
+                      "vector the raw dot products grow large, and softmax would then put nearly all the weight on "
+                      "the single largest score.",
         "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
                       "grows with d_k; without the division the largest score would swamp the others, softmax would give "
                       "nearly all the weight to one key, and its gradients would almost vanish, so training stalls.",

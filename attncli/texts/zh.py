@@ -13,7 +13,7 @@ TEXTS = {
         "b_q": "查询偏置  b_Q", "b_k": "键偏置  b_K", "b_v": "值偏置  b_V",
         "queries": "查询  Q", "keys": "键  K", "values": "值  V",
         "scores": "得分  s", "scaled_scores": "缩放后的得分  z", "masked": "已屏蔽",
-        "exponentials": "指数", "weights": "权重  a", "weighted_values": "加权后的值  a_j · v_j",
+        "exponentials": "指数  e^z", "weights": "权重  a", "weighted_values": "加权后的值  a_j · v_j",
         "head_output": "输出  y", "all_weights": "全部权重  A", "head_outputs": "全部输出  H",
         "concat": "各头拼接  concat(H₁ … H_h)", "output": "输出  Y",
         "residual": "残差  R", "normalized": "Add & Norm  LayerNorm(R)",
@@ -62,7 +62,8 @@ TEXTS = {
                     "再过 tanh，最后由向量 v 压成一个数。它同样衡量键与查询是否契合，只不过用的是一个小型网络，"
                     "而不是直接做点积。",
         "scale_none": "本文档设置了 scale: none，得分不经缩放直接送入 softmax，与图解教程的做法一致。"
-                      "Transformer 里通常还要除以 √d_k。",
+                      "Transformer 里通常还要除以 √d_k："
+                      "向量一旦有几百维，原始点积就会很大，softmax 会把几乎全部权重都压到得分最高的那个键上。",
         "scale_sqrt": "接着，每个得分都除以 √d_k = √{d_k}。点积是 d_k 个乘积之和，维数越高，数值往往越大；"
                       "不加缩放的话，最大的得分会在 softmax 中压倒其余各项，几乎全部权重都落到一个键上，"
                       "梯度也随之变得极小，模型很难学下去。",
