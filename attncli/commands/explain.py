@@ -39,7 +39,7 @@ class ExplainFormat(str, Enum):
 
 @app.command()
 def explain(
-    file: Annotated[Optional[str], typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the built-in illustrated example.", metavar="[FILE]")] = None,
+    file: Annotated[Optional[str], typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the built-in illustrated example.", metavar="FILE")] = None,
     step: Annotated[str, typer.Option("--step", "-s", help="Which step: 1 to 8, all (the default), or the extra steps positional / add_norm when the document uses them.")] = "all",
     query: Annotated[Optional[str], typer.Option("--query", "-q", help="The query to follow: a number counting from 1, or a token label (default: the first).")] = None,
     head: Annotated[Optional[int], typer.Option("--head", help="The head to follow, counting from 1 (default: 1).")] = None,
@@ -54,9 +54,10 @@ def explain(
 
     The eight steps: 1 inputs, 2 weights, 3 queries/keys/values, 4 scores (each dot product
     written out), 5 softmax, 6 weighted values, 7 their sum (the output), 8 every query at once.
-    A document with [bold]positional:[/bold] or [bold]add_norm:[/bold] gets the extra steps
-    [bold]positional[/bold] (after step 1) and [bold]add_norm[/bold] (after step 8). A document with
-    an [bold]answer:[/bold] section has the step where the answer first goes wrong marked.
+
+    Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1) and
+    [bold]add_norm[/bold] (after step 8). With an [bold]answer:[/bold] section, the step where
+    the answer first goes wrong is marked.
 
     [bold]Examples[/bold]
 
