@@ -187,7 +187,9 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     z, a, allowed = trace.scaled_scores[h, i], trace.weights[h, i], allowed_row(trace, i)
     tokens, row = spec.context_tokens, [spec.tokens[i]]
     numbers, lines = [], []
-    if spec.normalize == "softmax":
+    if not allowed.any():  # nothing to normalise: weights and output 0, as PyTorch's SDPA gives
+        keys = ["all_masked"]
+    elif spec.normalize == "softmax":
         shift = float(z[allowed].max()) if allowed.any() and z[allowed].max() > 30 else 0.0  # exp(z) stays readable
         e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)
         num = lambda x: vector([x], p)[1:-1]  # noqa: E731  (one number as the tables write it)
@@ -196,7 +198,8 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
         lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''} = {num(e.sum())}")
         lines += [f"{tokens[j]}: a = {num(e[j])} / {num(e.sum())} = {num(a[j])}" for j in shown]
-        numbers.append(Numbers("exponentials", t["label"]["exponentials"], e[None, :], row, tokens))
+        numbers.append(Numbers("exponentials", t["label"]["exponentials"], e[None, :], row, tokens,
+                               None if allowed.all() else ~allowed[None, :]))
         keys = ["softmax"] + ([] if shift == 0 else ["shift"])
     elif spec.normalize == "sum":
         total = float(np.where(allowed, z, 0.0).sum())
@@ -205,7 +208,7 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys = ["sum"]
     else:
         keys = ["none"]
-    if not allowed.all():
+    if allowed.any() and not allowed.all():
         keys.append("masked")
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
     return Step(5, t["softmax"]["title"], weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines, numbers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -201,3 +202,15 @@ def test_errors_exit_2_naming_the_valid_range(runner, elsewhere, args, words):
     assert result.exit_code == 2, result.output
     assert words in result.stderr and result.stdout == ""
     assert "Traceback" not in result.output
+
+
+def test_a_query_with_every_key_masked_says_so_instead_of_an_empty_sum(runner, tmp_path):
+    path = tmp_path / "doc.yaml"
+    path.write_text("inputs: [[1, 0], [0, 1], [1, 1]]\nmask: [[0, 0, 0], [1, 1, 0], [1, 1, 1]]\n")
+    data = step_json(runner, str(path), "--step", "5")
+    assert values(data, "weights") == [[0, 0, 0]] and data["lines"] == []
+    assert "Every key is masked" in " ".join(data["text"])
+    data = step_json(runner, str(path), "--step", "5", "--query", "2")
+    big = math.exp(1 / math.sqrt(2))  # x2 = [0, 1] against the keys [1, 0] and [0, 1]: scores 0 and 1, times 1/√2
+    assert values(data, "exponentials")[0][:2] == pytest.approx([1.0, big]) and values(data, "exponentials")[0][2] is None
+    assert values(data, "weights")[0] == pytest.approx([1 / (1 + big), big / (1 + big), 0])

@@ -102,6 +102,8 @@ TEXTS = {
         "none": "This document uses normalize: none: the scaled scores are used as weights just as they are, without "
                 "making them add up to 1.",
         "masked": "Masked keys get weight exactly 0.",
+        "all_masked": "Every key is masked for {q}, so there is nothing to share out: all its weights are 0, and so "
+                      "is its output (as PyTorch's scaled_dot_product_attention gives).",
     },
     "weighted": {
         "title": "Weight each value",

@@ -85,6 +85,8 @@ TEXTS = {
                "但与 softmax 不同，一旦出现负分或整行之和为零，这种做法就行不通了。",
         "none": "本文档设置了 normalize: none：缩放后的得分原样当作权重使用，不要求它们加起来等于 1。",
         "masked": "被屏蔽的键，权重恰好为 0。",
+        "all_masked": "对 {q} 来说，所有键都被屏蔽了，没有可以分配的对象：它的权重全部为 0，输出也是 0"
+                      "（与 PyTorch 的 scaled_dot_product_attention 一致）。",
     },
     "weighted": {
         "title": "给每个值加权",
