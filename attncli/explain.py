@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.attention import Trace
-from attncli.explain_lines import dot_line, fixed, scaled_line, vector, weighted_line
+from attncli.explain_lines import dot_line, fixed, number, scaled_line, vector, weighted_line
 from attncli.render import output_formula, scale_text, score_formula, weights_formula
 from attncli.texts import texts
 
@@ -129,24 +129,29 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     return Step(2, t["weights"]["title"], "W_Q, W_K, W_V", paragraphs(t, "weights", keys, ctx), numbers=numbers)
 
 
+def plus(bias, name: str) -> str:
+    """`` + b_Q`` when the document has that bias, else nothing."""
+    return "" if bias is None else f" + {name}"
+
+
 def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, p = trace.spec, focus.head, focus.precision
-    x, c = "X", "C" if spec.context is not None else "X"
-    bias = lambda b, name: f" + {name}" if b is not None else ""  # noqa: E731
-    lines = [f"q · {spec.tokens[focus.query]}: {vector(spec.embedded[focus.query], p)} · W_Q{bias(spec.b_q, 'b_Q')}"
+    x = "X" if spec.positional is None else "(X + P)"  # what the projections see
+    c = "C" if spec.context is not None else x
+    lines = [f"q · {spec.tokens[focus.query]}: {vector(spec.embedded[focus.query], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
              f" = {vector(trace.queries[h, focus.query], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row = vector(spec.source[j], p)
-        lines.append(f"k · {spec.context_tokens[j]}: {row} · W_K{bias(spec.b_k, 'b_K')} = {vector(trace.keys[h, j], p)}")
-        lines.append(f"v · {spec.context_tokens[j]}: {row} · W_V{bias(spec.b_v, 'b_V')} = {vector(trace.values[h, j], p)}")
+        lines.append(f"k · {spec.context_tokens[j]}: {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[h, j], p)}")
+        lines.append(f"v · {spec.context_tokens[j]}: {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[h, j], p)}")
     if spec.m > MAX_LINES:
         lines.append("…")
     numbers = [Numbers("queries", t["label"]["queries"], trace.queries[h], spec.tokens, dims(spec.d_k)),
                Numbers("keys", t["label"]["keys"], trace.keys[h], spec.context_tokens, dims(spec.d_k)),
                Numbers("values", t["label"]["values"], trace.values[h], spec.context_tokens, dims(spec.d_v))]
     keys = ["body", "why_qk"] + (["cross"] if spec.context is not None else [])
-    formula = f"Q = {x}·W_Q{bias(spec.b_q, ' + b_Q')}   K = {c}·W_K{bias(spec.b_k, ' + b_K')}   V = {c}·W_V{bias(spec.b_v, ' + b_V')}"
-    return Step(3, t["projections"]["title"], formula.replace("  + ", " + "), paragraphs(t, "projections", keys, ctx), lines, numbers)
+    formula = f"Q = {x}·W_Q{plus(spec.b_q, 'b_Q')}   K = {c}·W_K{plus(spec.b_k, 'b_K')}   V = {c}·W_V{plus(spec.b_v, 'b_V')}"
+    return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, ctx), lines, numbers)
 
 
 def allowed_row(trace: Trace, i: int) -> np.ndarray:
@@ -192,7 +197,7 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     elif spec.normalize == "softmax":
         shift = float(z[allowed].max()) if allowed.any() and z[allowed].max() > 30 else 0.0  # exp(z) stays readable
         e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)
-        num = lambda x: vector([x], p)[1:-1]  # noqa: E731  (one number as the tables write it)
+        num = lambda x: number(x, p)  # noqa: E731
         shifted = "" if shift == 0 else f" − {num(shift)}"
         shown = [j for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
@@ -267,7 +272,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, i, p = trace.spec, focus.query, focus.precision
     r = trace.residual[i]
-    gamma, beta, eps = spec.add_norm
+    eps = spec.add_norm[2]  # (gamma, beta, eps)
     mean, var = float(r.mean()), float(r.var())  # the two numbers LayerNorm uses for this row
     lines = [f"r · {spec.tokens[i]} = {vector(r, p)}",
              f"mean = {mean:.{p}f}   var = {var:.{p}f}   ε = {eps:g}",

@@ -214,3 +214,9 @@ def test_a_query_with_every_key_masked_says_so_instead_of_an_empty_sum(runner, t
     big = math.exp(1 / math.sqrt(2))  # x2 = [0, 1] against the keys [1, 0] and [0, 1]: scores 0 and 1, times 1/√2
     assert values(data, "exponentials")[0][:2] == pytest.approx([1.0, big]) and values(data, "exponentials")[0][2] is None
     assert values(data, "weights")[0] == pytest.approx([1 / (1 + big), big / (1 + big), 0])
+
+
+def test_step_3_formula_names_the_biases_once(runner):
+    data = step_json(runner, str(EXAMPLES / "two_heads.yaml"), "--step", "3")
+    assert data["formula"] == "Q = X·W_Q + b_Q   K = X·W_K + b_K   V = X·W_V + b_V"
+    assert step_json(runner, str(EXAMPLES / "cross_attention.yaml"), "--step", "3")["formula"] == "Q = X·W_Q   K = C·W_K   V = C·W_V"

@@ -108,7 +108,9 @@ def test_positional_step_comes_after_step_1_with_the_sinusoidal_formula(runner, 
     p[:, 0::2], p[:, 1::2] = np.sin(i / 10000 ** (2 * k / 4)), np.cos(i / 10000 ** (2 * k / 4))
     assert numbers(step, "positional") == pytest.approx(p)
     assert numbers(step, "embedded") == pytest.approx(X + p)
-    queries = numbers(explain_json(runner, path, "--step", "3"), "queries")
+    step_3 = explain_json(runner, path, "--step", "3")
+    queries = numbers(step_3, "queries")
+    assert step_3["formula"].startswith("Q = (X + P)·W_Q")
     assert queries == pytest.approx((X + p) @ W_Q)
 
 
