@@ -1,4 +1,4 @@
-"""Heat maps of the n × m attention matrices, and pictures (SVG, HTML, text) of anything rendered.
+"""Heat maps of the n × m attention matrices,.
 
 Query tokens run down the side, key tokens across the top.  On a terminal each
 cell is coloured on a viridis scale; without colour (``NO_COLOR``, a pipe, a
@@ -9,12 +9,10 @@ large with its numbers; several heads as small multiples on one shared scale.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from html import escape, unescape
 
 import numpy as np
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
@@ -30,8 +28,6 @@ KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
 QUANTITIES = ("weights", "scores", "scaled_scores")
-# A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
-FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
 
 
 @dataclass(frozen=True)
@@ -48,9 +44,12 @@ class Scale:
 def fit(label: str, width: int, align: str = "left") -> str:
     """``label`` in exactly ``width`` terminal cells: padded, or cut with an ellipsis (CJK counts double)."""
     label = " ".join(label.split())  # no newlines or tabs inside a grid
+    if cell_len(label) > width:
+        kept = label
+        while kept and cell_len(kept) > width - 1:  # a wide character cut in half is dropped whole
+            kept = kept[:-1]
+        label = kept + "…"
     room = width - cell_len(label)
-    if room < 0:
-        return set_cell_size(label, width - 1) + "…"
     left = {"left": 0, "right": room, "center": room // 2}[align]
     return " " * left + label + " " * (room - left)
 
@@ -59,17 +58,22 @@ def viridis(t: float) -> tuple[int, int, int]:
     x = t * (len(VIRIDIS) - 1)
     i = min(int(x), len(VIRIDIS) - 2)
     a, b = VIRIDIS[i], VIRIDIS[i + 1]
-    return tuple(int(round(p + (q - p) * (x - i))) for p, q in zip(a, b))  # type: ignore[return-value]
+    return tuple(round(p + (q - p) * (x - i)) for p, q in zip(a, b))  # type: ignore[return-value]
 
 
 def shade(t: float) -> str:
     return SHADES[min(int(t * len(SHADES)), len(SHADES) - 1)]
 
 
-def pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:
-    """Indices to show; None stands for the ones left out (as render.matrix_table summarises)."""
-    if full or size <= limit:
+def pick(size: int, limit: int, edge: int, full: bool, fits: int | None = None) -> list[int | None]:
+    """Indices to show; None stands for the ones left out (as render.matrix_table summarises).
+
+    ``fits``: how many can be shown at most (columns side by side in the terminal's width).
+    """
+    most = limit if fits is None else max(3, min(limit, fits))
+    if full or size <= most:
         return list(range(size))
+    edge = min(edge, (most - 1) // 2)
     return [*range(edge), None, *range(size - edge, size)]
 
 
@@ -134,19 +138,19 @@ class HeatMap:
         numbers = max((len(format_number(x, self.precision)) for x in matrix[~self.masked]), default=1)
         return max(numbers + (4 if not self.color else 2), key_w + 1)
 
-    def panel(self, head: int, many: bool) -> list[Text]:
-        """The lines of one head's grid: a title line, the key labels, one line per query."""
+    def panel(self, head: int, many: bool, room: int) -> list[Text]:
+        """The lines of one head's grid, at most ``room`` cells wide: a title line, the key labels, one line per query."""
         spec, matrix = self.spec, self.matrices[head]
         limit, edge = (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
-        rows = pick(spec.n, limit, edge, self.full)
-        cols = pick(spec.m, limit, edge, self.full)
         label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
         width, labels = self.cell_width(many), self.column_labels()
+        rows = pick(spec.n, limit, edge, self.full)
+        cols = pick(spec.m, limit, edge, self.full, fits=(room - label_w - 1) // width)
         lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if spec.heads > 1 else []
         header = Text(" " * (label_w + 1), style="bold")
         align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:
-            header.append(fit("…" if j is None else labels[j], width, align))
+            header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
         lines.append(header)
         for i in rows:
             line = Text(fit("⋮" if i is None else spec.tokens[i], label_w) + " ", style="bold" if i is not None else "")
@@ -158,48 +162,58 @@ class HeatMap:
             lines.append(line)
         return lines
 
-    def key_line(self) -> Text | None:
-        """With numbered columns: which token each number stands for."""
+    def key_lines(self, room: int) -> list[Text]:
+        """With numbered columns: which token each number stands for, broken between entries to fit ``room``."""
         if not self.numbered:
-            return None
+            return []
         names = [f"{j} {' '.join(t.split())}" for j, t in enumerate(self.spec.context_tokens, 1)]
-        return Text("keys: " + " · ".join(names))
+        lines = ["keys: " + names[0]]
+        for name in names[1:]:
+            if cell_len(lines[-1]) + 3 + cell_len(name) <= room:
+                lines[-1] += " · " + name
+            else:
+                lines.append("      " + name)
+        return [Text(line) for line in lines]
 
-    def legend(self) -> Text:
-        lo, hi = self.scale.lo, self.scale.hi
-        text = Text("scale ", no_wrap=True, overflow="crop")
-        text.append(format_number(lo, self.precision) + " ")
+    def legend(self, room: int = 200) -> list[Text]:
+        """The colour (or shade) scale, the masked mark and what rows and columns are, in lines of ``room`` cells."""
+        bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
         if self.color:
             for k in range(10):
                 r, g, b = viridis(k / 9)
-                text.append("  ", style=f"on rgb({r},{g},{b})")
+                bar.append("  ", style=f"on rgb({r},{g},{b})")
         else:
-            text.append("▕" + SHADES + "▏")
-        text.append(" " + format_number(hi, self.precision))
+            bar.append("▕" + SHADES + "▏")
+        bar.append(" " + format_number(self.scale.hi, self.precision))
+        parts = [bar]
         if self.masked.any():
-            text.append("   ")
-            text.append(HATCH * 2, style="grey50" if self.color else "")
-            text.append(" masked")
-        text.append("   rows: queries, columns: keys", style="dim" if self.color else "")
-        return text
+            parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
+        parts.append(Text("rows: queries, columns: keys", style="dim" if self.color else ""))
+        lines = [parts[0]]
+        for part in parts[1:]:
+            if lines[-1].cell_len + 3 + part.cell_len <= room:
+                lines[-1] = Text.assemble(lines[-1], "   ", part)
+            else:
+                lines.append(part)
+        return lines
 
     # -- Rich protocol
 
-    def _panels(self) -> list[list[Text]]:
+    def _panels(self, room: int) -> list[list[Text]]:
         many = len(self.heads) > 1
-        return [self.panel(h, many) for h in self.heads]
+        return [self.panel(h, many, room) for h in self.heads]
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        panels = self._panels()
+        panels = self._panels(options.max_width)
         panel_w = max(line.cell_len for line in panels[0])
         across = min(len(panels), int(np.ceil(np.sqrt(len(panels)))))
-        key = self.key_line()
-        widest = max(cell_len(self.title()), self.legend().cell_len, across * (panel_w + 3) - 3, key.cell_len if key else 0)
+        lines = [*self.legend(options.max_width), *self.key_lines(options.max_width)]
+        widest = max(cell_len(self.title()), across * (panel_w + 3) - 3, *(line.cell_len for line in lines))
         return Measurement(min(widest, panel_w), widest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
-        panels = self._panels()
+        panels = self._panels(options.max_width)
         panel_w = max(line.cell_len for line in panels[0])
         across = max(1, min(len(panels), int(np.ceil(np.sqrt(len(panels)))), (options.max_width + 3) // (panel_w + 3)))
         for start in range(0, len(panels), across):
@@ -215,70 +229,5 @@ class HeatMap:
                         line.append("   ")
                 yield line
         yield Text("")
-        key = self.key_line()
-        if key is not None:
-            yield key
-        yield self.legend()
-
-
-# ---------------------------------------------------------------- pictures of what the terminal shows
-
-EXPORT_KINDS = (".svg", ".html", ".htm", ".txt")
-
-
-def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli") -> bytes:
-    """``renderables`` as the terminal shows them, saved as an SVG, an HTML page or text (``suffix``).
-
-    The picture is as wide as its widest renderable (at most ``max_width`` cells).
-    """
-    import io
-
-    from rich.console import CONSOLE_HTML_FORMAT, CONSOLE_SVG_FORMAT
-
-    record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
-                     color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
-    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
-    record.width = max(20, cell_len(title) + 16, min(widest, max_width))  # room for the title beside the window buttons
-    for item in renderables:
-        record.print(item)
-        record.print()
-    if suffix == ".txt":
-        return record.export_text().encode("utf-8")
-    if suffix in (".html", ".htm"):
-        page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
-        page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
-        return record.export_html(code_format=page, inline_styles=True).encode("utf-8")
-    svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
-    return _fix_text_runs(record.export_svg(title=title, code_format=svg)).encode("utf-8")
-
-
-_TEXT = re.compile(r'<text class="([^"]*)" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)" ([^>]*)>(.*?)</text>')
-
-
-def _fix_text_runs(svg: str) -> str:
-    """Place every double-width character itself: Rich sizes a run of text by its characters, not its
-    cells, and a renderer that ignores textLength would let a Chinese run drift off the grid."""
-
-    def fix(match: re.Match) -> str:
-        css, x, y, length, rest, body = match.groups()
-        text = unescape(body)
-        if cell_len(text) == len(text) and not text.startswith("\u00a0"):
-            return match.group(0)
-        char_width = float(length) / len(text)
-        runs: list[list[str]] = []  # [kind, text]: spaces, one wide character, or narrow characters
-        for ch in text:
-            kind = "space" if ch == "\u00a0" else "wide" if cell_len(ch) == 2 else "narrow"
-            if runs and kind != "wide" and runs[-1][0] == kind:
-                runs[-1][1] += ch
-            else:
-                runs.append([kind, ch])
-        pieces, cells = [], 0
-        for kind, piece in runs:
-            if kind != "space":
-                left, width = float(x) + cells * char_width, cell_len(piece) * char_width
-                body = escape(piece).replace("\u00a0", "&#160;")
-                pieces.append(f'<text class="{css}" x="{left:g}" y="{y}" textLength="{width:g}" {rest}>{body}</text>')
-            cells += cell_len(piece)
-        return "".join(pieces)
-
-    return _TEXT.sub(fix, svg)
+        yield from self.key_lines(options.max_width)
+        yield from self.legend(options.max_width)

@@ -19,7 +19,8 @@ from rich.console import Console
 from attncli.attention import attend
 from attncli.cli import app
 from attncli.document import read_document
-from attncli.heatmap import HATCH, SHADES, HeatMap, picture
+from attncli.heatmap import HATCH, SHADES, HeatMap
+from attncli.picture import picture
 from attncli.spec import build_spec
 from tests.conftest import EXAMPLES
 from tests.reference import naive_attention

@@ -198,7 +198,9 @@ def _check_export(export: Optional[Path], usable: bool, output: Optional[Path] =
     """Refuse a bad --export before anything is computed or written."""
     if export is None:
         return
-    if export.suffix.lower() not in (".svg", ".html", ".htm", ".txt"):
+    from attncli.picture import EXPORT_KINDS
+
+    if export.suffix.lower() not in EXPORT_KINDS:
         raise AttnError("expected a file name ending in .svg, .html or .txt", "--export")
     if not usable:
         raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
@@ -209,7 +211,7 @@ def _check_export(export: Optional[Path], usable: bool, output: Optional[Path] =
 def _save_picture(make: Callable[[bool], list], export: Path, inputs: set[Path], title: str) -> None:
     """Save ``make(color)`` as --export asks: in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
     from attncli.export import write_atomic
-    from attncli.heatmap import picture
+    from attncli.picture import picture
 
     suffix = export.suffix.lower()
     color = suffix != ".txt" and not os.environ.get("NO_COLOR")

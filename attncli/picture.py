@@ -1,0 +1,85 @@
+"""Pictures of what the terminal shows: any Rich renderables saved as SVG, an HTML page or text.
+
+Used by ``--export`` on compute, explain and heatmap.  The font stack names a
+Latin monospace first and then fonts with Chinese glyphs; every double-width
+character is placed on the grid by itself, so Chinese tokens line up in a
+browser and in ``rsvg-convert`` alike.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from html import escape, unescape
+
+from rich.cells import cell_len
+from rich.console import CONSOLE_HTML_FORMAT, CONSOLE_SVG_FORMAT, Console
+from rich.measure import Measurement
+from rich.terminal_theme import DEFAULT_TERMINAL_THEME, SVG_EXPORT_THEME, TerminalTheme
+
+# A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
+FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
+FONT_ASPECT = 1233 / 2048  # advance ÷ size of DejaVu Sans Mono (and Menlo): SVG cells as wide as its glyphs
+EXPORT_KINDS = (".svg", ".html", ".htm", ".txt")
+
+
+def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli") -> bytes:
+    """``renderables`` as the terminal shows them, saved as an SVG, an HTML page or text (``suffix``).
+
+    The picture is as wide as its widest renderable (at most ``max_width`` cells).
+    """
+    record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
+                     color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
+    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
+    record.width = max(20, cell_len(title) + 16, min(widest, max_width))  # room for the title beside the window buttons
+    for item in renderables:
+        record.print(item)
+        record.print()
+    if suffix == ".txt":
+        return record.export_text().encode("utf-8")
+    if suffix in (".html", ".htm"):
+        page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
+        page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
+        return record.export_html(theme=_inks(DEFAULT_TERMINAL_THEME), code_format=page, inline_styles=True).encode("utf-8")
+    svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
+    picture = record.export_svg(title=title, theme=_inks(SVG_EXPORT_THEME), code_format=svg, font_aspect_ratio=FONT_ASPECT)
+    return _fix_text_runs(picture).encode("utf-8")
+
+
+def _inks(theme: TerminalTheme) -> TerminalTheme:
+    """``theme`` with pure black and white, the inks of numbers on coloured cells (most legible on both ends)."""
+    normal = [tuple(c) for c in theme.ansi_colors._colors]
+    return TerminalTheme(tuple(theme.background_color), tuple(theme.foreground_color),
+                         [(0, 0, 0), *normal[1:7], (255, 255, 255)], normal[8:])
+
+
+_TEXT = re.compile(r'<text class="([^"]*)" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)" ([^>]*)>(.*?)</text>')
+
+
+def _fix_text_runs(svg: str) -> str:
+    """Place every double-width character itself: Rich sizes a run of text by its characters, not its
+    cells, and a renderer that ignores textLength would let a Chinese run drift off the grid."""
+
+    def fix(match: re.Match) -> str:
+        css, x, y, length, rest, body = match.groups()
+        text = unescape(body)
+        if cell_len(text) == len(text) and not text.startswith("\u00a0"):
+            return match.group(0)
+        char_width = float(length) / len(text)
+        runs: list[list[str]] = []  # [kind, text]: spaces, one wide character, or narrow characters
+        for ch in text:
+            kind = "space" if ch == "\u00a0" else "wide" if cell_len(ch) == 2 else "narrow"
+            if runs and kind != "wide" and runs[-1][0] == kind:
+                runs[-1][1] += ch
+            else:
+                runs.append([kind, ch])
+        pieces, cells = [], 0
+        for kind, piece in runs:
+            if kind != "space":
+                left, width = float(x) + cells * char_width, cell_len(piece) * char_width
+                body = escape(piece).replace("\u00a0", "&#160;")
+                pieces.append(f'<text class="{css}" x="{left:g}" y="{y}" textLength="{width:g}" {rest}>{body}</text>')
+            cells += cell_len(piece)
+        return "".join(pieces)
+
+    return _TEXT.sub(fix, svg)
