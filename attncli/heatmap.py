@@ -146,7 +146,7 @@ class HeatMap:
         width, labels = self.cell_width(many), self.column_labels()
         rows = pick(spec.n, limit, edge, self.full)
         cols = pick(spec.m, limit, edge, self.full, fits=(room - label_w - 1) // width)
-        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if spec.heads > 1 else []
+        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if many else []
         header = Text(" " * (label_w + 1), style="bold")
         align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:

@@ -234,3 +234,83 @@ def test_compute_export_html_holds_the_tables(runner, tmp_path):
     for value in np.array(reference("illustrated.yaml")["weights"][0]).flat:
         assert f"{value:.4f}" in text
     assert "Input 1" in text and "<title>attncli compute illustrated.yaml</title>" in out.read_text()
+
+
+CAUSAL = """\
+Attention weights  A = softmax(S / √4)   4 queries × 4 keys
+
+         Evan's     dog   Riley   barks
+Evan's  ██ 1.00 ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱
+dog     ██ 0.89    0.11 ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱
+Riley   ▓▓ 0.66    0.11 ░░ 0.23 ╱╱╱╱╱╱╱
+barks      0.13    0.19 ░░ 0.39 ░░ 0.29
+
+scale 0.00 ▕ ░▒▓█▏ 1.00   ╱╱ masked   rows: queries, columns: keys
+"""
+
+
+def test_causal_golden_text_as_the_readme_shows_it():
+    trace = trace_of(EXAMPLES / "causal.yaml")
+    spec = trace.spec  # the seeded random matrices, read by attncli; the attention itself by the reference
+    ref = naive_attention(spec.inputs.tolist(), spec.w_q[0].tolist(), spec.w_k[0].tolist(), spec.w_v[0].tolist(), mask="causal")
+    assert strip_right(text_of(HeatMap(trace, color=False))) == CAUSAL
+    shown = [[float(x) for x in re.findall(r"\d\.\d\d", line)] for line in CAUSAL.splitlines()[3:7]]
+    assert shown == [np.round(row[: i + 1], 2).tolist() for i, row in enumerate(ref["weights"][0])]
+
+
+def many_tokens(tmp_path, n: int, heads: int = 1):
+    rng = np.random.default_rng(3)
+    doc = tmp_path / "many.yaml"
+    doc.write_text(yaml.safe_dump({"tokens": [f"t{i}" for i in range(1, n + 1)], "inputs": rng.normal(size=(n, 4)).tolist(),
+                                   "heads": heads}))
+    return trace_of(doc)
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_one_head_keeps_to_the_terminal_width_showing_both_ends(tmp_path, width):
+    trace = many_tokens(tmp_path, 30)
+    lines = text_of(HeatMap(trace, color=False), width=width).splitlines()
+    assert all(cell_len(line) <= width for line in lines)
+    header, first = lines[2], lines[3]
+    assert "t1 " in header and header.rstrip().endswith("t30") and "t15 " not in header
+    # the left-out column's … sits in the same place in the header and in every row
+    assert header.index("…") == first.index("…")
+    # the first row's last number is the reference weight of query 1 on key 30
+    ref = naive_attention(trace.spec.inputs.tolist())["weights"][0][0]
+    assert float(first.split()[-1]) == pytest.approx(round(ref[-1], 2), abs=1e-9)
+
+
+def test_key_line_breaks_between_entries(tmp_path):
+    doc = tmp_path / "long.yaml"
+    tokens = ["internationalization", "我想吃饭吃饭吃饭吃饭", "x", "a very long label indeed"]
+    doc.write_text(yaml.safe_dump({"tokens": tokens, "inputs": [[1, 0], [0, 1], [1, 1], [2, 0]], "heads": 2},
+                                  allow_unicode=True))
+    lines = text_of(HeatMap(trace_of(doc), color=False), width=50).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("keys:"))
+    keys = [line.strip() for line in lines[start:] if not line.startswith("scale")][:-1]  # up to the legend
+    entries = " · ".join(keys).removeprefix("keys: ").split(" · ")
+    assert entries == [f"{j} {t}" for j, t in enumerate(tokens, 1)]
+    assert all(cell_len(line) <= 50 for line in lines)
+    assert "我想吃饭吃…" in text_of(HeatMap(trace_of(doc), color=False), width=80)  # cut, the ellipsis right after
+
+
+def test_svg_text_sits_on_the_cell_grid():
+    """Every piece of text starts on a cell boundary and is as long as its cells (a Chinese character two)."""
+    root = ET.fromstring(picture([HeatMap(trace_of(EXAMPLES / "bert_base.yaml"), color=True)], ".svg", 120))
+    texts = [el for el in root.iter() if el.tag.endswith("text") and el.get("textLength") and (el.text or "").strip()]
+    first = next(el for el in texts if el.text.startswith("Attention"))
+    cell = float(first.get("textLength")) / len(first.text)
+    for el in texts:
+        body = el.text.replace("\u00a0", " ")
+        x = float(el.get("x"))
+        assert x == pytest.approx(cell * round(x / cell), abs=0.01), body  # Rich writes 3 decimals
+        assert float(el.get("textLength")) == pytest.approx(cell * cell_len(body), abs=0.01), body
+    assert any(el.text == "鱼" for el in texts)
+
+
+def test_compute_export_txt_is_what_stdout_shows(runner, tmp_path):
+    out = tmp_path / "tables.txt"
+    result = run_cli(runner, "compute", EXAMPLES / "cross_attention.yaml", "--export", out)
+    assert result.exit_code == 0
+    assert strip_right(out.read_text()).strip() == strip_right(result.stdout).strip()
+    assert "学生" in out.read_text()

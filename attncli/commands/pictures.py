@@ -103,11 +103,14 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML) that computes as it is.
 
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k) are refused with exit code 2.
+
     [bold]Examples[/bold]
 
       attncli init --tokens "Evan's dog Riley" -o doc.yaml
-      attncli init --tokens 我想吃酸菜鱼 --d-model 8 --heads 2 --mask causal
-      attncli init --n 2 --context 3 --inline | attncli compute -
+      attncli init --tokens 我想吃酸菜鱼 --d-model 8 --heads 2 --mask causal | attncli heatmap -
+      attncli init --n 2 --context 3 --d-model 6 --heads 2 --inline | attncli compute -
+      attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
     """
 
     def action() -> None:
