@@ -69,7 +69,7 @@ def test_markdown_has_the_token_labels_and_shapes(runner):
 
 
 def parse_latex(text: str) -> list[np.ndarray]:
-    matrices = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.S)
+    matrices = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.DOTALL)
     return [np.array([[-np.inf if c.strip() == r"-\infty" else float(c) for c in row.split("&")]
                       for row in body.split(" \\\\\n")]) for body in matrices]
 
@@ -124,3 +124,46 @@ def test_csv_masked_cells_are_empty_and_one_head_has_no_head_column(runner):
 def test_format_errors_exit_2(runner, args, message):
     result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml"), *args])
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
+
+
+EXAMPLE_FILES = ["illustrated.yaml", "bert_base.yaml", "cross_attention.yaml", "two_heads.yaml", "causal.yaml", "csv/files.yaml"]
+TITLES = {"Inputs": "inputs", "Context": "context", "Queries": "queries", "Keys": "keys", "Values": "values",
+          "Scores": "scores", "Scaled scores": "scaled_scores", "Weights": "weights", "Head output": "head_outputs",
+          "Output": "output"}
+
+
+PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
+
+
+def json_matrices(runner, path) -> dict[str, list[np.ndarray]]:
+    """The JSON's matrices, a list of one per head for per-head keys (a masked entry NaN)."""
+    import json
+
+    data = json.loads(compute(runner, path, "--format", "json"))
+    as_array = lambda value: np.array(value, dtype=float)
+    return {key: list(as_array(data[key])) if key in PER_HEAD else [as_array(data[key])]
+            for key in TITLES.values() if key in data}
+
+
+def in_block_order(matrices: dict[str, list[np.ndarray]]) -> list[np.ndarray]:
+    """The order of compute's tables: inputs, context, each head's Q K V S Z A H, then the output."""
+    heads = len(matrices["weights"])
+    found = [*matrices["inputs"], *matrices.get("context", [])]
+    found += [matrices[key][h] for h in range(heads) for key in PER_HEAD]
+    return found + matrices["output"]
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_markdown_and_latex_of_every_example_read_back_as_the_json(runner, name):
+    expected = json_matrices(runner, EXAMPLES / name)
+    markdown = parse_markdown(compute(runner, EXAMPLES / name, "--format", "markdown", "-p", "6", "--full"))
+    latex = parse_latex(compute(runner, EXAMPLES / name, "--format", "latex", "-p", "6", "--full"))
+    assert sorted(TITLES[t] for t in markdown) == sorted(expected)
+    in_order = in_block_order(expected)
+    assert len(latex) == len(in_order)
+    for title, key in TITLES.items():
+        for shown, want in zip(markdown.get(title, []), expected.get(key, []), strict=True):
+            np.testing.assert_allclose(shown, want, rtol=0, atol=HALF_UNIT[6], err_msg=f"{name} {key}")
+    for shown, want in zip(latex, in_order):
+        want = np.where(np.isnan(want), -np.inf, want)
+        np.testing.assert_allclose(shown, want, rtol=0, atol=HALF_UNIT[6], err_msg=name)
