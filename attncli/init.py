@@ -20,6 +20,7 @@ INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
 INLINE_LIMIT = 1_000_000  # numbers --inline will write out
 RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.matrices allows)
+MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
 _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#:]*")
 _RESERVED = {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf"}
 
@@ -88,8 +89,10 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask)
     if init not in INITS:
         raise AttnError(f"{init!r} is not one of {', '.join(INITS)}", "--init")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63 - 8:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
+    if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
+        raise AttnError(f"{seed} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
     shapes = _shapes(s)
     if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
         raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")

@@ -17,7 +17,8 @@ GRID = [
     (["--tokens", "我想吃酸菜鱼", "--d-model", "8", "--heads", "2", "--mask", "causal"], 6, 6, 8, 2, 4, 4),
     (["--n", "5", "--d-model", "6", "--d-k", "3", "--d-v", "2"], 5, 5, 6, 1, 3, 2),
     (["--n", "2", "--context", "3", "--d-model", "5", "--heads", "2", "--d-k", "2"], 2, 3, 5, 2, 2, 2),
-    (["--n", "4", "--mask", "causal", "--context", "4"], 4, 4, 4, 1, 4, 4),
+    (["--n", "4", "--mask", "causal", "--context", "4", "--seed", "42"], 4, 4, 4, 1, 4, 4),
+    (["--tokens", "a", "--d-model", "1", "--seed", str(2**63 - 7)], 1, 1, 1, 1, 1, 1),
     (["--tokens", "yes no null 1e3 'a' #b", "--heads", "4", "--d-model", "8", "--d-v", "3"], 6, 6, 8, 4, 2, 3),
 ]
 
@@ -46,7 +47,9 @@ def test_init_round_trips_through_compute(runner, options, n, m, d_model, heads,
     np.testing.assert_allclose(np.array(out["weights"]).sum(axis=-1), 1.0, atol=1e-12)
     if "causal" in options:
         assert np.all(np.triu(np.array(out["weights"]), 1) == 0)
-    assert f"{init}, seed: 1" in text  # the query weight, by the asked initialiser
+    seed = int(options[options.index("--seed") + 1]) if "--seed" in options else 0
+    assert "query:" in text and f"{{random: {init}, seed: {seed + 1}, shape: [{d_model}, {heads * d_k}]}}" in text
+    assert f"{{random: normal, seed: {seed}, shape: [{n}, {d_model}]}}" in text  # the inputs
     assert len(out["tokens"]) == n and len(out["context_tokens"]) == m
 
 
@@ -82,6 +85,8 @@ def test_inline_writes_plain_distinct_floats(runner):
     (["--tokens", "a b", "--n", "3"], "--n: is 3 but --tokens gives 2 tokens"),
     (["--tokens", "   "], "--tokens: is empty"),
     (["--d-model", "2000", "--n", "2000", "--inline"], "--inline: would write more than"),
+    (["--seed", str(2**63 - 6)], "--seed: 9223372036854775802 is too large"),
+    (["--n", "3", "--tokens", "a b"], "--n: is 3 but --tokens gives 2 tokens"),
 ])
 def test_option_errors_exit_2(runner, args, message):
     result = run(runner, "init", *args)
