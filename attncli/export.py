@@ -107,11 +107,8 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
     return orjson.dumps(to_dict(trace, only, native=True), option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
 
 
-def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed into place.
-
-    A failed run leaves no partial file, and an input file is never overwritten.
-    """
+def check_destination(path: Path, inputs: set[Path]) -> Path:
+    """``path`` resolved, if a file may be written there: not an input, not a directory, in a folder that exists."""
     target = path.resolve()
     if target in inputs:
         raise AttnError("is one of this run's input files; choose another output path", str(path))
@@ -119,6 +116,15 @@ def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
         raise AttnError("is a directory; give a file name", str(path))
     if not target.parent.is_dir():
         raise AttnError(f"cannot be written: the folder {target.parent} does not exist", str(path))
+    return target
+
+
+def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place.
+
+    A failed run leaves no partial file, and an input file is never overwritten.
+    """
+    target = check_destination(path, inputs)
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as e:

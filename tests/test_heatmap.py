@@ -203,6 +203,12 @@ def test_heatmap_command_exports_and_prints_shades(runner, tmp_path):
     (["compute", "{ex}/illustrated.yaml", "--format", "json", "--export", "{tmp}/a.svg"], "works with --format table only"),
     (["compute", "{ex}/illustrated.yaml", "-o", "{tmp}/a.svg", "--export", "{tmp}/a.svg"], "same file as --output"),
     (["compute", "{tmp}/csv/files.yaml", "--export", "{tmp}/csv/key.txt"], "is one of this run's input files"),
+    (["heatmap", "{tmp}/csv/files.yaml", "--export", "{tmp}/csv/key.txt"], "is one of this run's input files"),
+    (["compute", "{ex}/illustrated.yaml", "-o", "{tmp}/a.npz", "--export", "{tmp}/a.svg"], "-o a.npz writes arrays"),
+    (["compute", "{ex}/illustrated.yaml", "--export", "{tmp}/no/a.svg"], "the folder"),
+    # -o's problems are found before the picture is written: both files or neither
+    (["compute", "{ex}/illustrated.yaml", "-o", "{tmp}/no/x.txt", "--export", "{tmp}/a.svg"], "the folder"),
+    (["compute", "{tmp}/csv/files.yaml", "-o", "{tmp}/csv/key.txt", "--export", "{tmp}/a.svg"], "is one of this run's input files"),
 ])
 def test_export_errors_exit_2_and_write_nothing(runner, tmp_path, args, message):
     import shutil

@@ -202,6 +202,8 @@ def _check_export(export: Optional[Path], usable: bool, output: Optional[Path] =
 
     if export.suffix.lower() not in EXPORT_KINDS:
         raise AttnError("expected a file name ending in .svg, .html or .txt", "--export")
+    if output is not None and output.suffix.lower() in (".npz", ".npy"):
+        raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead", "--export")
     if not usable:
         raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
     if output is not None and output.resolve() == export.resolve():

@@ -89,6 +89,10 @@ def compute(
             index = _head_index(head, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
             if export is not None:
+                if output is not None:  # both files or neither: -o's problems before the picture is written
+                    from attncli.export import check_destination
+
+                    check_destination(output, inputs)
                 _save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
             emit(render_text(tables, to_terminal=output is None), output, inputs)
 
