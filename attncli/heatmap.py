@@ -153,7 +153,8 @@ class HeatMap:
             header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
         lines.append(header)
         for i in rows:
-            line = Text(fit("⋮" if i is None else spec.tokens[i], label_w) + " ", style="bold" if i is not None else "")
+            label = "⋮" if i is None else spec.tokens[i]
+            line = Text.assemble((fit(label, label_w) + " ", "bold" if i is not None else ""))  # bold: the label only
             for j in cols:
                 if i is None or j is None:
                     line.append(("⋮" if i is None else "…").center(width))

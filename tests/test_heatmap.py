@@ -135,6 +135,9 @@ def test_colour_uses_viridis_backgrounds_and_shades_only_without_colour():
     console.print(HeatMap(trace, color=True))
     out = console.file.getvalue()
     assert "\x1b[" in out and "48;2;" in out and not set(SHADES[1:]) & set(re.sub(r"scale.*", "", out))
+    assert not re.search(r"\x1b\[1;[^m]*48;2;", out)  # bold labels, not bold cells
+    # the deepest colour (viridis yellow) is the largest weight, 0.98, in black ink
+    assert re.search(r"\x1b\[30;48;2;253;231;37m +0\.98 +\x1b", out)
 
 
 def svg_text(data: bytes) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -20,6 +18,7 @@ from attncli.commands.common import (
     _head_index,
     _save_picture,
     app,
+    console,
     emit,
     input_paths,
     load,
@@ -68,7 +67,8 @@ def heatmap(
         if export is not None:
             inputs = input_paths(file, trace)
             _save_picture(make, export, inputs, f"attncli heatmap {Path(file).name}")
-        emit(render_text(make(sys.stdout.isatty() and not os.environ.get("NO_COLOR")), to_terminal=True), None, set())
+        color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
+        emit(render_text(make(color), to_terminal=True), None, set())
 
     run(action, debug)
 
