@@ -323,3 +323,16 @@ def test_compute_export_txt_is_what_stdout_shows(runner, tmp_path):
     assert result.exit_code == 0
     assert strip_right(out.read_text()).strip() == strip_right(result.stdout).strip()
     assert "学生" in out.read_text()
+
+
+def test_export_off_a_terminal_is_120_columns_wide_unless_columns_says(runner, tmp_path):
+    out = tmp_path / "bert.txt"
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--head", "1", "--only", "inputs", "--export", str(out)],
+                           env={"COLUMNS": ""})
+    assert result.exit_code == 0
+    lines = out.read_text().splitlines()
+    assert max(cell_len(line) for line in lines) <= 120 and not re.search(r"\d…", out.read_text())  # no squashed cells
+    assert "768" in lines[2]  # the last column's label
+    narrow = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--only", "inputs", "--export", str(out)],
+                           env={"COLUMNS": "60"})
+    assert narrow.exit_code == 0 and max(cell_len(line) for line in out.read_text().splitlines()) <= 60

@@ -217,7 +217,8 @@ def _save_picture(make: Callable[[bool], list], export: Path, inputs: set[Path],
 
     suffix = export.suffix.lower()
     color = suffix != ".txt" and not os.environ.get("NO_COLOR")
-    width = console().width if sys.stdout.isatty() else 200
+    # the terminal's width (or COLUMNS); off a terminal 120: wide enough for BERT-sized tables, narrow enough for prose
+    width = console().width if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
     write_atomic(export, picture(make(color), suffix, width, title), inputs)
 
 
