@@ -125,7 +125,7 @@ class HeatMap:
         return Text(shade(t) * width)
 
     def column_labels(self) -> list[str]:
-        """The key labels across the top: the tokens, or 1 … m when they are too long (see key_line)."""
+        """The key labels across the top: the tokens, or 1 … m when they are too long (see key_lines)."""
         tokens = self.spec.context_tokens
         return [str(j) for j in range(1, len(tokens) + 1)] if self.numbered else [" ".join(t.split()) for t in tokens]
 
