@@ -21,6 +21,7 @@ TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
 _AXES = ("head", "row", "column")
 NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rather than read
 
 
 def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
@@ -239,12 +240,9 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
 
 
 def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
-    _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
+    need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
     try:
-        try:  # mapped, not copied: a float64 file is used in place, read-only (large inputs, see attncli.stream)
-            array = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
-        except ValueError:  # a file that cannot be mapped is read into memory instead
-            array = np.load(path, allow_pickle=False)
+        array = _load_npy(path, mapped=need >= MMAP_MIN_BYTES)
     except ValueError as e:
         reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
@@ -252,15 +250,29 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
         raise AttnError(f"is not a readable .npy file: {e}", name) from None
     if boolean:
         return _as_mask(array.astype(np.float64), name)
-    values = array.astype(np.float64, copy=False)
+    with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf, named just below
+        values = array.astype(np.float64, copy=False)
     if not np.isfinite(values).all():
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
         raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
     return values
 
 
-def _check_npy_header(path: Path, name: str) -> None:
-    """The .npy header's promises, checked against the file: signature, dtype, axes and data size."""
+def _load_npy(path: Path, mapped: bool) -> np.ndarray:
+    """A large file mapped, not copied: used in place, read-only (large inputs, see attncli.stream).
+
+    A small one is read into memory: a mapped file that shrinks while in use ends the process (SIGBUS).
+    """
+    if mapped:
+        try:
+            return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+        except ValueError:  # a file that cannot be mapped is read instead
+            pass
+    return np.load(path, allow_pickle=False)
+
+
+def _check_npy_header(path: Path, name: str) -> int:
+    """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned)."""
     fmt = np.lib.format
     with path.open("rb") as f:
         start = f.read(6)
@@ -285,6 +297,8 @@ def _check_npy_header(path: Path, name: str) -> None:
         raise AttnError("is not a readable .npy file: it holds Python objects (pickles are refused)", name)
     if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
         raise AttnError(f"holds {dtype} values; expected real numbers (int or float)", name)
+    if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
+        raise AttnError(f"is not a readable .npy file: its header gives the shape {shape!r}", name)
     if len(shape) == 0 or len(shape) > 3 or 0 in shape:
         shown = shape_str(shape) if shape else "()"
         raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
@@ -295,6 +309,7 @@ def _check_npy_header(path: Path, name: str) -> None:
             f"but the file holds {size_text(size)} of data (cut short or forged)",
             name,
         )
+    return need
 
 
 def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> np.ndarray:
