@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from attncli.document import size_text
 from attncli.errors import AttnError
 
 MEMORY_ENV = "ATTNCLI_MEMORY"
@@ -51,11 +52,14 @@ def available_memory() -> int:
     return max(available, 0)
 
 
-def _budget_source() -> str:
+def budget_source() -> str:
+    """Where the budget comes from, for messages that refuse a size."""
     if os.environ.get(MEMORY_ENV, "").strip():
         return MEMORY_ENV
     return f"half the memory available; set {MEMORY_ENV} to change it"
 
 
-def _size(count: int) -> str:
-    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{max(count / 2**20, 0.1):.0f} MiB"
+
+def beyond(need: int, budget: int) -> str:
+    """"1.2 GiB of memory, more than the 512 MiB attncli may use (ATTNCLI_MEMORY)"."""
+    return f"{size_text(need)} of memory, more than the {size_text(budget)} attncli may use ({budget_source()})"

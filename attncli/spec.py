@@ -9,8 +9,6 @@ in :mod:`attncli.attention` never sees an inconsistent document.
 from __future__ import annotations
 
 import difflib
-import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -21,6 +19,7 @@ from attncli.document import Document
 from attncli.errors import AttnError, plural, shape_str, unknown_key
 from attncli.matrices import FILE_KINDS, read_value
 from attncli.spec_layers import ADDITIVE_WEIGHTS, read_layers
+from attncli.spec_values import check_identity_fits, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
@@ -143,9 +142,9 @@ class _Builder:
             hint = lambda: (self._count("context_tokens"), self._rows_of("key") or self._rows_of("value"))  # noqa: E731
             context = self._matrix("context", self.data["context"], hint)
         source = inputs if context is None else context
-        tokens = _tokens(self.data.get("tokens"), inputs.shape[0], "x", "tokens", "inputs")
+        tokens = token_labels(self.data.get("tokens"), inputs.shape[0], "x", "tokens", "inputs")
         context_tokens = (
-            tokens if context is None else _tokens(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
+            tokens if context is None else token_labels(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
         )
         heads = self._heads() or self._heads_of_3d_weights()
         w_q = self._weight("query", inputs.shape[1], "inputs", heads)
@@ -172,7 +171,7 @@ class _Builder:
         d_out = w_o.shape[1] if w_o is not None else h * d_v
         layers = read_layers(self, inputs.shape[0], inputs.shape[1], h, d_k, d_out)
         default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
-        scale, scale_name = _scale(self.data.get("scale", default_scale), d_k)
+        scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
         mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
         return Spec(
             tokens=tokens,
@@ -216,7 +215,7 @@ class _Builder:
         if isinstance(value, list):
             return len(value)
         if isinstance(value, str):
-            return len(_split_tokens(value))
+            return len(split_tokens(value))
         return None
 
     def _rows_of(self, name: str) -> int | None:
@@ -254,6 +253,7 @@ class _Builder:
         key = f"weights.{name}"
         value = self.weights.get(name)
         if value is None:
+            check_identity_fits(key, d_in)
             w = np.eye(d_in)
         else:
             w = self.read(key, value, (d_in, width * (heads or 1) if width else d_in))
@@ -290,7 +290,8 @@ class _Builder:
             raise AttnError(f"is {shape_str(b.shape)}; expected a vector of length {h * d}", key)
         if b.shape[0] != h * d:
             whose = of or f"weights.{name}"
-            raise AttnError(f"has length {b.shape[0]} but {whose} gives {h * d} columns (need {h * d})", key)
+            verb = "give" if whose.endswith("heads") else "gives"
+            raise AttnError(f"has length {b.shape[0]} but {whose} {verb} {h * d} columns (need {h * d})", key)
         return b.reshape(h, d) if name != "output" else b
 
     def _mask(self, n: int, m: int) -> tuple[np.ndarray | None, str]:
@@ -313,40 +314,3 @@ class _Builder:
         if mask.shape != (n, m):
             raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys)", "mask")
         return mask, "matrix"
-
-
-def _scale(value: Any, d_k: int) -> tuple[float, str]:
-    if value == "sqrt" or value is None:
-        return 1.0 / math.sqrt(d_k), "sqrt"
-    if value == "none":
-        return 1.0, "none"
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise AttnError(f"{value!r} is not sqrt, none or a number", "scale") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AttnError(f"{value!r} is not sqrt, none or a finite number", "scale")
-    return float(value), "number"
-
-
-def _split_tokens(text: str) -> list[str]:
-    return text.split() if re.search(r"\s", text.strip()) else list(text.strip())
-
-
-def _tokens(value: Any, count: int, prefix: str, key: str, of: str) -> list[str]:
-    if value is None:
-        return [f"{prefix}{i}" for i in range(1, count + 1)]
-    if isinstance(value, str):
-        labels = _split_tokens(value)
-    elif isinstance(value, list):
-        labels = []
-        for i, label in enumerate(value, start=1):
-            if isinstance(label, (list, dict)) or label is None:
-                raise AttnError(f"label {i} is not text", key)
-            labels.append(str(label).lower() if isinstance(label, bool) else str(label))
-    else:
-        raise AttnError("expected a list of labels or one string", key)
-    if len(labels) != count:
-        raise AttnError(f"has {plural(len(labels), 'label')} but {of} have {plural(count, 'row')}", key)
-    return labels

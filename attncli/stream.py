@@ -42,7 +42,7 @@ from attncli.attention import (
     scores,
 )
 from attncli.errors import AttnError
-from attncli.memory import _budget_source, _size, memory_budget
+from attncli.memory import beyond, memory_budget
 from attncli.spec import Spec
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
@@ -291,22 +291,16 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
         if keys is not None:
             asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
             raise AttnError(
-                f"{asked} of {spec.heads} × {spec.n} × {spec.m} need about {_size(need)} of memory, "
-                f"more than the {_size(budget)} attncli may use ({_budget_source()}); "
+                f"{asked} of {spec.heads} × {spec.n} × {spec.m} need about {beyond(need, budget)}; "
                 "use --only output or --only head_outputs to compute block by block without them",
                 "--only",
             )
-        left_out = (
-            f"scores, scaled_scores and weights ({spec.heads} × {spec.n} × {spec.m}) are left out: they need about "
-            f"{_size(need)} of memory, more than the {_size(budget)} attncli may use ({_budget_source()})"
-        )
+        left_out = (f"scores, scaled_scores and weights ({spec.heads} × {spec.n} × {spec.m}) are left out: "
+                    f"they need about {beyond(need, budget)}")
     else:
         left_out = None
     if streamed > budget:
-        raise AttnError(
-            f"this document needs about {_size(streamed)} of memory even block by block, "
-            f"more than the {_size(budget)} attncli may use ({_budget_source()})"
-        )
+        raise AttnError(f"even block by block, this document needs about {beyond(streamed, budget)}")
     return Plan(stream=True, left_out=left_out)
 
 

@@ -35,6 +35,8 @@ class Case:
     files: dict[str, str | bytes | Callable[[Path], None]] = field(default_factory=dict)
     args: list[str] = field(default_factory=list)
     name: str = "doc.yaml"
+    env: dict[str, str] = field(default_factory=dict)  # environment variables for the run
+    target: str | None = None  # the file to compute instead of the document (one of `files`)
 
 
 def npy_bytes(array: np.ndarray) -> bytes:
@@ -52,12 +54,22 @@ def forged_npy(path: Path) -> None:
     path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
 
 
+def npy_with_header(header: str, data: bytes = bytes(16)) -> bytes:
+    """A version 1.0 .npy file with this header text (padded as numpy pads it) and data."""
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+
+
 def fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
 def device(path: Path) -> None:
     path.symlink_to("/dev/null")
+
+
+def endless_device(path: Path) -> None:
+    path.symlink_to("/dev/zero")
 
 
 CASES = [
@@ -101,6 +113,10 @@ CASES = [
     Case("json-nested", "[" * 100000, ["doc.json", "nested too deeply"], name="doc.json"),
     Case("json-top-level-list", "[[1, 2]]", ["doc.json", "top level is a list"], name="doc.json"),
     Case("missing-inputs", "scale: none\n", ["doc.yaml", "inputs", "required"]),
+    Case("document-device", X, ["zero.yaml", "not a regular file"], files={"zero.yaml": endless_device},
+         target="zero.yaml"),
+    Case("document-utf16", "\ufeffinputs: [[1]]\n".encode("utf-16-le"), ["doc.yaml", "binary"]),
+    Case("bom-inside", X + "\ufeffscale: none\n", ["doc.yaml", "invalid YAML at line 2"]),
     # ---------------------------------------------------------------- numbers
     Case("yaml11-boolean-no", "inputs: [[1, 0], [no, 1]]\n",
          ["doc.yaml", "inputs", "row 2, column 1", "'no'", "not a number"]),
@@ -135,6 +151,18 @@ CASES = [
          ["doc.yaml", "weights.query", "head 2, row 3, column 1"]),
     Case("scale-word", X + "scale: huge\n", ["doc.yaml", "scale", "'huge' is not sqrt, none or a number"]),
     Case("scale-nan", X + "scale: .nan\n", ["doc.yaml", "scale", "finite"]),
+    Case("yaml11-boolean-yes-mask", X + "mask: [[1, 0, 0], [1, yes, 0], [1, 1, 1]]\n",
+         ["doc.yaml", "mask", "row 2, column 2", "'yes'", "not a mask value"]),
+    Case("yaml11-boolean-off-bias", X + "bias: {query: [1, off, 0, 0]}\n", ["doc.yaml", "bias.query", "entry 2", "'off'"]),
+    Case("nan-in-mask", X + "mask: [[1, 0, 0], [1, 1, 0], [.nan, 1, 1]]\n",
+         ["doc.yaml", "mask", "row 3, column 1", "not a mask value"]),
+    Case("null-in-mask", X + "mask: [[1, 0, 0], [1, 1, ~], [1, 1, 1]]\n",
+         ["doc.yaml", "mask", "row 2, column 3", "null", "not a mask value"]),
+    Case("datetime-cell", "inputs: [[2024-01-01 10:00:00, 1]]\n",
+         ["doc.yaml", "inputs", "row 1, column 1", "'2024-01-01 10:00:00'", "not a number"]),
+    Case("yaml-float-tag-word", X + "scale: !!float sqrt\n", ["doc.yaml", "line 2", "'sqrt' is not a valid !!float"]),
+    Case("huge-negative-integer", "inputs: [[1], [-" + "9" * 400 + "]]\n",
+         ["doc.yaml", "inputs", "row 2, column 1", "too large for float64"]),
     Case("heads-zero", X + "heads: 0\n", ["doc.yaml", "heads", "whole number ≥ 1"]),
     Case("heads-string", X + "heads: two\n", ["doc.yaml", "heads", "'two'"]),
     Case("heads-float", X + "heads: 1.5\n", ["doc.yaml", "heads", "1.5"]),
@@ -163,6 +191,13 @@ CASES = [
     Case("bias-length", X + "weights: {query: " + W43 + ", key: " + W43 + "}\nbias: {query: [1, 2]}\n",
          ["doc.yaml", "bias.query", "length 2", "need 3"]),
     Case("bias-matrix", X + "bias: {key: [[1, 2], [3, 4]]}\n", ["doc.yaml", "bias.key", "2×2", "vector of length 4"]),
+    Case("bias-value-length", X + "heads: 2\nbias: {value: [1, 2, 3]}\n",
+         ["doc.yaml", "bias.value", "length 3", "weights.value gives 4 columns", "need 4"]),
+    Case("bias-key-length-3d", X + "weights: {key: [[[1], [0], [1], [0]], [[1], [0], [1], [0]]], "
+         "query: [[[1], [0], [1], [0]], [[1], [0], [1], [0]]]}\nbias: {key: [1]}\n",
+         ["doc.yaml", "bias.key", "length 1", "need 2"]),
+    Case("bias-output-without-wo", X + "bias: {output: [1, 2]}\n",
+         ["doc.yaml", "bias.output", "length 2", "the concatenated heads give 4 columns"]),
     Case("bias-output-length", X + "weights: {output: [[1, 0], [0, 1], [1, 1], [0, 0]]}\nbias: {output: [1, 2, 3]}\n",
          ["doc.yaml", "bias.output", "length 3", "need 2"]),
     Case("output-height", X + "weights: {value: " + W43 + ", output: [[1, 0], [0, 1]]}\n",
@@ -174,6 +209,10 @@ CASES = [
          ["doc.yaml", "mask", "'upper' is not none, causal, a matrix or a matrix file"]),
     Case("mask-typo", X + "mask: Causal\n", ["doc.yaml", "mask", "did you mean 'causal'"]),
     Case("mask-random", X + "mask: {random: uniform}\n", ["doc.yaml", "mask", "cannot be random"]),
+    Case("mask-two-in-npy", X + "mask: m.npy\n", ["m.npy", "row 1, column 2", "2 is not a mask value"],
+         files={"m.npy": npy_bytes(np.array([[1, 2, 0], [1, 1, 0], [1, 1, 1]]))}),
+    Case("mask-fraction-in-csv", X + "mask: m.csv\n", ["m.csv", "line 3, column 1", "0.5 is not a mask value"],
+         files={"m.csv": "1,0,0\n1,1,0\n0.5,1,1\n"}),
     Case("causal-m-ne-n", X + "context: [[1, 0, 1, 0], [0, 1, 0, 1]]\nmask: causal\n",
          ["doc.yaml", "mask", "causal", "3 queries and 2 keys"]),
     Case("token-count", X + "tokens: [a, b]\n", ["doc.yaml", "tokens", "2 labels but inputs have 3 rows"]),
@@ -215,6 +254,15 @@ CASES = [
     Case("file-bom-only", "inputs: x.csv\n", ["x.csv", "empty"], files={"x.csv": b"\xef\xbb\xbf\n"}),
     Case("file-commas-in-txt", "inputs: x.txt\n", ["x.txt", "line 1, column 1", "white space"],
          files={"x.txt": "1,2\n3,4\n"}),
+    Case("file-spaces-in-tsv", "inputs: x.tsv\n", ["x.tsv", "line 1, column 1", "'1 2' is not a number", "tabs"],
+         files={"x.tsv": "1 2\n3 4\n"}),
+    Case("file-header-after-bom", "inputs: x.csv\n", ["x.csv", "line 1, column 1", "'a'", "header"],
+         files={"x.csv": b"\xef\xbb\xbfa,b\n1,2\n"}),
+    Case("file-utf16", "inputs: x.csv\n", ["x.csv", "binary"], files={"x.csv": "1,2\n3,4\n".encode("utf-16")}),
+    Case("file-huge-integer", "inputs: x.csv\n", ["x.csv", "line 2, column 2", "too large for float64"],
+         files={"x.csv": "1,2\n3,1" + "0" * 400 + "\n"}),
+    Case("file-true-in-csv", "inputs: x.csv\n", ["x.csv", "line 1, column 2", "'true' is not a number"],
+         files={"x.csv": "1,true\n"}),
     Case("file-kind", "inputs: x.xlsx\n", ["doc.yaml", "inputs", "x.xlsx", ".csv", ".npy"]),
     Case("file-mask-value", X + "mask: m.csv\n", ["m.csv", "line 2, column 3", "not a mask value"],
          files={"m.csv": "1,0,0\n1,1,5\n1,1,1\n"}),
@@ -231,6 +279,34 @@ CASES = [
          files={"x.npy": forged_npy}),
     Case("npy-truncated-header", "inputs: x.npy\n", ["x.npy", "not a readable .npy file"],
          files={"x.npy": b"\x93NUMPY\x01\x00\xff\xff{'descr'"}),
+    Case("npy-device", "inputs: x.npy\n", ["x.npy", "not a regular file"], files={"x.npy": endless_device}),
+    Case("npy-directory", "inputs: x.npy\n", ["x.npy", "directory"], files={"x.npy": lambda p: p.mkdir()}),
+    Case("npy-huge-header-length", "inputs: x.npy\n", ["x.npy", "header cannot be read"],
+         files={"x.npy": b"\x93NUMPY\x01\x00\xff\xff{'descr': '<f8'"}),
+    Case("npy-v2-huge-header-length", "inputs: x.npy\n", ["x.npy", "header cannot be read"],
+         files={"x.npy": b"\x93NUMPY\x02\x00\xff\xff\xff\x7f{'descr'"}),
+    Case("npy-version-3", "inputs: x.npy\n", ["x.npy", "version 3.0", "1.0 and 2.0"],
+         files={"x.npy": b"\x93NUMPY\x03\x00" + bytes(32)}),
+    Case("npy-code-in-header", "inputs: x.npy\n", ["x.npy", "header cannot be read"],
+         files={"x.npy": npy_with_header("{'descr': __import__('os').system('touch pwned'), "
+                                         "'fortran_order': False, 'shape': (1, 2), }")}),
+    # found by the fuzz test: numpy's header check accepts a boolean or negative length
+    Case("npy-boolean-shape", "inputs: x.npy\n", ["x.npy", "not a readable .npy file", "shape (True, 2)"],
+         files={"x.npy": npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (True, 2), }")}),
+    Case("npy-negative-shape", "inputs: x.npy\n", ["x.npy", "not a readable .npy file", "shape (-1, 4)"],
+         files={"x.npy": npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", bytes(40))}),
+    Case("npy-fortran-truncated", "inputs: x.npy\n", ["x.npy", "promises 3×4 float64 (96 bytes)", "40 bytes"],
+         files={"x.npy": npy_with_header("{'descr': '<f8', 'fortran_order': True, 'shape': (3, 4), }", bytes(40))}),
+    Case("npy-datetime", "inputs: x.npy\n", ["x.npy", "datetime64", "real numbers"],
+         files={"x.npy": npy_bytes(np.zeros((2, 2), dtype="datetime64[s]"))}),
+    Case("npy-structured", "inputs: x.npy\n", ["x.npy", "real numbers"],
+         files={"x.npy": npy_bytes(np.zeros((2, 2), dtype=[("a", "<f8")]))}),
+    Case("npy-bytes", "inputs: x.npy\n", ["x.npy", "|S1", "real numbers"],
+         files={"x.npy": npy_bytes(np.array([[b"a", b"b"]]))}),
+    Case("npy-inf", "inputs: x.npy\n", ["x.npy", "row 1, column 2", "inf is not a finite number"],
+         files={"x.npy": npy_bytes(np.array([[1.0, np.inf]]))}),
+    Case("npy-longdouble-overflow", "inputs: x.npy\n", ["x.npy", "row 1, column 1", "not a finite number"],
+         files={"x.npy": npy_bytes(np.array([[np.longdouble("1e400")]]))}),
     Case("npy-complex", "inputs: x.npy\n", ["x.npy", "complex128", "real numbers"],
          files={"x.npy": npy_bytes(np.ones((2, 2), dtype=complex))}),
     Case("npy-strings", "inputs: x.npy\n", ["x.npy", "<U1", "real numbers"],
@@ -243,6 +319,10 @@ CASES = [
     Case("npy-vector-for-inputs", "inputs: x.npy\n", ["doc.yaml", "inputs", "vector"],
          files={"x.npy": npy_bytes(np.ones(3))}),
     # ---------------------------------------------------------------- random initialisers
+    # found by the fuzz test: an omitted weight is a d_model × d_model identity, which can be enormous
+    Case("identity-too-large", "inputs: [[" + ", ".join(["1"] * 3000) + "]]\n",
+         ["doc.yaml", "weights.query", "3000×3000 identity", "68.7 MiB", "1 MiB", "ATTNCLI_MEMORY"],
+         env={"ATTNCLI_MEMORY": "1M"}),
     Case("random-huge-shape", X + "weights: {query: {random: normal, shape: [4, 100000000000]}}\n",
          ["doc.yaml", "weights.query", "shape", "GiB"]),
     Case("random-big-product", X + "weights: {query: {random: normal, shape: [100000, 100000]}}\n",
@@ -261,6 +341,12 @@ CASES = [
     # ---------------------------------------------------------------- numerical trouble
     Case("scores-overflow", "tokens: [a, b]\ninputs: [[1e200, 1e200], [1, 1]]\n",
          ["doc.yaml", "overflow float64", "row 1 ('a')"]),
+    Case("scaled-scores-overflow", "tokens: [a, b]\ninputs: [[1, 1], [1e150, 1e150]]\nscale: 1e300\n",
+         ["doc.yaml", "scaled scores overflow float64", "row 1 ('a')"]),
+    Case("output-overflow", "tokens: [a, b]\ninputs: [[2, 0], [0, 2]]\nweights: {output: [[1.5e308], [1.5e308]]}\n",
+         ["doc.yaml", "output overflow float64", "row 1 ('a')"]),
+    Case("overflow-second-head", "tokens: [a, b]\ninputs: [[1, 0, 1e200, 1e200], [1, 1, 1, 1]]\nheads: 2\n",
+         ["doc.yaml", "scores overflow float64 at head 2, row 1 ('a')"]),
     Case("queries-overflow", "inputs: [[1e308, 1e308], [1, 1]]\nweights: {query: [[10, 0], [0, 10]]}\n",
          ["doc.yaml", "overflow float64", "row 1 ('x1')"]),
     # ---------------------------------------------------------------- output files and options
@@ -305,8 +391,12 @@ def assert_one_clean_error(result, names: list[str]) -> str:
 def test_bad_input(runner, tmp_path, monkeypatch, case):
     monkeypatch.chdir(tmp_path)
     doc = write_case(case, tmp_path)
+    if case.target:
+        doc = tmp_path / case.target
     args = [a.replace("{dir}", str(tmp_path)) for a in case.args]
     before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, value)
     result = runner.invoke(app, ["compute", str(doc), "--format", "json", *args])
     assert_one_clean_error(result, case.names)
     # nothing written, nothing changed, nothing executed
