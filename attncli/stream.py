@@ -20,6 +20,7 @@ memory available).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -46,9 +47,10 @@ from attncli.memory import beyond, memory_budget
 from attncli.spec import Spec
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
-BLOCK_CELLS = 1 << 20  # one head's block of scores (8 MiB): fits the caches, and keeps BLAS efficient
+BLOCK_CELLS = 1 << 21  # one head's block of scores (16 MiB): 256 queries at m = 8192, measured fastest there
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 SAFE = 1e300  # a bound on |score| below this cannot overflow float64
+EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
 
 
 # ---------------------------------------------------------------- the computation
@@ -117,6 +119,7 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     scale = spec.scale
     # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
     prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
+    shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
     buffers = threading.local()
     rows = _fast_rows(spec)
 
@@ -134,7 +137,7 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
             z *= scale
             if checked and not np.isfinite(z).all():
                 raise _Overflow
-        e, total = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True)
+        e, total = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
         np.divide(e @ v[h, :m], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
 
     jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
@@ -191,6 +194,19 @@ def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
     largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
     bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
     return bound < SAFE
+
+
+def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.ndarray:
+    """Per head, whether exp needs the row max subtracted (h,).
+
+    Cauchy–Schwarz bounds every scaled score of head h by |scale|·max‖q_i‖·max‖k_j‖.
+    When that is at most EXP_LIMIT, exp(z) lies in [e^-60, e^60]: no overflow or
+    underflow, and e·V stays far from overflow while |V| is not astronomically large.
+    """
+    norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1))  # noqa: E731  (h,) largest row norm
+    bound = abs(spec.scale) * norm(q) * norm(k)  # (h,)
+    values = np.abs(v).max(axis=(1, 2)) * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
+    return ~((bound <= EXP_LIMIT) & (values < SAFE))
 
 
 def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:

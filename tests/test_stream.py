@@ -76,6 +76,8 @@ def random_document(seed: int, *, n=37, m=None, heads=3, d_model=8, features=())
     for mode in ("sum", "none"):
         if mode in features:
             data["normalize"] = mode
+    if "large" in features:  # scores in the hundreds: exp needs the row max subtracted
+        data["inputs"] = (30 * np.array(data["inputs"])).tolist()
     return data
 
 
@@ -90,6 +92,8 @@ FEATURES = [
     ("additive", "mask"),
     ("none", "causal", "bias"),
     ("cross", "3d", "w_o", "mask", "scale"),
+    ("large", "mask"),
+    ("large", "causal", "bias"),
 ]
 
 
@@ -106,6 +110,20 @@ def test_streamed_equals_full(tiny_blocks, features, threads):
             assert a.shape == b.shape and np.abs(a - b).max() <= 1e-12, key
     assert streamed.scores is None and streamed.scaled_scores is None and streamed.weights is None
     assert streamed.empty_queries == full.empty_queries
+
+
+@pytest.mark.parametrize("factor, shifted", [(0.05, False), (30.0, True)])
+def test_exp_with_and_without_the_row_max(tiny_blocks, factor, shifted):
+    """Small scores skip the row max (a pass saved); large ones keep it. Both agree with the naive loop."""
+    doc = random_document(21, n=20, heads=2, features=("mask",))
+    doc["inputs"] = (factor * np.array(doc["inputs"])).tolist()
+    spec = spec_of(doc)
+    q, k, v = stream.projections(spec)
+    assert stream._needs_shift(q, k, v, spec).tolist() == [shifted, shifted]
+    want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
+                           heads=2, mask=doc["mask"])
+    trace = attend_streamed(spec, threads=2)
+    assert max_abs_diff(trace.output.tolist(), want["output"]) < 1e-12 * max(1.0, np.abs(trace.output).max())
 
 
 def test_sum_normalisation_streamed(tiny_blocks):
