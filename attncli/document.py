@@ -12,7 +12,6 @@ at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
 
 from __future__ import annotations
 
-import json
 import re
 import stat
 import sys
@@ -158,6 +157,8 @@ def _json_float(text: str) -> float:
 
 
 def _parse_json(text: str, name: str) -> Any:
+    import json
+
     try:
         hooks = {"parse_constant": _reject_constant, "parse_float": _json_float, "parse_int": _int}
         return json.loads(text, object_pairs_hook=_unique_pairs, **hooks)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +101,8 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
     try:
         import orjson
     except ImportError:
+        import json
+
         return (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     return orjson.dumps(to_dict(trace, only, native=True), option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
 
@@ -124,6 +124,8 @@ def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
 
     A failed run leaves no partial file, and an input file is never overwritten.
     """
+    import tempfile
+
     target = check_destination(path, inputs)
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

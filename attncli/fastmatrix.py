@@ -15,7 +15,6 @@ makes the caller read the original text the careful way, which names the bad cel
 from __future__ import annotations
 
 import re
-import secrets
 from typing import Any
 
 import numpy as np
@@ -39,6 +38,8 @@ def lift(text: str) -> tuple[str, dict[str, np.ndarray]]:
     """The text with each large numeric flow matrix replaced by a placeholder, and the arrays by placeholder."""
     if len(text) < MIN_CHARS:
         return text, {}
+    import secrets  # here: its import (hashlib, random) costs a small document 5 ms
+
     stem = f"attncli-matrix-{secrets.token_hex(8)}-"
     pieces: list[str] = []
     arrays: dict[str, np.ndarray] = {}

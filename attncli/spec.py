@@ -8,7 +8,6 @@ in :mod:`attncli.attention` never sees an inconsistent document.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -305,6 +304,8 @@ class _Builder:
         if isinstance(value, bool):
             raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
         if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
+            import difflib
+
             close = difflib.get_close_matches(Path(value).name.lower(), ("none", "causal"), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
             raise AttnError(f"{value[:40]!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
