@@ -91,10 +91,17 @@ def _pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:
 
 
 def _heat_style(weight: float) -> str:
-    """Stronger colour for more weight: white text on a blue that deepens with the weight."""
+    """Stronger colour for more weight: a blue that deepens with the weight, under black or white text.
+
+    The text colour is the one with more contrast against the cell (WCAG relative luminance):
+    black up to a weight of about 0.8, white on the deepest blues.
+    """
     w = float(min(max(weight, 0.0), 1.0))
-    r, g, b = (int(round(255 + (t - 255) * w)) for t in (30, 80, 200))
-    return f"{'white' if w > 0.45 else 'black'} on rgb({r},{g},{b})"
+    rgb = [int(round(255 + (t - 255) * w)) for t in (30, 80, 200)]
+    linear = [c / 3294.6 if c <= 10.31 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    white_wins = 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05
+    return f"{'white' if white_wins else 'black'} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
 
 
 def dims(d: int) -> list[str]:

@@ -6,6 +6,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 from rich.console import Console
 
 from attncli.attention import attend
@@ -94,3 +95,25 @@ def test_huge_numbers_are_written_in_scientific_notation():
     assert max(len(line) for line in text.splitlines()) < 60  # not 300 digits wide
     whole = text_of(matrix_table("Whole", np.array([[1e16, 2.0]]), ["a"]), width=80)
     assert "1.0000e+16" in whole and "2.0000" in whole
+
+
+def _contrast(rgb_a: tuple[int, ...], rgb_b: tuple[int, ...]) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours (written out from the definition)."""
+
+    def luminance(rgb):
+        channel = [(c / 255) / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * channel[0] + 0.7152 * channel[1] + 0.0722 * channel[2]
+
+    high, low = sorted((luminance(rgb_a), luminance(rgb_b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.3, 0.46, 0.5, 0.7, 0.85, 0.98, 1.0])
+def test_heat_cells_use_the_text_colour_that_reads_best(weight):
+    from attncli.render import _heat_style
+
+    text, _, background = _heat_style(weight).partition(" on ")
+    cell = tuple(int(c) for c in re.fullmatch(r"rgb\((\d+),(\d+),(\d+)\)", background).groups())
+    ours = _contrast(cell, (255, 255, 255) if text == "white" else (0, 0, 0))
+    other = _contrast(cell, (0, 0, 0) if text == "white" else (255, 255, 255))
+    assert ours >= other and ours >= 4.5  # and readable by WCAG AA's measure
