@@ -38,16 +38,15 @@ def softmax(z: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
     ``allowed`` (n, m) marks the keys each query may attend to; a row with no
     allowed key gets all-zero weights (as PyTorch's SDPA since 2.5).
     """
-    e, total = exp_rows(z, allowed)
+    e = exp_rows(z, allowed)
+    total = e.sum(axis=-1, keepdims=True)  # (…, n, 1)
     return np.divide(e, total, out=e, where=total > 0)  # total = 0 only for a fully masked row, already 0
 
 
-def exp_rows(
-    z: np.ndarray, allowed: np.ndarray | None = None, inplace: bool = False, shift: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """The softmax before its division: e = exp(z − row max) (masked entries 0) and each row's sum.
+def exp_rows(z: np.ndarray, allowed: np.ndarray | None = None, inplace: bool = False, shift: bool = True) -> np.ndarray:
+    """The softmax before its division: e = exp(z − row max), masked entries 0 (same shape as z).
 
-    ``softmax = e / total``; :mod:`attncli.stream` divides after ``e·V`` instead.
+    ``softmax = e / Σ e`` per row; :mod:`attncli.stream` divides after ``e·V`` instead.
     ``inplace`` reuses ``z``'s memory for ``e``.  ``shift=False`` skips the row max, for
     a caller that knows |z| is small enough that exp(z) can neither overflow nor lose
     precision: softmax is the same for any shift, and two passes over z are saved.
@@ -59,13 +58,11 @@ def exp_rows(
             z = np.where(allowed, z, -np.inf)
     if not shift:
         e = z if inplace or allowed is not None else np.empty_like(z)
-        np.exp(z, out=e)
-        return e, e.sum(axis=-1, keepdims=True)
+        return np.exp(z, out=e)
     z_max = z.max(axis=-1, keepdims=True)  # (…, n, 1)
     z_max[~np.isfinite(z_max)] = 0.0  # a fully masked row: exp(-inf - 0) = 0 everywhere
     e = np.subtract(z, z_max, out=z if inplace or allowed is not None else None)
-    np.exp(e, out=e)  # largest entry of each row is exp(0) = 1: no overflow
-    return e, e.sum(axis=-1, keepdims=True)
+    return np.exp(e, out=e)  # largest entry of each row is exp(0) = 1: no overflow
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ output_projection); only the order changes.  Each block of queries goes through
     S = Q_b·Kᵀ   z = scale·S   e = exp(z − row max)   H_b = (e·V) / Σ e
 
 and is dropped, so peak memory grows with n·block instead of h·n·m.  Dividing
-after ``e·V`` instead of before is the same sum, in a different order.  The
+after ``e·V`` instead of before is the same sum, in a different order; one product
+``e·[V | 1]`` gives ``e·V`` and the row sums ``Σ e`` together.  The
 Trace holds None for scores, scaled_scores and weights.
 
 Two threads share the blocks (numpy releases the GIL) while BLAS runs one
@@ -47,7 +48,7 @@ from attncli.memory import beyond, memory_budget
 from attncli.spec import Spec
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
-BLOCK_CELLS = 1 << 21  # one head's block of scores (16 MiB): 256 queries at m = 8192, measured fastest there
+BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 SAFE = 1e300  # a bound on |score| below this cannot overflow float64
 EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
@@ -120,6 +121,9 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
     prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
     shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
+    d_v = spec.d_v
+    v_ones = np.ones((spec.heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
+    v_ones[:, :, :d_v] = v
     buffers = threading.local()
     rows = _fast_rows(spec)
 
@@ -137,8 +141,10 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
             z *= scale
             if checked and not np.isfinite(z).all():
                 raise _Overflow
-        e, total = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
-        np.divide(e @ v[h, :m], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
+        e = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
+        ev = e @ v_ones[h, :m]  # (b, d_v + 1)
+        total = ev[:, d_v:]
+        np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
 
     jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
     _run(task, jobs, progress, threads)
@@ -335,6 +341,7 @@ def streamed_bytes(spec: Spec) -> int:
     d_model = spec.inputs.shape[1]
     arrays = n * d_model * 3 + m * spec.source.shape[1] + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
     if _fast(spec):
+        arrays += h * m * (spec.d_v + 1)  # [V | 1]
         block = _fast_rows(spec) * m * 9  # one head's scores, and the mask's inverse
     else:
         block = _generic_rows(spec) * _generic_row_bytes(spec)
