@@ -11,8 +11,8 @@ after ``e·V`` instead of before is the same sum, in a different order; one prod
 Trace holds None for scores, scaled_scores and weights.
 
 Two threads share the blocks (numpy releases the GIL) while BLAS runs one
-thread each: on two cores that beats one thread of Python and two of BLAS,
-because exp, max and sum are single-threaded in numpy.
+thread each (:mod:`attncli.threads`): on two cores that beats one thread of
+Python and two of BLAS, because exp, max and sum are single-threaded in numpy.
 
 :func:`plan` decides between this and :func:`attncli.attention.attend` from an
 estimate of the memory each needs and a budget (``ATTNCLI_MEMORY``, or half the
@@ -22,11 +22,9 @@ memory available).
 from __future__ import annotations
 
 import math
-import os
 import re
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +44,7 @@ from attncli.attention import (
 from attncli.errors import AttnError
 from attncli.memory import beyond, memory_budget
 from attncli.spec import Spec
+from attncli.threads import cores, run_parallel
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
 BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there
@@ -147,7 +146,7 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
         np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
 
     jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
-    _run(task, jobs, progress, threads)
+    run_parallel(task, jobs, progress, threads)
 
 
 def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
@@ -167,27 +166,7 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
             raise AttnError(message, e.where) from None
         heads[:, lo:hi] = a @ v  # (h, b, d_v)
 
-    _run(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
-
-
-def _run(task: Callable, jobs: list, progress, threads: int | None) -> None:
-    threads = min(threads or _cores(), len(jobs))
-    if threads <= 1:
-        for job in jobs:
-            task(job)
-            if progress:
-                progress(1)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with _blas_threads(1):
-        pool = ThreadPoolExecutor(threads)
-        try:
-            for _ in pool.map(task, jobs):
-                if progress:
-                    progress(1)
-        finally:  # an error or Ctrl-C: let the running blocks finish, drop the rest
-            pool.shutdown(wait=True, cancel_futures=True)
+    run_parallel(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
 
 
 def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
@@ -230,62 +209,6 @@ def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
                 first = here if first is None else min(first, here)
         if first is not None:
             raise overflow_error(name, first[0], first[1], spec.tokens)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-@contextmanager
-def _blas_threads(count: int) -> Iterator[None]:
-    """Set OpenBLAS's thread count for a while (our own threads share the cores instead)."""
-    calls = _openblas()
-    if calls is None:
-        yield
-        return
-    set_threads, get_threads = calls
-    before = get_threads()
-    set_threads(count)
-    try:
-        yield
-    finally:
-        set_threads(before)
-
-
-_OPENBLAS: list = []
-
-
-def _openblas():
-    """OpenBLAS's set/get_num_threads from the library numpy loaded (Linux), or None."""
-    if not _OPENBLAS:
-        _OPENBLAS.append(_find_openblas())
-    return _OPENBLAS[0]
-
-
-def _find_openblas():
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                if setter is not None and getter is not None:
-                    setter.argtypes, getter.restype = [ctypes.c_int], ctypes.c_int
-                    return setter, getter
-    return None
 
 
 # ---------------------------------------------------------------- memory: estimate, budget, decide
@@ -346,4 +269,4 @@ def streamed_bytes(spec: Spec) -> int:
     else:
         block = _generic_rows(spec) * _generic_row_bytes(spec)
     mask = 0 if spec.mask is None else n * m  # the bool mask
-    return 8 * arrays + _cores() * block + mask + (64 << 20)  # + the interpreter and its modules
+    return 8 * arrays + cores() * block + mask + (64 << 20)  # + the interpreter and its modules

@@ -307,3 +307,17 @@ def test_progress_only_on_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stderr", io.StringIO())
     with _progress(10, show=True) as advance:
         assert advance is None
+
+
+def test_blas_runs_one_thread_per_worker_and_is_restored():
+    from attncli import threads
+
+    calls = threads._openblas()
+    if calls is None:
+        pytest.skip("numpy is not linked to an OpenBLAS we can find")
+    _, get_threads = calls
+    before = get_threads()
+    seen = []
+    threads.run_parallel(lambda job: seen.append(get_threads()), list(range(6)), None, threads=2)
+    assert seen == [1] * 6
+    assert get_threads() == before
