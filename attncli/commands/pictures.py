@@ -108,8 +108,8 @@ def init_command(
     [bold]Examples[/bold]
 
       attncli init --tokens "Evan's dog Riley" -o doc.yaml
-      attncli init --tokens 我想吃酸菜鱼 --d-model 8 --heads 2 --mask causal | attncli heatmap -
-      attncli init --n 2 --context 3 --d-model 6 --heads 2 --inline | attncli compute -
+      attncli init --tokens 我想吃酸菜鱼 --mask causal | attncli heatmap -
+      attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
     """
 
