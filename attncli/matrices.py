@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from attncli.document import OutOfRange, decode_utf8, size_text
-from attncli.errors import AttnError, shape_str
+from attncli.errors import AttnError, plural, shape_str
 from attncli.fastmatrix import FastMatrix
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -203,7 +203,7 @@ def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> n
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
-                f"line {number} has {len(rows[-1])} numbers but line {lines[0]} has {len(rows[0])} (ragged rows)", name
+                f"line {number} has {plural(len(rows[-1]), 'number')} but line {lines[0]} has {len(rows[0])} (ragged rows)", name
             )
     if not rows:
         raise AttnError("holds no numbers (the file is empty)", name)

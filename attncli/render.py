@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -186,24 +188,28 @@ def compute_tables(trace: Trace, view: View = View(), head: int | None = None, o
     return [table for key, table in tables if only is None or key in only]
 
 
-def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float) -> Text:
-    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint."""
-    text = Text(f"Your answer, step by step (tolerance {tol:g})\n", style="bold")
+def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float) -> Group:
+    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint.
+
+    Messages and hints too long for the terminal wrap under themselves, not under the marks.
+    """
+    lines: list = [Text(f"Your answer, step by step (tolerance {tol:g})", style="bold")]
     for f in findings:
-        mark, style = ("✓", "green") if f.ok else ("✗", "bold red")
-        text.append(f"  {mark} ", style=style)
-        text.append(f"step {f.step}  {f.key:<13} ")
         if f.ok:
-            text.append("correct\n", style="green")
-            continue
-        if f.problem:
-            text.append(f"wrong: {f.problem}\n", style="red")
+            message = Text("correct", style="green")
+        elif f.problem:
+            message = Text(f"wrong: {f.problem}", style="red")
         else:
             where = _cell_name(f.cell, f.key, tokens, key_tokens)
-            text.append(f"wrong at {where}: expected {f.expected:.6g}, yours {f.given:.6g}\n", style="red")
-        if f.hint:
-            text.append(f"      hint: {f.hint}\n", style="yellow")
-    return text
+            message = Text(f"wrong at {where}: expected {f.expected:.6g}, yours {f.given:.6g}", style="red")
+        row = Table.grid()
+        row.add_column(no_wrap=True)
+        row.add_column()
+        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"step {f.step}  {f.key:<13} "), message)
+        lines.append(row)
+        if f.hint and not f.ok:
+            lines.append(Padding(Text(f"hint: {f.hint}", style="yellow"), (0, 0, 0, 6), expand=False))
+    return Group(*lines)
 
 
 def _cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str]) -> str:

@@ -1,0 +1,59 @@
+"""The README's console sessions are what attncli prints (80 columns, no colour).
+
+Each ``$ command`` of a ```console block runs in a folder holding the examples and
+the documents the README's error examples talk about; its output must equal the
+lines shown.  An output that ends in a line ``…`` is compared up to that line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+
+BIN = Path(sys.executable).parent
+ILLUSTRATED = (EXAMPLES / "illustrated.yaml").read_text(encoding="utf-8")
+X4 = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"
+# the documents behind the README's examples of errors, and the homework `check` marks
+FILES = {
+    "attncli check homework.yaml": {"homework.yaml": ILLUSTRATED + "answer:\n  scores: [2, 4, 4]\n  query: 1\n"
+                                    "  weights: [0.06, 0.47, 0.47]\n  output: [2.0, 7.0, 1.5]\n"},
+    "attncli compute bad.yaml": {"bad.yaml": X4 + "weights:\n  query: [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n"},
+    "attncli compute homework.yaml": {"homework.yaml": "inputs:\n  - [1, 0]\n  - [0, no]\n"},
+    "attncli compute doc.yaml": {"doc.yaml": X4 + "wieghts:\n  query: [[1], [0], [1], [0]]\n"},
+    "attncli compute layer.yaml": {"layer.yaml": "inputs: x.csv\n", "x.csv": "1,0\n1\n"},
+}
+
+
+def sessions() -> list[tuple[str, list[str]]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = []
+    for body in re.findall(r"```console\n(.*?)```", text, re.S):
+        parts = re.split(r"^\$ (.*)$", body, flags=re.M)
+        for command, output in zip(parts[1::2], parts[2::2]):
+            found.append((command, [line.rstrip() for line in output.strip("\n").splitlines()]))
+    return found
+
+
+@pytest.mark.skipif(not (BIN / "attncli").exists(), reason="attncli is not installed")
+@pytest.mark.parametrize("command, shown", sessions(), ids=lambda x: x[:50] if isinstance(x, str) else "")
+def test_readme_session(command, shown, tmp_path):
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    for name, content in FILES.get(command, {}).items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "80", "NO_COLOR": "1"}
+    env.pop("FORCE_COLOR", None)
+    result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    printed = [line.rstrip() for line in (result.stdout + result.stderr).strip("\n").splitlines()]
+    if "…" in shown:  # the README shows the beginning
+        shown = shown[: shown.index("…")]
+        printed = printed[: len(shown)]
+    assert printed == shown
+    assert result.returncode == (2 if shown[0].startswith("Error:") else 1 if "✗" in "".join(shown) else 0)
