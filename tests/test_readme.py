@@ -7,6 +7,7 @@ lines shown.  An output that ends in a line ``…`` is compared up to that line.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import EXAMPLES, ROOT
 
@@ -57,3 +59,26 @@ def test_readme_session(command, shown, tmp_path):
         printed = printed[: len(shown)]
     assert printed == shown
     assert result.returncode == (2 if shown[0].startswith("Error:") else 1 if "✗" in "".join(shown) else 0)
+
+
+def commands() -> list[str]:
+    """The attncli lines of the README's ```bash blocks (not the set-up commands)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [line for body in re.findall(r"```bash\n(.*?)```", text, re.S) for line in body.splitlines()]
+    return [line for line in lines if re.match(r"(attncli|cat doc\.json \| attncli) ", line)]
+
+
+@pytest.mark.skipif(not (BIN / "attncli").exists(), reason="attncli is not installed")
+@pytest.mark.parametrize("command", commands(), ids=lambda c: c[:50])
+def test_readme_command(command, tmp_path):
+    if "| jq" in command and shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    (tmp_path / "doc.json").write_text(json.dumps(yaml.safe_load(ILLUSTRATED)), encoding="utf-8")
+    for name in ("doc.yaml", "layer.yaml"):
+        (tmp_path / name).write_text(ILLUSTRATED, encoding="utf-8")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "80"}
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() or re.search(r"(-o|--export|>) \S+", command), "printed nothing"
