@@ -8,6 +8,7 @@ into ``Error: …`` on standard error and exit code 2, in one place.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -41,3 +42,11 @@ def plural(count: int, noun: str) -> str:
 
 def shape_str(shape: tuple[int, ...]) -> str:
     return "×".join(str(s) for s in shape) if shape else "a scalar"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Text as it may go to a terminal: control characters written as ``\\x1b`` (never sent raw)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

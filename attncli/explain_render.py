@@ -14,6 +14,7 @@ from rich.cells import cell_len
 from rich.console import Group
 from rich.text import Text
 
+from attncli.errors import visible
 from attncli.explain import Numbers, Step
 from attncli.render import View, matrix_table
 
@@ -53,7 +54,7 @@ class Paragraph:
 
     def __rich_console__(self, console, options):
         for line in wrap_cjk(self.text, options.max_width):  # also for English: no trailing spaces
-            yield Text(line, style=self.style)
+            yield Text(visible(line), style=self.style)
 
 
 class Worked:
@@ -66,7 +67,7 @@ class Worked:
         width = max(options.max_width - 6, 20)
         for line in self.lines:
             for k, part in enumerate(wrap_cjk(line, width)):
-                yield Text(("  " if k == 0 else "      ") + part, style=self.style)
+                yield Text(("  " if k == 0 else "      ") + visible(part), style=self.style)
 
 
 def heading(step: Step, t: dict) -> str:

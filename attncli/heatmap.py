@@ -9,7 +9,7 @@ large with its numbers; several heads as small multiples on one shared scale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rich.cells import cell_len
@@ -18,6 +18,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from attncli.attention import Trace
+from attncli.errors import visible
 from attncli.render import format_number, scale_text, score_formula, weights_formula
 
 SHADES = " ░▒▓█"
@@ -83,6 +84,8 @@ class HeatMap:
     def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
                  color: bool = True, precision: int = 2):
         self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        tokens, context_tokens = ([visible(t) for t in labels] for labels in (self.spec.tokens, self.spec.context_tokens))
+        self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
         self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
         self.heads = list(range(self.spec.heads)) if head is None else [head]
         self.masked = np.zeros(self.matrices.shape[1:], bool) if self.spec.mask is None else ~self.spec.mask  # (n, m)

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.attention import Trace
+from attncli.errors import visible
 from attncli.spec import Spec
 
 MAX_ROWS, EDGE_ROWS = 16, 6  # beyond MAX_ROWS rows, show EDGE_ROWS at each end
@@ -27,6 +28,11 @@ MASKED = "masked"
 class View:
     precision: int = 4
     full: bool = False
+
+
+def label(text: str) -> Text:
+    """A token for a table: plain text (``[unused1]`` is not Rich markup), control characters visible."""
+    return Text(visible(text))
 
 
 def matrix_table(
@@ -51,7 +57,7 @@ def matrix_table(
     table = Table(title=title, title_justify="left", title_style="bold", header_style="bold", min_width=len(title) + 1)
     table.add_column("", style="bold", no_wrap=True)
     for j in col_index:
-        table.add_column("…" if j is None else columns[j], justify="right", no_wrap=True)
+        table.add_column("…" if j is None else label(columns[j]), justify="right", no_wrap=True)
     whole = _all_whole(matrix)
     for i in row_index:
         if i is None:
@@ -66,7 +72,7 @@ def matrix_table(
             else:
                 text = format_number(matrix[i, j], view.precision, whole)
                 cells.append(Text(text, style=_heat_style(matrix[i, j])) if heat else text)
-        table.add_row(rows[i], *cells)
+        table.add_row(label(rows[i]), *cells)
     return table
 
 
@@ -217,9 +223,9 @@ def _cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: l
     parts = []
     names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
     for name, i in zip(names, cell):
-        label = ""
+        token = ""
         if name == "row":
             labels = key_tokens if key in ("keys", "values") else tokens
-            label = f" ('{labels[i]}')" if i < len(labels) else ""
-        parts.append(f"{name} {i + 1}{label}")
+            token = f" ('{visible(labels[i])}')" if i < len(labels) else ""
+        parts.append(f"{name} {i + 1}{token}")
     return ", ".join(parts)

@@ -73,3 +73,17 @@ def test_one_head_only(runner):
     result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml"), "--head", "2"])
     assert result.exit_code == 0
     assert "Head 2 · Weights" in result.stdout and "Head 1 ·" not in result.stdout
+
+
+@pytest.mark.parametrize("command", [["compute"], ["explain", "--step", "5"], ["explain", "--step", "1"], ["heatmap"],
+                                     ["heatmap", "--head", "1"], ["check"]])
+def test_tokens_are_text_not_markup_or_control_codes(tmp_path, command):
+    """BERT's [unused1], a stray [/] and an escape sequence are shown as written, never interpreted."""
+    doc = tmp_path / "doc.json"
+    answer = {"weights": [[0.4011, 0.1978, 0.4011], [0.1978, 0.4011, 0.4011], [0.2, 0.2, 0.5]]}  # `check`: row 3 is wrong
+    doc.write_text(json.dumps({"inputs": [[1, 0], [0, 1], [1, 1]], "tokens": ["[unused1]", "[/]", "\x1b[31mred"], "answer": answer}))
+    result = run(command[0], str(doc), *command[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == (1 if command == ["check"] else 0), result.stderr
+    if command != ["check"]:
+        assert "[unused1]" in result.stdout and "[/]" in result.stdout
+    assert "\x1b" not in result.stdout and "\\x1b[31mred" in result.stdout

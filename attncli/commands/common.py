@@ -19,7 +19,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from attncli.errors import AttnError
+from attncli.errors import AttnError, visible
 
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
 
@@ -68,7 +68,7 @@ def run(action: Callable[[], None], debug: bool) -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    sys.stderr.write(message.replace("\n", " ") + "\n")
+    sys.stderr.write(visible(message.replace("\n", " ")) + "\n")
     raise typer.Exit(code)
 
 
@@ -80,7 +80,7 @@ def _quiet_broken_pipe() -> None:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"Warning: {message}\n")
+    sys.stderr.write(f"Warning: {visible(message)}\n")
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
