@@ -32,7 +32,7 @@ OPTIONAL = ("context", "positional", "residual", "normalized")  # present only w
 
 
 def check_only(only: list[str] | None) -> list[str] | None:
-    """Validate ``--only`` keys (the arrays; the sizes are always included)."""
+    """Validate ``--only`` keys -> the arrays to keep (``[]``: only the always-present keys), or None for all."""
     if not only:
         return None
     for key in only:
@@ -63,7 +63,7 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "d_v": spec.d_v,
         "scale": spec.scale,
     }
-    for key in only or ARRAYS:
+    for key in ARRAYS if only is None else only:
         array = array_of(trace, key)
         if array is None:
             if only and key in OPTIONAL:
@@ -152,7 +152,7 @@ def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:
     """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names."""
     import io
 
-    arrays = {key: array_of(trace, key) for key in only or ARRAYS}
+    arrays = {key: array_of(trace, key) for key in (ARRAYS if only is None else only)}
     arrays = {key: array for key, array in arrays.items() if array is not None}
     buffer = io.BytesIO()
     if suffix == ".npy":

@@ -318,6 +318,8 @@ CASES = [
     Case("npy-empty-array", "inputs: x.npy\n", ["x.npy", "not empty"], files={"x.npy": npy_bytes(np.ones((0, 3)))}),
     Case("npy-vector-for-inputs", "inputs: x.npy\n", ["doc.yaml", "inputs", "vector"],
          files={"x.npy": npy_bytes(np.ones(3))}),
+    Case("only-no-matrix-in-tables", X, ["--only", "names no matrix", "tokens"], args=["--only", "tokens", "--format", "table"]),
+    Case("only-no-matrix-in-npz", X, ["--only", "names no matrix"], args=["--only", "heads", "-o", "{dir}/out.npz"]),
     # ---------------------------------------------------------------- random initialisers
     # found by the fuzz test: an omitted weight is a d_model × d_model identity, which can be enormous
     Case("identity-too-large", "inputs: [[" + ", ".join(["1"] * 3000) + "]]\n",

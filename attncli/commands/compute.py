@@ -60,6 +60,9 @@ def compute(
         from attncli.export import check_only
 
         keys = check_only(only)
+        binary = output is not None and output.suffix.lower() in (".npz", ".npy")
+        if keys == [] and (binary or format is not OutputFormat.json):
+            raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
         _check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
         if format is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
@@ -67,7 +70,6 @@ def compute(
             mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
         else:
             mask_value = mask
-        binary = output is not None and output.suffix.lower() in (".npz", ".npy")
         kind = output.suffix.lower() if binary else format.value
         trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: _attend_within_memory(spec, keys, kind))
         inputs = input_paths(file, trace)
