@@ -39,17 +39,33 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
             f"{size_text(MAX_RANDOM_BYTES)} attncli generates for one random matrix (save a larger one as .npy)"
         )
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
-    rng = np.random.default_rng(seed)
+    for key in ("std", "gain"):
+        if params.get(key, 0.0) < 0:
+            raise AttnError(f"{key}: {_describe(spec[key])} is negative; it must be ≥ 0")
+    if kind == "uniform" and params.get("low", 0.0) > params.get("high", 1.0):
+        raise AttnError(f"low: {_describe(spec.get('low', 0.0))} is above high: {_describe(spec.get('high', 1.0))}")
+    if kind in ("xavier", "kaiming") and len(shape) < 2:
+        raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = _generate(kind, np.random.default_rng(seed), shape, params)
+    if not np.isfinite(values).all():
+        raise AttnError(f"random: {kind} with these parameters gives numbers beyond float64 (inf); use smaller ones")
+    return values
+
+
+def _generate(kind: str, rng: np.random.Generator, shape: tuple[int, ...], params: dict[str, float]) -> np.ndarray:
+    """The numbers, as torch.nn.init would draw them (fan_in = rows, fan_out = columns)."""
     if kind == "normal":
         return rng.normal(params.get("mean", 0.0), params.get("std", 1.0), shape)
     if kind == "uniform":
-        return rng.uniform(params.get("low", 0.0), params.get("high", 1.0), shape)
-    if len(shape) < 2:
-        raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
+        low, high = params.get("low", 0.0), params.get("high", 1.0)
+        if not math.isfinite(high - low):  # numpy cannot draw from a range wider than float64
+            return np.full(shape, math.inf)
+        return rng.uniform(low, high, shape)
     fan_in, fan_out = shape[-2], shape[-1]
     if kind == "xavier":
         bound = params.get("gain", 1.0) * math.sqrt(6.0 / (fan_in + fan_out))
-        return rng.uniform(-bound, bound, shape)
+        return rng.uniform(-bound, bound, shape) if math.isfinite(2 * bound) else np.full(shape, math.inf)
     return rng.normal(0.0, params.get("gain", math.sqrt(2.0)) / math.sqrt(fan_in), shape)
 
 

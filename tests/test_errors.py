@@ -321,6 +321,16 @@ CASES = [
     Case("only-no-matrix-in-tables", X, ["--only", "names no matrix", "tokens"], args=["--only", "tokens", "--format", "table"]),
     Case("only-no-matrix-in-npz", X, ["--only", "names no matrix"], args=["--only", "heads", "-o", "{dir}/out.npz"]),
     # ---------------------------------------------------------------- random initialisers
+    Case("random-negative-std", X + "weights: {query: {random: normal, std: -1, shape: [4, 4]}}\n",
+         ["doc.yaml", "weights.query", "std: -1 is negative"]),
+    Case("random-negative-gain", X + "weights: {key: {random: xavier, gain: -1}}\n", ["doc.yaml", "weights.key", "gain: -1"]),
+    Case("random-low-above-high", X + "weights: {value: {random: uniform, low: 2, high: 1}}\n",
+         ["doc.yaml", "weights.value", "low: 2 is above high: 1"]),
+    Case("random-range-too-wide", X + "weights: {value: {random: uniform, low: -1e308, high: 1e308}}\n",
+         ["doc.yaml", "weights.value", "beyond float64"]),
+    Case("random-huge-gain", X + "weights: {query: {random: xavier, gain: 1e308}}\n", ["doc.yaml", "weights.query", "beyond float64"]),
+    Case("random-infinite-normal", "inputs: {random: normal, mean: 1e308, std: 1e308, shape: [2, 2]}\n",
+         ["doc.yaml", "inputs", "beyond float64"]),
     # found by the fuzz test: an omitted weight is a d_model × d_model identity, which can be enormous
     Case("identity-too-large", "inputs: [[" + ", ".join(["1"] * 3000) + "]]\n",
          ["doc.yaml", "weights.query", "3000×3000 identity", "68.7 MiB", "1 MiB", "ATTNCLI_MEMORY"],
