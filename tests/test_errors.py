@@ -328,8 +328,8 @@ CASES = [
          ["doc.yaml", "weights.value", "low: 2 is above high: 1"]),
     Case("random-range-too-wide", X + "weights: {value: {random: uniform, low: -1e308, high: 1e308}}\n",
          ["doc.yaml", "weights.value", "beyond float64"]),
-    Case("random-huge-gain", X + "weights: {query: {random: xavier, gain: 1e308}}\n", ["doc.yaml", "weights.query", "beyond float64"]),
-    Case("random-infinite-normal", "inputs: {random: normal, mean: 1e308, std: 1e308, shape: [2, 2]}\n",
+    Case("random-huge-gain", X + "weights: {query: {random: xavier, gain: 1.5e308}}\n", ["doc.yaml", "weights.query", "beyond float64"]),
+    Case("random-infinite-normal", "inputs: {random: normal, mean: 1.7e308, std: 1e308, shape: [2, 2]}\n",
          ["doc.yaml", "inputs", "beyond float64"]),
     # found by the fuzz test: an omitted weight is a d_model × d_model identity, which can be enormous
     Case("identity-too-large", "inputs: [[" + ", ".join(["1"] * 3000) + "]]\n",
