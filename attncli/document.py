@@ -161,13 +161,37 @@ def _parse_json(text: str, name: str) -> Any:
 
     try:
         hooks = {"parse_constant": _reject_constant, "parse_float": _json_float, "parse_int": _int}
-        return json.loads(text, object_pairs_hook=_unique_pairs, **hooks)
+        data = json.loads(text, object_pairs_hook=_unique_pairs, **hooks)
+        if _SURROGATE.search(text):
+            _check_surrogates(data)
+        return data
     except AttnError as e:
         raise e.at(name) from None
     except json.JSONDecodeError as e:
         raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", name) from None
     except RecursionError:
         raise AttnError("is nested too deeply (lists and mappings inside each other)", name) from None
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_surrogates(data: Any) -> None:
+    """A ``\\ud83d`` escape without its pair is no character: refused, as in YAML and UTF-8 text."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise AttnError(f"the string '{item.encode('utf-8', 'backslashreplace').decode()}' holds half of a "
+                                "UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
 
 
 # ---------------------------------------------------------------- YAML
