@@ -8,6 +8,7 @@ Rows and columns in messages count from 1, as people count them.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -187,19 +188,29 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
     return _read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
+_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+
+
 def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
+    """A CSV/TSV/TXT matrix: one row per line; blank lines and ``#`` lines skipped; a mask may say true/false."""
     text = decode_utf8(raw, name)
     rows: list[list[float]] = []
     lines: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    text_lines = _LINE_BREAK.split(text)
+    for number, line in enumerate(text_lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         cells = stripped.split(delimiter)
+        if boolean:
+            cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
         try:
+            if "_" in stripped:
+                raise ValueError  # float() would read 1_0 as 10; the document's numbers do not
             rows.append([float(c) for c in cells])
         except ValueError:
-            rows.append(_diagnose_row(cells, name, number, delimiter))
+            rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
@@ -211,7 +222,7 @@ def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> n
     bad = np.argwhere(~np.isfinite(values))
     if len(bad):
         r, c = bad[0]
-        cell = text.splitlines()[lines[r] - 1].strip().split(delimiter)[c].strip()
+        cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
         where = f"line {lines[r]}, column {c + 1}: {cell[:24]}"
         if np.isinf(values[r, c]) and "inf" not in cell.lower():
             raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
@@ -221,15 +232,20 @@ def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> n
     return values
 
 
-def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None) -> list[float]:
+def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
     for column, cell in enumerate(cells, start=1):
         try:
+            if "_" in cell:
+                raise ValueError
             float(cell)
         except ValueError:
             where = f"line {number}, column {column}"
             if not cell.strip():
                 raise AttnError(f"{where}: empty cell", name) from None
             hint = ""
+            if boolean and not any(sep in cell for sep in ",;\t |"):
+                raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a mask value (1/true = may attend, 0/false = masked)",
+                                name) from None
             if number == 1 and any(ch.isalpha() for ch in cell):
                 hint = " (a header line? matrix files hold numbers only)"
             elif any(sep in cell for sep in ",;\t |"):

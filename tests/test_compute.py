@@ -113,6 +113,13 @@ def test_mask_matrix_true_false_and_fully_masked_query(runner, tmp_path):
     assert "query 2" in result.stderr and "x2" in result.stderr
 
 
+def test_mask_file_may_say_true_and_false(runner, tmp_path):
+    (tmp_path / "m.csv").write_text("true,false,FALSE\nTrue,1,0\n1,true,true\n")
+    got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR, "mask": "m.csv"})
+    mask = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert_matches(got, naive_attention(TWO_BY_FOUR, heads=1, mask=mask))
+
+
 def test_causal_example_agrees_with_naive_loop(runner, tmp_path):
     got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR, "weights": {"query": W, "key": W2}, "mask": "causal"})
     assert_matches(got, naive_attention(TWO_BY_FOUR, W, W2, mask="causal"))
