@@ -266,6 +266,8 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
         raise AttnError(f"is not a readable .npy file: {e}", name) from None
     if boolean:
         return _as_mask(array.astype(np.float64), name)
+    if array.dtype.kind == "b":  # as inline true/false: a boolean is a mask's value, not a number
+        raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
     with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf, named just below
         values = array.astype(np.float64, copy=False)
     if not np.isfinite(values).all():

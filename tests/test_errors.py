@@ -306,6 +306,8 @@ CASES = [
          files={"x.npy": npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (-1, 4), }", bytes(40))}),
     Case("npy-fortran-truncated", "inputs: x.npy\n", ["x.npy", "promises 3×4 float64 (96 bytes)", "40 bytes"],
          files={"x.npy": npy_with_header("{'descr': '<f8', 'fortran_order': True, 'shape': (3, 4), }", bytes(40))}),
+    Case("npy-bool-for-inputs", "inputs: x.npy\n", ["x.npy", "bool", "only in a mask"],
+         files={"x.npy": npy_bytes(np.array([[True, False], [False, True]]))}),
     Case("npy-datetime", "inputs: x.npy\n", ["x.npy", "datetime64", "real numbers"],
          files={"x.npy": npy_bytes(np.zeros((2, 2), dtype="datetime64[s]"))}),
     Case("npy-structured", "inputs: x.npy\n", ["x.npy", "real numbers"],
