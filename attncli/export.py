@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,20 @@ def array_of(trace: Trace, key: str) -> np.ndarray | None:
     return getattr(trace, key)
 
 
+def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:
+    """(key, array) for each array to write, in FORMAT.md's order; a key asked for but absent is an error."""
+    for key in ARRAYS if only is None else only:
+        array = array_of(trace, key)
+        if array is None:
+            if only and key in OPTIONAL:
+                needs = {"context": "a context", "positional": "positional:", "residual": "add_norm:", "normalized": "add_norm:"}
+                raise AttnError(f"'{key}' needs {needs[key]} in the document", "--only")
+            if only and key not in OPTIONAL:
+                raise AttnError(f"'{key}' was not kept by this computation", "--only")
+            continue  # optional, or left out of a computation block by block: never emitted
+        yield key, array
+
+
 def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -> dict[str, Any]:
     """The JSON object as Python values, keys in FORMAT.md's order.
 
@@ -63,15 +78,7 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "d_v": spec.d_v,
         "scale": spec.scale,
     }
-    for key in ARRAYS if only is None else only:
-        array = array_of(trace, key)
-        if array is None:
-            if only and key in OPTIONAL:
-                needs = {"context": "a context", "positional": "positional:", "residual": "add_norm:", "normalized": "add_norm:"}
-                raise AttnError(f"'{key}' needs {needs[key]} in the document", "--only")
-            if only and key not in OPTIONAL:
-                raise AttnError(f"'{key}' was not kept by this computation", "--only")
-            continue  # optional, or left out of a computation block by block: never emitted
+    for key, array in kept(trace, only):
         if native:
             if not np.isfinite(array).all():  # never a silent null: the maths checks for overflow
                 raise ValueError(f"{key} holds a value that is not finite")
@@ -149,11 +156,15 @@ def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
 
 
 def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:
-    """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names."""
+    """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names.
+
+    A masked scaled score is -inf (JSON's null), as ``masked_fill(~mask, -inf)`` leaves it in PyTorch.
+    """
     import io
 
-    arrays = {key: array_of(trace, key) for key in (ARRAYS if only is None else only)}
-    arrays = {key: array for key, array in arrays.items() if array is not None}
+    arrays = dict(kept(trace, only))
+    if "scaled_scores" in arrays and trace.spec.mask is not None:
+        arrays["scaled_scores"] = np.where(trace.spec.mask, arrays["scaled_scores"], -np.inf)
     buffer = io.BytesIO()
     if suffix == ".npy":
         if len(arrays) != 1:

@@ -69,8 +69,12 @@ def test_npz_holds_every_array(runner, tmp_path):
     with np.load(out, allow_pickle=False) as arrays:
         assert set(arrays.files) == {"inputs", "queries", "keys", "values", "scores", "scaled_scores", "weights",
                                      "head_outputs", "output", "scale"}
-        for key in ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output"):
+        for key in ("queries", "keys", "values", "scores", "weights", "head_outputs", "output"):
             assert np.abs(arrays[key] - np.array(want[key])).max() < 1e-12, key
+        causal = np.tril(np.ones((4, 4), bool))
+        scaled = arrays["scaled_scores"]  # (2, 4, 4): -inf where masked (JSON: null), as masked_fill leaves it
+        assert (scaled[:, ~causal] == -np.inf).all()
+        assert np.abs(scaled[:, causal] - np.array(want["scaled_scores"])[:, causal]).max() < 1e-12
         assert float(arrays["scale"]) == 1 / math.sqrt(2)  # d_k = 4 / 2 heads
 
 
