@@ -5,11 +5,30 @@ Exit codes: 0 success, 2 a problem with the document or the options (one
 traceback), 130 interrupted with Ctrl-C.
 """
 
+import sys
+
+import typer
+
 from attncli.commands import compute, explain, pictures  # noqa: F401  (registers the commands)
 from attncli.commands.common import app
+from attncli.errors import visible
 
 __all__ = ["app", "main"]
 
 
-def main() -> None:
-    app()
+def main(args: list[str] | None = None) -> None:
+    """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
+    try:
+        code = app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
+    except typer.TyperException as e:  # a usage error: unknown option, missing FILE, value out of range
+        format_message = getattr(e, "format_message", None)
+        message = format_message() if format_message else str(e)
+        ctx = getattr(e, "ctx", None)
+        command = ctx.command_path if ctx is not None else "attncli"
+        if message.strip():  # (empty after `attncli` alone, which shows the help)
+            sys.stderr.write(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
+        code = getattr(e, "exit_code", 2)
+    except typer.Abort:
+        sys.stderr.write("Aborted.\n")
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)

@@ -87,3 +87,19 @@ def test_tokens_are_text_not_markup_or_control_codes(tmp_path, command):
     if command != ["check"]:
         assert "[unused1]" in result.stdout and "[/]" in result.stdout
     assert "\x1b" not in result.stdout and "\\x1b[31mred" in result.stdout
+
+
+@pytest.mark.parametrize("args, names", [
+    (["compute", "--bogus", "doc.yaml"], ["No such option: --bogus", "attncli compute --help"]),
+    (["compute"], ["Missing argument 'FILE'"]),
+    (["compute", "doc.yaml", "-p", "99"], ["'--precision'", "99", "0<=x<=17"]),
+    (["compute", "doc.yaml", "--format", "yaml"], ["'yaml' is not one of", "'json'"]),
+    (["heatmap", "doc.yaml", "--of", "nope"], ["'--of'", "attncli heatmap --help"]),
+    (["nosuch"], ["No such command 'nosuch'", "attncli --help"]),
+])
+def test_option_errors_are_one_line(args, names):
+    """What the option parser refuses is one Error: line and exit code 2, like every other problem."""
+    result = run(*args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert all(name in result.stderr for name in names), result.stderr
