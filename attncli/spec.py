@@ -96,6 +96,9 @@ def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
     try:
         return _Builder(data, doc.folder).build()
     except AttnError as e:
+        key = (e.where or "").split(":")[0]
+        if overrides and overrides.get(key) is not None:  # the option's value is at fault, not the document
+            raise AttnError(e.message, f"--{key}{e.where[len(key):]}") from None
         raise e.at(doc.name) from None
 
 

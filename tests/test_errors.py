@@ -380,7 +380,10 @@ CASES = [
     Case("output-is-directory", X, ["directory"], args=["-o", "{dir}"]),
     Case("option-head-range", X, ["--head 2 is out of range"], args=["--format", "table", "--head", "2"]),
     Case("option-only", X, ["--only", "'wieghts'", "did you mean 'weights'"], args=["--only", "wieghts"]),
-    Case("option-mask-file-missing", X, ["nope.csv", "no such file"], args=["--mask", "nope.csv"]),
+    Case("option-mask-file-missing", X, ["--mask", "'nope.csv'", "no such file"], args=["--mask", "nope.csv"]),
+    Case("option-mask-typo", X, ["--mask", "'Causal'", "did you mean 'causal'"], args=["--mask", "Causal"]),
+    Case("option-mask-file-shape", X, ["--mask", "2×2 but needs 3×3"], args=["--mask", "m.csv"], files={"m.csv": "1,0\n1,1\n"}),
+    Case("option-scale-word", X, ["--scale", "'abc' is not sqrt, none or a number"], args=["--scale", "abc"]),
 ]
 
 
@@ -421,7 +424,9 @@ def test_bad_input(runner, tmp_path, monkeypatch, case):
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
     result = runner.invoke(app, ["compute", str(doc), "--format", "json", *args])
-    assert_one_clean_error(result, case.names)
+    message = assert_one_clean_error(result, case.names)
+    if case.id.startswith(("option-mask", "option-scale")):  # the option is at fault, not the document
+        assert "doc.yaml" not in message and str(tmp_path) not in message, message
     # nothing written, nothing changed, nothing executed
     after = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
     assert after == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -67,6 +68,10 @@ def compute(
         if format is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
         if mask not in (None, "none", "causal"):
+            if not Path(mask).exists():
+                close = difflib.get_close_matches(mask.lower(), ("none", "causal"), n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
+                raise AttnError(f"{mask!r} is not none, causal or a mask file{hint}", "--mask")
             mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
         else:
             mask_value = mask
