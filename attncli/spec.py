@@ -152,7 +152,9 @@ class _Builder:
         w_q = self._weight("query", inputs.shape[1], "inputs", heads)
         heads = w_q.shape[0]
         w_k = self._weight("key", source.shape[1], "context" if has_context else "inputs", heads, w_q.shape[2])
-        w_v = self._weight("value", source.shape[1], "context" if has_context else "inputs", heads)
+        rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
+        d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
+        w_v = self._weight("value", source.shape[1], "context" if has_context else "inputs", heads, d_v_hint)
         if w_k.shape[2] != w_q.shape[2]:
             raise AttnError(
                 f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
@@ -265,10 +267,11 @@ class _Builder:
             blocks = w
         elif w.ndim == 2:
             h = heads or 1
+            if w.shape[1] % h and value is None:
+                raise AttnError(f"is omitted, so it is the {d_in}×{d_in} identity, whose {d_in} columns {h} heads cannot "
+                                "split into equal blocks; give the weight", key)
             if w.shape[1] % h:
-                raise AttnError(
-                    f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key if value is not None else "heads"
-                )
+                raise AttnError(f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key)
             blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
         else:
             raise AttnError(f"is a vector; expected a {d_in}×d matrix (rows: the {of} columns)", key)

@@ -88,6 +88,17 @@ def test_biases_and_output_projection(runner, tmp_path):
     assert len(got["output"][0]) == 3
 
 
+def test_value_width_without_shape_follows_the_output_projection(runner, tmp_path):
+    """shape may be left out where other matrices fix it: W_O's 4 rows make h·d_v = 4, not d_model = 3."""
+    doc = {"inputs": [[1, 0, 1], [0, 1, 0]], "heads": 2,
+           "weights": {"query": {"random": "xavier", "shape": [3, 4]}, "key": {"random": "xavier"},
+                       "value": {"random": "xavier", "seed": 3}, "output": {"random": "xavier", "shape": [4, 3]}}}
+    got, _ = compute(runner, tmp_path, doc, "--only", "values")
+    assert got["d_v"] == 2 and np.array(got["values"]).shape == (2, 2, 2)
+    w_v = np.random.default_rng(3).uniform(-math.sqrt(6 / 7), math.sqrt(6 / 7), (3, 4))  # xavier: fan_in 3, fan_out 4
+    assert np.abs(np.array(got["values"]) - (np.array(doc["inputs"]) @ w_v).reshape(2, 2, 2).transpose(1, 0, 2)).max() < 1e-12
+
+
 def test_output_bias_without_projection_is_added_to_concatenated_heads(runner, tmp_path):
     doc = {"inputs": TWO_BY_FOUR, "heads": 2, "weights": {"value": W3}, "bias": {"output": [1, 2, 3, 4]}}
     got, _ = compute(runner, tmp_path, doc)

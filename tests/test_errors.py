@@ -184,7 +184,7 @@ CASES = [
     Case("context-vector", X + "context: [1, 2, 3, 4]\n", ["doc.yaml", "context", "vector"]),
     Case("heads-do-not-divide", X + "heads: 2\nweights: {query: " + W43 + "}\n",
          ["doc.yaml", "weights.query", "3 columns", "2 heads cannot split"]),
-    Case("heads-identity-do-not-divide", X + "heads: 3\n", ["doc.yaml", "heads", "4 columns", "3 heads cannot split"]),
+    Case("heads-identity-do-not-divide", X + "heads: 3\n", ["doc.yaml", "weights.query", "omitted", "4×4 identity", "3 heads cannot split"]),
     Case("heads-vs-3d", X + "heads: 3\nweights: {query: [[[1], [0], [1], [0]], [[1], [0], [1], [0]]]}\n",
          ["doc.yaml", "weights.query", "2 heads but heads is 3"]),
     Case("3d-weights-disagree", X + "weights:\n  query: [[[1], [0], [1], [0]], [[1], [0], [1], [0]]]\n"
