@@ -41,6 +41,8 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
         return random_matrix(value, shape)
     if isinstance(value, list):
         return inline(value, boolean)
+    if boolean:
+        raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {_describe(value)}")
     raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {_describe(value)}")
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from attncli.document import Document
 from attncli.errors import AttnError, plural, shape_str, unknown_key
-from attncli.matrices import FILE_KINDS, read_value
+from attncli.matrices import FILE_KINDS, _describe, read_value
 from attncli.spec_layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.spec_values import check_identity_fits, scale_of, split_tokens, token_labels
 
@@ -234,7 +234,7 @@ class _Builder:
         if heads is None:
             return None
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
-            raise AttnError(f"{heads!r} is not a whole number ≥ 1", "heads")
+            raise AttnError(f"{_describe(heads)} is not a whole number ≥ 1", "heads")
         return heads
 
     def _heads_of_3d_weights(self) -> int | None:

@@ -59,5 +59,6 @@ def token_labels(value: Any, count: int, prefix: str, key: str, of: str) -> list
     else:
         raise AttnError("expected a list of labels or one string", key)
     if len(labels) != count:
-        raise AttnError(f"has {plural(len(labels), 'label')} but {of} have {plural(count, 'row')}", key)
+        verb = "has" if of == "context" else "have"
+        raise AttnError(f"has {plural(len(labels), 'label')} but {of} {verb} {plural(count, 'row')}", key)
     return labels
