@@ -87,3 +87,60 @@ def test_causal_matches_is_causal(runner, tmp_path):
     (tmp_path / "doc.json").write_text(json.dumps({"inputs": x.tolist(), "mask": "causal"}))
     got = run(runner, tmp_path / "doc.json")
     assert np.abs(np.array(got["output"]) - want.numpy()).max() < 1e-12
+
+
+def test_gpt2_style_fused_projection_and_causal_mask(runner, tmp_path):
+    """GPT-2 keeps c_attn as one d_model × 3·d_model matrix (Conv1D: already d_in × d_out); split its columns."""
+    torch.manual_seed(2)
+    n, d, heads = 16, 768, 12
+    x = torch.randn(n, d, dtype=torch.float64)
+    c_attn_w, c_attn_b = 0.02 * torch.randn(d, 3 * d, dtype=torch.float64), 0.02 * torch.randn(3 * d, dtype=torch.float64)
+    c_proj_w, c_proj_b = 0.02 * torch.randn(d, d, dtype=torch.float64), 0.02 * torch.randn(d, dtype=torch.float64)
+    q, k, v = (x @ c_attn_w + c_attn_b).split(d, dim=1)
+    per_head = lambda t: t.view(n, heads, d // heads).transpose(0, 1)  # noqa: E731
+    heads_out = F.scaled_dot_product_attention(per_head(q), per_head(k), per_head(v), is_causal=True)
+    want = heads_out.transpose(0, 1).reshape(n, d) @ c_proj_w + c_proj_b
+    w, b = c_attn_w.split(d, dim=1), c_attn_b.split(d)
+    doc = {
+        "inputs": save(tmp_path, "x.npy", x), "heads": heads, "mask": "causal",
+        "weights": {name: save(tmp_path, f"w_{name}.npy", w[i]) for i, name in enumerate(("query", "key", "value"))},
+        "bias": {name: save(tmp_path, f"b_{name}.npy", b[i]) for i, name in enumerate(("query", "key", "value"))},
+    }
+    doc["weights"]["output"], doc["bias"]["output"] = save(tmp_path, "c_proj_w.npy", c_proj_w), save(tmp_path, "c_proj_b.npy", c_proj_b)
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    got = run(runner, tmp_path / "doc.json")
+    assert np.abs(np.array(got["output"]) - want.numpy()).max() < 1e-9
+    assert np.abs(np.array(got["head_outputs"]) - heads_out.numpy()).max() < 1e-9
+
+
+def test_multi_head_attention_with_a_context_of_another_width(runner, tmp_path):
+    """nn.MultiheadAttention(kdim=vdim≠embed_dim): separate q/k/v weights; keys and values from the context."""
+    torch.manual_seed(5)
+    mha = torch.nn.MultiheadAttention(8, 2, kdim=6, vdim=6, dtype=torch.float64, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_bias.normal_()
+    x, c = torch.randn(1, 3, 8, dtype=torch.float64), torch.randn(1, 5, 6, dtype=torch.float64)
+    want, weights = mha(x, c, c, average_attn_weights=False)
+    b_q, b_k, b_v = mha.in_proj_bias.chunk(3)
+    doc = {"inputs": x[0].tolist(), "context": c[0].tolist(), "heads": 2,
+           "weights": {"query": mha.q_proj_weight.T.tolist(), "key": mha.k_proj_weight.T.tolist(),
+                       "value": mha.v_proj_weight.T.tolist(), "output": mha.out_proj.weight.T.tolist()},
+           "bias": {"query": b_q.tolist(), "key": b_k.tolist(), "value": b_v.tolist(), "output": mha.out_proj.bias.tolist()}}
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    got = run(runner, tmp_path / "doc.json")
+    assert np.abs(np.array(got["output"]) - want[0].detach().numpy()).max() < 1e-9
+    assert np.abs(np.array(got["weights"]) - weights[0].detach().numpy()).max() < 1e-9
+
+
+def test_float32_npy_is_computed_in_float64(runner, tmp_path):
+    torch.manual_seed(7)
+    x = torch.randn(4, 6, dtype=torch.float32)
+    w = torch.randn(6, 6, dtype=torch.float32)
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "w.npy", w.numpy())
+    (tmp_path / "doc.json").write_text(json.dumps({"inputs": "x.npy", "heads": 2, "weights": {"query": "w.npy", "key": "w.npy"}}))
+    got = run(runner, tmp_path / "doc.json")
+    x64, w64 = x.double(), w.double()
+    q = (x64 @ w64).view(4, 2, 3).transpose(0, 1)
+    want = F.scaled_dot_product_attention(q, q, x64.view(4, 2, 3).transpose(0, 1))
+    assert np.abs(np.array(got["head_outputs"]) - want.numpy()).max() < 1e-12
