@@ -5,8 +5,6 @@ Exit codes: 0 success, 2 a problem with the document or the options (one
 traceback), 130 interrupted with Ctrl-C.
 """
 
-from __future__ import annotations
-
 import io
 import os
 import sys

@@ -1,7 +1,5 @@
 """attncli compute and attncli check."""
 
-from __future__ import annotations
-
 import difflib
 from pathlib import Path
 from typing import Annotated, Optional

@@ -1,7 +1,5 @@
 """attncli explain: the eight steps of attention, for one query, in English or Chinese."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional

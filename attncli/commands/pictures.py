@@ -1,7 +1,5 @@
 """attncli heatmap and attncli init."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
