@@ -92,7 +92,7 @@ def test_tokens_are_text_not_markup_or_control_codes(tmp_path, command):
 @pytest.mark.parametrize("args, names", [
     (["compute", "--bogus", "doc.yaml"], ["No such option: --bogus", "attncli compute --help"]),
     (["compute"], ["Missing argument 'FILE'"]),
-    (["compute", "doc.yaml", "-p", "99"], ["'--precision'", "99", "0<=x<=17"]),
+    (["compute", "doc.yaml", "-p", "99"], ["'--precision'", "17"]),
     (["compute", "doc.yaml", "--format", "yaml"], ["'yaml' is not one of", "'json'"]),
     (["heatmap", "doc.yaml", "--of", "nope"], ["'--of'", "attncli heatmap --help"]),
     (["nosuch"], ["No such command 'nosuch'", "attncli --help"]),
