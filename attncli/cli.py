@@ -20,15 +20,16 @@ def main(args: list[str] | None = None) -> None:
     """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
     try:
         code = app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
-    except typer.TyperException as e:  # a usage error: unknown option, missing FILE, value out of range
-        format_message = getattr(e, "format_message", None)
-        message = format_message() if format_message else str(e)
+    except typer.Abort:  # (a prompt's end of input; attncli asks nothing)
+        sys.stderr.write("Aborted.\n")
+        code = 1
+    except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
+        if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
+            raise  # 0.26–0.29 name their base class differently, and commands report their own errors in run()
+        message = e.format_message()
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
         if message.strip():  # (empty after `attncli` alone, which shows the help)
             sys.stderr.write(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
         code = getattr(e, "exit_code", 2)
-    except typer.Abort:
-        sys.stderr.write("Aborted.\n")
-        code = 1
     sys.exit(code if isinstance(code, int) else 0)
