@@ -1,0 +1,141 @@
+"""Random documents for the golden test: every feature of the format, drawn from a seeded generator.
+
+``documents()`` yields (name, document) pairs; the same call always gives the same documents, so
+their JSON can be recorded once (``python tests/golden_docs.py``) and compared after any change
+that must not move a number (tests/test_golden.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RECORD = HERE / "golden" / "json_sha256.json"
+COUNT = 200
+
+
+def _matrix(rng: np.random.Generator, rows: int, cols: int) -> list:
+    return np.round(rng.normal(0, 1, (rows, cols)), 3).tolist()
+
+
+def _document(rng: np.random.Generator) -> dict:
+    n = int(rng.integers(1, 6))
+    h = int(rng.integers(1, 4))
+    d_k = int(rng.integers(1, 4))
+    d_v = int(rng.integers(1, 4))
+    d_model = int(rng.integers(1, 6))
+    doc: dict = {"inputs": _matrix(rng, n, d_model)}
+    cross = rng.random() < 0.25
+    m, d_ctx = n, d_model
+    if cross:
+        m, d_ctx = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+        doc["context"] = _matrix(rng, m, d_ctx)
+    if rng.random() < 0.5:
+        doc["tokens"] = [f"t{i}" for i in range(n)]
+    three_d = rng.random() < 0.3
+    score = "additive" if rng.random() < 0.15 else "dot"
+    weights: dict = {}
+    if three_d:
+        weights["query"] = rng.normal(0, 1, (h, d_model, d_k)).round(3).tolist()
+        weights["key"] = rng.normal(0, 1, (h, d_ctx, d_k)).round(3).tolist()
+        weights["value"] = rng.normal(0, 1, (h, d_ctx, d_v)).round(3).tolist()
+    else:
+        doc["heads"] = h
+        weights["query"] = _matrix(rng, d_model, h * d_k)
+        weights["key"] = _matrix(rng, d_ctx, h * d_k)
+        weights["value"] = _matrix(rng, d_ctx, h * d_v)
+    with_output = rng.random() < 0.5
+    d_out = h * d_v
+    add_norm = not cross and rng.random() < 0.2
+    if with_output:
+        d_out = d_model if add_norm else int(rng.integers(1, 5))
+        weights["output"] = _matrix(rng, h * d_v, d_out)
+    elif add_norm and d_out != d_model:
+        add_norm = False
+    if score == "additive":
+        d_a = int(rng.integers(1, 4))
+        weights["w1"] = _matrix(rng, d_k, d_a)
+        weights["w2"] = _matrix(rng, d_k, d_a)
+        weights["v"] = np.round(rng.normal(0, 1, d_a), 3).tolist()
+        doc["score"] = "additive"
+    doc["weights"] = weights
+    if rng.random() < 0.4:
+        bias = {"query": np.round(rng.normal(0, 1, h * d_k), 3).tolist(),
+                "value": np.round(rng.normal(0, 1, h * d_v), 3).tolist()}
+        if rng.random() < 0.5:
+            bias["key"] = np.round(rng.normal(0, 1, h * d_k), 3).tolist()
+        if rng.random() < 0.5:
+            bias["output"] = np.round(rng.normal(0, 1, d_out), 3).tolist()
+        doc["bias"] = bias
+    doc["scale"] = ["sqrt", "none", 0.5, None][int(rng.integers(0, 4))]
+    if doc["scale"] is None:
+        del doc["scale"]
+    kind = int(rng.integers(0, 3))
+    if kind == 1 and n == m:
+        doc["mask"] = "causal"
+    elif kind == 2:
+        allowed = (rng.random((n, m)) < 0.7).astype(int)
+        doc["mask"] = allowed.tolist()
+    if rng.random() < 0.15 and not cross:
+        doc["positional"] = "sinusoidal" if rng.random() < 0.5 else _matrix(rng, n, d_model)
+    if rng.random() < 0.1 and score == "dot":
+        doc["normalize"] = "none"
+    if add_norm:
+        doc["add_norm"] = True if rng.random() < 0.5 else {"gamma": np.round(rng.normal(1, 0.1, d_model), 3).tolist(),
+                                                           "beta": np.round(rng.normal(0, 0.1, d_model), 3).tolist(),
+                                                           "eps": 1e-6}
+    return doc
+
+
+def documents():
+    """(name, document) for the examples' companions: COUNT random documents, always the same."""
+    rng = np.random.default_rng(20261123)
+    for i in range(COUNT):
+        yield f"random-{i:03d}", _document(rng)
+
+
+def examples() -> list[Path]:
+    return sorted((ROOT / "examples").glob("*.yaml"))
+
+
+def compute_json(args: list[str]) -> tuple[int, str, str]:
+    """Run ``attncli compute ARGS --format json`` in this process: (exit code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from attncli.cli import app
+
+    result = CliRunner().invoke(app, ["compute", *args, "--format", "json"])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def digest(code: int, out: str) -> str:
+    return f"{code}:" + hashlib.sha256(out.encode()).hexdigest()
+
+
+def current(tmp: Path) -> dict[str, str]:
+    """The digest of every example's and every random document's JSON, as the code computes it now."""
+    record = {}
+    for path in examples():
+        code, out, _ = compute_json([str(path)])
+        record[f"examples/{path.name}"] = digest(code, out)
+    for name, doc in documents():
+        path = tmp / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        code, out, _ = compute_json([str(path)])
+        record[name] = digest(code, out)
+    return record
+
+
+if __name__ == "__main__":  # record the digests (only before a change that must keep every number)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        RECORD.write_text(json.dumps(current(Path(tmp)), indent=1, sort_keys=True) + "\n")
+    print(f"recorded {RECORD}", file=sys.stderr)
