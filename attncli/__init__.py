@@ -1,8 +1,8 @@
 """attncli: see every number of self-attention.
 
-The library never imports the command-line layer: ``attncli.spec`` turns a
-document into a validated :class:`~attncli.spec.Spec`, ``attncli.attention``
-computes a :class:`~attncli.attention.Trace` of every intermediate, and the
+The library never imports the command-line layer: ``attncli.inputs.builder`` turns a
+document into a validated :class:`~attncli.inputs.builder.Spec`, ``attncli.core.attention``
+computes a :class:`~attncli.core.attention.Trace` of every intermediate, and the
 renderers (tables, JSON, explanations) only read that trace.
 """
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from attncli import document
+from attncli.inputs import document
 from attncli.cli import app
 
 X = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"  # n = 3, d_model = 4
@@ -493,12 +493,12 @@ def test_mask_accepts_true_and_false(runner, tmp_path):
 
 
 def test_internal_error_is_one_line_with_exit_70(runner, tmp_path, monkeypatch):
-    import attncli.attention
+    import attncli.core.attention
 
     def broken(spec):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(attncli.attention, "attend", broken)
+    monkeypatch.setattr(attncli.core.attention, "attend", broken)
     doc = tmp_path / "doc.yaml"
     doc.write_text(X)
     result = runner.invoke(app, ["compute", str(doc)])
@@ -510,12 +510,12 @@ def test_internal_error_is_one_line_with_exit_70(runner, tmp_path, monkeypatch):
 
 
 def test_interrupt_exits_130(runner, tmp_path, monkeypatch):
-    import attncli.attention
+    import attncli.core.attention
 
     def interrupted(spec):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(attncli.attention, "attend", interrupted)
+    monkeypatch.setattr(attncli.core.attention, "attend", interrupted)
     doc = tmp_path / "doc.yaml"
     doc.write_text(X)
     result = runner.invoke(app, ["compute", str(doc)])

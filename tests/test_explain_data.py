@@ -30,8 +30,8 @@ def test_the_installed_entry_point_explains_the_builtin_example_from_any_folder(
 def test_both_languages_have_the_same_texts_and_placeholders():
     import string
 
-    from attncli.texts.en import TEXTS as EN
-    from attncli.texts.zh import TEXTS as ZH
+    from attncli.teach.texts.en import TEXTS as EN
+    from attncli.teach.texts.zh import TEXTS as ZH
 
     def flat(d, prefix=""):
         for key, value in d.items():

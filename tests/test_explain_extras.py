@@ -183,8 +183,8 @@ def test_forgotten_transpose_shape_is_marked_at_step_4_in_chinese_too(runner, tm
 def test_chinese_paragraphs_break_between_characters_within_the_width():
     from rich.cells import cell_len
 
-    from attncli.explain_render import wrap_cjk
-    from attncli.texts.zh import TEXTS
+    from attncli.teach.explain_view import wrap_cjk
+    from attncli.teach.texts.zh import TEXTS
 
     text = TEXTS["scores"]["dot"].format(q="Input 1")
     for width in (20, 37, 80):
@@ -201,10 +201,10 @@ def test_chinese_steps_fit_a_narrow_terminal(runner):
     from rich.cells import cell_len
     from rich.console import Console
 
-    from attncli.commands.common import load
-    from attncli.explain import Focus, steps
-    from attncli.explain_render import renderables
-    from attncli.texts import texts
+    from attncli.cli.common import load
+    from attncli.teach.explain import Focus, steps
+    from attncli.teach.explain_view import renderables
+    from attncli.teach.texts import texts
 
     trace = load(str(EXAMPLES / "illustrated.yaml"))
     out = Console(file=io.StringIO(), width=60, color_system=None)

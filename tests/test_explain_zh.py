@@ -10,7 +10,7 @@ import yaml
 from conftest import EXAMPLES, ROOT
 
 from attncli.cli import app
-from attncli.texts.en import TEXTS as EN
+from attncli.teach.texts.en import TEXTS as EN
 
 EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml"))
 CJK = re.compile(r"[\u4e00-\u9fff]")

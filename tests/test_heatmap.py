@@ -15,11 +15,11 @@ import yaml
 from rich.cells import cell_len
 from rich.console import Console
 
-from attncli.attention import attend
+from attncli.core.attention import attend
 from attncli.cli import app
-from attncli.document import read_document
-from attncli.heatmap import HATCH, SHADES, HeatMap
-from attncli.spec import build_spec
+from attncli.inputs.document import read_document
+from attncli.views.heatmap import HATCH, SHADES, HeatMap
+from attncli.inputs.builder import build_spec
 from tests.conftest import EXAMPLES
 from tests.reference import naive_attention
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import max_abs_diff, naive_attention
 
-from attncli.attention import attend, softmax
-from attncli.document import Document
-from attncli.spec import build_spec
+from attncli.core.attention import attend, softmax
+from attncli.inputs.document import Document
+from attncli.inputs.builder import build_spec
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 number = st.floats(min_value=-3, max_value=3, allow_nan=False, allow_infinity=False, width=64)

@@ -25,5 +25,5 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
     source = ROOT / "attncli"
     wanted = {p.relative_to(ROOT).as_posix() for p in source.rglob("*.py") if "__pycache__" not in p.parts}
     wanted |= {p.relative_to(ROOT).as_posix() for p in (source / "data").glob("*.yaml")}
-    assert "attncli/commands/compute.py" in wanted
+    assert "attncli/cli/compute.py" in wanted
     assert wanted <= names, sorted(wanted - names)

@@ -15,8 +15,8 @@ import yaml
 from rich.cells import cell_len
 
 from attncli.cli import app
-from attncli.heatmap import HeatMap
-from attncli.picture import picture
+from attncli.views.heatmap import HeatMap
+from attncli.views.picture import picture
 from tests.conftest import EXAMPLES
 from tests.reference import naive_attention
 from tests.test_heatmap import reference, run_cli, strip_right, trace_of

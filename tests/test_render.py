@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from attncli.attention import attend
-from attncli.document import read_document
-from attncli.render import View, compute_tables, format_number, matrix_table
-from attncli.spec import build_spec
+from attncli.core.attention import attend
+from attncli.inputs.document import read_document
+from attncli.views.tables import View, compute_tables, format_number, matrix_table
+from attncli.inputs.builder import build_spec
 from tests.conftest import EXAMPLES
 
 
@@ -110,7 +110,7 @@ def _contrast(rgb_a: tuple[int, ...], rgb_b: tuple[int, ...]) -> float:
 
 @pytest.mark.parametrize("weight", [0.0, 0.3, 0.46, 0.5, 0.7, 0.85, 0.98, 1.0])
 def test_heat_cells_use_the_text_colour_that_reads_best(weight):
-    from attncli.render import _heat_style
+    from attncli.views.tables import _heat_style
 
     text, _, background = _heat_style(weight).partition(" on ")
     cell = tuple(int(c) for c in re.fullmatch(r"rgb\((\d+),(\d+),(\d+)\)", background).groups())

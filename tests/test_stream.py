@@ -1,4 +1,4 @@
-"""Attention block by block (attncli.stream) against the full computation and the naive loop.
+"""Attention block by block (attncli.core.stream) against the full computation and the naive loop.
 
 Blocks are made tiny so that every document is cut into many of them, with one
 thread and with two.  The memory decision is tested with small forced budgets.
@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncli import memory, stream
-from attncli.attention import attend
+from attncli.core import memory, stream
+from attncli.core.attention import attend
 from attncli.cli import app
-from attncli.commands.common import _progress
-from attncli.document import Document
-from attncli.errors import AttnError
-from attncli.memory import parse_size
-from attncli.spec import build_spec
-from attncli.stream import attend_streamed, plan
+from attncli.cli.common import _progress
+from attncli.inputs.document import Document
+from attncli.core.errors import AttnError
+from attncli.core.memory import parse_size
+from attncli.inputs.builder import build_spec
+from attncli.core.stream import attend_streamed, plan
 from tests.reference import max_abs_diff, naive_attention
 
 KEPT = ("queries", "keys", "values", "head_outputs", "output", "residual", "normalized")
@@ -310,7 +310,7 @@ def test_progress_only_on_a_terminal(monkeypatch):
 
 
 def test_blas_runs_one_thread_per_worker_and_is_restored():
-    from attncli import threads
+    from attncli.core import threads
 
     calls = threads._openblas()
     if calls is None:

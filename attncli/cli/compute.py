@@ -1,0 +1,165 @@
+"""attncli compute and attncli check."""
+
+import difflib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attncli.cli.common import (
+    Debug,
+    ExportOption,
+    FileArg,
+    OutputFormat,
+    Precision,
+    _attend_within_memory,
+    _check_export,
+    _head_index,
+    _save_picture,
+    app,
+    emit,
+    input_paths,
+    load,
+    render_text,
+    run,
+)
+from attncli.core.errors import AttnError
+
+
+@app.command()
+def compute(
+    file: FileArg,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of FORMAT.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, context, queries, keys, values, scores, scaled_scores, weights, head_outputs, output, residual, normalized.")] = None,
+    precision: Precision = 4,
+    head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
+    scale: Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")] = None,
+    mask: Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file.")] = None,
+    heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
+    export: ExportOption = None,
+    debug: Debug = False,
+) -> None:
+    """Compute attention for FILE and show every intermediate.
+
+    [bold]Examples[/bold]
+
+      attncli compute examples/illustrated.yaml
+      attncli compute examples/bert_base.yaml --head 3 --precision 2
+      attncli compute doc.yaml --format json | jq '.weights[0][0]'
+      attncli compute doc.yaml --format json --only output -o out.json
+      cat doc.json | attncli compute - --scale none --mask causal
+      attncli compute doc.yaml --format latex --only weights --precision 2
+      attncli compute doc.yaml --format csv --only weights --head 1 > weights.csv
+      attncli compute doc.yaml --only weights --export weights.svg
+    """
+
+    def action() -> None:
+        from attncli.outputs.serialize import check_only
+
+        keys = check_only(only)
+        binary = output is not None and output.suffix.lower() in (".npz", ".npy")
+        if keys == [] and (binary or format is not OutputFormat.json):
+            raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
+        _check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
+        if format is OutputFormat.csv and (keys is None or len(keys) != 1):
+            raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
+        if mask not in (None, "none", "causal"):
+            if not Path(mask).exists():
+                close = difflib.get_close_matches(mask.lower(), ("none", "causal"), n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
+                raise AttnError(f"{mask!r} is not none, causal or a mask file{hint}", "--mask")
+            mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
+        else:
+            mask_value = mask
+        kind = output.suffix.lower() if binary else format.value
+        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: _attend_within_memory(spec, keys, kind))
+        inputs = input_paths(file, trace)
+        if binary:
+            from attncli.outputs.serialize import to_binary
+
+            emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
+        elif format is OutputFormat.json:
+            from attncli.outputs.serialize import to_json
+
+            if head is not None:
+                raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+            emit(to_json(trace, keys), output, inputs)
+        elif format in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
+            emit(_paste_ready(trace, format.value, keys, _head_index(head, trace.spec.heads), precision, full), output, inputs)
+        else:
+            from attncli.views.tables import View, compute_tables
+
+            index = _head_index(head, trace.spec.heads)
+            tables = compute_tables(trace, View(precision, full), index, keys)
+            if export is not None:
+                if output is not None:  # both files or neither: -o's problems before the picture is written
+                    from attncli.outputs.serialize import check_destination
+
+                    check_destination(output, inputs)
+                _save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
+            emit(render_text(tables, to_terminal=output is None), output, inputs)
+
+    run(action, debug)
+
+
+@app.command()
+def check(
+    file: FileArg,
+    tol: Annotated[float, typer.Option("--tol", min=0.0, help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
+    debug: Debug = False,
+) -> None:
+    """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
+
+    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
+    cell, the expected and the given value, and a hint when the mistake has a known shape
+    (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
+    applied as W·x, heads split wrongly, rounding too early). Exit code 0: all correct;
+    1: something is wrong; 2: the document itself cannot be used.
+
+    [bold]Example[/bold] (in the document):
+
+      answer:
+        query: 1                  # optional: just this query's row
+        scores: [2, 4, 4]
+        weights: [0.06, 0.47, 0.47]
+
+      attncli check homework.yaml --tol 0.01
+    """
+    wrong = False
+
+    def action() -> None:
+        nonlocal wrong
+        from attncli.teach.check import check as check_answer
+        from attncli.teach.check import read_answer
+        from attncli.inputs.document import read_document
+        from attncli.core.errors import AttnError as _AttnError
+        from attncli.views.tables import check_report
+
+        doc = read_document(file)
+        if "answer" not in doc.data:
+            raise _AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
+        trace = load(file, doc=doc)
+        try:
+            answer = read_answer(doc.data["answer"], trace, doc.folder)
+        except _AttnError as e:
+            raise e.at(doc.name) from None
+        findings = check_answer(trace, answer, tol)
+        spec = trace.spec
+        emit(render_text([check_report(findings, spec.tokens, spec.context_tokens, tol)], to_terminal=True), None, set())
+        wrong = not all(f.ok for f in findings)
+
+    run(action, debug)
+    if wrong:
+        raise typer.Exit(1)
+
+
+def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:
+    """--format markdown, latex or csv."""
+    from attncli.outputs import paste as formats
+
+    if kind == "csv":
+        return formats.to_csv(trace, keys[0], head).encode("utf-8")
+    write = formats.to_markdown if kind == "markdown" else formats.to_latex
+    return write(trace, precision, full, head, keys).encode("utf-8")

@@ -1,1 +1,0 @@
-"""One module per group of commands; attncli.commands.common holds what they share."""

@@ -1,0 +1,272 @@
+"""Attention block by block over the queries, for results that need no n × m matrix.
+
+The maths is :mod:`attncli.core.attention`'s (projections, scores, exp_rows/normalize,
+output_projection); only the order changes.  Each block of queries goes through
+
+    S = Q_b·Kᵀ   z = scale·S   e = exp(z − row max)   H_b = (e·V) / Σ e
+
+and is dropped, so peak memory grows with n·block instead of h·n·m.  Dividing
+after ``e·V`` instead of before is the same sum, in a different order; one product
+``e·[V | 1]`` gives ``e·V`` and the row sums ``Σ e`` together.  The
+Trace holds None for scores, scaled_scores and weights.
+
+Two threads share the blocks (numpy releases the GIL) while BLAS runs one
+thread each (:mod:`attncli.core.threads`): on two cores that beats one thread of
+Python and two of BLAS, because exp, max and sum are single-threaded in numpy.
+
+:func:`plan` decides between this and :func:`attncli.core.attention.attend` from an
+estimate of the memory each needs and a budget (``ATTNCLI_MEMORY``, or half the
+memory available).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.attention import (
+    Trace,
+    add_norm,
+    check_finite,
+    empty_queries,
+    exp_rows,
+    normalize,
+    output_projection,
+    overflow_error,
+    projections,
+    scores,
+)
+from attncli.core.errors import AttnError
+from attncli.core.memory import beyond, memory_budget
+from attncli.inputs.builder import Spec
+from attncli.core.threads import cores, run_parallel
+
+MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
+BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there
+GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
+SAFE = 1e300  # a bound on |score| below this cannot overflow float64
+EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
+
+
+# ---------------------------------------------------------------- the computation
+
+
+@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
+def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
+    """Everything :func:`attend` computes except the n × m matrices, block by block.
+
+    ``progress(k)`` is called as blocks finish, with the number just done out of
+    :func:`block_count`.  Results equal attend's to rounding (1e-12).
+    """
+    q, k, v = projections(spec)
+    h, n, d_v = spec.heads, spec.n, spec.d_v
+    heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h)
+    checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
+    try:
+        if _fast(spec):
+            _run_fast(q, k, v, spec, heads, checked, progress, threads)
+        else:
+            _run_generic(q, k, v, spec, heads, checked, progress, threads)
+    except _Overflow:
+        _locate_overflow(q, k, spec)
+        raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
+    y = output_projection(heads, spec)  # (n, d_out)
+    check_finite(y, "output", spec.tokens)
+    residual, normalized = add_norm(y, spec)
+    return Trace(spec, q, k, v, None, None, None, heads, y, empty_queries(spec.mask), residual, normalized)
+
+
+def block_count(spec: Spec) -> int:
+    """How many blocks :func:`attend_streamed` computes (for a progress bar)."""
+    if _fast(spec):
+        return spec.heads * len(_blocks(spec.n, _fast_rows(spec)))
+    return len(_blocks(spec.n, _generic_rows(spec)))
+
+
+class _Overflow(Exception):
+    pass
+
+
+def _fast(spec: Spec) -> bool:
+    return spec.score == "dot" and spec.normalize == "softmax"
+
+
+def _fast_rows(spec: Spec) -> int:
+    return int(min(max(BLOCK_CELLS // spec.m, 16), 512, spec.n))
+
+
+def _generic_rows(spec: Spec) -> int:
+    return int(min(max(GENERIC_BLOCK_BYTES // _generic_row_bytes(spec), 1), spec.n))
+
+
+def _generic_row_bytes(spec: Spec) -> int:
+    width = 2 * spec.w_1.shape[2] + 4 if spec.score == "additive" else 4  # arrays of h × b × m alive at once
+    return 8 * spec.heads * spec.m * width
+
+
+def _blocks(n: int, rows: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+
+
+def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
+    """Dot-product scores and softmax: one head and one block of queries per task, in place."""
+    causal = spec.mask_name == "causal"
+    scale = spec.scale
+    # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
+    prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
+    shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
+    d_v = spec.d_v
+    v_ones = np.ones((spec.heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
+    v_ones[:, :, :d_v] = v
+    buffers = threading.local()
+    rows = _fast_rows(spec)
+
+    @np.errstate(over="ignore", invalid="ignore")  # each thread has its own error state
+    def task(job: tuple[int, int, int]) -> None:
+        h, lo, hi = job
+        m = hi if causal else spec.m  # causal: the keys after the last query of the block are all masked
+        if getattr(buffers, "z", None) is None:
+            buffers.z = np.empty(rows * spec.m)
+        z = buffers.z[: (hi - lo) * m].reshape(hi - lo, m)
+        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[h, :m].T, out=z)  # (b, m)
+        if checked and not np.isfinite(z).all():
+            raise _Overflow
+        if not prescale and scale != 1.0:
+            z *= scale
+            if checked and not np.isfinite(z).all():
+                raise _Overflow
+        e = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
+        ev = e @ v_ones[h, :m]  # (b, d_v + 1)
+        total = ev[:, d_v:]
+        np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
+
+    jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
+    run_parallel(task, jobs, progress, threads)
+
+
+def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
+    """Any score and normalisation: all heads of one block of queries per task."""
+
+    @np.errstate(over="ignore", invalid="ignore")
+    def task(job: tuple[int, int]) -> None:
+        lo, hi = job
+        s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
+        z = spec.scale * s
+        if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
+            raise _Overflow
+        try:
+            a = normalize(z, spec, slice(lo, hi))
+        except AttnError as e:  # `normalize: sum` names the row inside the block
+            message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
+            raise AttnError(message, e.where) from None
+        heads[:, lo:hi] = a @ v  # (h, b, d_v)
+
+    run_parallel(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
+
+
+def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
+    """|q·k| ≤ d_k·max|q|·max|k|: when that bound is far from overflow, no block needs checking.
+
+    (Two passes over Q and K and no temporary array: cheaper than row norms.)
+    """
+    if spec.score != "dot":
+        return False
+    largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
+    bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
+    return bound < SAFE
+
+
+def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.ndarray:
+    """Per head, whether exp needs the row max subtracted (h,).
+
+    Cauchy–Schwarz bounds every scaled score of head h by |scale|·max‖q_i‖·max‖k_j‖.
+    When that is at most EXP_LIMIT, exp(z) lies in [e^-60, e^60]: no overflow or
+    underflow, and e·V stays far from overflow while |V| is not astronomically large.
+    """
+    norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1))  # noqa: E731  (h,) largest row norm
+    bound = abs(spec.scale) * norm(q) * norm(k)  # (h,)
+    values = np.abs(v).max(axis=(1, 2)) * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
+    return ~((bound <= EXP_LIMIT) & (values < SAFE))
+
+
+def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
+    """attend's overflow error, exactly: the first (head, row) of S, then of scale·S, over all blocks."""
+    blocks = _blocks(spec.n, _generic_rows(spec))
+    for name, factor in (("scores", None), ("scaled scores", spec.scale)):
+        first = None
+        for lo, hi in blocks:
+            z = scores(q[:, lo:hi], k, spec)
+            if factor is not None:
+                z = factor * z
+            bad = np.argwhere(~np.isfinite(z))
+            if len(bad):
+                here = (int(bad[0][0]), int(bad[0][1]) + lo)
+                first = here if first is None else min(first, here)
+        if first is not None:
+            raise overflow_error(name, first[0], first[1], spec.tokens)
+
+
+# ---------------------------------------------------------------- memory: estimate, budget, decide
+
+
+@dataclass(frozen=True)
+class Plan:
+    stream: bool  # compute block by block (no n × m matrices)
+    left_out: str | None = None  # why the matrices are missing when nobody asked to leave them out
+
+
+def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = None) -> Plan:
+    """Full or streamed computation for ``--only keys`` written as ``kind`` (json, table, .npz, .npy).
+
+    The n × m matrices are computed only when they are wanted and fit in ``budget``
+    bytes; asked for by name and too large, they are an error that says what to do.
+    """
+    budget = memory_budget() if budget is None else budget
+    wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
+    streamed = streamed_bytes(spec)
+    if wanted:
+        need = full_bytes(spec, keys, kind)
+        if need <= budget:
+            return Plan(stream=False)
+        if keys is not None:
+            asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
+            raise AttnError(
+                f"{asked} of {spec.heads} × {spec.n} × {spec.m} need about {beyond(need, budget)}; "
+                "use --only output or --only head_outputs to compute block by block without them",
+                "--only",
+            )
+        left_out = (f"scores, scaled_scores and weights ({spec.heads} × {spec.n} × {spec.m}) are left out: "
+                    f"they need about {beyond(need, budget)}")
+    else:
+        left_out = None
+    if streamed > budget:
+        raise AttnError(f"even block by block, this document needs about {beyond(streamed, budget)}")
+    return Plan(stream=True, left_out=left_out)
+
+
+def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    """Peak memory of :func:`attend` plus writing ``keys`` as ``kind``, roughly (bytes)."""
+    cells = spec.heads * spec.n * spec.m
+    width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
+    kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
+    per_cell = {"json": 96, ".npz": 16, ".npy": 16}.get(kind, 0)  # Python floats and text; or the file's bytes
+    return streamed_bytes(spec) + 8 * width * cells + per_cell * kept * cells
+
+
+def streamed_bytes(spec: Spec) -> int:
+    """Peak memory of :func:`attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
+    n, m, h = spec.n, spec.m, spec.heads
+    d_model = spec.inputs.shape[1]
+    arrays = n * d_model * 3 + m * spec.source.shape[1] + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
+    if _fast(spec):
+        arrays += h * m * (spec.d_v + 1)  # [V | 1]
+        block = _fast_rows(spec) * m * 9  # one head's scores, and the mask's inverse
+    else:
+        block = _generic_rows(spec) * _generic_row_bytes(spec)
+    mask = 0 if spec.mask is None else n * m  # the bool mask
+    return 8 * arrays + cores() * block + mask + (64 << 20)  # + the interpreter and its modules

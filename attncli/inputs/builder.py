@@ -1,0 +1,323 @@
+"""The input document -> a validated :class:`Spec` with every matrix per head.
+
+Shapes follow FORMAT.md: row vectors, ``Q = X·W_Q + b_Q``, weights ``d_in × d_out``.
+A 2-D weight is split into ``h`` consecutive column blocks; a 3-D weight is
+``h × d_in × d`` already.  Every shape relation is checked here, so the maths
+in :mod:`attncli.core.attention` never sees an inconsistent document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from attncli.inputs.document import Document
+from attncli.core.errors import AttnError, plural, shape_str, unknown_key
+from attncli.inputs.matrices import FILE_KINDS, _describe, read_value
+from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
+from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
+
+TOP_KEYS = (
+    "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
+    "positional", "score", "normalize", "add_norm", "answer",
+)
+# `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
+PROJECTIONS = ("query", "key", "value", "output")
+WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS)
+
+
+@dataclass(frozen=True)
+class Spec:
+    tokens: list[str]  # n labels
+    context_tokens: list[str]  # m labels
+    inputs: np.ndarray  # X (n, d_model)
+    context: np.ndarray | None  # (m, d_ctx), None for self-attention
+    w_q: np.ndarray  # (h, d_model, d_k)
+    w_k: np.ndarray  # (h, d_ctx, d_k)
+    w_v: np.ndarray  # (h, d_ctx, d_v)
+    b_q: np.ndarray | None  # (h, d_k)
+    b_k: np.ndarray | None  # (h, d_k)
+    b_v: np.ndarray | None  # (h, d_v)
+    w_o: np.ndarray | None  # (h·d_v, d_out)
+    b_o: np.ndarray | None  # (d_out,)
+    scale: float
+    scale_name: str  # 'sqrt', 'none' or 'number'
+    mask: np.ndarray | None  # (n, m) bool, True = may attend; None = attend everywhere
+    mask_name: str  # 'none', 'causal' or 'matrix'
+    identity: frozenset[str]  # which of query/key/value were omitted (the identity)
+    files: frozenset[Path] = frozenset()  # the matrix files this document read
+    positional: np.ndarray | None = None  # P (n, d_model), added to X before the projections
+    positional_name: str = "none"  # 'none', 'sinusoidal' or 'matrix'
+    score: str = "dot"  # 'dot': Q·Kᵀ; 'additive': vᵀ·tanh(Q·W₁ + K·W₂)
+    w_1: np.ndarray | None = None  # (h, d_k, d_a), additive only
+    w_2: np.ndarray | None = None  # (h, d_k, d_a)
+    v_a: np.ndarray | None = None  # (h, d_a)
+    normalize: str = "softmax"  # 'softmax', 'sum' or 'none'
+    add_norm: tuple[np.ndarray, np.ndarray, float] | None = None  # (γ (d_model,), β (d_model,), ε)
+
+    @property
+    def heads(self) -> int:
+        return self.w_q.shape[0]
+
+    @property
+    def d_k(self) -> int:
+        return self.w_q.shape[2]
+
+    @property
+    def d_v(self) -> int:
+        return self.w_v.shape[2]
+
+    @property
+    def n(self) -> int:
+        return self.inputs.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.source.shape[0]
+
+    @property
+    def embedded(self) -> np.ndarray:
+        """What the projections see: X, plus P when there is a positional encoding."""
+        return self.inputs if self.positional is None else self.inputs + self.positional
+
+    @property
+    def source(self) -> np.ndarray:
+        """Where keys and values come from: the context, or the (embedded) inputs themselves."""
+        return self.embedded if self.context is None else self.context
+
+
+def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
+    """Validate ``doc`` (with command-line ``overrides`` replacing its keys) into a Spec."""
+    data = dict(doc.data)
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return _Builder(data, doc.folder).build()
+    except AttnError as e:
+        key = (e.where or "").split(":")[0]
+        if overrides and overrides.get(key) is not None:  # the option's value is at fault, not the document
+            raise AttnError(e.message, f"--{key}{e.where[len(key):]}") from None
+        raise e.at(doc.name) from None
+
+
+class _Builder:
+    def __init__(self, data: dict[str, Any], folder: Path):
+        for key in data:
+            if key not in TOP_KEYS:
+                raise unknown_key(key, TOP_KEYS)
+        self.data, self.folder = data, folder
+        self.cache: dict[str, np.ndarray] = {}
+        self.files: set[Path] = set()
+        self.weights = self._section("weights", WEIGHT_KEYS)
+        self.bias = self._section("bias", PROJECTIONS)
+
+    def _section(self, key: str, names: tuple[str, ...]) -> dict[str, Any]:
+        section = self.data.get(key, {})
+        if section is None:
+            return {}
+        if not isinstance(section, dict):
+            raise AttnError(f"expected a mapping with any of {', '.join(names)}", key)
+        for name in section:
+            if name not in names:
+                raise unknown_key(name, names).at(key)
+        return section
+
+    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+        if isinstance(value, str):
+            self.files.add((self.folder / value).resolve())
+        if key not in self.cache:
+            try:
+                self.cache[key] = read_value(value, self.folder, shape, boolean)
+            except AttnError as e:
+                raise e.at(key) from None
+        return self.cache[key]
+
+    def build(self) -> Spec:
+        inputs = self._matrix("inputs", self.data.get("inputs"), lambda: (self._count("tokens"), self._rows_of("query")))
+        has_context = self.data.get("context") is not None
+        if "context_tokens" in self.data and not has_context:
+            raise AttnError("is given but there is no context (cross-attention needs 'context')", "context_tokens")
+        context = None
+        if has_context:
+            hint = lambda: (self._count("context_tokens"), self._rows_of("key") or self._rows_of("value"))  # noqa: E731
+            context = self._matrix("context", self.data["context"], hint)
+        source = inputs if context is None else context
+        tokens = token_labels(self.data.get("tokens"), inputs.shape[0], "x", "tokens", "inputs")
+        context_tokens = (
+            tokens if context is None else token_labels(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
+        )
+        heads = self._heads() or self._heads_of_3d_weights()
+        w_q = self._weight("query", inputs.shape[1], "inputs", heads)
+        heads = w_q.shape[0]
+        w_k = self._weight("key", source.shape[1], "context" if has_context else "inputs", heads, w_q.shape[2])
+        rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
+        d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
+        w_v = self._weight("value", source.shape[1], "context" if has_context else "inputs", heads, d_v_hint)
+        if w_k.shape[2] != w_q.shape[2]:
+            raise AttnError(
+                f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
+                f"{w_q.shape[2]} (queries and keys need the same d_k)",
+                "weights.key",
+            )
+        h, d_k, d_v = heads, w_q.shape[2], w_v.shape[2]
+        w_o = None
+        if self.weights.get("output") is not None:
+            w_o = self._matrix("weights.output", self.weights["output"], lambda: (h * d_v, inputs.shape[1]))
+            if w_o.shape[0] != h * d_v:
+                raise AttnError(
+                    f"is {shape_str(w_o.shape)} but the concatenated heads have {h}·{d_v} = {h * d_v} columns "
+                    f"(need {h * d_v}×d_out)",
+                    "weights.output",
+                )
+        b_o_width = w_o.shape[1] if w_o is not None else h * d_v
+        d_out = w_o.shape[1] if w_o is not None else h * d_v
+        layers = read_layers(self, inputs.shape[0], inputs.shape[1], h, d_k, d_out)
+        default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
+        scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
+        mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
+        return Spec(
+            tokens=tokens,
+            context_tokens=context_tokens,
+            inputs=inputs,
+            context=context,
+            w_q=w_q,
+            w_k=w_k,
+            w_v=w_v,
+            b_q=self._bias("query", h, d_k),
+            b_k=self._bias("key", h, d_k),
+            b_v=self._bias("value", h, d_v),
+            w_o=w_o,
+            b_o=self._bias("output", 1, b_o_width, "weights.output" if w_o is not None else "the concatenated heads"),
+            scale=scale,
+            scale_name=scale_name,
+            mask=mask,
+            mask_name=mask_name,
+            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
+            files=frozenset(self.files),
+            **layers,
+        )
+
+    # -- pieces
+
+    def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
+        if value is None:
+            raise AttnError("is required: a matrix with one row per token", key)
+        shape = None
+        if isinstance(value, dict) and value.get("shape") is None:
+            sizes = hint()
+            shape = tuple(sizes) if all(sizes) else None
+        array = self.read(key, value, shape)  # type: ignore[arg-type]
+        if array.ndim != 2:
+            what = "a vector" if array.ndim == 1 else f"{array.ndim}-D ({shape_str(array.shape)})"
+            raise AttnError(f"is {what}; expected a matrix with one row per token, e.g. [[1, 0], [0, 1]]", key)
+        return array
+
+    def _count(self, key: str) -> int | None:
+        value = self.data.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, str):
+            return len(split_tokens(value))
+        return None
+
+    def _rows_of(self, name: str) -> int | None:
+        value = self.weights.get(name)
+        if value is None or isinstance(value, dict) and not isinstance(value.get("shape"), list):
+            return None
+        shape = tuple(value["shape"]) if isinstance(value, dict) else self.read(f"weights.{name}", value).shape
+        return shape[-2] if len(shape) >= 2 and isinstance(shape[-2], int) else None
+
+    def _heads(self) -> int | None:
+        heads = self.data.get("heads")
+        if heads is None:
+            return None
+        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+            raise AttnError(f"{_describe(heads)} is not a whole number ≥ 1", "heads")
+        return heads
+
+    def _heads_of_3d_weights(self) -> int | None:
+        """The head count a 3-D weight implies (they must agree), or None when all are 2-D."""
+        counts = {}
+        for name in ("query", "key", "value"):
+            value = self.weights.get(name)
+            if value is None or isinstance(value, dict) and value.get("shape") is None:
+                continue
+            array = self.read(f"weights.{name}", value)
+            if array.ndim == 3:
+                counts[name] = array.shape[0]
+        if len(set(counts.values())) > 1:
+            detail = ", ".join(f"weights.{name} has {count}" for name, count in counts.items())
+            raise AttnError(f"the 3-D weights disagree on the number of heads ({detail})", "weights")
+        return next(iter(counts.values()), None)
+
+    def _weight(self, name: str, d_in: int, of: str, heads: int | None, width: int | None = None) -> np.ndarray:
+        """A projection as (h, d_in, d) per-head blocks; the identity when omitted."""
+        key = f"weights.{name}"
+        value = self.weights.get(name)
+        if value is None:
+            check_identity_fits(key, d_in)
+            w = np.eye(d_in)
+        else:
+            w = self.read(key, value, (d_in, width * (heads or 1) if width else d_in))
+        if w.ndim == 3:
+            if heads is not None and w.shape[0] != heads:
+                raise AttnError(f"is 3-D with {plural(w.shape[0], 'head')} but heads is {heads}", key)
+            blocks = w
+        elif w.ndim == 2:
+            h = heads or 1
+            if w.shape[1] % h and value is None:
+                raise AttnError(f"is omitted, so it is the {d_in}×{d_in} identity, whose {d_in} columns {h} heads cannot "
+                                "split into equal blocks; give the weight", key)
+            if w.shape[1] % h:
+                raise AttnError(f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key)
+            blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
+        else:
+            raise AttnError(f"is a vector; expected a {d_in}×d matrix (rows: the {of} columns)", key)
+        if blocks.shape[1] != d_in:
+            d = "d_v" if name == "value" else "d_k"
+            h = blocks.shape[0]
+            need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
+            verb = "has" if of == "context" else "have"
+            raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
+        return np.ascontiguousarray(blocks)
+
+    def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
+        value = self.bias.get(name)
+        if value is None:
+            return None
+        key = f"bias.{name}"
+        b = self.read(key, value, (h * d,))
+        if b.ndim == 2 and 1 in b.shape:
+            b = b.reshape(-1)
+        if b.ndim != 1:
+            raise AttnError(f"is {shape_str(b.shape)}; expected a vector of length {h * d}", key)
+        if b.shape[0] != h * d:
+            whose = of or f"weights.{name}"
+            verb = "give" if whose.endswith("heads") else "gives"
+            raise AttnError(f"has length {b.shape[0]} but {whose} {verb} {h * d} columns (need {h * d})", key)
+        return b.reshape(h, d) if name != "output" else b
+
+    def _mask(self, n: int, m: int) -> tuple[np.ndarray | None, str]:
+        value = self.data.get("mask", "none")
+        if value is None or value == "none":
+            return None, "none"
+        if value == "causal":
+            if n != m:
+                raise AttnError(f"causal needs as many keys as queries, but there are {n} queries and {m} keys", "mask")
+            return np.tril(np.ones((n, m), dtype=bool)), "causal"
+        if isinstance(value, bool):
+            raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
+        if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
+            import difflib
+
+            close = difflib.get_close_matches(Path(value).name.lower(), ("none", "causal"), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
+            raise AttnError(f"{value[:40]!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
+        mask = self.read("mask", value, boolean=True)
+        if mask.ndim == 1 and n == 1:
+            mask = mask.reshape(1, -1)
+        if mask.shape != (n, m):
+            raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys)", "mask")
+        return mask, "matrix"

@@ -1,0 +1,347 @@
+"""Reading the input document: YAML or JSON text into plain Python values.
+
+Only safe loading, and nothing in a document is ever executed: YAML is parsed
+into events (libyaml's C parser when available) and built into lists, dicts,
+strings and numbers here, with the YAML 1.2 core schema (so ``1e-3`` is a
+number and ``yes`` is just a string).  Aliases, merge keys, duplicate keys,
+every tag beyond the plain ``!!str``/``!!int``/``!!float``/``!!bool``/``!!null``/
+``!!seq``/``!!map``, and nesting deeper than :data:`MAX_DEPTH` are refused as
+soon as the parser reaches them, so an alias bomb or 100000 ``[`` is answered
+at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attncli.core.errors import AttnError
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
+MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
+MAX_DIGITS = 400  # float64 ends near 1.8e308: longer integers are out of range before conversion
+
+
+@dataclass(frozen=True)
+class Document:
+    data: dict[str, Any]
+    name: str  # how messages name the document: its path, or <stdin>
+    folder: Path  # where relative matrix paths are resolved
+
+
+class OutOfRange(float):
+    """A number written in the document that float64 cannot hold (``1e999``): infinite, but named as written."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "OutOfRange":
+        number = super().__new__(cls, "-inf" if text.lstrip().startswith("-") else "inf")
+        number.text = text if len(text) <= 24 else f"{text[:10]}…{text[-4:]} ({len(text)} characters)"
+        return number
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+def read_document(path: str) -> Document:
+    """Read a document from a path, or from standard input when ``path`` is ``-``."""
+    if path == "-":
+        raw = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+        name, folder = "<stdin>", Path.cwd()
+    else:
+        name, folder = path, Path(path).resolve().parent
+        raw = _read_file_bytes(Path(path), MAX_DOCUMENT_BYTES)
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise AttnError(
+            f"the document is larger than {size_text(MAX_DOCUMENT_BYTES)}; "
+            "put large matrices in .npy or CSV files and name them in the document",
+            name,
+        )
+    text = decode_utf8(raw, name)
+    data = parse_text(text, name, json_only=path.lower().endswith(".json"))
+    return Document(data, name, folder)
+
+
+def size_text(count: float) -> str:
+    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{int(count)} bytes"
+
+
+def _read_file_bytes(path: Path, limit: int) -> bytes:
+    """The file's bytes (at most ``limit + 1``); a named pipe is read too (``attncli compute <(…)``)."""
+    try:
+        if not path.exists():
+            raise AttnError("no such file", str(path))
+        if path.is_dir():
+            raise AttnError("is a directory, not a file", str(path))
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise AttnError("is not a regular file (a device or socket)", str(path))
+        with path.open("rb") as f:
+            return f.read(limit + 1)
+    except PermissionError:
+        raise AttnError("permission denied", str(path)) from None
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or e})", str(path)) from None
+
+
+def decode_utf8(raw: bytes, name: str) -> str:
+    """UTF-8 text without its byte-order mark; binary data and invalid bytes are named."""
+    if b"\x00" in raw[:8192]:
+        raise AttnError("is binary, not UTF-8 text", name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
+    return text.removeprefix("\ufeff")
+
+
+def parse_text(text: str, name: str, json_only: bool = False) -> dict[str, Any]:
+    """A document's text as a mapping: JSON when it is JSON, else YAML."""
+    if not text.strip():
+        raise AttnError("the document is empty (expected a mapping with at least 'inputs')", name)
+    if json_only:
+        data = _parse_json(text, name)
+    elif _looks_like_json(text):
+        try:
+            data = _parse_json(text, name)
+        except AttnError as json_error:  # YAML flow style can look like JSON: try YAML, keep this message if it fails
+            try:
+                data = _parse_yaml(text, name)
+            except AttnError:
+                raise json_error from None
+    else:
+        data = _parse_yaml(text, name)
+    if data is None:
+        raise AttnError("the document is empty (expected a mapping with at least 'inputs')", name)
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise AttnError(f"the top level is {kind}; expected a mapping with at least 'inputs'", name)
+    return data
+
+
+def _looks_like_json(text: str) -> bool:
+    # A JSON object has a double-quoted string as its first key; YAML flow style usually not.
+    return re.match(r'\s*\{\s*("|\})', text) is not None
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _reject_constant(value: str) -> Any:
+    raise AttnError(f"'{value}' is not valid JSON (strict JSON has no NaN or Infinity)")
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise AttnError(f"duplicate key '{key}'")
+        result[key] = value
+    return result
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    return OutOfRange(text) if value in (float("inf"), float("-inf")) else value
+
+
+def _parse_json(text: str, name: str) -> Any:
+    import json
+
+    try:
+        hooks = {"parse_constant": _reject_constant, "parse_float": _json_float, "parse_int": _int}
+        data = json.loads(text, object_pairs_hook=_unique_pairs, **hooks)
+        if _SURROGATE.search(text):
+            _check_surrogates(data)
+        return data
+    except AttnError as e:
+        raise e.at(name) from None
+    except json.JSONDecodeError as e:
+        raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", name) from None
+    except RecursionError:
+        raise AttnError("is nested too deeply (lists and mappings inside each other)", name) from None
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_surrogates(data: Any) -> None:
+    """A ``\\ud83d`` escape without its pair is no character: refused, as in YAML and UTF-8 text."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise AttnError(f"the string '{item.encode('utf-8', 'backslashreplace').decode()}' holds half of a "
+                                "UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
+
+
+# ---------------------------------------------------------------- YAML
+
+
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = ("str", "int", "float", "bool", "null")
+_NULL = re.compile(r"~|null|Null|NULL|")
+_BOOL = {v: True for v in ("true", "True", "TRUE")} | {v: False for v in ("false", "False", "FALSE")}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_SPECIAL = {".inf": "inf", ".Inf": "inf", ".INF": "inf", ".nan": "nan", ".NaN": "nan", ".NAN": "nan"}
+
+
+def _parse_yaml(text: str, name: str) -> Any:
+    """YAML, with large numeric flow matrices read by numpy (attncli.inputs.fastmatrix) when that is safe."""
+    from attncli.inputs import fastmatrix
+
+    lifted, arrays = fastmatrix.lift(text)
+    if arrays:
+        try:
+            data = _parse_yaml_events(lifted, name)
+        except AttnError:
+            data = None  # the careful reading below names the problem
+        if isinstance(data, dict) and fastmatrix.lower(data, arrays):
+            return data
+    return _parse_yaml_events(text, name)
+
+
+def _parse_yaml_events(text: str, name: str) -> Any:
+    import yaml
+
+    parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # only its parser (events) is used
+    try:
+        return _build(parser, yaml)
+    except AttnError as e:
+        raise e.at(name) from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise AttnError(f"invalid YAML{where}: {e.problem or e.context or 'cannot be read'}", name) from None
+    except yaml.YAMLError as e:
+        raise AttnError(f"invalid YAML: {str(e).splitlines()[0]}", name) from None
+    finally:
+        parser.dispose()
+
+
+def _build(parser: Any, yaml: Any) -> Any:
+    """One document's events -> plain values, without recursion (each container is a frame on a stack)."""
+    parser.get_event()  # StreamStart
+    if parser.check_event(yaml.StreamEndEvent):
+        return None
+    parser.get_event()  # DocumentStart
+    stack: list[list] = []  # frames [container, key (or _NO_KEY), line of the key]
+    root: Any = None
+    while True:
+        event = parser.get_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.DocumentEndEvent):
+            break
+        if isinstance(event, yaml.AliasEvent):
+            raise AttnError(f"line {line}: YAML aliases (*{event.anchor}) are not allowed; write the values out")
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+            _check_tag(event.tag, (kind,), line)
+            if len(stack) >= MAX_DEPTH:
+                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)")
+            if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
+                raise AttnError(f"line {line}: keys must be names, not a {'list' if kind == 'seq' else 'mapping'}")
+            stack.append([[] if kind == "seq" else {}, _NO_KEY, line])
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            value = stack.pop()[0]
+        else:  # a scalar
+            value = _scalar(event, line)
+        if not stack:
+            root = value
+            continue
+        frame = stack[-1]
+        container = frame[0]
+        if isinstance(container, list):
+            container.append(value)
+        elif frame[1] is _NO_KEY:
+            _check_key(value, container, line)
+            frame[1], frame[2] = value, line
+        else:
+            container[frame[1]] = value
+            frame[1] = _NO_KEY
+    if not parser.check_event(yaml.StreamEndEvent):
+        raise AttnError("holds several YAML documents (separated by ---); give one")
+    return root
+
+
+_NO_KEY = object()
+
+
+def _check_key(key: Any, mapping: dict, line: int) -> None:
+    if not isinstance(key, str):
+        raise AttnError(f"line {line}: keys must be names, not {key!r}")
+    if key == "<<":
+        raise AttnError(f"line {line}: YAML merge keys (<<) are not allowed; write the keys out")
+    if key in mapping:
+        raise AttnError(f"line {line}: duplicate key '{key}'")
+
+
+def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | None:
+    """The core tag's short name (``int``), None for no tag; any other tag is refused."""
+    if tag is None or tag == "!":
+        return None
+    if tag.startswith(_CORE) and tag[len(_CORE):] in allowed:
+        return tag[len(_CORE):]
+    shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+    raise AttnError(f"line {line}: the tag {shown} is not allowed (attncli reads plain data only)")
+
+
+def _scalar(event: Any, line: int) -> Any:
+    tag = _check_tag(event.tag, _SCALAR_TAGS, line)
+    text = event.value
+    if tag is None:
+        if not event.implicit[0] or event.style:  # quoted, or a block literal: text
+            return text
+        return _resolve(text)
+    if tag == "str":
+        return text
+    value = _resolve(text)
+    expected = {"int": int, "float": float, "bool": bool, "null": type(None)}[tag]
+    if tag == "float" and type(value) is int:
+        value = float(value)
+    if not isinstance(value, expected) or (tag == "int" and isinstance(value, bool)):
+        raise AttnError(f"line {line}: {text!r} is not a valid !!{tag}")
+    return value
+
+
+def _resolve(text: str) -> Any:
+    """A plain scalar by the YAML 1.2 core schema."""
+    if _NULL.fullmatch(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.fullmatch(text):
+        return _int(text)
+    if _FLOAT.fullmatch(text):
+        return _json_float(text)
+    special = _SPECIAL.get(text.lstrip("+-"))
+    if special and (special == "inf" or text[0] == "."):
+        return float(("-" if text[0] == "-" else "") + special)
+    return text
+
+
+def _int(text: str) -> int | float:
+    if text.startswith(("0o", "0x")):
+        return int(text, 0) if len(text) <= MAX_DIGITS else OutOfRange(text)
+    return int(text) if len(text) <= MAX_DIGITS else OutOfRange(text)

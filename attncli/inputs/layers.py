@@ -1,0 +1,122 @@
+"""The document's optional layers around attention (positional, score, normalize, add_norm).
+
+Read and checked here, beside :mod:`attncli.inputs.builder`, so the core spec stays short:
+
+    positional: sinusoidal          # or an n × d_model matrix, added to the inputs first
+    score: additive                 # e = vᵀ·tanh(Q·W₁ + K·W₂), with weights.w1, w2, v
+    normalize: sum                  # softmax (default) · sum · none
+    add_norm: true                  # or {gamma, beta, eps}: LayerNorm(X + output)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, shape_str
+from attncli.core.layers import sinusoidal
+
+SCORES = ("dot", "additive")
+NORMALIZERS = ("softmax", "sum", "none")
+ADDITIVE_WEIGHTS = ("w1", "w2", "v")
+LAYER_NORM_EPS = 1e-5  # torch.nn.LayerNorm's default
+
+
+def read_layers(builder: Any, n: int, d_model: int, h: int, d_k: int, d_out: int) -> dict[str, Any]:
+    """The Spec fields of the optional layers, each checked against the core sizes."""
+    data = builder.data
+    fields: dict[str, Any] = {}
+    fields["positional"], fields["positional_name"] = _positional(builder, data.get("positional"), n, d_model)
+    fields["score"] = _choice(data.get("score", "dot"), SCORES, "score")
+    fields["normalize"] = _choice(data.get("normalize", "softmax"), NORMALIZERS, "normalize")
+    given = [name for name in ADDITIVE_WEIGHTS if builder.weights.get(name) is not None]
+    if fields["score"] == "additive":
+        fields.update(_additive(builder, h, d_k))
+    elif given:
+        raise AttnError("is only used with score: additive", f"weights.{given[0]}")
+    fields["add_norm"] = _add_norm(builder, data.get("add_norm"), d_model, d_out)
+    return fields
+
+
+def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
+    if value not in choices:
+        raise AttnError(f"{value!r} is not one of {', '.join(choices)}", key)
+    return value
+
+
+def _positional(builder: Any, value: Any, n: int, d_model: int) -> tuple[np.ndarray | None, str]:
+    if value is None or value == "none" or value is False:
+        return None, "none"
+    if value == "sinusoidal":
+        return sinusoidal(n, d_model), "sinusoidal"
+    p = builder.read("positional", value, (n, d_model))
+    if p.shape != (n, d_model):
+        raise AttnError(f"is {shape_str(p.shape)} but the inputs are {n}×{d_model} (need the same shape)", "positional")
+    return p, "matrix"
+
+
+def _additive(builder: Any, h: int, d_k: int) -> dict[str, np.ndarray]:
+    """W₁, W₂ as (h, d_k, d_a) and v as (h, d_a); 2-D/1-D ones are shared by every head."""
+    values = {name: builder.weights.get(name) for name in ADDITIVE_WEIGHTS}
+    for name, value in values.items():
+        if value is None:
+            raise AttnError(f"score: additive needs weights.w1 (d_k × d_a), weights.w2 (d_k × d_a) and weights.v (d_a); "
+                            f"weights.{name} is missing", "weights")
+    w_1 = _per_head(builder.read("weights.w1", values["w1"], (d_k, d_k)), h, d_k, "weights.w1")
+    d_a = w_1.shape[2]
+    w_2 = _per_head(builder.read("weights.w2", values["w2"], (d_k, d_a)), h, d_k, "weights.w2")
+    if w_2.shape[2] != d_a:
+        raise AttnError(f"has {w_2.shape[2]} columns but weights.w1 has {d_a} (both map to the same d_a)", "weights.w2")
+    v = builder.read("weights.v", values["v"], (d_a,))
+    if v.ndim == 2 and v.shape[0] in (1, h) and v.shape[1] == d_a:
+        v = np.broadcast_to(v, (h, d_a)).copy()
+    elif v.ndim == 1 and v.shape[0] == d_a:
+        v = np.tile(v, (h, 1))
+    else:
+        raise AttnError(f"is {shape_str(v.shape)} but needs length d_a = {d_a} (or {h}×{d_a}, one per head)", "weights.v")
+    return {"w_1": w_1, "w_2": w_2, "v_a": v}
+
+
+def _per_head(w: np.ndarray, h: int, d_k: int, key: str) -> np.ndarray:
+    if w.ndim == 2:
+        w = np.tile(w, (h, 1, 1))
+    if w.ndim != 3 or w.shape[0] != h or w.shape[1] != d_k:
+        raise AttnError(f"is {shape_str(w.shape)} but needs d_k×d_a = {d_k}×d_a (or {h}×{d_k}×d_a, one per head)", key)
+    return w
+
+
+def _add_norm(builder: Any, value: Any, d_model: int, d_out: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+    if value is None or value is False:
+        return None
+    if d_out != d_model:
+        raise AttnError(
+            f"needs the output as wide as the inputs (d_out = {d_out}, d_model = {d_model}) to add them; "
+            "give weights.output a shape that maps back to d_model", "add_norm")
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise AttnError("expected true, or a mapping with any of gamma, beta, eps", "add_norm")
+    for key in value:
+        if key not in ("gamma", "beta", "eps"):
+            from attncli.core.errors import unknown_key
+
+            raise unknown_key(key, ("gamma", "beta", "eps")).at("add_norm")
+    gamma = _vector(builder, value.get("gamma"), d_model, "add_norm.gamma", 1.0)
+    beta = _vector(builder, value.get("beta"), d_model, "add_norm.beta", 0.0)
+    eps = value.get("eps", LAYER_NORM_EPS)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
+        raise AttnError(f"{eps!r} is not a positive number", "add_norm.eps")
+    return gamma, beta, float(eps)
+
+
+def _vector(builder: Any, value: Any, d: int, key: str, default: float) -> np.ndarray:
+    if value is None:
+        return np.full(d, default)
+    b = builder.read(key, value, (d,))
+    if b.ndim == 2 and 1 in b.shape:
+        b = b.reshape(-1)
+    if b.shape != (d,):
+        raise AttnError(f"is {shape_str(b.shape)} but needs a vector of length d_model = {d}", key)
+    return b

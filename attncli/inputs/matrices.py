@@ -1,0 +1,342 @@
+"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, and seeded random initialisers.
+
+Every function returns a float64 array (or a bool array for masks) and raises
+:class:`AttnError` naming the cell, line or file when a value is not a number.
+Rows and columns in messages count from 1, as people count them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.inputs.document import OutOfRange, decode_utf8, size_text
+from attncli.core.errors import AttnError, plural, shape_str
+from attncli.inputs.fastmatrix import FastMatrix
+
+TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
+FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
+_AXES = ("head", "row", "column")
+NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rather than read
+
+
+def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+    """An inline list, a file name, or a ``{random: …}`` spec, as an array.
+
+    ``shape`` is what the rest of the document implies, used when a random spec
+    leaves its shape out.  ``boolean`` reads a mask: 0/1 or true/false.
+    """
+    if isinstance(value, str):
+        return read_file(value, folder, boolean)
+    if isinstance(value, dict):
+        if boolean:
+            raise AttnError("a mask cannot be random; give 'causal', a matrix or a file")
+        from attncli.inputs.initialisers import random_matrix
+
+        return random_matrix(value, shape)
+    if isinstance(value, list):
+        return inline(value, boolean)
+    if boolean:
+        raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {_describe(value)}")
+    raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {_describe(value)}")
+
+
+# ---------------------------------------------------------------- inline lists
+
+
+def inline(rows: list, boolean: bool = False) -> np.ndarray:
+    if isinstance(rows, FastMatrix):  # already read whole and checked, by attncli.inputs.fastmatrix
+        if not boolean:
+            return rows.array
+        rows = rows.array.tolist()
+    shape = _nested_shape(rows)
+    flat = _flatten(rows, len(shape))
+    kinds = {type(x) for x in flat}
+    if not kinds <= ({bool, int, float} if boolean else {int, float}):
+        _raise_bad_cell(flat, shape, boolean)
+    if boolean:
+        values = np.array(flat, dtype=np.float64)
+        if not np.isin(values, (0.0, 1.0)).all():
+            _raise_bad_cell(flat, shape, boolean)
+        return values.astype(bool).reshape(shape)
+    try:
+        values = np.array(flat, dtype=np.float64)
+    except OverflowError:
+        _raise_bad_cell(flat, shape, boolean)
+    if not np.isfinite(values).all():
+        _raise_bad_cell(flat, shape, boolean)
+    return values.reshape(shape)
+
+
+def _nested_shape(value: list) -> tuple[int, ...]:
+    shape: list[int] = []
+    probe: Any = value
+    while isinstance(probe, list):
+        if not probe:
+            raise AttnError("is empty" if not shape else "holds an empty row")
+        shape.append(len(probe))
+        probe = probe[0]
+    if len(shape) > 3:
+        raise AttnError(f"is nested {len(shape)} lists deep; a matrix has at most 3 axes (heads, rows, columns)")
+    return tuple(shape)
+
+
+def _flatten(value: list, depth: int, index: tuple[int, ...] = ()) -> list:
+    if depth == 1:
+        for i, x in enumerate(value):
+            if isinstance(x, list):
+                raise AttnError(f"{_cell(index + (i,), 1 + len(index))}: a list where a number belongs")
+        return value
+    flat: list = []
+    first = None
+    for i, row in enumerate(value):
+        where = _cell(index + (i,), depth + len(index))
+        if not isinstance(row, list):
+            raise AttnError(f"{where}: {_describe(row)} where a list belongs (rows must all be lists)")
+        if first is None:
+            first = len(row)
+        elif len(row) != first:
+            raise AttnError(f"{where} has {len(row)} entries but the first has {first} (ragged rows)")
+        if not row:
+            raise AttnError(f"{where} is empty")
+        flat.extend(_flatten(row, depth - 1, index + (i,)))
+    return flat
+
+
+def _cell(index: tuple[int, ...], ndim: int) -> str:
+    names = _AXES[3 - ndim :] if ndim <= 3 else _AXES
+    if ndim == 1:
+        names = ("entry",)
+    return ", ".join(f"{name} {i + 1}" for name, i in zip(names, index))
+
+
+def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool) -> None:
+    for position, x in enumerate(flat):
+        problem = _cell_problem(x, boolean)
+        if problem:
+            index = np.unravel_index(position, shape)
+            raise AttnError(f"{_cell(tuple(int(i) for i in index), len(shape))}: {problem}")
+    raise AttnError("holds a value that is not a number")
+
+
+def _cell_problem(x: Any, boolean: bool) -> str | None:
+    if boolean:
+        if isinstance(x, bool) or (type(x) in (int, float) and x in (0, 1)):
+            return None
+        return f"{_describe(x)} is not a mask value (use 1/true = may attend, 0/false = masked)"
+    if isinstance(x, bool):
+        return f"{_describe(x)} is not a number (booleans belong only in a mask)"
+    if isinstance(x, OutOfRange):
+        return f"{x} is too large for float64 (about ±1.8e308 at most)"
+    if isinstance(x, int):
+        try:
+            float(x)
+            return None
+        except OverflowError:
+            return f"{_describe(x)} is too large for float64 (about ±1.8e308 at most)"
+    if isinstance(x, float):
+        return None if math.isfinite(x) else f"{x} is not a finite number (NaN and infinities are not allowed)"
+    return f"{_describe(x)} is not a number"
+
+
+def _describe(x: Any) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, str):
+        return f"the string {x[:40]!r}"
+    if isinstance(x, dict):
+        return "a mapping"
+    if isinstance(x, list):
+        return "a list"
+    if isinstance(x, int) and abs(x) >= 10**24:
+        digits = str(abs(x))
+        return f"{'-' if x < 0 else ''}{digits[:10]}… ({len(digits)} digits)"
+    if isinstance(x, (int, float)):
+        return repr(x)
+    return f"a {type(x).__name__} ({str(x)[:40]})"
+
+
+# ---------------------------------------------------------------- files
+
+
+def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
+    path = Path(name) if Path(name).is_absolute() else folder / name
+    suffix = path.suffix.lower()
+    if suffix not in FILE_KINDS:
+        raise AttnError(
+            f"{_describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
+        )
+    try:
+        if not path.exists():
+            raise AttnError("no such file", name)
+        if path.is_dir():
+            raise AttnError("is a directory, not a matrix file", name)
+        if not path.is_file():
+            raise AttnError("is not a regular file (a device, pipe or socket)", name)
+        if suffix == ".npy":
+            return _read_npy(path, name, boolean)
+        raw = path.read_bytes()
+    except PermissionError:
+        raise AttnError("permission denied", name) from None
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or e})", name) from None
+    return _read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
+_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+
+
+def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
+    """A CSV/TSV/TXT matrix: one row per line; blank lines and ``#`` lines skipped; a mask may say true/false."""
+    text = decode_utf8(raw, name)
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    text_lines = _LINE_BREAK.split(text)
+    for number, line in enumerate(text_lines, start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        cells = stripped.split(delimiter)
+        if boolean:
+            cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
+        try:
+            if "_" in stripped:
+                raise ValueError  # float() would read 1_0 as 10; the document's numbers do not
+            rows.append([float(c) for c in cells])
+        except ValueError:
+            rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
+        lines.append(number)
+        if len(rows[-1]) != len(rows[0]):
+            raise AttnError(
+                f"line {number} has {plural(len(rows[-1]), 'number')} but line {lines[0]} has {len(rows[0])} (ragged rows)", name
+            )
+    if not rows:
+        raise AttnError("holds no numbers (the file is empty)", name)
+    values = np.array(rows, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        r, c = bad[0]
+        cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
+        where = f"line {lines[r]}, column {c + 1}: {cell[:24]}"
+        if np.isinf(values[r, c]) and "inf" not in cell.lower():
+            raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
+        raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
+    if boolean:
+        return _as_mask(values, name, lines)
+    return values
+
+
+def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
+    for column, cell in enumerate(cells, start=1):
+        try:
+            if "_" in cell:
+                raise ValueError
+            float(cell)
+        except ValueError:
+            where = f"line {number}, column {column}"
+            if not cell.strip():
+                raise AttnError(f"{where}: empty cell", name) from None
+            hint = ""
+            if boolean and not any(sep in cell for sep in ",;\t |"):
+                raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a mask value (1/true = may attend, 0/false = masked)",
+                                name) from None
+            if number == 1 and any(ch.isalpha() for ch in cell):
+                hint = " (a header line? matrix files hold numbers only)"
+            elif any(sep in cell for sep in ",;\t |"):
+                kinds = {",": "commas", "\t": "tabs", None: "white space"}
+                hint = f" (this file kind separates cells with {kinds[delimiter]})"
+            raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a number{hint}", name) from None
+    return [float(c) for c in cells]
+
+
+def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
+    need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
+    try:
+        array = _load_npy(path, mapped=need >= MMAP_MIN_BYTES)
+    except ValueError as e:
+        reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
+        raise AttnError(f"is not a readable .npy file: {reason}", name) from None
+    except (OSError, EOFError) as e:
+        raise AttnError(f"is not a readable .npy file: {e}", name) from None
+    if boolean:
+        return _as_mask(array.astype(np.float64), name)
+    if array.dtype.kind == "b":  # as inline true/false: a boolean is a mask's value, not a number
+        raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
+    with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf, named just below
+        values = array.astype(np.float64, copy=False)
+    if not np.isfinite(values).all():
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
+        raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
+    return values
+
+
+def _load_npy(path: Path, mapped: bool) -> np.ndarray:
+    """A large file mapped, not copied: used in place, read-only (large inputs, see attncli.core.stream).
+
+    A small one is read into memory: a mapped file that shrinks while in use ends the process (SIGBUS).
+    """
+    if mapped:
+        try:
+            return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+        except ValueError:  # a file that cannot be mapped is read instead
+            pass
+    return np.load(path, allow_pickle=False)
+
+
+def _check_npy_header(path: Path, name: str) -> int:
+    """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned)."""
+    fmt = np.lib.format
+    with path.open("rb") as f:
+        start = f.read(6)
+        if start[:2] == b"PK":
+            raise AttnError("is a .npz archive (several arrays), not a .npy file; save one array with np.save", name)
+        if start != b"\x93NUMPY":
+            raise AttnError("is not a readable .npy file: it does not start with the .npy signature (\\x93NUMPY)", name)
+        f.seek(0)
+        try:
+            version = fmt.read_magic(f)
+            read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise AttnError(f"is a .npy file of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", name)
+            shape, _, dtype = read_header(f)
+        except AttnError:
+            raise
+        except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file
+            reason = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
+            raise AttnError(f"is not a readable .npy file: its header cannot be read ({reason})", name) from None
+        offset = f.tell()
+    if dtype.hasobject:
+        raise AttnError("is not a readable .npy file: it holds Python objects (pickles are refused)", name)
+    if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
+        raise AttnError(f"holds {dtype} values; expected real numbers (int or float)", name)
+    if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
+        raise AttnError(f"is not a readable .npy file: its header gives the shape {shape!r}", name)
+    if len(shape) == 0 or len(shape) > 3 or 0 in shape:
+        shown = shape_str(shape) if shape else "()"
+        raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
+    need, size = math.prod(shape) * dtype.itemsize, path.stat().st_size - offset
+    if size < need:
+        raise AttnError(
+            f"is not a readable .npy file: its header promises {shape_str(shape)} {dtype} ({size_text(need)}) "
+            f"but the file holds {size_text(size)} of data (cut short or forged)",
+            name,
+        )
+    return need
+
+
+def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> np.ndarray:
+    """0/1 values as a bool mask; ``lines`` are a text file's line numbers of the rows (messages name lines)."""
+    bad = np.argwhere(~np.isin(values, (0.0, 1.0)))
+    if len(bad):
+        index = tuple(int(i) for i in bad[0])
+        where = f"line {lines[index[0]]}, column {index[1] + 1}" if lines else _cell(index, values.ndim)
+        raise AttnError(f"{where}: {values[index]:g} is not a mask value (1 = may attend, 0 = masked)", name)
+    return values.astype(bool)

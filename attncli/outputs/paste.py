@@ -1,0 +1,215 @@
+"""Paste-ready text of every intermediate: Markdown tables, LaTeX ``bmatrix`` equations, CSV.
+
+Markdown and LaTeX show ``precision`` decimals and summarise large matrices (as
+the tables do) unless ``full``; CSV holds one matrix at full precision, so it
+reads back as exactly the same float64 numbers.
+
+>>> from attncli.outputs.paste import latex_matrix
+>>> print(latex_matrix(np.array([[1.0, 0.5]]), 2))
+\\begin{bmatrix}
+1.00 & 0.50
+\\end{bmatrix}
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.attention import Trace
+from attncli.core.errors import AttnError
+from attncli.views.tables import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, _all_whole, format_number
+from attncli.views.tables import _pick as pick  # the same summary of large matrices as the tables
+
+PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
+MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
+
+
+@dataclass(frozen=True)
+class Block:
+    """One matrix to show: its name, its formula as text and as LaTeX, and its labels."""
+
+    key: str  # the JSON key
+    name: str  # "Head 2 · Queries"
+    text: str  # "Q = X·W_Q + b_Q"
+    latex: str  # "Q^{(2)} = X W_Q^{(2)} + b_Q^{(2)}"
+    matrix: np.ndarray
+    rows: list[str]
+    columns: list[str]
+    masked: np.ndarray | None = None  # True = masked (scaled scores only)
+
+
+def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
+    """Every matrix of ``attncli compute``, in its order; ``head`` (0-based) keeps one head."""
+    from attncli.views.tables import output_formula, scale_text, score_formula, weights_formula
+
+    spec = trace.spec
+    dims = lambda d: [str(j) for j in range(1, d + 1)]  # noqa: E731
+    x_text, x_tex = ("X + P", "(X + P)") if spec.positional is not None else ("X", "X")
+    found = [Block("inputs", "Inputs", "X", "X", spec.inputs, spec.tokens, dims(spec.inputs.shape[1]))]
+    if spec.positional is not None:
+        found.append(Block("positional", f"Positional encoding ({spec.positional_name})", "P", "P", spec.positional, spec.tokens, dims(spec.positional.shape[1])))
+        found.append(Block("positional", "Inputs with positions", "X + P", "X + P", spec.embedded, spec.tokens, dims(spec.embedded.shape[1])))
+    if spec.context is not None:
+        found.append(Block("context", "Context", "C", "C", spec.context, spec.context_tokens, dims(spec.context.shape[1])))
+    c_text, c_tex = ("C", "C") if spec.context is not None else (x_text, x_tex)
+    for h in range(spec.heads) if head is None else [head]:
+        prefix = f"Head {h + 1} · " if spec.heads > 1 else ""
+        up = (lambda s: f"{s}^{{({h + 1})}}") if spec.heads > 1 else (lambda s: s)  # noqa: E731
+        bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: E731
+        q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
+        scaled_tex = _scaled_latex(spec, s)
+        found += [
+            Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
+                  f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)),
+            Block("keys", f"{prefix}Keys", f"K = {c_text}·W_K" + bias(spec.b_k, "b_K")[0],
+                  f"{k} = {c_tex} {up('W_K')}" + bias(spec.b_k, "b_K")[1], trace.keys[h], spec.context_tokens, dims(spec.d_k)),
+            Block("values", f"{prefix}Values", f"V = {c_text}·W_V" + bias(spec.b_v, "b_V")[0],
+                  f"{v} = {c_tex} {up('W_V')}" + bias(spec.b_v, "b_V")[1], trace.values[h], spec.context_tokens, dims(spec.d_v)),
+        ]
+        if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
+            score_tex = rf"{s} = {up('v')}^\top \tanh({q} W_1 + {k} W_2)" if spec.score == "additive" else rf"{s} = {q} {{{k}}}^\top"
+            masked = None if spec.mask is None else ~spec.mask
+            found += [
+                Block("scores", f"{prefix}Scores", score_formula(spec), score_tex, trace.scores[h], spec.tokens, spec.context_tokens),
+                Block("scaled_scores", f"{prefix}Scaled scores", scale_text(spec), scaled_tex, trace.scaled_scores[h],
+                      spec.tokens, spec.context_tokens, masked),
+                Block("weights", f"{prefix}Weights", weights_formula(spec), f"{a} = {_weights_latex(spec, scaled_tex)}",
+                      trace.weights[h], spec.tokens, spec.context_tokens),
+            ]
+        found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
+    found.append(Block("output", "Output", output_formula(spec), _output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
+    if trace.residual is not None and trace.normalized is not None:
+        found.append(Block("residual", "Residual", f"R = {x_text} + Y", f"R = {x_text} + Y", trace.residual, spec.tokens, dims(trace.residual.shape[1])))
+        found.append(Block("normalized", "Add & Norm", "LayerNorm(R)", r"\operatorname{LayerNorm}(R)", trace.normalized, spec.tokens, dims(trace.normalized.shape[1])))
+    return [b for b in found if only is None or b.key in only]
+
+
+def _scaled_latex(spec, s: str) -> str:
+    if spec.scale_name == "sqrt":
+        return rf"\frac{{{s}}}{{\sqrt{{{spec.d_k}}}}}"
+    if spec.scale_name == "none":
+        return s
+    return rf"{spec.scale:g}\,{s}"
+
+
+def _weights_latex(spec, scaled: str) -> str:
+    if spec.normalize == "sum":
+        return rf"{scaled} \ \text{{divided by its row sums}}"
+    if spec.normalize == "none":
+        return rf"{scaled} \ \text{{(not normalised)}}"
+    return rf"\operatorname{{softmax}}\left({scaled}\right)"
+
+
+def _output_latex(spec) -> str:
+    heads = [f"H^{{({h})}}" for h in range(1, spec.heads + 1)]
+    if len(heads) > 3:
+        heads = [heads[0], r"\dots", heads[-1]]
+    formula = rf"Y = \operatorname{{concat}}({', '.join(heads)})" if spec.heads > 1 else "Y = H"
+    if spec.w_o is not None:
+        formula += " W_O"
+    if spec.b_o is not None:
+        formula += " + b_O"
+    return formula
+
+
+def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str]) -> tuple[list[int | None], list[int | None], list[list[str]]]:
+    """The shown rows and columns, and their cells as text (``dots``: left-out column, row, both)."""
+    matrix = block.matrix
+    rows = pick(matrix.shape[0], MAX_ROWS, EDGE_ROWS, full)
+    cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full)
+    shown = matrix if block.masked is None else np.where(block.masked, 0.0, matrix)
+    whole = _all_whole(shown)
+    cells = []
+    for i in rows:
+        line = []
+        for j in cols:
+            if i is None or j is None:
+                line.append(dots[2] if i is None and j is None else dots[1] if i is None else dots[0])
+            elif block.masked is not None and block.masked[i, j]:
+                line.append(masked)
+            else:
+                line.append(format_number(matrix[i, j], precision, whole))
+        cells.append(line)
+    return rows, cols, cells
+
+
+def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None, only: list[str] | None = None) -> str:
+    """Each matrix as a Markdown table under a heading with its name, formula and shape."""
+    parts = []
+    for block in blocks(trace, head, only):
+        rows, cols, cells = _cells(block, precision, full, MASKED_MARKDOWN, ("…", "⋮", "⋱"))
+        n, d = block.matrix.shape
+        lines = [f"### {block.name}: `{block.text}` ({n} × {d})", ""]
+        lines.append("| | " + " | ".join("…" if j is None else _md(block.columns[j]) for j in cols) + " |")
+        lines.append("| --- | " + " | ".join("---:" for _ in cols) + " |")
+        for i, line in zip(rows, cells):
+            lines.append(f"| {'⋮' if i is None else _md(block.rows[i])} | " + " | ".join(line) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def _md(label: str) -> str:
+    """A label safe inside a Markdown table cell."""
+    label = " ".join(label.split())
+    for ch in "\\`*_[]<>|#":
+        label = label.replace(ch, "\\" + ch)
+    return label
+
+
+def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, masked: np.ndarray | None = None) -> str:
+    """``\\begin{bmatrix} … \\end{bmatrix}`` of ``matrix`` (masked cells ``-\\infty``)."""
+    block = Block("", "", "", "", matrix, [], [], masked)
+    _, _, cells = _cells(block, precision, full, MASKED_LATEX, (r"\cdots", r"\vdots", r"\ddots"))
+    body = " \\\\\n".join(" & ".join(line) for line in cells)
+    return "\\begin{bmatrix}\n" + body + "\n\\end{bmatrix}"
+
+
+def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None, only: list[str] | None = None) -> str:
+    """Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment."""
+    parts = []
+    for block in blocks(trace, head, only):
+        n, d = block.matrix.shape
+        shown = len(pick(d, MAX_COLS, EDGE_COLS, full))
+        comment = (f"% {block.name}: {block.text} ({n} × {d}); rows: {_tex_comment(block.rows)}; "
+                   f"columns: {_tex_comment(block.columns)}")
+        lines = [comment]
+        if shown > 10:  # amsmath's matrices hold 10 columns unless told otherwise
+            lines.append(f"\\setcounter{{MaxMatrixCols}}{{{shown}}}")
+        lines += ["\\begin{equation*}", f"{block.latex} = {latex_matrix(block.matrix, precision, full, block.masked)}", "\\end{equation*}"]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def _tex_comment(labels: list[str]) -> str:
+    text = ", ".join(" ".join(label.split()) for label in labels[:MAX_COLS])
+    return text + (f", … ({len(labels)} in all)" if len(labels) > MAX_COLS else "")
+
+
+def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
+    """One matrix as CSV at full precision: a label column, then one column per key token or dimension.
+
+    A per-head quantity without ``head`` stacks every head, with a ``head`` column
+    (counting from 1) first.  A masked scaled score is an empty cell.
+    """
+    found = blocks(trace, None, [key])
+    if not found:
+        raise AttnError(f"'{key}' was not computed for this document", "--only")
+    if key not in PER_HEAD and head is not None:
+        raise AttnError(f"'{key}' has no heads; leave out --head", "--head")
+    if key == "positional":
+        found = found[:1]  # P itself, not X + P
+    stacked = key in PER_HEAD and head is None
+    if key in PER_HEAD and head is not None:
+        found = [found[head]]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow((["head"] if stacked else []) + ["token", *found[0].columns])
+    for h, block in enumerate(found):
+        for i, label in enumerate(block.rows):
+            cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]
+            writer.writerow(([h + 1] if stacked else []) + [label, *cells])
+    return out.getvalue()

@@ -1,0 +1,238 @@
+"""Check a hand calculation: the document's ``answer:`` against the computed trace.
+
+    answer:
+      query: 2            # optional: the answer is this query's row (counting from 1, or a token)
+      head: 1             # optional: for several heads, which one (counting from 1)
+      scores: [4, 16, 12]
+      weights: [0.0, 0.98, 0.02]
+
+Each given key is compared cell by cell within an absolute tolerance.  When an
+answer is wrong, the classic mistakes are recomputed and compared too, so the
+report can say *how* it went wrong (scaling forgotten, softmax over the wrong
+axis, rounding too early, …), not only *where*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attncli.core.attention import Trace, attend, softmax
+from attncli.core.errors import AttnError, unknown_key
+from attncli.outputs.serialize import array_of
+from attncli.inputs.matrices import read_value
+
+CHECKABLE = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output")
+ANSWER_KEYS = ("query", "head", *CHECKABLE)
+STEP = {"queries": 3, "keys": 3, "values": 3, "scores": 4, "scaled_scores": 4, "weights": 5,
+        "head_outputs": 7, "output": 8}
+PER_QUERY_AXIS = {"queries": 1, "scores": 1, "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0}
+DEFAULT_TOL = 0.005
+
+
+@dataclass(frozen=True)
+class Answer:
+    arrays: dict[str, np.ndarray]  # key -> what the learner wrote (NaN where a masked cell was left null)
+    query: int | None  # 0-based
+    head: int | None  # 0-based
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str
+    step: int
+    ok: bool
+    cell: tuple[int, ...] | None = None  # the first wrong cell, counting from 0, in the given array
+    expected: float | None = None
+    given: float | None = None
+    problem: str | None = None  # a shape problem, when the answer has the wrong shape
+    hint: str | None = None
+
+
+def read_answer(raw: Any, trace: Trace, folder) -> Answer:
+    """Validate the document's ``answer`` section against the trace's sizes."""
+    if not isinstance(raw, dict) or not raw:
+        raise AttnError("expected a mapping with any of " + ", ".join(CHECKABLE), "answer")
+    for key in raw:
+        if key not in ANSWER_KEYS:
+            raise unknown_key(key, ANSWER_KEYS).at("answer")
+    spec = trace.spec
+    query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
+    head = _position(raw.get("head"), [str(i) for i in range(1, spec.heads + 1)], "answer.head", "head")
+    arrays = {}
+    for key in CHECKABLE:
+        if key in raw:
+            try:
+                arrays[key] = _numbers(raw[key], folder)
+            except AttnError as e:
+                raise e.at(f"answer.{key}") from None
+    if not arrays:
+        raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
+    return Answer(arrays, query, head)
+
+
+def _position(value: Any, labels: list[str], where: str, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value <= len(labels):
+            return value - 1
+        plural = "queries" if what == "query" else f"{what}s"
+        raise AttnError(f"{value} is out of range: {plural} are 1 to {len(labels)}", where)
+    if str(value) in labels:
+        return labels.index(str(value))
+    raise AttnError(f"{value!r} is neither a {what} number nor a label ({', '.join(labels)})", where)
+
+
+def _numbers(value: Any, folder) -> np.ndarray:
+    """Like any matrix, but a masked cell may be left ``null`` (it is not compared)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.array([float(value)])
+    if isinstance(value, list):
+        holes = _nulls(value)
+        return np.where(holes, np.nan, read_value(_fill(value), folder)) if holes.any() else read_value(value, folder)
+    return read_value(value, folder)
+
+
+def _fill(value: Any) -> Any:
+    return [_fill(v) for v in value] if isinstance(value, list) else (0 if value is None else value)
+
+
+def _nulls(value: Any) -> np.ndarray:
+    try:
+        return np.array(_mark(value), dtype=bool)
+    except ValueError:
+        return np.zeros(1, dtype=bool)  # ragged: let read_value report it
+
+
+def _mark(value: Any) -> Any:
+    return [_mark(v) for v in value] if isinstance(value, list) else value is None
+
+
+def expected_of(trace: Trace, key: str, answer: Answer) -> np.ndarray:
+    """The computed array the learner's answer for ``key`` should equal."""
+    return select(array_of(trace, key), key, answer, trace.spec.heads)
+
+
+def select(full: np.ndarray, key: str, answer: Answer, heads: int) -> np.ndarray:
+    array = full
+    per_head = key != "output"
+    if per_head and (answer.head is not None or heads == 1):
+        array = array[answer.head or 0]  # one head: the learner may leave the head axis out
+    if answer.query is not None and key in PER_QUERY_AXIS:
+        axis = PER_QUERY_AXIS[key] - (1 if per_head and array.ndim < full.ndim else 0)
+        array = np.take(array, answer.query, axis=axis)
+    return array
+
+
+def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Finding]:
+    """One finding per answered key, in the order the steps compute them."""
+    findings = []
+    mistakes = _mistakes(trace)
+    spec = trace.spec
+    steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8)
+    for key in sorted(answer.arrays, key=CHECKABLE.index):
+        given, expected = answer.arrays[key], expected_of(trace, key, answer)
+        if given.shape != expected.shape and given.size == expected.size and given.ndim == 1:
+            given = given.reshape(expected.shape)
+        if given.shape != expected.shape:
+            hint = "it looks transposed" if given.shape == expected.T.shape and expected.ndim == 2 else None
+            problem = f"has shape {_shape(given.shape)} but {key.replace('_', ' ')} here are {_shape(expected.shape)}"
+            findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
+            continue
+        wrong = np.argwhere(np.abs(given - expected) > tol)  # NaN (a null) is never "wrong"
+        if not len(wrong):
+            findings.append(Finding(key, steps[key], True))
+            continue
+        cell = tuple(int(i) for i in wrong[0])
+        hint = next((text for text, make in mistakes.get(key, []) if _close(given, select(make(), key, answer, trace.spec.heads), tol)), None)
+        findings.append(Finding(key, steps[key], False, cell, float(expected[cell]), float(given[cell]), hint=hint))
+    return findings
+
+
+def _close(given: np.ndarray, candidate: np.ndarray, tol: float) -> bool:
+    if candidate.shape != given.shape:
+        return False
+    diff = np.abs(given - candidate)
+    return bool(np.all(np.isnan(diff) | (diff <= tol)))
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return " × ".join(map(str, shape)) if shape else "one number"
+
+
+# ---------------------------------------------------------------- the classic mistakes
+
+
+def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray]]]]:
+    """For each key, (hint, how that mistake computes the key), tried in order."""
+    spec = trace.spec
+    redo = lambda **changes: attend(dataclasses.replace(spec, **changes))  # noqa: E731
+    q, k = trace.queries, trace.keys
+    s = trace.scores
+    a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.mask is None else spec.mask.T)
+    a_wrong_axis = np.swapaxes(a_wrong_axis, -1, -2)
+    unscaled = "the scale was left out: scaled scores are scale × Q·Kᵀ"
+    twice = "the scale was applied twice"
+    inverted = "the scores were multiplied by √d_k instead of divided by it" if spec.scale_name == "sqrt" else None
+    axis = "softmax ran down the columns (over queries); it runs along each row, over the keys"
+    early = "the weights were rounded too early: keep full precision until the end"
+    mistakes: dict[str, list] = {key: [] for key in CHECKABLE}
+    if spec.scale != 1.0:
+        for key in ("weights", "head_outputs", "output"):
+            mistakes[key] += [(unscaled, lambda key=key: array_of(redo(scale=1.0), key)),
+                              (twice, lambda key=key: array_of(redo(scale=spec.scale**2), key))]
+        mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale**2 * s)]
+        if inverted:
+            mistakes["scaled_scores"].append((inverted, lambda: s / spec.scale))
+        mistakes["scores"].append(("these are already scaled: the scores are Q·Kᵀ before scaling", lambda: spec.scale * s))
+    mistakes["weights"].append((axis, lambda: a_wrong_axis))
+    for key in ("head_outputs", "output"):
+        mistakes[key].append((axis, lambda key=key: _from_weights(trace, a_wrong_axis, key)))
+        for step in (0.5, 0.1, 0.01):  # weights rounded to halves (as the walkthrough does), 1 or 2 decimals
+            rounded = lambda step=step: np.round(trace.weights / step) * step  # noqa: E731
+            mistakes[key].append((early, lambda key=key, r=rounded: _from_weights(trace, r(), key)))
+    if q.shape[-1] == k.shape[-2]:  # Q·K only has a shape when d_k = m
+        mistakes["scores"].append(("K was not transposed: the scores are Q·Kᵀ, each query row dotted with each key row", lambda: q @ k))
+    for key, name in (("queries", "w_q"), ("keys", "w_k"), ("values", "w_v")):
+        mistakes[key] += _transposed_weight(spec, key, name)
+    if spec.heads > 1:
+        mistakes_split = lambda key: array_of(attend(_interleaved(spec)), key)  # noqa: E731
+        for key in CHECKABLE:
+            mistakes[key].append(("the heads were split wrongly: head i takes the i-th block of d_k consecutive columns",
+                                  lambda key=key: mistakes_split(key)))
+    return mistakes
+
+
+def _from_weights(trace: Trace, a: np.ndarray, key: str) -> np.ndarray:
+    from attncli.core.attention import output_projection
+
+    heads = a @ trace.values  # (h, n, d_v)
+    return heads if key == "head_outputs" else output_projection(heads, trace.spec)
+
+
+def _transposed_weight(spec, key: str, name: str) -> list:
+    """The weight applied as W·x (PyTorch's nn.Linear layout) instead of x·W."""
+    w = getattr(spec, name)  # (h, d_in, d)
+    h, d_in, d = w.shape
+    if d_in != h * d:
+        return []
+    full = w.transpose(1, 0, 2).reshape(d_in, h * d)
+    swapped = full.T.reshape(d_in, h, d).transpose(1, 0, 2)
+    hint = "the weights were applied as W·x; attncli uses row vectors, x·W (transpose PyTorch weights)"
+    return [(hint, lambda: array_of(attend(dataclasses.replace(spec, **{name: swapped})), key))]
+
+
+def _interleaved(spec):
+    """Every head's weights taken as interleaved columns (head i: columns i, i+h, …)."""
+    changes = {}
+    for name in ("w_q", "w_k", "w_v"):
+        w = getattr(spec, name)  # (h, d_in, d)
+        h, d_in, d = w.shape
+        full = w.transpose(1, 0, 2).reshape(d_in, h * d)
+        changes[name] = full.reshape(d_in, d, h).transpose(2, 0, 1)
+    return dataclasses.replace(spec, **changes)

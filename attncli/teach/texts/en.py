@@ -1,0 +1,172 @@
+"""Every English sentence of ``attncli explain``: step titles, paragraphs and table labels.
+
+Placeholders in braces are filled from :func:`attncli.teach.explain.context` (``{q}`` the
+query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncli.teach.texts.zh`.
+"""
+
+TEXTS = {
+    "step": "Step",
+    "formula": "Formula",
+    "label": {
+        "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
+        "embedded": "Inputs with positions  X + P",
+        "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",
+        "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
+        "queries": "Queries  Q", "keys": "Keys  K", "values": "Values  V",
+        "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked",
+        "exponentials": "Exponentials  e^z", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
+        "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
+        "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
+        "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
+        "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
+    },
+    "inputs": {
+        "title": "Prepare the inputs",
+        "body": "Attention works on vectors, so every token arrives as one row of numbers: here {n} tokens of "
+                "{d_model} numbers each. In a real model these rows come from an embedding table; here they are "
+                "simply the numbers of your document.",
+        "cross": "This is cross-attention: the queries come from these inputs, while the keys and values come from a "
+                 "second sequence, the context C ({m} rows of {d_ctx} numbers). Think of a translator looking back at "
+                 "the source sentence while writing the next word.",
+    },
+    "positional": {
+        "title": "Positional encoding",
+        "body": "Attention itself has no idea of order: shuffle the rows and every score is shuffled with them. "
+                "To let the model know where a token stands, a position vector P is added to each input row "
+                "before anything else happens; the projections in step 3 see X + P.",
+        "sinusoidal": "Here P is the sinusoidal encoding: even columns use a sine, odd columns a cosine, and the "
+                      "wavelength grows from column to column, so every position gets its own pattern and nearby "
+                      "positions get similar ones.",
+        "matrix": "Here P is the matrix given in the document.",
+    },
+    "weights": {
+        "title": "The weights",
+        "body": "Each input is turned into three new vectors by three weight matrices: W_Q for the query, W_K for "
+                "the key and W_V for the value. Each matrix has one row per input number and one column per "
+                "output number. A trained model learns them; here they are given, so every number that follows can "
+                "be checked by hand.",
+        "identity": "The document leaves out {omitted}, so that projection is the identity: the vector is the input "
+                    "row itself.",
+        "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
+                 "(choose another with --head).",
+        "dk_dv": "Queries and keys must have the same width (d_k = {d_k}) because they are multiplied together; the "
+                 "values may be wider or narrower (d_v = {d_v}), and their width is the width of the output.",
+    },
+    "projections": {
+        "title": "Derive queries, keys and values",
+        "body": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K its key, "
+                "row × W_V its value. The same three matrices are used for every token.",
+        "why_qk": "Why two different vectors for matching? The query describes what a token is looking for, the key "
+                  "what it offers to others. Because they are made by different matrices, how much token A cares "
+                  "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
+        "cross": "The query comes from the inputs, the keys and values from the context.",
+    },
+    "scores": {
+        "title": "Score the query against every key",
+        "dot": "The score of {q} against a key is the dot product of its query with that key: multiply them number by "
+               "number and add up. The result is large when the two vectors point the same way, near zero when "
+               "they are unrelated and negative when they disagree, so it measures how well the key matches what "
+               "the query is looking for.",
+        "additive": "This document uses additive (Bahdanau) scoring, the predecessor of the dot product: query and "
+                    "key are each projected (W₁, W₂), added, passed through tanh, and reduced to one number by v. "
+                    "It also measures how well a key suits the query, with a small learned network instead of a "
+                    "plain dot product.",
+        "scale_none": "This document uses scale: none, so the scores go to softmax unchanged, as in the illustrated "
+                      "walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
+                      "vector the raw dot products grow large, and softmax would then put nearly all the weight on "
+                      "the single largest score.",
+        "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
+                      "grows with d_k; without the division the largest score would swamp the others, softmax would give "
+                      "nearly all the weight to one key, and its gradients would almost vanish, so training stalls.",
+        "scale_number": "Then each score is multiplied by the document's scale, {scale}. The usual choice is 1/√d_k, "
+                        "which keeps large scores from saturating the softmax.",
+        "mask_causal": "A causal mask applies: {q} may only look at itself and the tokens before it, so the keys after "
+                       "it are masked and take no part in what follows.",
+        "mask_matrix": "The document's mask applies: the keys marked 0 for {q} are masked and take no part in what "
+                       "follows.",
+        "asymmetric": "This row is not the same as the column of {q}: how much {q} attends to another token is "
+                      "not how much that token attends to {q}.",
+        "symmetric": "In this document Q·Kᵀ happens to be symmetric (row {i} equals column {i}), but that is a "
+                     "coincidence of these weights: in general query·key differs from key·query.",
+    },
+    "softmax": {
+        "title": "Softmax: scores become weights",
+        "softmax": "Softmax turns the scores into weights that are positive and add up to 1: take e to the power of "
+                   "each score, add the exponentials up, and divide each one by that sum. Because of the exponential, "
+                   "a score a little higher than the rest gets a clearly larger share.",
+        "shift": "The scores are large, so the largest one is subtracted before exponentiating; this changes none of "
+                 "the weights (it cancels in the division) but keeps e^z from overflowing.",
+        "sum": "This document uses normalize: sum: each score is simply divided by the sum of its row. That gives "
+               "weights adding up to 1 when the scores are positive, but unlike softmax it breaks down for negative "
+               "scores or a row summing to zero.",
+        "none": "This document uses normalize: none: the scaled scores are used as weights just as they are, without "
+                "making them add up to 1.",
+        "masked": "Masked keys get weight exactly 0.",
+        "all_masked": "Every key is masked for {q}, so there is nothing to share out: all its weights are 0, and so "
+                      "is its output (as PyTorch's scaled_dot_product_attention gives).",
+    },
+    "weighted": {
+        "title": "Weight each value",
+        "body": "Each key's weight now multiplies that key's value row. A value with a large weight comes through "
+                "almost whole; one with a weight near 0 nearly vanishes.",
+    },
+    "sum": {
+        "title": "Add them up: the output of {q}",
+        "body": "Adding the weighted values gives the output of {q}: a blend of all the values, mixed in the "
+                "proportions of its weights. It has d_v = {d_v} numbers, the width of the values.",
+        "heads": "This is what head {head} gives {q}; step 8 shows how the heads are combined.",
+        "builtin": "The illustrated walkthrough rounds the weights to {rounded_weights} and therefore shows this "
+                   "output as {rounded}; the exact output is {exact}. This example uses scale: none (no division "
+                   "by √d_k), exactly like the walkthrough.",
+    },
+    "matrix": {
+        "title": "Every query at once",
+        "body": "Steps 4 to 7 were for one query. Written with matrices, every query is done in one go: Q·Kᵀ holds "
+                "all the scores, each row is normalised into weights, and multiplying by V mixes the values for "
+                "every query at once. This is what attention code really computes.",
+        "mask": "Masked cells take no part: their weight is 0.",
+        "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
+                 "by side into one row per token.",
+        "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "
+                      "numbers per token.",
+    },
+    "add_norm": {
+        "title": "Add & Norm",
+        "body": "The attention output is added to the block's input (the residual connection, so the original "
+                "information is never lost), and each row is then layer-normalised: shifted to mean 0, scaled to "
+                "variance 1, then stretched by γ and shifted by β. This keeps the numbers in a steady range from "
+                "layer to layer.",
+    },
+    "why": {
+        "average": {
+            "title": "First idea: average the values",
+            "body": "The simplest way to let a token take in the others: give it the plain average of all the value "
+                    "rows. Every token then gets the very same output, whatever it is; nothing depends on relevance.",
+        },
+        "symmetric": {
+            "title": "Second idea: weigh by similarity",
+            "body": "Better: weigh each token by how similar it is to ours, measured by the dot products X·Xᵀ, with "
+                    "each row divided by its own sum so that the weights add up to 1. Now outputs differ, but the "
+                    "relevance is symmetric: A is exactly as relevant to B as B is to A. Language is not like that: "
+                    "a pronoun needs the noun it stands for far more than the noun needs the pronoun.",
+            "cross": "With cross-attention the inputs and the context are different sequences, so X·Xᵀ does not say "
+                     "how relevant a context row is; this stage is left out.",
+        },
+        "query_key": {
+            "title": "Third idea: separate queries and keys",
+            "body": "Give every token a query (what it looks for) and a key (what it offers): relevance Q·Kᵀ need "
+                    "no longer be symmetric. Each row is still divided by its own sum.",
+        },
+        "softmax": {
+            "title": "Finally: softmax",
+            "body": "Dividing by the sum fails for negative or cancelling scores. Softmax (after the scale) always "
+                    "gives positive weights adding up to 1: this is attention as transformers use it.",
+        },
+        "masked": "The stages compare ideas, so they leave out the document's mask.",
+        "zero_row": "The relevances of {q} add up to 0, so they cannot be divided by their sum; that row is shown "
+                    "as 0. This is one reason softmax replaced the plain sum.",
+    },
+    "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",
+    "mistake_shape": "Your answer first goes wrong here: {key} {problem}.",
+    "hint": "Hint: {hint}",
+}

@@ -1,0 +1,90 @@
+"""``explain --why``: why attention has queries, keys and values, on the document's own numbers.
+
+The progression (seed 002's idea, our words): (a) every output the plain average of
+the value rows; (b) symmetric relevance X·Xᵀ, each row divided by its own sum;
+(c) query–key relevance Q·Kᵀ divided by the row sum, then (d) softmax(scale·Q·Kᵀ).
+Also: marking the step where a learner's ``answer:`` first goes wrong.
+
+>>> import numpy as np
+>>> divide_rows(np.array([[1.0, 3.0], [2.0, -2.0]]))[0].tolist()
+[[0.25, 0.75], [0.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from attncli.core.attention import Trace, softmax
+from attncli.teach.explain import Focus, Numbers, Step, context, dims
+from attncli.teach.lines import number
+from attncli.teach.texts import texts
+
+
+def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Each row divided by its own sum, (n, m) -> (n, m); a row summing to 0 stays 0 and is listed.
+
+    (Seed 002 writes ``r / r.sum(axis=1)``, which broadcasts the sums along the
+    columns instead of the rows; here ``keepdims`` divides each row by its own sum.)
+    """
+    total = r.sum(axis=1, keepdims=True)  # (n, 1)
+    zero = np.isclose(total[:, 0], 0.0, atol=1e-12)
+    w = np.divide(r, total, out=np.zeros_like(r, dtype=float), where=~zero[:, None])
+    return w, [int(i) for i in np.flatnonzero(zero)]
+
+
+def why_steps(trace: Trace, focus: Focus) -> list[Step]:
+    """The four stages a, b, c, d (b is left out for cross-attention, where X·Xᵀ means nothing)."""
+    spec, h = trace.spec, focus.head
+    t, ctx = texts(focus.lang), context(trace, focus)
+    w, labels = t["why"], t["label"]
+    v = trace.values[h]  # (m, d_v)
+    rows, cols, out_cols = spec.tokens, spec.context_tokens, dims(spec.d_v)
+
+    average = np.repeat(v.mean(axis=0, keepdims=True), spec.n, axis=0)  # (n, d_v): the same row for everyone
+    out = [Step("a", w["average"]["title"], "y_i = (1/m) · Σ_j v_j", [w["average"]["body"].format(**ctx)],
+                numbers=[Numbers("output", labels["average"], average, rows, out_cols)])]
+    if spec.context is None:
+        x = spec.embedded
+        out.append(_relevance_step("b", "symmetric", "R = X·Xᵀ   A = R / row sum", x @ x.T, v, trace, focus, t, ctx))
+    else:
+        out.append(Step("b", w["symmetric"]["title"], "R = X·Xᵀ", [w["symmetric"]["cross"].format(**ctx)]))
+    qk = trace.queries[h] @ trace.keys[h].T  # (n, m)
+    out.append(_relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx))
+    a = softmax(spec.scale * qk)  # (n, m)
+    body = [w["softmax"]["body"].format(**ctx)] + ([] if spec.mask is None else [w["masked"]])
+    out.append(Step("d", w["softmax"]["title"], f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)", body, numbers=[
+        Numbers("weights", labels["why_weights"], a, rows, cols, heat=True),
+        Numbers("output", labels["why_output"], a @ v, rows, out_cols)]))
+    return out
+
+
+def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndarray, trace: Trace, focus: Focus,
+                    t: dict, ctx: dict) -> Step:
+    spec, w, labels = trace.spec, t["why"], t["label"]
+    a, zero_rows = divide_rows(r)
+    text = [w[key]["body"].format(**ctx)]
+    text += [w["zero_row"].format(**dict(ctx, q=spec.tokens[i])) for i in zero_rows]
+    return Step(name, w[key]["title"], formula, text, numbers=[
+        Numbers("relevance", labels["relevance"], r, spec.tokens, spec.context_tokens),
+        Numbers("weights", labels["why_weights"], a, spec.tokens, spec.context_tokens, heat=True),
+        Numbers("output", labels["why_output"], a @ v, spec.tokens, dims(spec.d_v))])
+
+
+def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
+    """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
+    from attncli.views.tables import _cell_name
+
+    wrong = next((f for f in findings if not f.ok), None)
+    if wrong is None:
+        return steps
+    t, spec = texts(lang), trace.spec
+    if wrong.problem:
+        notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
+    else:
+        cell = _cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
+        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=f"{wrong.expected:.6g}", given=f"{wrong.given:.6g}")]
+    if wrong.hint:
+        notes.append(t["hint"].format(hint=wrong.hint))
+    return [dataclasses.replace(s, notes=[*s.notes, *notes]) if s.number == wrong.step else s for s in steps]

@@ -1,0 +1,237 @@
+"""Heat maps of the n × m attention matrices,.
+
+Query tokens run down the side, key tokens across the top.  On a terminal each
+cell is coloured on a viridis scale; without colour (``NO_COLOR``, a pipe, a
+``.txt`` export) it is drawn with the shades `` ░▒▓█`` so the picture survives
+copy and paste.  Masked cells are hatched ``╱╱`` either way.  One head is drawn
+large with its numbers; several heads as small multiples on one shared scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.text import Text
+
+from attncli.core.attention import Trace
+from attncli.core.errors import visible
+from attncli.views.tables import format_number, scale_text, score_formula, weights_formula
+
+SHADES = " ░▒▓█"
+HATCH = "╱"
+VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
+LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
+KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
+MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
+MAX_MANY, EDGE_MANY = 16, 6  # small multiples
+QUANTITIES = ("weights", "scores", "scaled_scores")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Values lo … hi mapped onto 0 … 1."""
+
+    lo: float
+    hi: float
+
+    def t(self, x: float) -> float:
+        return float(min(max((x - self.lo) / (self.hi - self.lo), 0.0), 1.0)) if self.hi > self.lo else 0.5
+
+
+def fit(label: str, width: int, align: str = "left") -> str:
+    """``label`` in exactly ``width`` terminal cells: padded, or cut with an ellipsis (CJK counts double)."""
+    label = " ".join(label.split())  # no newlines or tabs inside a grid
+    if cell_len(label) > width:
+        kept = label
+        while kept and cell_len(kept) > width - 1:  # a wide character cut in half is dropped whole
+            kept = kept[:-1]
+        label = kept + "…"
+    room = width - cell_len(label)
+    left = {"left": 0, "right": room, "center": room // 2}[align]
+    return " " * left + label + " " * (room - left)
+
+
+def viridis(t: float) -> tuple[int, int, int]:
+    x = t * (len(VIRIDIS) - 1)
+    i = min(int(x), len(VIRIDIS) - 2)
+    a, b = VIRIDIS[i], VIRIDIS[i + 1]
+    return tuple(round(p + (q - p) * (x - i)) for p, q in zip(a, b))  # type: ignore[return-value]
+
+
+def shade(t: float) -> str:
+    return SHADES[min(int(t * len(SHADES)), len(SHADES) - 1)]
+
+
+def pick(size: int, limit: int, edge: int, full: bool, fits: int | None = None) -> list[int | None]:
+    """Indices to show; None stands for the ones left out (as render.matrix_table summarises).
+
+    ``fits``: how many can be shown at most (columns side by side in the terminal's width).
+    """
+    most = limit if fits is None else max(3, min(limit, fits))
+    if full or size <= most:
+        return list(range(size))
+    edge = min(edge, (most - 1) // 2)
+    return [*range(edge), None, *range(size - edge, size)]
+
+
+class HeatMap:
+    """The heat map of ``of`` (weights, scores or scaled_scores) for one head (0-based) or all of them."""
+
+    def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
+                 color: bool = True, precision: int = 2):
+        self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        tokens, context_tokens = ([visible(t) for t in labels] for labels in (self.spec.tokens, self.spec.context_tokens))
+        self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
+        self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
+        self.heads = list(range(self.spec.heads)) if head is None else [head]
+        self.masked = np.zeros(self.matrices.shape[1:], bool) if self.spec.mask is None else ~self.spec.mask  # (n, m)
+        self.scale = self._scale()
+        key_w = max(cell_len(t) for t in self.spec.context_tokens)
+        self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
+
+    def _scale(self) -> Scale:
+        shown = self.matrices[self.heads][:, ~self.masked]
+        if shown.size == 0:
+            return Scale(0.0, 1.0)
+        lo, hi = float(shown.min()), float(shown.max())
+        return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
+
+    # -- what is shown
+
+    def title(self) -> str:
+        spec = self.spec
+        formula = {
+            "weights": f"Attention weights  {weights_formula(spec)}",
+            "scores": f"Scores  {score_formula(spec)}",
+            "scaled_scores": f"Scaled scores  {scale_text(spec)}",
+        }[self.of]
+        which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
+            f"{spec.heads} heads" if spec.heads > 1 else "")
+        sizes = f"{spec.n} queries × {spec.m} keys"
+        return "   ".join(part for part in (formula, which, sizes) if part)
+
+    def cell(self, value: float, masked: bool, width: int, number: bool) -> Text:
+        if masked:  # beside numbers without colour, a space first (as before the shades of a number)
+            return Text(HATCH * width, style="grey50") if self.color or not number else Text(" " + HATCH * (width - 1))
+        t = self.scale.t(value)
+        text = format_number(value, self.precision) if number else ""
+        if self.color:
+            r, g, b = viridis(t)
+            ink = "black" if t > 0.55 else "white"
+            return Text(text.center(width), style=f"{ink} on rgb({r},{g},{b})")
+        if number:  # two shade characters, then the number
+            return Text(" " + shade(t) * 2 + text.rjust(width - 3))
+        return Text(shade(t) * width)
+
+    def column_labels(self) -> list[str]:
+        """The key labels across the top: the tokens, or 1 … m when they are too long (see key_lines)."""
+        tokens = self.spec.context_tokens
+        return [str(j) for j in range(1, len(tokens) + 1)] if self.numbered else [" ".join(t.split()) for t in tokens]
+
+    def cell_width(self, many: bool) -> int:
+        """Terminal cells per matrix cell: room for the widest column label (and the numbers of one head)."""
+        key_w = max(cell_len(t) for t in self.column_labels())
+        if many:
+            return 2 if key_w <= 2 else key_w + 1
+        matrix = self.matrices[self.heads[0]]
+        numbers = max((len(format_number(x, self.precision)) for x in matrix[~self.masked]), default=1)
+        return max(numbers + (4 if not self.color else 2), key_w + 1)
+
+    def panel(self, head: int, many: bool, room: int) -> list[Text]:
+        """The lines of one head's grid, at most ``room`` cells wide: a title line, the key labels, one line per query."""
+        spec, matrix = self.spec, self.matrices[head]
+        limit, edge = (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
+        label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
+        width, labels = self.cell_width(many), self.column_labels()
+        rows = pick(spec.n, limit, edge, self.full)
+        cols = pick(spec.m, limit, edge, self.full, fits=(room - label_w - 1) // width)
+        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if many else []
+        header = Text(" " * (label_w + 1), style="bold")
+        align = "center" if self.color and not many else "right" if not many else "left"
+        for j in cols:
+            header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
+        lines.append(header)
+        for i in rows:
+            label = "⋮" if i is None else spec.tokens[i]
+            line = Text.assemble((fit(label, label_w) + " ", "bold" if i is not None else ""))  # bold: the label only
+            for j in cols:
+                if i is None or j is None:
+                    line.append(("⋮" if i is None else "…").center(width))
+                else:
+                    line.append_text(self.cell(matrix[i, j], bool(self.masked[i, j]), width, not many))
+            lines.append(line)
+        return lines
+
+    def key_lines(self, room: int) -> list[Text]:
+        """With numbered columns: which token each number stands for, broken between entries to fit ``room``."""
+        if not self.numbered:
+            return []
+        names = [f"{j} {' '.join(t.split())}" for j, t in enumerate(self.spec.context_tokens, 1)]
+        lines = ["keys: " + names[0]]
+        for name in names[1:]:
+            if cell_len(lines[-1]) + 3 + cell_len(name) <= room:
+                lines[-1] += " · " + name
+            else:
+                lines.append("      " + name)
+        return [Text(line) for line in lines]
+
+    def legend(self, room: int = 200) -> list[Text]:
+        """The colour (or shade) scale, the masked mark and what rows and columns are, in lines of ``room`` cells."""
+        bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
+        if self.color:
+            for k in range(10):
+                r, g, b = viridis(k / 9)
+                bar.append("  ", style=f"on rgb({r},{g},{b})")
+        else:
+            bar.append("▕" + SHADES + "▏")
+        bar.append(" " + format_number(self.scale.hi, self.precision))
+        parts = [bar]
+        if self.masked.any():
+            parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
+        parts.append(Text("rows: queries, columns: keys", style="dim" if self.color else ""))
+        lines = [parts[0]]
+        for part in parts[1:]:
+            if lines[-1].cell_len + 3 + part.cell_len <= room:
+                lines[-1] = Text.assemble(lines[-1], "   ", part)
+            else:
+                lines.append(part)
+        return lines
+
+    # -- Rich protocol
+
+    def _panels(self, room: int) -> list[list[Text]]:
+        many = len(self.heads) > 1
+        return [self.panel(h, many, room) for h in self.heads]
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        panels = self._panels(options.max_width)
+        panel_w = max(line.cell_len for line in panels[0])
+        across = min(len(panels), int(np.ceil(np.sqrt(len(panels)))))
+        lines = [*self.legend(options.max_width), *self.key_lines(options.max_width)]
+        widest = max(cell_len(self.title()), across * (panel_w + 3) - 3, *(line.cell_len for line in lines))
+        return Measurement(min(widest, panel_w), widest)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
+        panels = self._panels(options.max_width)
+        panel_w = max(line.cell_len for line in panels[0])
+        across = max(1, min(len(panels), int(np.ceil(np.sqrt(len(panels)))), (options.max_width + 3) // (panel_w + 3)))
+        for start in range(0, len(panels), across):
+            row = panels[start:start + across]
+            yield Text("")
+            for k in range(max(len(p) for p in row)):
+                line = Text(no_wrap=True, overflow="crop", end="\n")
+                for p, lines in enumerate(row):
+                    part = lines[k] if k < len(lines) else Text("")
+                    part.pad_right(panel_w - part.cell_len)
+                    line.append_text(part)
+                    if p < len(row) - 1:
+                        line.append("   ")
+                yield line
+        yield Text("")
+        yield from self.key_lines(options.max_width)
+        yield from self.legend(options.max_width)
