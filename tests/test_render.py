@@ -11,7 +11,8 @@ from rich.console import Console
 
 from attncli.core.attention import attend
 from attncli.inputs.document import read_document
-from attncli.views.tables import View, compute_tables, format_number, matrix_table
+from attncli.outputs.numbers import format_number
+from attncli.views.tables import View, compute_tables, matrix_table
 from attncli.inputs.builder import build_spec
 from tests.conftest import EXAMPLES
 

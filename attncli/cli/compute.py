@@ -135,7 +135,7 @@ def check(
         from attncli.teach.check import read_answer
         from attncli.inputs.document import read_document
         from attncli.core.errors import AttnError as _AttnError
-        from attncli.views.tables import check_report
+        from attncli.teach.check_view import check_report
 
         doc = read_document(file)
         if "answer" not in doc.data:

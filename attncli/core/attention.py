@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.core.errors import AttnError
-from attncli.inputs.builder import Spec
+from attncli.core.spec import Spec
 
 
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:

@@ -50,3 +50,23 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def visible(text: str) -> str:
     """Text as it may go to a terminal: control characters written as ``\\x1b`` (never sent raw)."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def describe(x: object) -> str:
+    """A document value as a message names it: ``null``, ``the string 'abc'``, ``1234567890… (330 digits)``."""
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, str):
+        return f"the string {x[:40]!r}"
+    if isinstance(x, dict):
+        return "a mapping"
+    if isinstance(x, list):
+        return "a list"
+    if isinstance(x, int) and abs(x) >= 10**24:
+        digits = str(abs(x))
+        return f"{'-' if x < 0 else ''}{digits[:10]}… ({len(digits)} digits)"
+    if isinstance(x, (int, float)):
+        return repr(x)
+    return f"a {type(x).__name__} ({str(x)[:40]})"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 
-from attncli.inputs.document import size_text
 from attncli.core.errors import AttnError
 
 MEMORY_ENV = "ATTNCLI_MEMORY"
@@ -63,3 +62,11 @@ def budget_source() -> str:
 def beyond(need: int, budget: int) -> str:
     """"1.2 GiB of memory, more than the 512 MiB attncli may use (ATTNCLI_MEMORY)"."""
     return f"{size_text(need)} of memory, more than the {size_text(budget)} attncli may use ({budget_source()})"
+
+
+def size_text(count: float) -> str:
+    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{int(count)} bytes"

@@ -43,7 +43,7 @@ from attncli.core.attention import (
 )
 from attncli.core.errors import AttnError
 from attncli.core.memory import beyond, memory_budget
-from attncli.inputs.builder import Spec
+from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps

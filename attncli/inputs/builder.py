@@ -8,15 +8,15 @@ in :mod:`attncli.core.attention` never sees an inconsistent document.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from attncli.inputs.document import Document
-from attncli.core.errors import AttnError, plural, shape_str, unknown_key
-from attncli.inputs.matrices import FILE_KINDS, _describe, read_value
+from attncli.core.spec import Spec
+from attncli.core.errors import AttnError, describe, plural, shape_str, unknown_key
+from attncli.inputs.matrices import FILE_KINDS, read_value
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
 
@@ -27,66 +27,6 @@ TOP_KEYS = (
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output")
 WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS)
-
-
-@dataclass(frozen=True)
-class Spec:
-    tokens: list[str]  # n labels
-    context_tokens: list[str]  # m labels
-    inputs: np.ndarray  # X (n, d_model)
-    context: np.ndarray | None  # (m, d_ctx), None for self-attention
-    w_q: np.ndarray  # (h, d_model, d_k)
-    w_k: np.ndarray  # (h, d_ctx, d_k)
-    w_v: np.ndarray  # (h, d_ctx, d_v)
-    b_q: np.ndarray | None  # (h, d_k)
-    b_k: np.ndarray | None  # (h, d_k)
-    b_v: np.ndarray | None  # (h, d_v)
-    w_o: np.ndarray | None  # (h·d_v, d_out)
-    b_o: np.ndarray | None  # (d_out,)
-    scale: float
-    scale_name: str  # 'sqrt', 'none' or 'number'
-    mask: np.ndarray | None  # (n, m) bool, True = may attend; None = attend everywhere
-    mask_name: str  # 'none', 'causal' or 'matrix'
-    identity: frozenset[str]  # which of query/key/value were omitted (the identity)
-    files: frozenset[Path] = frozenset()  # the matrix files this document read
-    positional: np.ndarray | None = None  # P (n, d_model), added to X before the projections
-    positional_name: str = "none"  # 'none', 'sinusoidal' or 'matrix'
-    score: str = "dot"  # 'dot': Q·Kᵀ; 'additive': vᵀ·tanh(Q·W₁ + K·W₂)
-    w_1: np.ndarray | None = None  # (h, d_k, d_a), additive only
-    w_2: np.ndarray | None = None  # (h, d_k, d_a)
-    v_a: np.ndarray | None = None  # (h, d_a)
-    normalize: str = "softmax"  # 'softmax', 'sum' or 'none'
-    add_norm: tuple[np.ndarray, np.ndarray, float] | None = None  # (γ (d_model,), β (d_model,), ε)
-
-    @property
-    def heads(self) -> int:
-        return self.w_q.shape[0]
-
-    @property
-    def d_k(self) -> int:
-        return self.w_q.shape[2]
-
-    @property
-    def d_v(self) -> int:
-        return self.w_v.shape[2]
-
-    @property
-    def n(self) -> int:
-        return self.inputs.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.source.shape[0]
-
-    @property
-    def embedded(self) -> np.ndarray:
-        """What the projections see: X, plus P when there is a positional encoding."""
-        return self.inputs if self.positional is None else self.inputs + self.positional
-
-    @property
-    def source(self) -> np.ndarray:
-        """Where keys and values come from: the context, or the (embedded) inputs themselves."""
-        return self.embedded if self.context is None else self.context
 
 
 def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
@@ -234,7 +174,7 @@ class _Builder:
         if heads is None:
             return None
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
-            raise AttnError(f"{_describe(heads)} is not a whole number ≥ 1", "heads")
+            raise AttnError(f"{describe(heads)} is not a whole number ≥ 1", "heads")
         return heads
 
     def _heads_of_3d_weights(self) -> int | None:

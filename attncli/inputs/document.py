@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from attncli.core.errors import AttnError
+from attncli.core.memory import size_text
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
 MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
@@ -66,14 +67,6 @@ def read_document(path: str) -> Document:
     text = decode_utf8(raw, name)
     data = parse_text(text, name, json_only=path.lower().endswith(".json"))
     return Document(data, name, folder)
-
-
-def size_text(count: float) -> str:
-    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size:
-            return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{int(count)} bytes"
 
 
 def _read_file_bytes(path: Path, limit: int) -> bytes:

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from attncli.inputs.document import size_text
-from attncli.core.errors import AttnError, shape_str, unknown_key
-from attncli.inputs.matrices import _describe
+from attncli.core.memory import size_text
+from attncli.core.errors import AttnError, describe, shape_str, unknown_key
 
 RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
 _RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
@@ -27,10 +26,10 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
             raise unknown_key(key, _RANDOM_KEYS)
     kind = spec.get("random")
     if kind not in RANDOM_KINDS:
-        raise AttnError(f"random: {_describe(kind)} is not an initialiser (expected one of {', '.join(RANDOM_KINDS)})")
+        raise AttnError(f"random: {describe(kind)} is not an initialiser (expected one of {', '.join(RANDOM_KINDS)})")
     seed = spec.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise AttnError(f"seed: {_describe(seed)} is not a whole number ≥ 0")
+        raise AttnError(f"seed: {describe(seed)} is not a whole number ≥ 0")
     shape = _random_shape(spec.get("shape"), shape_hint)
     need = 8 * math.prod(shape)
     if need > MAX_RANDOM_BYTES:
@@ -41,9 +40,9 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
     for key in ("std", "gain"):
         if params.get(key, 0.0) < 0:
-            raise AttnError(f"{key}: {_describe(spec[key])} is negative; it must be ≥ 0")
+            raise AttnError(f"{key}: {describe(spec[key])} is negative; it must be ≥ 0")
     if kind == "uniform" and params.get("low", 0.0) > params.get("high", 1.0):
-        raise AttnError(f"low: {_describe(spec.get('low', 0.0))} is above high: {_describe(spec.get('high', 1.0))}")
+        raise AttnError(f"low: {describe(spec.get('low', 0.0))} is above high: {describe(spec.get('high', 1.0))}")
     if kind in ("xavier", "kaiming") and len(shape) < 2:
         raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
     with np.errstate(over="ignore", invalid="ignore"):
@@ -75,15 +74,15 @@ def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
             raise AttnError("random: give a shape, e.g. shape: [4, 3] (nothing else in the document fixes it)")
         return hint
     if not isinstance(shape, list) or not 1 <= len(shape) <= 3:
-        raise AttnError(f"shape: {_describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
+        raise AttnError(f"shape: {describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
     for size in shape:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise AttnError(f"shape: {_describe(size)} is not a positive whole number")
+            raise AttnError(f"shape: {describe(size)} is not a positive whole number")
     return tuple(shape)
 
 
 def _param(spec: dict, key: str) -> float:
     value = spec[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AttnError(f"{key}: {_describe(value)} is not a finite number")
+        raise AttnError(f"{key}: {describe(value)} is not a finite number")
     return float(value)

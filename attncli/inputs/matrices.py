@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from attncli.inputs.document import OutOfRange, decode_utf8, size_text
-from attncli.core.errors import AttnError, plural, shape_str
+from attncli.core.memory import size_text
+from attncli.inputs.document import OutOfRange, decode_utf8
+from attncli.core.errors import AttnError, describe, plural, shape_str
 from attncli.inputs.fastmatrix import FastMatrix
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -42,8 +43,8 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
     if isinstance(value, list):
         return inline(value, boolean)
     if boolean:
-        raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {_describe(value)}")
-    raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {_describe(value)}")
+        raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {describe(value)}")
+    raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {describe(value)}")
 
 
 # ---------------------------------------------------------------- inline lists
@@ -97,7 +98,7 @@ def _flatten(value: list, depth: int, index: tuple[int, ...] = ()) -> list:
     for i, row in enumerate(value):
         where = _cell(index + (i,), depth + len(index))
         if not isinstance(row, list):
-            raise AttnError(f"{where}: {_describe(row)} where a list belongs (rows must all be lists)")
+            raise AttnError(f"{where}: {describe(row)} where a list belongs (rows must all be lists)")
         if first is None:
             first = len(row)
         elif len(row) != first:
@@ -128,9 +129,9 @@ def _cell_problem(x: Any, boolean: bool) -> str | None:
     if boolean:
         if isinstance(x, bool) or (type(x) in (int, float) and x in (0, 1)):
             return None
-        return f"{_describe(x)} is not a mask value (use 1/true = may attend, 0/false = masked)"
+        return f"{describe(x)} is not a mask value (use 1/true = may attend, 0/false = masked)"
     if isinstance(x, bool):
-        return f"{_describe(x)} is not a number (booleans belong only in a mask)"
+        return f"{describe(x)} is not a number (booleans belong only in a mask)"
     if isinstance(x, OutOfRange):
         return f"{x} is too large for float64 (about ±1.8e308 at most)"
     if isinstance(x, int):
@@ -138,29 +139,10 @@ def _cell_problem(x: Any, boolean: bool) -> str | None:
             float(x)
             return None
         except OverflowError:
-            return f"{_describe(x)} is too large for float64 (about ±1.8e308 at most)"
+            return f"{describe(x)} is too large for float64 (about ±1.8e308 at most)"
     if isinstance(x, float):
         return None if math.isfinite(x) else f"{x} is not a finite number (NaN and infinities are not allowed)"
-    return f"{_describe(x)} is not a number"
-
-
-def _describe(x: Any) -> str:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, str):
-        return f"the string {x[:40]!r}"
-    if isinstance(x, dict):
-        return "a mapping"
-    if isinstance(x, list):
-        return "a list"
-    if isinstance(x, int) and abs(x) >= 10**24:
-        digits = str(abs(x))
-        return f"{'-' if x < 0 else ''}{digits[:10]}… ({len(digits)} digits)"
-    if isinstance(x, (int, float)):
-        return repr(x)
-    return f"a {type(x).__name__} ({str(x)[:40]})"
+    return f"{describe(x)} is not a number"
 
 
 # ---------------------------------------------------------------- files
@@ -171,7 +153,7 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
     suffix = path.suffix.lower()
     if suffix not in FILE_KINDS:
         raise AttnError(
-            f"{_describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
+            f"{describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
         )
     try:
         if not path.exists():

@@ -21,8 +21,8 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
-from attncli.views.tables import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, _all_whole, format_number
-from attncli.views.tables import _pick as pick  # the same summary of large matrices as the tables
+from attncli.outputs.formulas import output_formula, output_latex, scale_text, scaled_latex, score_formula, weights_formula, weights_latex
+from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
 
 PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
@@ -44,10 +44,7 @@ class Block:
 
 def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
     """Every matrix of ``attncli compute``, in its order; ``head`` (0-based) keeps one head."""
-    from attncli.views.tables import output_formula, scale_text, score_formula, weights_formula
-
     spec = trace.spec
-    dims = lambda d: [str(j) for j in range(1, d + 1)]  # noqa: E731
     x_text, x_tex = ("X + P", "(X + P)") if spec.positional is not None else ("X", "X")
     found = [Block("inputs", "Inputs", "X", "X", spec.inputs, spec.tokens, dims(spec.inputs.shape[1]))]
     if spec.positional is not None:
@@ -61,7 +58,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
         up = (lambda s: f"{s}^{{({h + 1})}}") if spec.heads > 1 else (lambda s: s)  # noqa: E731
         bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: E731
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
-        scaled_tex = _scaled_latex(spec, s)
+        scaled_tex = scaled_latex(spec, s)
         found += [
             Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
                   f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)),
@@ -77,43 +74,15 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
                 Block("scores", f"{prefix}Scores", score_formula(spec), score_tex, trace.scores[h], spec.tokens, spec.context_tokens),
                 Block("scaled_scores", f"{prefix}Scaled scores", scale_text(spec), scaled_tex, trace.scaled_scores[h],
                       spec.tokens, spec.context_tokens, masked),
-                Block("weights", f"{prefix}Weights", weights_formula(spec), f"{a} = {_weights_latex(spec, scaled_tex)}",
+                Block("weights", f"{prefix}Weights", weights_formula(spec), f"{a} = {weights_latex(spec, scaled_tex)}",
                       trace.weights[h], spec.tokens, spec.context_tokens),
             ]
         found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
-    found.append(Block("output", "Output", output_formula(spec), _output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
+    found.append(Block("output", "Output", output_formula(spec), output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
     if trace.residual is not None and trace.normalized is not None:
         found.append(Block("residual", "Residual", f"R = {x_text} + Y", f"R = {x_text} + Y", trace.residual, spec.tokens, dims(trace.residual.shape[1])))
         found.append(Block("normalized", "Add & Norm", "LayerNorm(R)", r"\operatorname{LayerNorm}(R)", trace.normalized, spec.tokens, dims(trace.normalized.shape[1])))
     return [b for b in found if only is None or b.key in only]
-
-
-def _scaled_latex(spec, s: str) -> str:
-    if spec.scale_name == "sqrt":
-        return rf"\frac{{{s}}}{{\sqrt{{{spec.d_k}}}}}"
-    if spec.scale_name == "none":
-        return s
-    return rf"{spec.scale:g}\,{s}"
-
-
-def _weights_latex(spec, scaled: str) -> str:
-    if spec.normalize == "sum":
-        return rf"{scaled} \ \text{{divided by its row sums}}"
-    if spec.normalize == "none":
-        return rf"{scaled} \ \text{{(not normalised)}}"
-    return rf"\operatorname{{softmax}}\left({scaled}\right)"
-
-
-def _output_latex(spec) -> str:
-    heads = [f"H^{{({h})}}" for h in range(1, spec.heads + 1)]
-    if len(heads) > 3:
-        heads = [heads[0], r"\dots", heads[-1]]
-    formula = rf"Y = \operatorname{{concat}}({', '.join(heads)})" if spec.heads > 1 else "Y = H"
-    if spec.w_o is not None:
-        formula += " W_O"
-    if spec.b_o is not None:
-        formula += " + b_O"
-    return formula
 
 
 def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str]) -> tuple[list[int | None], list[int | None], list[list[str]]]:
@@ -122,7 +91,7 @@ def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[st
     rows = pick(matrix.shape[0], MAX_ROWS, EDGE_ROWS, full)
     cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full)
     shown = matrix if block.masked is None else np.where(block.masked, 0.0, matrix)
-    whole = _all_whole(shown)
+    whole = all_whole(shown)
     cells = []
     for i in rows:
         line = []

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.core.attention import Trace
-from attncli.teach.lines import dot_line, fixed, number, scaled_line, vector, weighted_line
-from attncli.views.tables import output_formula, scale_text, score_formula, weights_formula
+from attncli.outputs.formulas import output_formula, scale_text, score_formula, weights_formula
+from attncli.outputs.numbers import dims, number
+from attncli.teach.lines import dot_line, fixed, scaled_line, vector, weighted_line
 from attncli.teach.texts import texts
 
 EXTRA_STEPS = ("positional", "add_norm")
@@ -59,10 +60,6 @@ class Focus:
     lang: str = "en"
     precision: int = 4
     builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
-
-
-def dims(d: int) -> list[str]:
-    return [str(j) for j in range(1, d + 1)]
 
 
 def context(trace: Trace, focus: Focus) -> dict:

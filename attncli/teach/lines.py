@@ -8,17 +8,9 @@
 
 from __future__ import annotations
 
-import math
-
-from attncli.views.tables import LARGE, format_number
+from attncli.outputs.numbers import number
 
 MAX_TERMS = 8  # a longer dot product shows its first and last terms around "…"
-
-
-def number(x: float, precision: int) -> str:
-    """A whole number without decimals, anything else with ``precision`` decimals (never ``-0.0000``)."""
-    x = float(x)
-    return format_number(x, precision, whole=math.isfinite(x) and abs(x) < LARGE and x == round(x))
 
 
 def vector(xs, precision: int, limit: int = MAX_TERMS) -> str:

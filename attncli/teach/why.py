@@ -17,8 +17,9 @@ import dataclasses
 import numpy as np
 
 from attncli.core.attention import Trace, softmax
-from attncli.teach.explain import Focus, Numbers, Step, context, dims
-from attncli.teach.lines import number
+from attncli.outputs.numbers import dims
+from attncli.teach.explain import Focus, Numbers, Step, context
+from attncli.outputs.numbers import number
 from attncli.teach.texts import texts
 
 
@@ -74,7 +75,7 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
-    from attncli.views.tables import _cell_name
+    from attncli.teach.check_view import cell_name
 
     wrong = next((f for f in findings if not f.ok), None)
     if wrong is None:
@@ -83,7 +84,7 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
     if wrong.problem:
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
-        cell = _cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
+        cell = cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
         notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=f"{wrong.expected:.6g}", given=f"{wrong.given:.6g}")]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))

@@ -19,7 +19,8 @@ from rich.text import Text
 
 from attncli.core.attention import Trace
 from attncli.core.errors import visible
-from attncli.views.tables import format_number, scale_text, score_formula, weights_formula
+from attncli.outputs.formulas import scale_text, score_formula, weights_formula
+from attncli.outputs.numbers import format_number, pick
 
 SHADES = " ░▒▓█"
 HATCH = "╱"
@@ -64,18 +65,6 @@ def viridis(t: float) -> tuple[int, int, int]:
 
 def shade(t: float) -> str:
     return SHADES[min(int(t * len(SHADES)), len(SHADES) - 1)]
-
-
-def pick(size: int, limit: int, edge: int, full: bool, fits: int | None = None) -> list[int | None]:
-    """Indices to show; None stands for the ones left out (as render.matrix_table summarises).
-
-    ``fits``: how many can be shown at most (columns side by side in the terminal's width).
-    """
-    most = limit if fits is None else max(3, min(limit, fits))
-    if full or size <= most:
-        return list(range(size))
-    edge = min(edge, (most - 1) // 2)
-    return [*range(edge), None, *range(size - edge, size)]
 
 
 class HeatMap:

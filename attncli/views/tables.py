@@ -17,10 +17,9 @@ from rich.text import Text
 
 from attncli.core.attention import Trace
 from attncli.core.errors import visible
-from attncli.inputs.builder import Spec
+from attncli.outputs.formulas import output_formula, scale_text, score_formula, weights_formula
+from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
 
-MAX_ROWS, EDGE_ROWS = 16, 6  # beyond MAX_ROWS rows, show EDGE_ROWS at each end
-MAX_COLS, EDGE_COLS = 12, 5
 MASKED = "masked"
 
 
@@ -51,14 +50,14 @@ def matrix_table(
     """
     n, d = matrix.shape
     columns = columns if columns is not None else [str(j) for j in range(1, d + 1)]
-    row_index = _pick(n, MAX_ROWS, EDGE_ROWS, view.full)
-    col_index = _pick(d, MAX_COLS, EDGE_COLS, view.full)
+    row_index = pick(n, MAX_ROWS, EDGE_ROWS, view.full)
+    col_index = pick(d, MAX_COLS, EDGE_COLS, view.full)
     title = f"{title}   {n} × {d}"
     table = Table(title=title, title_justify="left", title_style="bold", header_style="bold", min_width=len(title) + 1)
     table.add_column("", style="bold", no_wrap=True)
     for j in col_index:
         table.add_column("…" if j is None else label(columns[j]), justify="right", no_wrap=True)
-    whole = _all_whole(matrix)
+    whole = all_whole(matrix)
     for i in row_index:
         if i is None:
             table.add_row("⋮", *["⋮" for _ in col_index])
@@ -76,28 +75,6 @@ def matrix_table(
     return table
 
 
-LARGE = 1e15  # from here on numbers are shown in scientific notation
-
-
-def format_number(x: float, precision: int, whole: bool = False) -> str:
-    if whole:
-        return str(int(x))
-    if abs(x) >= LARGE:  # 1e300 in fixed point would be 300 digits wide
-        return f"{x:.{precision}e}"
-    text = f"{x:.{precision}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.0000"
-
-
-def _all_whole(matrix: np.ndarray) -> bool:
-    return bool(np.all(np.abs(matrix) < LARGE) and np.all(matrix == np.round(matrix)))
-
-
-def _pick(size: int, limit: int, edge: int, full: bool) -> list[int | None]:
-    if full or size <= limit:
-        return list(range(size))
-    return [*range(edge), None, *range(size - edge, size)]
-
-
 def _heat_style(weight: float) -> str:
     """Stronger colour for more weight: a blue that deepens with the weight, under black or white text.
 
@@ -110,42 +87,6 @@ def _heat_style(weight: float) -> str:
     luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
     white_wins = 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05
     return f"{'white' if white_wins else 'black'} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
-
-
-def dims(d: int) -> list[str]:
-    return [str(j) for j in range(1, d + 1)]
-
-
-def scale_text(spec: Spec) -> str:
-    """The scaled score as a formula: ``S / √3``, ``0.5·S``, or ``S`` with ``scale: none``."""
-    if spec.scale_name == "sqrt":
-        return f"S / √{spec.d_k}"
-    if spec.scale_name == "none":
-        return "S"
-    return f"{spec.scale:g}·S"
-
-
-def score_formula(spec: Spec) -> str:
-    return "S = vᵀ·tanh(Q·W₁ + K·W₂)" if spec.score == "additive" else "S = Q·Kᵀ"
-
-
-def weights_formula(spec: Spec) -> str:
-    scaled = scale_text(spec)
-    if spec.normalize == "sum":
-        return f"A = ({scaled}) / row sum"
-    if spec.normalize == "none":
-        return f"A = {scaled} (not normalised)"
-    return f"A = softmax({scaled})"
-
-
-def output_formula(spec: Spec) -> str:
-    heads = "concat(H₁ … H_h)" if spec.heads > 1 else "H"
-    formula = f"Y = {heads}"
-    if spec.w_o is not None:
-        formula += "·W_O"
-    if spec.b_o is not None:
-        formula += " + b_O"
-    return formula
 
 
 def head_tables(trace: Trace, head: int, view: View = View()) -> list[tuple[str, Table]]:
@@ -192,40 +133,3 @@ def compute_tables(trace: Trace, view: View = View(), head: int | None = None, o
         tables.append(("residual", matrix_table(f"Residual  R = {x} + Y", trace.residual, spec.tokens, None, view)))
         tables.append(("normalized", matrix_table("Add & Norm  LayerNorm(R)", trace.normalized, spec.tokens, None, view)))
     return [table for key, table in tables if only is None or key in only]
-
-
-def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float) -> Group:
-    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint.
-
-    Messages and hints too long for the terminal wrap under themselves, not under the marks.
-    """
-    lines: list = [Text(f"Your answer, step by step (tolerance {tol:g})", style="bold")]
-    for f in findings:
-        if f.ok:
-            message = Text("correct", style="green")
-        elif f.problem:
-            message = Text(f"wrong: {f.problem}", style="red")
-        else:
-            where = _cell_name(f.cell, f.key, tokens, key_tokens)
-            message = Text(f"wrong at {where}: expected {f.expected:.6g}, yours {f.given:.6g}", style="red")
-        row = Table.grid()
-        row.add_column(no_wrap=True)
-        row.add_column()
-        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"step {f.step}  {f.key:<13} "), message)
-        lines.append(row)
-        if f.hint and not f.ok:
-            lines.append(Padding(Text(f"hint: {f.hint}", style="yellow"), (0, 0, 0, 6), expand=False))
-    return Group(*lines)
-
-
-def _cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str]) -> str:
-    """Name a cell as people count: ``head 1, row 2 ('Input 2'), column 3``."""
-    parts = []
-    names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
-    for name, i in zip(names, cell):
-        token = ""
-        if name == "row":
-            labels = key_tokens if key in ("keys", "values") else tokens
-            token = f" ('{visible(labels[i])}')" if i < len(labels) else ""
-        parts.append(f"{name} {i + 1}{token}")
-    return ", ".join(parts)

@@ -1,0 +1,115 @@
+"""The import contract: the folders are the layers, and imports only flow down.
+
+    core      the maths on arrays (numpy and the standard library only)
+    inputs    document, matrix files, random initialisers, the builder   -> core
+    outputs   numbers and formulas as text, JSON and arrays, paste formats, files   -> core
+    views     Rich tables, heat maps, pictures   -> outputs, core
+    teach     explain, check, starter documents, texts   -> views, outputs, inputs, core
+    cli       one module per command   -> everything
+
+Every ``import`` is counted, also those inside functions (a lazy import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "attncli"
+ALLOWED = {
+    "core": {"core"},
+    "inputs": {"inputs", "core"},
+    "outputs": {"outputs", "core"},
+    "views": {"views", "outputs", "core"},
+    "teach": {"teach", "views", "outputs", "inputs", "core"},
+    "cli": {"cli", "teach", "views", "outputs", "inputs", "core", "package"},
+    "package": {"package", "core", "inputs", "outputs"},  # attncli/__init__.py: the Python API
+    "main": {"cli"},  # attncli/__main__.py: python -m attncli
+}
+THIRD_PARTY = {  # what each layer may import from outside the standard library
+    "core": {"numpy"},
+    "inputs": {"numpy", "yaml"},
+    "outputs": {"numpy", "orjson"},
+    "views": {"numpy", "rich"},
+    "teach": {"numpy", "rich"},
+    "cli": {"numpy", "rich", "typer", "click"},
+    "package": {"numpy"},
+    "main": set(),
+}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if parts[1:2] == ["__main__"]:
+        return "main"
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else "package"
+
+
+def imports(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, relative imports resolved."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")[: len(module.split(".")) - node.level + (path.name == "__init__.py")]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names] if base in ("attncli",) else [base]
+            found += [(node.lineno, name) for name in names]
+    return found
+
+
+def violations(root: Path = PACKAGE) -> list[str]:
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        layer = layer_of(module)
+        for line, name in imports(path, module):
+            top = name.split(".")[0]
+            where = f"{path.relative_to(root.parent)}:{line}"
+            if top == "attncli":
+                if name == "attncli.__version__" or name == "attncli":
+                    continue
+                target = layer_of(name)
+                if target not in ALLOWED[layer]:
+                    problems.append(f"{where}: {layer} imports {name} ({target})")
+            elif top not in stdlib and top not in THIRD_PARTY[layer]:
+                problems.append(f"{where}: {layer} imports {name}")
+    return problems
+
+
+def test_imports_flow_down():
+    assert violations() == []
+
+
+def test_the_contract_catches_a_wrong_import(tmp_path):
+    """A copy of the package with one upward import (the core reaching for Rich tables) is refused."""
+    copy = tmp_path / "attncli"
+    for path in PACKAGE.rglob("*.py"):
+        target = copy / path.relative_to(PACKAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    attention = copy / "core" / "attention.py"
+    attention.write_text(attention.read_text(encoding="utf-8") + "\nfrom attncli.views.tables import matrix_table\n")
+    (copy / "core" / "stream.py").write_text("import yaml\n", encoding="utf-8")
+    found = violations(copy)
+    assert any("core/attention.py" in p and "core imports attncli.views.tables (views)" in p for p in found), found
+    assert any("core/stream.py:1: core imports yaml" in p for p in found), found
+
+
+@pytest.mark.parametrize("package, absent", [
+    ("attncli.core", ("yaml", "rich", "typer", "orjson")),
+    ("attncli.outputs.paste", ("rich", "typer", "yaml")),
+    ("attncli", ("yaml", "rich", "typer")),
+])
+def test_importing_a_layer_loads_only_what_it_needs(package, absent):
+    code = f"import sys, {package}; print(','.join(m for m in {absent!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "", f"importing {package} loads {loaded}"
