@@ -29,18 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import (
-    Trace,
-    add_norm,
-    check_finite,
-    empty_queries,
-    exp_rows,
-    normalize,
-    output_projection,
-    overflow_error,
-    projections,
-    scores,
-)
+from attncli.core.attention import add_norm, check_finite, normalize, output_projection, overflow_error, projections, scores
+from attncli.core.masks import empty_queries
+from attncli.core.softmax import exp_rows
+from attncli.core.trace import Trace
 from attncli.core.errors import AttnError
 from attncli.core.memory import beyond, memory_budget
 from attncli.core.spec import Spec

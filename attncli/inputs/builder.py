@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from attncli.inputs.document import Document
+from attncli.core.masks import causal
 from attncli.core.spec import Spec
 from attncli.core.errors import AttnError, describe, plural, shape_str, unknown_key
 from attncli.inputs.matrices import FILE_KINDS, read_value
@@ -246,7 +247,7 @@ class _Builder:
         if value == "causal":
             if n != m:
                 raise AttnError(f"causal needs as many keys as queries, but there are {n} queries and {m} keys", "mask")
-            return np.tril(np.ones((n, m), dtype=bool)), "causal"
+            return causal(n), "causal"
         if isinstance(value, bool):
             raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
         if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, shape_str
-from attncli.core.layers import sinusoidal
+from attncli.core.softmax import NORMALIZERS
+from attncli.core.positions import sinusoidal
 
 SCORES = ("dot", "additive")
-NORMALIZERS = ("softmax", "sum", "none")
 ADDITIVE_WEIGHTS = ("w1", "w2", "v")
 LAYER_NORM_EPS = 1e-5  # torch.nn.LayerNorm's default
 

@@ -1,0 +1,36 @@
+"""The result: every intermediate of one attention computation, computed once and read by every view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attncli.core.spec import Spec
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of one attention computation (per-head arrays head-first).
+
+    The array fields carry the names of the JSON keys (``queries``, ``weights`` …).
+    """
+
+    spec: Spec
+    queries: np.ndarray  # Q (h, n, d_k)
+    keys: np.ndarray  # K (h, m, d_k)
+    values: np.ndarray  # V (h, m, d_v)
+    scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
+    scaled_scores: np.ndarray | None  # scale·S (h, n, m); masked cells are not used
+    weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
+    head_outputs: np.ndarray  # H = A·V (h, n, d_v)
+    output: np.ndarray  # Y (n, d_out)
+    empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
+    residual: np.ndarray | None = None  # X (+ P) + Y (n, d_model), with add_norm
+    normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm
+
+    @property
+    def concat(self) -> np.ndarray:
+        """The heads side by side: (n, h·d_v)."""
+        h, n, d_v = self.head_outputs.shape
+        return self.head_outputs.transpose(1, 0, 2).reshape(n, h * d_v)
