@@ -1,9 +1,105 @@
-"""attncli: see every number of self-attention.
+"""attncli: see every number of self-attention, in a terminal, as JSON, or from Python.
 
-The library never imports the command-line layer: ``attncli.inputs.builder`` turns a
-document into a validated :class:`~attncli.inputs.builder.Spec`, ``attncli.core.attention``
-computes a :class:`~attncli.core.attention.Trace` of every intermediate, and the
-renderers (tables, JSON, explanations) only read that trace.
+The command line (``attncli compute FILE``) and this small API share one path:
+a document is read (:mod:`attncli.inputs`), checked into a :class:`Spec`, and
+computed once into a :class:`Trace` (:mod:`attncli.core`) whose arrays carry the
+names of the JSON keys.  For an engineer's own tests::
+
+    >>> import attncli
+    >>> trace = attncli.compute("examples/illustrated.yaml")          # doctest: +SKIP
+    >>> trace = attncli.compute({"inputs": [[1, 0], [0, 1]], "scale": "none"})
+    >>> trace.weights.shape, round(float(trace.weights[0, 0, 0]), 4)
+    ((1, 2, 2), 0.7311)
+    >>> out, weights = attncli.attention(trace.queries, trace.keys, trace.values, scale=1.0)
+    >>> bool((out == trace.head_outputs).all())
+    True
+
+Importing ``attncli`` loads numpy only when it is used; no YAML, Rich or Typer.
 """
 
+from __future__ import annotations
+
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+__all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "to_dict", "__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from attncli.core.errors import AttnError
+    from attncli.core.spec import Spec
+    from attncli.core.trace import Trace
+
+
+def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> "Spec":
+    """A document checked into a :class:`Spec`: a path (YAML or JSON, ``"-"`` for standard input) or a mapping.
+
+    A mapping holds what a document holds; its matrices may also be numpy arrays, and
+    relative file names are taken from the working directory.  ``overrides`` replace
+    top-level keys as the command line's options do (``scale="none"``, ``mask="causal"``).
+    Raises :class:`AttnError` with the message the command line would print.
+    """
+    from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import Document, read_document
+
+    if isinstance(document, dict):
+        doc = Document(dict(document), "<dict>", Path.cwd())
+    else:
+        doc = read_document(str(document))
+    return build_spec(doc, overrides or None)
+
+
+def compute(document: "str | PathLike | dict[str, Any] | Spec", **overrides: Any) -> "Trace":
+    """Every intermediate of a document's attention: ``trace.queries``, ``trace.weights``, ``trace.output`` …
+
+    ``document`` is what :func:`load` takes, or a :class:`Spec` it made.  The arrays are
+    float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).
+    """
+    from attncli.core.attention import attend
+    from attncli.core.spec import Spec
+
+    spec = document if isinstance(document, Spec) else load(document, **overrides)
+    return attend(spec)
+
+
+def attention(q: "np.ndarray", k: "np.ndarray", v: "np.ndarray", *, scale: float | None = None,
+              allowed: "np.ndarray | None" = None) -> "tuple[np.ndarray, np.ndarray]":
+    """softmax(scale·Q·Kᵀ)·V on arrays: (output (…, n, d_v), weights (…, n, m)).
+
+    ``scale`` defaults to 1/√d_k; ``allowed`` (n, m), True = may attend.  A query with no
+    allowed key gets zero weights and a zero output, as PyTorch's scaled_dot_product_attention.
+    """
+    from attncli.core.attention import attention as _attention
+
+    return _attention(q, k, v, scale=scale, allowed=allowed)
+
+
+def to_dict(trace: "Trace", only: list[str] | None = None) -> dict[str, Any]:
+    """The JSON object of ``attncli compute --format json`` as Python values (numpy arrays, keys in order).
+
+    A masked scaled score is NaN here (``null`` in JSON).
+    """
+    from attncli.outputs.serialize import check_only
+    from attncli.outputs.serialize import to_dict as _to_dict
+
+    return _to_dict(trace, check_only(only), native=True)
+
+
+def __getattr__(name: str) -> Any:
+    """``attncli.Trace``, ``attncli.Spec`` and ``attncli.AttnError``, imported when first used."""
+    if name == "Trace":
+        from attncli.core.trace import Trace
+
+        return Trace
+    if name == "Spec":
+        from attncli.core.spec import Spec
+
+        return Spec
+    if name == "AttnError":
+        from attncli.core.errors import AttnError
+
+        return AttnError
+    raise AttributeError(f"module 'attncli' has no attribute {name!r}")

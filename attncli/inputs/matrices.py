@@ -42,6 +42,8 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
         return random_matrix(value, shape)
     if isinstance(value, list):
         return inline(value, boolean)
+    if isinstance(value, np.ndarray):  # from the Python API: checked as a .npy file's data is
+        return _checked_array(value, None, boolean)
     if boolean:
         raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {describe(value)}")
     raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {describe(value)}")
@@ -248,6 +250,15 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
     except (OSError, EOFError) as e:
         raise AttnError(f"is not a readable .npy file: {e}", name) from None
+    return _checked_array(array, name, boolean)
+
+
+def _checked_array(array: np.ndarray, name: str | None, boolean: bool) -> np.ndarray:
+    """A numeric array (a .npy file's, or one given to the Python API) as float64, or as a mask."""
+    if array.dtype.kind not in NPY_DTYPE_KINDS or array.ndim == 0:
+        kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates"}
+        what = "a single number" if array.ndim == 0 else kinds.get(array.dtype.kind, f"{array.dtype} values")
+        raise AttnError(f"holds {what}; expected a matrix of numbers", name)
     if boolean:
         return _as_mask(array.astype(np.float64), name)
     if array.dtype.kind == "b":  # as inline true/false: a boolean is a mask's value, not a number

@@ -1,0 +1,85 @@
+"""The Python API (``import attncli``): the same numbers as the naive reference, the same errors as the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attncli
+from reference import max_abs_diff, naive_attention
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "illustrated.yaml"
+
+ILLUSTRATED = {  # the walkthrough's numbers: Input 1 … 3, W_Q, W_K, W_V
+    "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]],
+    "query": [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]],
+    "key": [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]],
+    "value": [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]],
+}
+
+
+def test_compute_a_mapping_with_numpy_arrays_matches_the_reference():
+    rng = np.random.default_rng(0)
+    x, c = rng.normal(size=(3, 4)), rng.normal(size=(5, 2))
+    w_q, w_k, w_v, w_o = rng.normal(size=(4, 6)), rng.normal(size=(2, 6)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3))
+    trace = attncli.compute({"inputs": x, "context": c, "heads": 2,
+                             "weights": {"query": w_q, "key": w_k, "value": w_v, "output": w_o}})
+    ref = naive_attention(x.tolist(), w_q.tolist(), w_k.tolist(), w_v.tolist(), heads=2, context=c.tolist(),
+                          output=w_o.tolist())
+    for key in ("queries", "keys", "values", "scores", "weights", "head_outputs", "output"):
+        assert max_abs_diff(getattr(trace, key).tolist(), ref[key]) < 1e-12, key
+
+
+def test_compute_a_path_with_overrides_gives_the_walkthrough():
+    trace = attncli.compute(EXAMPLE, scale="sqrt")
+    ref = naive_attention(ILLUSTRATED["inputs"], ILLUSTRATED["query"], ILLUSTRATED["key"], ILLUSTRATED["value"],
+                          scale="sqrt")
+    assert trace.spec.scale == pytest.approx(1 / np.sqrt(3))
+    assert max_abs_diff(trace.weights.tolist(), ref["weights"]) < 1e-12
+    assert max_abs_diff(attncli.compute(EXAMPLE).weights[0, 0].tolist(),
+                        [0.0633789, 0.4683105, 0.4683105]) < 1e-6  # the walkthrough: scale none
+
+
+def test_attention_on_arrays_is_the_formula():
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    allowed = rng.random((3, 5)) < 0.6
+    allowed[1] = False  # a query that may attend to nothing: zero weights, zero output
+    out, weights = attncli.attention(q, k, v, allowed=allowed)
+    for h in range(2):
+        for i in range(3):
+            z = [q[h, i] @ k[h, j] / 2.0 if allowed[i, j] else None for j in range(5)]
+            e = [np.exp(s) if s is not None else 0.0 for s in z]
+            a = [x / sum(e) if sum(e) else 0.0 for x in e]
+            assert max_abs_diff(weights[h, i].tolist(), a) < 1e-12
+            assert max_abs_diff(out[h, i].tolist(), (np.array(a) @ v[h]).tolist()) < 1e-12
+    assert not out[:, 1].any()
+
+
+def test_to_dict_has_the_json_keys_and_marks_masked_scores():
+    trace = attncli.compute({"inputs": [[1, 0], [0, 1]], "mask": "causal"})
+    data = attncli.to_dict(trace)
+    assert list(data)[:6] == ["tokens", "context_tokens", "heads", "d_k", "d_v", "scale"]
+    assert np.isnan(data["scaled_scores"][0, 0, 1]) and data["weights"][0, 0, 1] == 0.0
+    assert list(attncli.to_dict(trace, only=["output"])) == ["tokens", "context_tokens", "heads", "d_k", "d_v",
+                                                             "scale", "output"]
+
+
+@pytest.mark.parametrize("document, message", [
+    ({"inputs": np.array(["a", "b"])}, "<dict>: inputs: holds text; expected a matrix of numbers"),
+    ({"inputs": np.array([[1.0, np.inf]])}, "<dict>: inputs: row 1, column 2: inf is not a finite number"),
+    ({"inputs": [[1, 2]], "wieghts": {}}, "<dict>: unknown key 'wieghts' (did you mean 'weights'?)"),
+])
+def test_errors_are_attn_errors_with_the_cli_message(document, message):
+    with pytest.raises(attncli.AttnError) as caught:
+        attncli.compute(document)
+    assert str(caught.value) == message
+
+
+def test_import_attncli_is_light():
+    code = "import sys, attncli; print(sorted(m for m in ('yaml', 'rich', 'typer', 'numpy') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
