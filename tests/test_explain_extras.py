@@ -201,7 +201,7 @@ def test_chinese_steps_fit_a_narrow_terminal(runner):
     from rich.cells import cell_len
     from rich.console import Console
 
-    from attncli.cli.common import load
+    from attncli.cli.load import load
     from attncli.teach.explain import Focus, steps
     from attncli.teach.explain_view import renderables
     from attncli.teach.texts import texts

@@ -16,7 +16,7 @@ import pytest
 from attncli.core import memory, stream
 from attncli.core.attention import attend
 from attncli.cli import app
-from attncli.cli.common import _progress
+from attncli.cli.load import progress as _progress
 from attncli.inputs.document import Document
 from attncli.core.errors import AttnError
 from attncli.core.memory import parse_size

@@ -1,4 +1,4 @@
-"""attncli compute and attncli check."""
+"""attncli compute: every intermediate of a document, as tables, JSON, arrays or paste-ready text."""
 
 import difflib
 from pathlib import Path
@@ -6,23 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from attncli.cli.common import (
-    Debug,
-    ExportOption,
-    FileArg,
-    OutputFormat,
-    Precision,
-    _attend_within_memory,
-    _check_export,
-    _head_index,
-    _save_picture,
-    app,
-    emit,
-    input_paths,
-    load,
-    render_text,
-    run,
-)
+from attncli.cli.app import app
+from attncli.cli.load import attend_within_memory, head_index, input_paths, load
+from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision
+from attncli.cli.run import run
+from attncli.cli.write import check_export, emit, render_text, save_picture
 from attncli.core.errors import AttnError
 
 
@@ -62,7 +50,7 @@ def compute(
         binary = output is not None and output.suffix.lower() in (".npz", ".npy")
         if keys == [] and (binary or format is not OutputFormat.json):
             raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
-        _check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
+        check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
         if format is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
         if mask not in (None, "none", "causal"):
@@ -74,7 +62,7 @@ def compute(
         else:
             mask_value = mask
         kind = output.suffix.lower() if binary else format.value
-        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: _attend_within_memory(spec, keys, kind))
+        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: attend_within_memory(spec, keys, kind))
         inputs = input_paths(file, trace)
         if binary:
             from attncli.outputs.serialize import to_binary
@@ -87,72 +75,21 @@ def compute(
                 raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
             emit(to_json(trace, keys), output, inputs)
         elif format in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
-            emit(_paste_ready(trace, format.value, keys, _head_index(head, trace.spec.heads), precision, full), output, inputs)
+            emit(_paste_ready(trace, format.value, keys, head_index(head, trace.spec.heads), precision, full), output, inputs)
         else:
             from attncli.views.tables import View, compute_tables
 
-            index = _head_index(head, trace.spec.heads)
+            index = head_index(head, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
             if export is not None:
                 if output is not None:  # both files or neither: -o's problems before the picture is written
                     from attncli.outputs.serialize import check_destination
 
                     check_destination(output, inputs)
-                _save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
+                save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
             emit(render_text(tables, to_terminal=output is None), output, inputs)
 
     run(action, debug)
-
-
-@app.command()
-def check(
-    file: FileArg,
-    tol: Annotated[float, typer.Option("--tol", min=0.0, help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
-    debug: Debug = False,
-) -> None:
-    """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
-
-    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
-    cell, the expected and the given value, and a hint when the mistake has a known shape
-    (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
-    applied as W·x, heads split wrongly, rounding too early). Exit code 0: all correct;
-    1: something is wrong; 2: the document itself cannot be used.
-
-    [bold]Example[/bold] (in the document):
-
-      answer:
-        query: 1                  # optional: just this query's row
-        scores: [2, 4, 4]
-        weights: [0.06, 0.47, 0.47]
-
-      attncli check homework.yaml --tol 0.01
-    """
-    wrong = False
-
-    def action() -> None:
-        nonlocal wrong
-        from attncli.teach.check import check as check_answer
-        from attncli.teach.check import read_answer
-        from attncli.inputs.document import read_document
-        from attncli.core.errors import AttnError as _AttnError
-        from attncli.teach.check_view import check_report
-
-        doc = read_document(file)
-        if "answer" not in doc.data:
-            raise _AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
-        trace = load(file, doc=doc)
-        try:
-            answer = read_answer(doc.data["answer"], trace, doc.folder)
-        except _AttnError as e:
-            raise e.at(doc.name) from None
-        findings = check_answer(trace, answer, tol)
-        spec = trace.spec
-        emit(render_text([check_report(findings, spec.tokens, spec.context_tokens, tol)], to_terminal=True), None, set())
-        wrong = not all(f.ok for f in findings)
-
-    run(action, debug)
-    if wrong:
-        raise typer.Exit(1)
 
 
 def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:

@@ -6,20 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from attncli.cli.common import (
-    Debug,
-    ExportOption,
-    Precision,
-    _check_export,
-    _head_index,
-    _save_picture,
-    app,
-    emit,
-    input_paths,
-    load,
-    render_text,
-    run,
-)
+from attncli.cli.app import app
+from attncli.cli.load import head_index, input_paths, load
+from attncli.cli.options import Debug, ExportOption, Precision
+from attncli.cli.run import run
+from attncli.cli.write import check_export, emit, render_text, save_picture
 from attncli.core.errors import AttnError
 
 BUILTIN = "data/illustrated.yaml"
@@ -69,7 +60,7 @@ def explain(
     """
 
     def action() -> None:
-        _check_export(export, format is ExplainFormat.table)
+        check_export(export, format is ExplainFormat.table)
         if why and step != "all":
             raise AttnError("shows its own four stages; leave out --step", "--why")
         doc, builtin = _document(file)
@@ -82,7 +73,7 @@ def explain(
         from attncli.views.tables import View
         from attncli.teach.texts import texts
 
-        h = _head_index(head, spec.heads) or 0
+        h = head_index(head, spec.heads) or 0
         focus = Focus(_query_index(query, spec.tokens), h, lang.value, precision, builtin)
         if why:
             chosen = why_steps(trace, focus)
@@ -98,7 +89,7 @@ def explain(
         items = renderables(chosen, t, View(precision))
         inputs = set() if builtin and file is None else input_paths(doc.name, trace)
         if export is not None:
-            _save_picture(lambda color: items, export, inputs, "attncli explain")
+            save_picture(lambda color: items, export, inputs, "attncli explain")
         emit(render_text(items, to_terminal=True), None, inputs)
 
     run(action, debug)

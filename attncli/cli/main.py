@@ -9,8 +9,8 @@ import sys
 
 import typer
 
-from attncli.cli import compute, explain, pictures  # noqa: F401  (registers the commands)
-from attncli.cli.common import app
+from attncli.cli import check, compute, explain, heatmap, init  # noqa: F401  (registers the commands, in --help's order)
+from attncli.cli.app import app
 from attncli.core.errors import visible
 
 __all__ = ["app", "main"]

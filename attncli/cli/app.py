@@ -1,0 +1,40 @@
+"""The Typer app every command registers on, and its top-level options (``--version``).
+
+Exit codes: 0 success, 1 ``check`` found a wrong answer, 2 a problem with the
+document or the options (one ``Error: …`` line), 70 an internal error (a bug:
+``--debug`` shows the traceback), 130 interrupted with Ctrl-C.
+"""
+
+import sys
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="attncli",
+    help="See every number of self-attention: Q, K, V, scores, softmax weights and outputs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from attncli import __version__
+
+        sys.stdout.write(f"attncli {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:
+    """See every number of self-attention: Q, K, V, scores, softmax weights and outputs.
+
+    Start with [bold]attncli explain[/bold] for the eight steps on a built-in example, or
+    [bold]attncli compute FILE[/bold] for your own matrices.
+    """

@@ -1,0 +1,62 @@
+"""attncli check: a learner's hand calculation (the document's ``answer:``) against the computed numbers."""
+
+from typing import Annotated
+
+import typer
+
+from attncli.cli.app import app
+from attncli.cli.load import load
+from attncli.cli.options import Debug, FileArg
+from attncli.cli.run import run
+from attncli.cli.write import emit, render_text
+
+
+@app.command()
+def check(
+    file: FileArg,
+    tol: Annotated[float, typer.Option("--tol", min=0.0, help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
+    debug: Debug = False,
+) -> None:
+    """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
+
+    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
+    cell, the expected and the given value, and a hint when the mistake has a known shape
+    (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
+    applied as W·x, heads split wrongly, rounding too early). Exit code 0: all correct;
+    1: something is wrong; 2: the document itself cannot be used.
+
+    [bold]Example[/bold] (in the document):
+
+      answer:
+        query: 1                  # optional: just this query's row
+        scores: [2, 4, 4]
+        weights: [0.06, 0.47, 0.47]
+
+      attncli check homework.yaml --tol 0.01
+    """
+    wrong = False
+
+    def action() -> None:
+        nonlocal wrong
+        from attncli.teach.check import check as check_answer
+        from attncli.teach.check import read_answer
+        from attncli.inputs.document import read_document
+        from attncli.core.errors import AttnError
+        from attncli.teach.check_view import check_report
+
+        doc = read_document(file)
+        if "answer" not in doc.data:
+            raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
+        trace = load(file, doc=doc)
+        try:
+            answer = read_answer(doc.data["answer"], trace, doc.folder)
+        except AttnError as e:
+            raise e.at(doc.name) from None
+        findings = check_answer(trace, answer, tol)
+        spec = trace.spec
+        emit(render_text([check_report(findings, spec.tokens, spec.context_tokens, tol)], to_terminal=True), None, set())
+        wrong = not all(f.ok for f in findings)
+
+    run(action, debug)
+    if wrong:
+        raise typer.Exit(1)

@@ -1,0 +1,59 @@
+"""attncli heatmap: the weights (or scores) of each head as a grid of coloured cells."""
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attncli.cli.app import app
+from attncli.cli.load import attend_within_memory, head_index, input_paths, load
+from attncli.cli.options import Debug, ExportOption, FileArg, Precision
+from attncli.cli.run import run
+from attncli.cli.write import check_export, console, emit, render_text, save_picture
+from attncli.core.errors import AttnError
+
+
+class Quantity(str, Enum):
+    weights = "weights"
+    scores = "scores"
+    scaled_scores = "scaled_scores"
+
+
+@app.command()
+def heatmap(
+    file: FileArg,
+    head: Annotated[str, typer.Option("--head", help="One head (counting from 1), or all: every head side by side on one colour scale.")] = "all",
+    of: Annotated[Quantity, typer.Option("--of", help="Which queries × keys matrix to draw.")] = Quantity.weights,
+    precision: Precision = 2,
+    full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
+    export: ExportOption = None,
+    debug: Debug = False,
+) -> None:
+    """Draw attention as a colour grid: query tokens down the side, key tokens across the top.
+
+    One head is drawn large with its numbers; several heads as small multiples on one shared scale, shown in the legend, as many side by side as the terminal is wide. Masked cells are hatched (╱╱). Key labels too long for a cell become column numbers, named in a keys: line. Without colour (NO_COLOR set, or output into a pipe or file) cells are shaded ░ ▒ ▓ █ instead.
+
+    [bold]Examples[/bold]
+
+      attncli heatmap examples/causal.yaml
+      attncli heatmap examples/bert_base.yaml --head all --export heads.svg
+      attncli heatmap examples/two_heads.yaml --head 2 --of scores
+    """
+
+    def action() -> None:
+        from attncli.views.heatmap import HeatMap
+
+        check_export(export, True)
+        if head != "all" and not head.isdigit():
+            raise AttnError(f"'{head}' is not a head number (1, 2, …) or all", "--head")
+        trace = load(file, compute=lambda spec: attend_within_memory(spec, [of.value], "table"))
+        index = None if head == "all" else head_index(int(head), trace.spec.heads)
+        make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
+        if export is not None:
+            inputs = input_paths(file, trace)
+            save_picture(make, export, inputs, f"attncli heatmap {Path(file).name}")
+        color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
+        emit(render_text(make(color), to_terminal=True), None, set())
+
+    run(action, debug)

@@ -1,0 +1,72 @@
+"""From a FILE argument to a computed Trace: the one path every command takes."""
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+from attncli.cli.run import warn
+from attncli.core.errors import AttnError
+
+
+def load(file: str, overrides: dict | None = None, doc=None, compute=None):
+    """Read (unless ``doc`` is given), validate and compute a document: the one path every command takes.
+
+    ``compute(spec) -> Trace`` replaces :func:`attncli.core.attention.attend` (``compute`` streams large inputs).
+    """
+    from attncli.core.attention import attend
+    from attncli.inputs.document import read_document
+    from attncli.inputs.builder import build_spec
+
+    doc = doc or read_document(file)
+    spec = build_spec(doc, overrides)
+    try:
+        trace = (compute or attend)(spec)
+    except AttnError as e:  # overflow or memory: the document is the place to look
+        raise (e.at(doc.name) if e.where is None else e) from None
+    for i in trace.empty_queries:
+        warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
+    return trace
+
+
+def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
+    """The full computation when its n × m matrices are wanted and fit, else block by block (attncli.core.stream)."""
+    from attncli.core.attention import attend
+    from attncli.core.stream import attend_streamed, block_count, plan
+
+    choice = plan(spec, keys, kind)
+    if not choice.stream:
+        return attend(spec)
+    if choice.left_out:
+        warn(f"{choice.left_out}; --only output (or head_outputs) computes without them")
+    seconds = 4 * spec.heads * spec.n * spec.m * spec.d_k / 50e9  # about 50 GFLOP/s
+    with progress(block_count(spec), show=seconds > 1.0) as advance:
+        return attend_streamed(spec, advance)
+
+
+@contextmanager
+def progress(total: int, show: bool):
+    """A transient progress bar on standard error, only when that is a terminal; yields advance(k) or None."""
+    if not show or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("attention, block by block"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=total)
+        yield lambda k: bar.advance(task, k)
+
+
+def head_index(head: Optional[int], heads: int) -> Optional[int]:
+    if head is None:
+        return None
+    if not 1 <= head <= heads:
+        raise AttnError(f"--head {head} is out of range: this document has heads 1 to {heads}")
+    return head - 1
+
+
+def input_paths(file: str, trace) -> set[Path]:
+    """Every file the result was read from: an output may never replace one of them."""
+    return set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else set())
