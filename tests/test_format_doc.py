@@ -1,0 +1,283 @@
+"""docs/format.md against the code: the JSON-key table and the document-key tables must agree with compute.
+
+The tables are parsed from the page itself, and compared with what ``attncli compute --format json`` writes and
+accepts (run in-process through the CLI only), so a key added to the code but not to the page, or the other way
+round, fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from attncli.cli import app
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
+JSON_HEADING = "## The JSON output"
+TOP_HEADING = "### Top-level keys"
+SECTIONS_HEADING = "### Keys inside the sections"
+COMING_HEADING = "## Coming: the attention of today's models"
+NOT_A_KEY = "qqqq"  # close to no key, so the error lists every known key
+
+
+def _lines() -> list[str]:
+    return DOC.read_text(encoding="utf-8").splitlines()
+
+
+def _table_after(heading: str) -> list[list[str]]:
+    """The body rows (as cells) of the first markdown table after the line ``heading``."""
+    lines = _lines()
+    assert heading in lines, f"docs/format.md has no heading {heading!r}"
+    rows: list[list[str]] = []
+    for line in lines[lines.index(heading) + 1 :]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows or line.startswith("#"):
+            break
+    assert len(rows) > 2, f"no table under {heading!r}"
+    _header, separator, *body = rows
+    assert set(separator[0]) <= set("-: "), f"malformed table under {heading!r}"
+    return body
+
+
+def _backticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def _json_table() -> dict[str, tuple[str, str]]:
+    """JSON key -> (its shape cell, its 'when' cell)."""
+    table = {}
+    for cells in _table_after(JSON_HEADING):
+        keys = _backticked(cells[0])
+        assert keys, f"a row of the JSON table has no backticked key: {cells}"
+        for key in keys:
+            assert key not in table, f"JSON key {key!r} is listed twice"
+            table[key] = (cells[1], cells[2])
+    return table
+
+
+def _first_column(heading: str) -> set[str]:
+    return {key for cells in _table_after(heading) for key in _backticked(cells[0])}
+
+
+# -- documents that together use every optional feature; `sizes` gives each shape symbol its value
+
+CROSS = {  # cross-attention, learned positions, 2 heads, a file, random initialisers, a bias, a mask matrix, a scale
+    "doc": {
+        "tokens": ["I", "am"],
+        "inputs": [[1, 0, 1, 0], [0, 1, 0, 1]],
+        "positional": [[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8]],
+        "context_tokens": "我是谁",
+        "context": [[1, 0, 0, 1, 0], [0, 1, 1, 0, 0], [1, 1, 0, 0, 1]],
+        "heads": 2,
+        "weights": {
+            "query": {"random": "xavier", "seed": 1, "shape": [4, 6]},
+            "key": {"random": "kaiming", "seed": 2},
+            "value": "value.csv",
+        },
+        "bias": {"query": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]},
+        "mask": [[1, 1, 0], [True, False, True]],
+        "scale": 0.25,
+    },
+    "files": {"value.csv": "1,0,0,1\n0,1,1,0\n1,1,0,0\n0,0,1,1\n2,0,0,2\n"},
+    "sizes": {"n": 2, "m": 3, "h": 2, "d_k": 3, "d_v": 2, "d_model": 4, "d_ctx": 5, "d_out": 4},
+}
+BLOCK = {  # positional + output projection + Add & Norm, causal mask, an answer section compute must ignore
+    "doc": {
+        "tokens": "我想吃",
+        "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]],
+        "positional": "sinusoidal",
+        "heads": 2,
+        "weights": {"output": {"random": "xavier", "seed": 4}},
+        "bias": {"output": [0.1, 0.2, 0.3, 0.4]},
+        "add_norm": {"gamma": [1, 2, 1, 2], "beta": [0, 0, 0.5, 0.5], "eps": 1e-12},
+        "mask": "causal",
+        "answer": {"query": 1, "scores": [1.0]},
+    },
+    "sizes": {"n": 3, "m": 3, "h": 2, "d_k": 2, "d_v": 2, "d_model": 4, "d_ctx": 4, "d_out": 4},
+}
+ADDITIVE = {  # Bahdanau scores, weights used as they are
+    "doc": {
+        "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]],
+        "weights": {
+            "query": {"random": "normal", "seed": 5, "shape": [4, 2]},
+            "key": {"random": "uniform", "seed": 6},
+            "w1": {"random": "normal", "seed": 7, "shape": [2, 5]},
+            "w2": {"random": "normal", "seed": 8},
+            "v": [1, -1, 0.5, 2, 0],
+        },
+        "score": "additive",
+        "normalize": "none",
+    },
+    "sizes": {"n": 3, "m": 3, "h": 1, "d_k": 2, "d_v": 4, "d_model": 4, "d_ctx": 4, "d_out": 4},
+}
+SUM = {  # 3-D weights (heads from them), sum normalisation, a causal mask, no scaling
+    "doc": {
+        "tokens": "a b c",
+        "inputs": [[1, 0], [0, 1], [1, 1]],
+        "weights": {"query": [[[1], [1]], [[1], [2]]], "key": [[[1], [1]], [[1], [2]]]},
+        "scale": "none",
+        "normalize": "sum",
+        "mask": "causal",
+    },
+    "sizes": {"n": 3, "m": 3, "h": 2, "d_k": 1, "d_v": 1, "d_model": 2, "d_ctx": 2, "d_out": 2},
+}
+CASES = {"cross": CROSS, "block": BLOCK, "additive": ADDITIVE, "sum": SUM}
+PLAIN = [[1, 0], [0, 1]]
+
+
+def _compute(tmp_path: Path, doc: dict[str, Any], files: dict[str, str] | None = None) -> Any:
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return CliRunner().invoke(app, ["compute", str(path), "--format", "json"])
+
+
+def _json_of(tmp_path: Path, case: dict[str, Any]) -> dict[str, Any]:
+    result = _compute(tmp_path, case["doc"], case.get("files"))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "", result.stderr
+    return json.loads(result.stdout)
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+# -- the JSON keys
+
+
+def test_the_json_table_lists_exactly_the_keys_compute_writes(tmp_path: Path) -> None:
+    written: set[str] = set()
+    for name, case in CASES.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        written |= set(_json_of(folder, case))
+    documented = set(_json_table())
+    assert documented - written == set(), "documented in docs/format.md but never written by compute"
+    assert written - documented == set(), "written by compute but missing from the JSON table of docs/format.md"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_json_table_gives_each_key_its_shape_and_presence(tmp_path: Path, name: str) -> None:
+    case = CASES[name]
+    result = _json_of(tmp_path, case)
+    for key, (shape, when) in _json_table().items():
+        needs = [k for k in _backticked(when) if not k.startswith("-")]
+        expected_present = all(k in case["doc"] for k in needs) if when.startswith("with") else True
+        assert (key in result) == expected_present, f"{name}: {key!r} present: {key in result}, table says {when!r}"
+        if key not in result:
+            continue
+        if shape == "number":
+            assert isinstance(result[key], (int, float)) and not isinstance(result[key], bool), key
+            continue
+        symbols = [s.strip() for s in shape.split("×")]
+        unknown = [s for s in symbols if s not in case["sizes"]]
+        assert not unknown, f"{key}: shape {shape!r} uses symbols this test does not size: {unknown}"
+        assert _shape(result[key]) == tuple(case["sizes"][s] for s in symbols), f"{name}: {key} is not {shape}"
+
+
+def test_json_keys_come_in_the_tables_order(tmp_path: Path) -> None:
+    order = list(_json_table())
+    for name, case in CASES.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        keys = list(_json_of(folder, case))
+        assert keys == [k for k in order if k in keys]
+
+
+# -- the document keys, both ways
+
+
+def _known_keys_listed(tmp_path: Path, doc: dict[str, Any], where: str) -> set[str]:
+    """The keys compute says it knows, from its error on an unknown key at ``where``."""
+    result = _compute(tmp_path, doc)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    match = re.search(rf"{re.escape(where)}unknown key '{NOT_A_KEY}' \(expected one of ([^)]*)\)", result.stderr)
+    assert match, result.stderr
+    return {key.strip() for key in match.group(1).split(",")}
+
+
+def test_the_top_level_table_matches_the_keys_compute_knows(tmp_path: Path) -> None:
+    known = _known_keys_listed(tmp_path, {"inputs": PLAIN, NOT_A_KEY: 1}, "doc.json: ")
+    assert _first_column(TOP_HEADING) == known
+
+
+@pytest.mark.parametrize("section", ["weights", "bias", "add_norm"])
+def test_the_section_table_matches_the_keys_compute_knows(tmp_path: Path, section: str) -> None:
+    known = _known_keys_listed(tmp_path, {"inputs": PLAIN, section: {NOT_A_KEY: 1}}, f"{section}: ")
+    documented = {key.split(".", 1)[1] for key in _first_column(SECTIONS_HEADING) if key.startswith(f"{section}.")}
+    assert documented == known
+
+
+SAMPLES: dict[str, dict[str, Any]] = {  # a valid use of each top-level key, added to {"inputs": PLAIN}
+    "inputs": {},
+    "tokens": {"tokens": "p q"},
+    "context": {"context": [[1, 0], [0, 1], [1, 1]]},
+    "context_tokens": {"context": [[1, 2]], "context_tokens": ["c"]},
+    "heads": {"heads": 2},
+    "weights": {"weights": {"query": [[1, 0], [0, 1]], "output": [[1, 1], [1, 1]]}},
+    "bias": {"bias": {"key": [0.5, 0.5], "output": [1, 2]}},
+    "scale": {"scale": 0.5},
+    "mask": {"mask": "causal"},
+    "positional": {"positional": [[0.1, 0.2], [0.3, 0.4]]},
+    "score": {
+        "score": "additive",
+        "weights": {"w1": [[1, 0, 1], [0, 1, 1]], "w2": [[1, 1, 0], [0, 1, 0]], "v": [1, 2, 3]},
+    },
+    "normalize": {"normalize": "sum"},
+    "add_norm": {"add_norm": True},
+    "answer": {"answer": {"weights": [[0.67, 0.33], [0.33, 0.67]]}},
+}
+
+
+@pytest.mark.parametrize("key", sorted(_first_column(TOP_HEADING)))
+def test_every_documented_top_level_key_is_accepted(tmp_path: Path, key: str) -> None:
+    doc = {"inputs": PLAIN, **SAMPLES.get(key, {key: 1})}
+    result = _compute(tmp_path, doc)
+    assert "unknown key" not in result.output, result.output
+    if key in SAMPLES:
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["tokens"]
+
+
+def test_an_unknown_key_is_refused_with_the_nearest_one(tmp_path: Path) -> None:
+    result = _compute(tmp_path, {"inputs": PLAIN, "wieghts": {"query": PLAIN}})
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "unknown key 'wieghts' (did you mean 'weights'?)" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def _coming_keys() -> set[str]:
+    lines = _lines()
+    assert COMING_HEADING in lines
+    keys = set()
+    for line in lines[lines.index(COMING_HEADING) + 1 :]:
+        if line.startswith("## "):
+            break
+        match = re.match(r"- ((?:`\w+`(?:, )?)+):", line)
+        if match:
+            keys |= set(_backticked(match.group(1)))
+    return keys
+
+
+def test_the_coming_keys_are_not_accepted_yet(tmp_path: Path) -> None:
+    coming = _coming_keys()
+    assert {"kv_heads", "rope", "positions", "pre_norm", "residual", "softcap", "score_bias"} <= coming
+    assert coming.isdisjoint(_first_column(TOP_HEADING))
+    for key in sorted(coming):
+        result = _compute(tmp_path, {"inputs": PLAIN, key: True})
+        assert result.exit_code == 2, f"{key} is accepted now: move it out of the 'Coming' section"
+        assert f"unknown key '{key}'" in result.stderr
