@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from attncli.core.trace import Trace
 
 
-def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> "Spec":
+def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     """A document checked into a :class:`Spec`: a path (YAML or JSON, ``"-"`` for standard input) or a mapping.
 
     A mapping holds what a document holds; its matrices may also be numpy arrays, and
@@ -52,7 +52,7 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> "Spec":
     return build_spec(doc, overrides or None)
 
 
-def compute(document: "str | PathLike | dict[str, Any] | Spec", **overrides: Any) -> "Trace":
+def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) -> Trace:
     """Every intermediate of a document's attention: ``trace.queries``, ``trace.weights``, ``trace.output`` …
 
     ``document`` is what :func:`load` takes, or a :class:`Spec` it made.  The arrays are
@@ -65,8 +65,8 @@ def compute(document: "str | PathLike | dict[str, Any] | Spec", **overrides: Any
     return attend(spec)
 
 
-def attention(q: "np.ndarray", k: "np.ndarray", v: "np.ndarray", *, scale: float | None = None,
-              allowed: "np.ndarray | None" = None) -> "tuple[np.ndarray, np.ndarray]":
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,
+              allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """softmax(scale·Q·Kᵀ)·V on arrays: (output (…, n, d_v), weights (…, n, m)).
 
     ``scale`` defaults to 1/√d_k; ``allowed`` (n, m), True = may attend.  A query with no
@@ -77,7 +77,7 @@ def attention(q: "np.ndarray", k: "np.ndarray", v: "np.ndarray", *, scale: float
     return _attention(q, k, v, scale=scale, allowed=allowed)
 
 
-def to_dict(trace: "Trace", only: list[str] | None = None) -> dict[str, Any]:
+def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
     """The JSON object of ``attncli compute --format json`` as Python values (numpy arrays, keys in order).
 
     A masked scaled score is NaN here (``null`` in JSON).

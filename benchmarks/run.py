@@ -67,9 +67,9 @@ def case_peak(n: int, folder: Path) -> dict:
 def case_attncli(n: int, folder: Path) -> dict:
     import numpy as np
 
-    from attncli.inputs.document import read_document
-    from attncli.inputs.builder import build_spec
     from attncli.core.stream import attend_streamed
+    from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import read_document
 
     spec = build_spec(read_document(str(folder / f"doc{n}.yaml")))
     start = time.perf_counter()

@@ -8,7 +8,6 @@ that must not move a number (tests/test_golden.py).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import sys
 from pathlib import Path

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import max_abs_diff, naive_attention
 
 import attncli
-from reference import max_abs_diff, naive_attention
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "illustrated.yaml"
 

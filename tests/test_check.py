@@ -10,9 +10,9 @@ import math
 
 import pytest
 import yaml
+from reference import matmul, naive_attention
 
 from attncli.cli import app
-from tests.reference import matmul, naive_attention
 
 X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
 W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from attncli.cli import app
-from tests.conftest import EXAMPLES
 
 ENTRY_POINT = Path(sys.executable).parent / "attncli"
 

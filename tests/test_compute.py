@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 import yaml
+from conftest import EXAMPLES
+from reference import max_abs_diff, naive_attention
 
 from attncli.cli import app
-from tests.conftest import EXAMPLES
-from tests.reference import max_abs_diff, naive_attention
 
 KEYS = ("queries", "keys", "values", "scores", "weights", "head_outputs", "output")
 
@@ -204,8 +204,8 @@ def test_random_initialisers_follow_torch_init(runner, tmp_path):
                        "value": {"random": "uniform", "seed": 4, "shape": [60, 30]}}}
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(doc))
-    from attncli.inputs.document import read_document
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import read_document
 
     spec = build_spec(read_document(str(path)))
     x, w_q, w_k, w_v = spec.inputs, spec.w_q[0], spec.w_k[0], spec.w_v[0]

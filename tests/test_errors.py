@@ -12,15 +12,15 @@ import json
 import os
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
-from attncli.inputs import document
 from attncli.cli import app
+from attncli.inputs import document
 
 X = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"  # n = 3, d_model = 4
 W43 = "[[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]"  # 4 × 3

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from attncli.inputs import fastmatrix
 from attncli.cli import app
+from attncli.inputs import fastmatrix
 from attncli.inputs.document import parse_text
 
 SPELLINGS = ["1", "-0", "1e-3", "2E+2", ".5", "-.25", "1.", "+3", "-1.5e1", "0.1"]  # all YAML 1.2 core numbers

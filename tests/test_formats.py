@@ -12,10 +12,10 @@ import re
 import numpy as np
 import pytest
 import yaml
+from conftest import EXAMPLES
+from reference import naive_attention
 
 from attncli.cli import app
-from tests.conftest import EXAMPLES
-from tests.reference import naive_attention
 
 HALF_UNIT = {p: 0.5 * 10**-p + 1e-12 for p in range(8)}  # what rounding to p decimals may change
 KEYS = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output")
@@ -140,7 +140,9 @@ def json_matrices(runner, path) -> dict[str, list[np.ndarray]]:
     import json
 
     data = json.loads(compute(runner, path, "--format", "json"))
-    as_array = lambda value: np.array(value, dtype=float)
+    def as_array(value):
+        return np.array(value, dtype=float)
+
     return {key: list(as_array(data[key])) if key in PER_HEAD else [as_array(data[key])]
             for key in TITLES.values() if key in data}
 

@@ -12,16 +12,16 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import yaml
+from conftest import EXAMPLES
+from reference import naive_attention
 from rich.cells import cell_len
 from rich.console import Console
 
-from attncli.core.attention import attend
 from attncli.cli import app
+from attncli.core.attention import attend
+from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
 from attncli.views.heatmap import HATCH, SHADES, HeatMap
-from attncli.inputs.builder import build_spec
-from tests.conftest import EXAMPLES
-from tests.reference import naive_attention
 
 
 def trace_of(path):

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from tests.conftest import EXAMPLES
+from conftest import EXAMPLES
 
 BIN = Path(sys.executable).parent
 COMMANDS = ("compute", "check", "explain", "heatmap", "init")

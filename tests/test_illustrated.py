@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 
+from conftest import EXAMPLES
+
 from attncli.cli import app
-from tests.conftest import EXAMPLES
 
 HAND_Q = [[1, 0, 2], [2, 2, 2], [2, 1, 3]]
 HAND_K = [[0, 1, 1], [4, 4, 0], [2, 3, 1]]

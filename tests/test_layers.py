@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 import pytest
+from reference import matmul, max_abs_diff, naive_attention
 
 from attncli.cli import app
-from tests.reference import matmul, max_abs_diff, naive_attention
 
 X = [[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]]
 

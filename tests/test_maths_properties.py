@@ -10,13 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import max_abs_diff, naive_attention
 
 from attncli.core.attention import attend, softmax
-from attncli.inputs.document import Document
 from attncli.inputs.builder import build_spec
+from attncli.inputs.document import Document
+
+pytestmark = pytest.mark.slow  # fuzz, property and subprocess suites: `pytest -m 'not slow'` skips them
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 number = st.floats(min_value=-3, max_value=3, allow_nan=False, allow_infinity=False, width=64)

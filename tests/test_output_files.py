@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES
+from reference import naive_attention
 
 from attncli.cli import app
 from attncli.outputs.serialize import to_json
-from tests.conftest import EXAMPLES
-from tests.reference import naive_attention
 
 DOC = {
     "tokens": ["我", "想", "吃", "鱼"],
@@ -89,8 +89,8 @@ def test_npy_needs_one_key(runner, tmp_path):
 
 def test_json_round_trips_every_float_exactly(runner, tmp_path):
     from attncli.core.attention import attend
-    from attncli.inputs.document import read_document
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import read_document
 
     result = run(runner, tmp_path, "--format", "json")
     got = strict(result.stdout)
@@ -137,8 +137,8 @@ def test_json_of_an_example_matches_the_naive_loop(runner):
 
 def test_to_json_refuses_to_hide_a_non_finite_value():
     from attncli.core.attention import attend
-    from attncli.inputs.document import Document
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import Document
 
     trace = attend(build_spec(Document({"inputs": [[1.0, 2.0]]}, "doc", Path("."))))
     broken = replace(trace, output=np.array([[np.inf, 0.0]]))

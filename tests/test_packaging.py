@@ -7,7 +7,10 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # fuzz, property and subprocess suites: `pytest -m 'not slow'` skips them
 
 
 def test_the_wheel_holds_every_module_and_data_file(tmp_path):

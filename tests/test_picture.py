@@ -12,14 +12,14 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 import yaml
+from conftest import EXAMPLES
+from reference import naive_attention
 from rich.cells import cell_len
+from test_heatmap import reference, run_cli, strip_right, trace_of
 
 from attncli.cli import app
 from attncli.views.heatmap import HeatMap
 from attncli.views.picture import picture
-from tests.conftest import EXAMPLES
-from tests.reference import naive_attention
-from tests.test_heatmap import reference, run_cli, strip_right, trace_of
 
 
 def svg_text(data: bytes) -> str:

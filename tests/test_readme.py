@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from tests.conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT
 
 BIN = Path(sys.executable).parent
 ILLUSTRATED = (EXAMPLES / "illustrated.yaml").read_text(encoding="utf-8")
@@ -82,3 +81,19 @@ def test_readme_command(command, tmp_path):
                             env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() or re.search(r"(-o|--export|>) \S+", command), "printed nothing"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+
+
+@pytest.mark.parametrize("code", python_blocks(), ids=lambda c: c.splitlines()[0][:40])
+def test_readme_python(code, monkeypatch, capsys, tmp_path):
+    """Every Python block of the README runs as written, in a folder that has the examples."""
+    if re.search(r"^import .*\btorch\b", code, re.M):
+        pytest.importorskip("torch")
+    (tmp_path / "examples").symlink_to(EXAMPLES)
+    monkeypatch.chdir(tmp_path)  # the blocks may save files: never into the repository
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    if "attncli.AttnError" in code:  # the API's example of an error prints the CLI's message
+        assert "<dict>: unknown key 'wieghts' (did you mean 'weights'?)" in capsys.readouterr().out

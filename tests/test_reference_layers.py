@@ -16,10 +16,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from reference import NotComputable, max_rel_diff, reference_document, sinusoidal
 from typer.testing import CliRunner
 
 from attncli.cli import app
-from tests.reference import NotComputable, max_rel_diff, reference_document, sinusoidal
 
 TOL = 1e-12  # on |got − want| / max(1, |want|): absolute for numbers up to 1, relative beyond
 COMPARED = ("inputs", "context", "positional", "queries", "keys", "values", "scores", "scaled_scores", "weights",

@@ -7,14 +7,14 @@ import re
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES
 from rich.console import Console
 
 from attncli.core.attention import attend
+from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
 from attncli.outputs.numbers import format_number
 from attncli.views.tables import View, compute_tables, matrix_table
-from attncli.inputs.builder import build_spec
-from tests.conftest import EXAMPLES
 
 
 def text_of(renderable, width=80, color=None) -> str:

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import max_abs_diff, naive_attention
 
-from attncli.core import memory, stream
-from attncli.core.attention import attend
 from attncli.cli import app
 from attncli.cli.load import progress as _progress
-from attncli.inputs.document import Document
+from attncli.core import memory, stream
+from attncli.core.attention import attend
 from attncli.core.errors import AttnError
 from attncli.core.memory import parse_size
-from attncli.inputs.builder import build_spec
 from attncli.core.stream import attend_streamed, plan
-from tests.reference import max_abs_diff, naive_attention
+from attncli.inputs.builder import build_spec
+from attncli.inputs.document import Document
 
 KEPT = ("queries", "keys", "values", "head_outputs", "output", "residual", "normalized")
 

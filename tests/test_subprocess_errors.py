@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # fuzz, property and subprocess suites: `pytest -m 'not slow'` skips them
+
 ENTRY_POINT = Path(sys.executable).parent / "attncli"
 COMMAND = [str(ENTRY_POINT)] if ENTRY_POINT.exists() else [sys.executable, "-m", "attncli"]
 GOOD = "tokens: [a, b, c]\ninputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\nscale: none\n"

@@ -38,10 +38,10 @@ def check(
 
     def action() -> None:
         nonlocal wrong
+        from attncli.core.errors import AttnError
+        from attncli.inputs.document import read_document
         from attncli.teach.check import check as check_answer
         from attncli.teach.check import read_answer
-        from attncli.inputs.document import read_document
-        from attncli.core.errors import AttnError
         from attncli.teach.check_view import check_report
 
         doc = read_document(file)

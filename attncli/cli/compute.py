@@ -17,7 +17,7 @@ from attncli.core.errors import AttnError
 @app.command()
 def compute(
     file: FileArg,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of FORMAT.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, context, queries, keys, values, scores, scaled_scores, weights, head_outputs, output, residual, normalized.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
@@ -83,7 +83,7 @@ def compute(
             tables = compute_tables(trace, View(precision, full), index, keys)
             if export is not None:
                 if output is not None:  # both files or neither: -o's problems before the picture is written
-                    from attncli.outputs.serialize import check_destination
+                    from attncli.outputs.files import check_destination
 
                     check_destination(output, inputs)
                 save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")

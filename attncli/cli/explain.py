@@ -69,9 +69,9 @@ def explain(
         from attncli.teach.explain import Focus
         from attncli.teach.explain import steps as all_steps
         from attncli.teach.explain_view import renderables, to_json
+        from attncli.teach.texts import texts
         from attncli.teach.why import mark_mistake, why_steps
         from attncli.views.tables import View
-        from attncli.teach.texts import texts
 
         h = head_index(head, spec.heads) or 0
         focus = Focus(_query_index(query, spec.tokens), h, lang.value, precision, builtin)

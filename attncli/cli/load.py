@@ -15,8 +15,8 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     ``compute(spec) -> Trace`` replaces :func:`attncli.core.attention.attend` (``compute`` streams large inputs).
     """
     from attncli.core.attention import attend
-    from attncli.inputs.document import read_document
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import read_document
 
     doc = doc or read_document(file)
     spec = build_spec(doc, overrides)

@@ -23,7 +23,7 @@ def emit(data: bytes, output: Optional[Path], inputs: set[Path]) -> None:
     if output is None:
         sys.stdout.buffer.write(data)
         return
-    from attncli.outputs.serialize import write_atomic
+    from attncli.outputs.files import write_atomic
 
     write_atomic(output, data, inputs)
 
@@ -56,7 +56,7 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
 
 def save_picture(make: Callable[[bool], list], export: Path, inputs: set[Path], title: str) -> None:
     """Save ``make(color)`` as --export asks: in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
-    from attncli.outputs.serialize import write_atomic
+    from attncli.outputs.files import write_atomic
     from attncli.views.picture import picture
 
     suffix = export.suffix.lower()

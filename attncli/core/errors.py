@@ -23,7 +23,7 @@ class AttnError(Exception):
     def __str__(self) -> str:
         return f"{self.where}: {self.message}" if self.where else self.message
 
-    def at(self, where: str) -> "AttnError":
+    def at(self, where: str) -> AttnError:
         """The same error with an outer location put in front (file, key)."""
         return AttnError(self.message, f"{where}: {self.where}" if self.where else where)
 

@@ -29,14 +29,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import add_norm, check_finite, normalize, output_projection, overflow_error, projections, scores
-from attncli.core.masks import empty_queries
-from attncli.core.softmax import exp_rows
-from attncli.core.trace import Trace
+from attncli.core.attention import (
+    add_norm,
+    check_finite,
+    normalize,
+    output_projection,
+    overflow_error,
+    projections,
+    scores,
+)
 from attncli.core.errors import AttnError
+from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget
+from attncli.core.softmax import exp_rows
 from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
+from attncli.core.trace import Trace
 
 MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
 BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there

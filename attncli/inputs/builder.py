@@ -1,6 +1,6 @@
 """The input document -> a validated :class:`Spec` with every matrix per head.
 
-Shapes follow FORMAT.md: row vectors, ``Q = X·W_Q + b_Q``, weights ``d_in × d_out``.
+Shapes follow the contract (docs/format.md): row vectors, ``Q = X·W_Q + b_Q``, weights ``d_in × d_out``.
 A 2-D weight is split into ``h`` consecutive column blocks; a 3-D weight is
 ``h × d_in × d`` already.  Every shape relation is checked here, so the maths
 in :mod:`attncli.core.attention` never sees an inconsistent document.
@@ -8,17 +8,18 @@ in :mod:`attncli.core.attention` never sees an inconsistent document.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from attncli.inputs.document import Document
+from attncli.core.errors import AttnError, describe, plural, shape_str, unknown_key
 from attncli.core.masks import causal
 from attncli.core.spec import Spec
-from attncli.core.errors import AttnError, describe, plural, shape_str, unknown_key
-from attncli.inputs.matrices import FILE_KINDS, read_value
+from attncli.inputs.document import Document
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
+from attncli.inputs.matrices import FILE_KINDS, read_value
 from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (

@@ -39,7 +39,7 @@ class OutOfRange(float):
 
     text: str
 
-    def __new__(cls, text: str) -> "OutOfRange":
+    def __new__(cls, text: str) -> OutOfRange:
         number = super().__new__(cls, "-inf" if text.lstrip().startswith("-") else "inf")
         number.text = text if len(text) <= 24 else f"{text[:10]}…{text[-4:]} ({len(text)} characters)"
         return number

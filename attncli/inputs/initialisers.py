@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.memory import size_text
 from attncli.core.errors import AttnError, describe, shape_str, unknown_key
+from attncli.core.memory import size_text
 
 RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
 _RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")

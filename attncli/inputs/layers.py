@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, shape_str
-from attncli.core.softmax import NORMALIZERS
 from attncli.core.positions import sinusoidal
+from attncli.core.softmax import NORMALIZERS
 
 SCORES = ("dot", "additive")
 ADDITIVE_WEIGHTS = ("w1", "w2", "v")

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.errors import AttnError, describe, plural, shape_str
 from attncli.core.memory import size_text
 from attncli.inputs.document import OutOfRange, decode_utf8
-from attncli.core.errors import AttnError, describe, plural, shape_str
 from attncli.inputs.fastmatrix import FastMatrix
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}

@@ -21,7 +21,15 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
-from attncli.outputs.formulas import output_formula, output_latex, scale_text, scaled_latex, score_formula, weights_formula, weights_latex
+from attncli.outputs.formulas import (
+    output_formula,
+    output_latex,
+    scale_text,
+    scaled_latex,
+    score_formula,
+    weights_formula,
+    weights_latex,
+)
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
 
 PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
@@ -55,8 +63,8 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     c_text, c_tex = ("C", "C") if spec.context is not None else (x_text, x_tex)
     for h in range(spec.heads) if head is None else [head]:
         prefix = f"Head {h + 1} · " if spec.heads > 1 else ""
-        up = (lambda s: f"{s}^{{({h + 1})}}") if spec.heads > 1 else (lambda s: s)  # noqa: E731
-        bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: E731
+        up = (lambda s: f"{s}^{{({h + 1})}}") if spec.heads > 1 else (lambda s: s)  # noqa: B023  (used in this pass)
+        bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: B023, E731
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
         scaled_tex = scaled_latex(spec, s)
         found += [

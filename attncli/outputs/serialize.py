@@ -1,10 +1,8 @@
-"""Trace -> the JSON of FORMAT.md (strict, full precision), and atomic file output."""
+"""Trace -> the JSON of docs/format.md (strict, full precision), and ``.npz``/``.npy`` arrays."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,7 +48,7 @@ def array_of(trace: Trace, key: str) -> np.ndarray | None:
 
 
 def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:
-    """(key, array) for each array to write, in FORMAT.md's order; a key asked for but absent is an error."""
+    """(key, array) for each array to write, in the contract's order (docs/format.md); a key asked for but absent is an error."""
     for key in ARRAYS if only is None else only:
         array = array_of(trace, key)
         if array is None:
@@ -64,7 +62,7 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
 
 
 def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -> dict[str, Any]:
-    """The JSON object as Python values, keys in FORMAT.md's order.
+    """The JSON object as Python values, keys in the contract's order (docs/format.md).
 
     ``native`` keeps the arrays as C-ordered float64 arrays for orjson, a masked
     scaled score as NaN (which orjson writes as ``null``).
@@ -112,47 +110,6 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
 
         return (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     return orjson.dumps(to_dict(trace, only, native=True), option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
-
-
-def check_destination(path: Path, inputs: set[Path]) -> Path:
-    """``path`` resolved, if a file may be written there: not an input, not a directory, in a folder that exists."""
-    target = path.resolve()
-    if target in inputs:
-        raise AttnError("is one of this run's input files; choose another output path", str(path))
-    if target.is_dir():
-        raise AttnError("is a directory; give a file name", str(path))
-    if not target.parent.is_dir():
-        raise AttnError(f"cannot be written: the folder {target.parent} does not exist", str(path))
-    return target
-
-
-def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed into place.
-
-    A failed run leaves no partial file, and an input file is never overwritten.
-    """
-    import tempfile
-
-    target = check_destination(path, inputs)
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as e:
-        raise AttnError(f"cannot be written ({e.strerror or e})", str(path)) from None
-    try:
-        if hasattr(os, "fchmod"):  # as open() would create it (mkstemp makes it private: 0600)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, target)
-    except BaseException as e:
-        Path(temp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise AttnError(f"cannot be written ({e.strerror or e})", str(path)) from None
-        raise
 
 
 def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:

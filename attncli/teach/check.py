@@ -23,8 +23,8 @@ import numpy as np
 
 from attncli.core.attention import Trace, attend, softmax
 from attncli.core.errors import AttnError, unknown_key
-from attncli.outputs.serialize import array_of
 from attncli.inputs.matrices import read_value
+from attncli.outputs.serialize import array_of
 
 CHECKABLE = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output")
 ANSWER_KEYS = ("query", "head", *CHECKABLE)

@@ -17,9 +17,8 @@ import dataclasses
 import numpy as np
 
 from attncli.core.attention import Trace, softmax
-from attncli.outputs.numbers import dims
+from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import Focus, Numbers, Step, context
-from attncli.outputs.numbers import number
 from attncli.teach.texts import texts
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from rich.console import Group
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
