@@ -15,8 +15,8 @@ from rich.text import Text
 
 from attncli.core.attention import Trace
 from attncli.core.errors import visible
-from attncli.outputs.formulas import output_formula, scale_text, score_formula, weights_formula
-from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
+from attncli.outputs.blocks import blocks
+from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 
 MASKED = "masked"
 
@@ -87,47 +87,10 @@ def _heat_style(weight: float) -> str:
     return f"{'white' if white_wins else 'black'} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
 
 
-def head_tables(trace: Trace, head: int, view: View = View()) -> list[tuple[str, Table]]:
-    """(key, table) for Q, K, V, scores, scaled scores, weights and the output of one head (0-based)."""
-    spec = trace.spec
-    prefix = f"Head {head + 1} · " if spec.heads > 1 else ""
-    x, c = "X", ("C" if spec.context is not None else "X")
-    plus = lambda b, name: f" + {name}" if b is not None else ""  # noqa: E731
-    q_rows, k_rows = spec.tokens, spec.context_tokens
-    masked = None if spec.mask is None else ~spec.mask
-    tables = [
-        ("queries", matrix_table(f"{prefix}Queries  Q = {x}·W_Q{plus(spec.b_q, 'b_Q')}", trace.queries[head], q_rows, dims(spec.d_k), view)),
-        ("keys", matrix_table(f"{prefix}Keys  K = {c}·W_K{plus(spec.b_k, 'b_K')}", trace.keys[head], k_rows, dims(spec.d_k), view)),
-        ("values", matrix_table(f"{prefix}Values  V = {c}·W_V{plus(spec.b_v, 'b_V')}", trace.values[head], k_rows, dims(spec.d_v), view)),
-    ]
-    if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
-        scaled = scale_text(spec)
-        tables += [
-            ("scores", matrix_table(f"{prefix}Scores  {score_formula(spec)}", trace.scores[head], q_rows, k_rows, view)),
-            ("scaled_scores", matrix_table(f"{prefix}Scaled scores  {scaled}{' (scale: none)' if spec.scale_name == 'none' else ''}", trace.scaled_scores[head], q_rows, k_rows, view, masked)),
-            ("weights", matrix_table(f"{prefix}Weights  {weights_formula(spec)}", trace.weights[head], q_rows, k_rows, view, heat=True)),
-        ]
-    tables.append(("head_outputs", matrix_table(f"{prefix}Head output  H = A·V", trace.head_outputs[head], q_rows, dims(spec.d_v), view)))
-    return tables
-
-
 def compute_tables(trace: Trace, view: View = View(), head: int | None = None, only: list[str] | None = None) -> list[Table]:
-    """Every table of ``attncli compute``: inputs, context, each head, the output.
+    """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`), weights shaded.
 
     ``head`` (0-based) keeps one head; ``only`` keeps the tables of those JSON keys.
     """
-    spec = trace.spec
-    tables = [("inputs", matrix_table("Inputs  X", spec.inputs, spec.tokens, None, view))]
-    if spec.positional is not None:
-        tables.append(("positional", matrix_table(f"Positional encoding  P ({spec.positional_name})", spec.positional, spec.tokens, None, view)))
-        tables.append(("positional", matrix_table("Inputs with positions  X + P", spec.embedded, spec.tokens, None, view)))
-    if spec.context is not None:
-        tables.append(("context", matrix_table("Context  C", spec.context, spec.context_tokens, None, view)))
-    for h in range(spec.heads) if head is None else [head]:
-        tables += head_tables(trace, h, view)
-    tables.append(("output", matrix_table(f"Output  {output_formula(spec)}", trace.output, spec.tokens, None, view)))
-    if trace.residual is not None and trace.normalized is not None:
-        x = "X + P" if spec.positional is not None else "X"
-        tables.append(("residual", matrix_table(f"Residual  R = {x} + Y", trace.residual, spec.tokens, None, view)))
-        tables.append(("normalized", matrix_table("Add & Norm  LayerNorm(R)", trace.normalized, spec.tokens, None, view)))
-    return [table for key, table in tables if only is None or key in only]
+    return [matrix_table(b.heading, b.matrix, b.rows, b.columns, view, b.masked, heat=b.key == "weights")
+            for b in blocks(trace, head, only)]
