@@ -89,9 +89,7 @@ def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
 
 
 def table(numbers: Numbers, view: View):
-    table = matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked, numbers.heat)
-    table.min_width = cell_len(str(table.title)) + 1  # a Chinese title is twice as wide as it is long
-    return table
+    return matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked, numbers.heat)
 
 
 def renderables(steps: list[Step], t: dict, view: View = View()) -> list:

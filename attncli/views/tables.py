@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attncli.core.attention import Trace
 from attncli.core.errors import visible
+from attncli.core.trace import Trace
 from attncli.outputs.blocks import blocks
-from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
+from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
 
 MASKED = "masked"
 
@@ -40,37 +43,135 @@ def matrix_table(
     view: View = View(),
     masked: np.ndarray | None = None,
     heat: bool = False,
-) -> Table:
+) -> MatrixTable:
     """One matrix as a table: row labels down the side, column labels across the top.
 
     ``masked`` (same shape, True = masked) shows those cells as ``masked``;
     ``heat`` shades each cell by its value in [0, 1] (attention weights).
+    The table fits the width it is drawn in (see :class:`MatrixTable`).
     """
-    n, d = matrix.shape
-    columns = columns if columns is not None else [str(j) for j in range(1, d + 1)]
-    row_index = pick(n, MAX_ROWS, EDGE_ROWS, view.full)
-    col_index = pick(d, MAX_COLS, EDGE_COLS, view.full)
-    title = f"{title}   {n} × {d}"
-    table = Table(title=title, title_justify="left", title_style="bold", header_style="bold", min_width=len(title) + 1)
-    table.add_column("", style="bold", no_wrap=True)
-    for j in col_index:
-        table.add_column("…" if j is None else label(columns[j]), justify="right", no_wrap=True)
-    whole = all_whole(matrix)
-    for i in row_index:
-        if i is None:
-            table.add_row("⋮", *["⋮" for _ in col_index])
-            continue
-        cells: list[Text | str] = []
-        for j in col_index:
-            if j is None:
-                cells.append("…")
-            elif masked is not None and masked[i, j]:
-                cells.append(Text(MASKED, style="dim italic"))
-            else:
-                text = format_number(matrix[i, j], view.precision, whole)
-                cells.append(Text(text, style=_heat_style(matrix[i, j])) if heat else text)
-        table.add_row(label(rows[i]), *cells)
-    return table
+    return MatrixTable(title, matrix, rows, columns, view, masked, heat)
+
+
+class MatrixTable:
+    """A matrix drawn as whole numbers and whole labels in whatever width the console has.
+
+    A large matrix shows its first and last rows and columns around ``⋮`` and ``…`` (as NumPy
+    does); when the columns chosen do not fit, fewer are shown, and the title says which.
+    With ``full``, every column is shown, split into blocks of columns that fit ("columns
+    1–8 of 64"). A number or a label is never cut short; a label wider than half the width
+    wraps onto a second line.
+    """
+
+    def __init__(self, title: str, matrix: np.ndarray, rows: list[str], columns: list[str] | None = None,
+                 view: View = View(), masked: np.ndarray | None = None, heat: bool = False):
+        n, d = matrix.shape
+        self.title = f"{title}   {n} × {d}"
+        self.matrix, self.rows, self.view, self.masked, self.heat = matrix, rows, view, masked, heat
+        self.columns = columns if columns is not None else dims(d)
+        self.row_index = pick(n, MAX_ROWS, EDGE_ROWS, view.full)
+        self.whole = all_whole(matrix)
+        self._texts: dict[int, list[str]] = {}
+
+    def cells(self, j: int) -> list[str]:
+        """The shown cells of column ``j`` as text (formatted once)."""
+        if j not in self._texts:
+            column = []
+            for i in self.row_index:
+                if i is None:
+                    column.append("⋮")
+                elif self.masked is not None and self.masked[i, j]:
+                    column.append(MASKED)
+                else:
+                    column.append(format_number(self.matrix[i, j], self.view.precision, self.whole))
+            self._texts[j] = column
+        return self._texts[j]
+
+    def column_width(self, j: int) -> int:
+        """Columns a table column takes: its widest cell or label, padding 2, one rule."""
+        return max(cell_len(visible(self.columns[j])), *(len(c) for c in self.cells(j))) + 3
+
+    def label_width(self, width: int) -> int:
+        labels = [cell_len(visible(self.rows[i])) for i in self.row_index if i is not None]
+        return min(max(labels, default=0), max(width // 2 - 4, 1)) + 4  # 2 padding, 2 rules (left and right)
+
+    def layout(self, width: int) -> list[list[int | None]]:
+        """The column indices of each table to draw (None: the ``…`` column of left-out columns)."""
+        d = self.matrix.shape[1]
+        room = width - self.label_width(width)
+        if self.view.full:
+            parts: list[list[int | None]] = [[]]
+            used = 0
+            for j in range(d):
+                w = self.column_width(j)
+                if parts[-1] and used + w > room:
+                    parts.append([])
+                    used = 0
+                parts[-1].append(j)
+                used += w
+            return parts
+        wanted = pick(d, MAX_COLS, EDGE_COLS, False)
+        if sum(4 if j is None else self.column_width(j) for j in wanted) <= room:
+            return [wanted]
+        left, right, used = [0], [d - 1], self.column_width(0) + self.column_width(d - 1) + 4
+        if used > room:  # not even the first and last columns: the first alone
+            return [[0, None]]
+        while len(left) + len(right) < d - 1:
+            j = left[-1] + 1 if len(left) <= len(right) else right[-1] - 1
+            w = self.column_width(j)
+            if used + w > room:
+                break
+            used += w
+            (left if len(left) <= len(right) else right).append(j)
+        return [left + [None] + right[::-1]]
+
+    def tables(self, width: int) -> list[Table]:
+        parts = self.layout(width)
+        d = self.matrix.shape[1]
+        tables = []
+        for part in parts:
+            title = self.title
+            shown = [j for j in part if j is not None]
+            if len(parts) > 1:
+                title += f"   columns {shown[0] + 1}–{shown[-1] + 1} of {d}"
+            elif None in part:
+                title += f"   {len(shown)} of {d} columns shown"
+            tables.append(self._table(title, part, width))
+        return tables
+
+    def _table(self, title: str, part: list[int | None], width: int) -> Table:
+        table = Table(title=title, title_justify="left", title_style="bold", header_style="bold",
+                      min_width=min(cell_len(title) + 1, width))
+        label_max = self.label_width(width) - 4
+        table.add_column("", style="bold", overflow="fold", max_width=label_max)
+        for j in part:
+            table.add_column("…" if j is None else label(self.columns[j]), justify="right", no_wrap=True)
+        for r, i in enumerate(self.row_index):
+            if i is None:
+                table.add_row("⋮", *["⋮" for _ in part])
+                continue
+            cells: list[Text | str] = []
+            for j in part:
+                if j is None:
+                    cells.append("…")
+                elif self.masked is not None and self.masked[i, j]:
+                    cells.append(Text(MASKED, style="dim italic"))
+                else:
+                    text = self.cells(j)[r]
+                    cells.append(Text(text, style=_heat_style(self.matrix[i, j])) if self.heat else text)
+            table.add_row(label(self.rows[i]), *cells)
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        tables = self.tables(options.max_width)
+        for k, table in enumerate(tables):
+            if k:
+                yield Text("")
+            yield table
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widths = [Measurement.get(console, options, table) for table in self.tables(options.max_width)]
+        return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
 
 
 def _heat_style(weight: float) -> str:
