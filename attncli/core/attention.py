@@ -1,8 +1,13 @@
 """The maths: scaled dot-product attention as small pure numpy functions, and one pass that keeps everything.
 
-    Q = X·W_Q + b_Q      K = C·W_K + b_K      V = C·W_V + b_V     (C = context, or X)
-    S = Q·Kᵀ             A = softmax(scale·S, masked)             H = A·V
-    Y = concat(H₁ … H_h)·W_O + b_O
+    X₀ = X (+ P)          X̂ = pre_norm(X₀)                           (without pre_norm X̂ = X₀)
+    Q = X̂·W_Q + b_Q      K = C·W_K + b_K      V = C·W_V + b_V     (C = context, or X̂)
+    Q′, K′ = rope(Q), rope(K)                                       (without rope Q′ = Q, K′ = K)
+    S = Q′·K′ᵀ           Z = scale·S (→ c·tanh(Z / c))            A = softmax(Z, masked)
+    H = A·V              Y = concat(H₁ … H_h)·W_O + b_O
+    R = X₀ + Y (or + post_norm(Y)); with add_norm also LayerNorm(R)
+
+Query head i uses key/value head i // (h / g) when there are g < h of them.
 
 Everything is float64.  :func:`attention` is the formula on arrays alone;
 :func:`attend` runs the stages on a :class:`~attncli.core.spec.Spec` (positions,
@@ -24,7 +29,9 @@ import numpy as np
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.norms import add_norm as norm_after
-from attncli.core.scores import additive_scores, dot_scores
+from attncli.core.norms import normalize_rows
+from attncli.core.positions import rotate
+from attncli.core.scores import additive_scores, dot_scores, shared, softcap
 from attncli.core.softmax import normalize as weights_of
 from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
@@ -74,34 +81,65 @@ def concat_heads(heads: np.ndarray, w_o: np.ndarray | None = None, b_o: np.ndarr
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
 def attend(spec: Spec) -> Trace:
     """Compute every intermediate of ``spec`` at once."""
-    q, k, v = projections(spec)
-    s = scores(q, k, spec)  # (h, n, m)
+    x_hat = pre_norm(spec)  # (n, d_model) or None
+    q, k, v = projections(spec, x_hat)
+    q_rot, k_rot = rotations(q, k, spec)  # None without rope
+    s = scores(q if q_rot is None else q_rot, k if k_rot is None else k_rot, spec)  # (h, n, m)
     check_finite(s, "scores", spec.tokens)
-    z = spec.scale * s
+    z = scaled(s, spec)
     check_finite(z, "scaled scores", spec.tokens)
     a = normalize(z, spec)  # (h, n, m)
-    heads = a @ v  # (h, n, d_v)
+    heads = a @ shared(v, spec.heads)  # (h, n, d_v)
     y = output_projection(heads, spec)
     check_finite(y, "output", spec.tokens)
-    residual, normalized = add_norm(y, spec)
-    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask), residual, normalized)
+    residual, normalized, normalized_output = add_residual(y, spec)
+    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask), residual, normalized,
+                 q_rot, k_rot, x_hat, normalized_output)
 
 
-def projections(spec: Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q (h, n, d_k), K (h, m, d_k), V (h, m, d_v), each checked for overflow."""
-    q = project(spec.embedded, spec.w_q, spec.b_q)  # (h, n, d_k)
-    k = project(spec.source, spec.w_k, spec.b_k)  # (h, m, d_k)
-    v = project(spec.source, spec.w_v, spec.b_v)  # (h, m, d_v)
+def pre_norm(spec: Spec) -> np.ndarray | None:
+    """X̂ = pre_norm(X₀) (n, d_model), or None without ``pre_norm``."""
+    if spec.pre_norm is None:
+        return None
+    x_hat = normalize_rows(spec.embedded, spec.pre_norm)
+    check_finite(x_hat, "normalized inputs", spec.tokens)
+    return x_hat
+
+
+def projections(spec: Spec, x_hat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v), each checked for overflow.
+
+    ``x_hat``: the normalised inputs (pre_norm); keys and values come from them too, unless there is a context.
+    """
+    x = spec.embedded if x_hat is None else x_hat
+    source = x if spec.context is None else spec.context
+    q = project(x, spec.w_q, spec.b_q)  # (h, n, d_k)
+    k = project(source, spec.w_k, spec.b_k)  # (g, m, d_k)
+    v = project(source, spec.w_v, spec.b_v)  # (g, m, d_v)
     for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
         check_finite(array, name, labels)
     return q, k, v
 
 
+def rotations(q: np.ndarray, k: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Q′ = rope(Q) at the queries' positions, K′ = rope(K) at the keys'; (None, None) without ``rope``."""
+    if spec.rope is None:
+        return None, None
+    return rotate(q, spec.query_positions, spec.rope), rotate(k, spec.key_positions, spec.rope)
+
+
 def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:
-    """S = Q·Kᵀ (h, n, m), or the additive score vᵀ·tanh(Q·W₁ + K·W₂) with ``score: additive``."""
+    """S = Q·Kᵀ (h, n, m), or the additive score vᵀ·tanh(Q·W₁ + K·W₂); each query head with its key head."""
+    k = shared(k, spec.heads)  # (h, m, d_k)
     if spec.score == "additive":
         return additive_scores(q, k, spec.w_1, spec.w_2, spec.v_a)
     return dot_scores(q, k)
+
+
+def scaled(s: np.ndarray, spec: Spec) -> np.ndarray:
+    """Z = scale·S, then c·tanh(Z / c) with ``softcap: c`` (same shape)."""
+    z = spec.scale * s
+    return z if spec.softcap is None else softcap(z, spec.softcap)
 
 
 def normalize(z: np.ndarray, spec: Spec, rows: slice = slice(None)) -> np.ndarray:
@@ -114,12 +152,22 @@ def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
     return concat_heads(heads, spec.w_o, spec.b_o)
 
 
-def add_norm(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Add & Norm: r = X (+ P) + Y, then LayerNorm(r); (None, None) without ``add_norm``."""
+def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(R, LayerNorm(R), post_norm(Y)): R = X₀ + Y, or X₀ + post_norm(Y); None where the document has no such step."""
+    y_normed = None
+    if spec.post_norm is not None:
+        y_normed = normalize_rows(y, spec.post_norm)
+        check_finite(y_normed, "normalized output", spec.tokens)
+    if spec.add_norm is None and not spec.residual:
+        return None, None, y_normed
+    added = y if y_normed is None else y_normed
     if spec.add_norm is None:
-        return None, None
+        residual = spec.embedded + added
+        check_finite(residual, "residual", spec.tokens)
+        return residual, None, y_normed
     gamma, beta, eps = spec.add_norm
-    return norm_after(spec.embedded, y, gamma, beta, eps)
+    residual, normalized = norm_after(spec.embedded, added, gamma, beta, eps)
+    return residual, normalized, y_normed
 
 
 def check_finite(array: np.ndarray, name: str, labels: list[str]) -> None:

@@ -1,14 +1,32 @@
-"""Stage: normalisation around attention.
+"""Stage: normalisation around attention, per row.
 
-    Add & Norm   R = X + Y,  LayerNorm(R) = γ ⊙ (R − mean(R)) / √(var(R) + ε) + β   (per row)
+    LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β      (biased variance, as torch.nn.LayerNorm)
+    RMSNorm(x)   = γ ⊙ x / √(mean(x²) + ε)                     (Llama, T5, Mistral)
+    Add & Norm   R = X + Y, then LayerNorm(R)
 
 >>> layer_norm(np.array([[1.0, 3.0]]), np.ones(2), np.zeros(2), 0.0).tolist()
 [[-1.0, 1.0]]
+>>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), 0.0).round(6).tolist()
+[[0.848528, 1.131371]]
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+NORM_KINDS = ("rms", "layer")
+
+
+@dataclass(frozen=True)
+class Norm:
+    """A normalisation of each row: ``kind`` rms or layer, γ and β (d,), ε."""
+
+    kind: str
+    gamma: np.ndarray
+    beta: np.ndarray | None
+    eps: float
 
 
 def layer_norm(r: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
@@ -16,6 +34,19 @@ def layer_norm(r: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -
     mean = r.mean(axis=-1, keepdims=True)
     var = r.var(axis=-1, keepdims=True)
     return gamma * (r - mean) / np.sqrt(var + eps) + beta
+
+
+def rms_norm(x: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
+    """RMSNorm over each row, in float64: (n, d) -> (n, d)."""
+    return gamma * (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps))
+
+
+def normalize_rows(x: np.ndarray, norm: Norm) -> np.ndarray:
+    """``norm`` applied to each row of x (n, d)."""
+    if norm.kind == "rms":
+        return rms_norm(x, norm.gamma, norm.eps)
+    beta = norm.beta if norm.beta is not None else np.zeros_like(norm.gamma)
+    return layer_norm(x, norm.gamma, beta, norm.eps)
 
 
 def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:

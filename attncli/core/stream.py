@@ -30,17 +30,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.attention import (
-    add_norm,
+    add_residual,
     check_finite,
     normalize,
     output_projection,
     overflow_error,
+    pre_norm,
     projections,
+    rotations,
+    scaled,
     scores,
 )
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget
+from attncli.core.scores import kv_head_of, shared
 from attncli.core.softmax import exp_rows
 from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
@@ -63,7 +67,10 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     ``progress(k)`` is called as blocks finish, with the number just done out of
     :func:`block_count`.  Results equal attend's to rounding (1e-12).
     """
-    q, k, v = projections(spec)
+    x_hat = pre_norm(spec)
+    q0, k0, v = projections(spec, x_hat)
+    q_rot, k_rot = rotations(q0, k0, spec)
+    q, k = (q0, k0) if q_rot is None else (q_rot, k_rot)  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h)
     checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
@@ -77,8 +84,9 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
     y = output_projection(heads, spec)  # (n, d_out)
     check_finite(y, "output", spec.tokens)
-    residual, normalized = add_norm(y, spec)
-    return Trace(spec, q, k, v, None, None, None, heads, y, empty_queries(spec.mask), residual, normalized)
+    residual, normalized, normalized_output = add_residual(y, spec)
+    return Trace(spec, q0, k0, v, None, None, None, heads, y, empty_queries(spec.mask), residual, normalized,
+                 q_rot, k_rot, x_hat, normalized_output)
 
 
 def block_count(spec: Spec) -> int:
@@ -121,8 +129,10 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
     shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
     d_v = spec.d_v
-    v_ones = np.ones((spec.heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
+    kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
+    v_ones = np.ones((spec.kv_heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
     v_ones[:, :, :d_v] = v
+    cap = spec.softcap
     buffers = threading.local()
     rows = _fast_rows(spec)
 
@@ -133,15 +143,19 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
         if getattr(buffers, "z", None) is None:
             buffers.z = np.empty(rows * spec.m)
         z = buffers.z[: (hi - lo) * m].reshape(hi - lo, m)
-        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[h, :m].T, out=z)  # (b, m)
+        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[kv[h], :m].T, out=z)  # (b, m)
         if checked and not np.isfinite(z).all():
             raise _Overflow
         if not prescale and scale != 1.0:
             z *= scale
             if checked and not np.isfinite(z).all():
                 raise _Overflow
+        if cap is not None:  # z → c·tanh(z / c)
+            z /= cap
+            np.tanh(z, out=z)
+            z *= cap
         e = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
-        ev = e @ v_ones[h, :m]  # (b, d_v + 1)
+        ev = e @ v_ones[kv[h], :m]  # (b, d_v + 1)
         total = ev[:, d_v:]
         np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
 
@@ -156,7 +170,7 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
     def task(job: tuple[int, int]) -> None:
         lo, hi = job
         s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
-        z = spec.scale * s
+        z = scaled(s, spec)
         if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
             raise _Overflow
         try:
@@ -164,7 +178,7 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
         except AttnError as e:  # `normalize: sum` names the row inside the block
             message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
             raise AttnError(message, e.where) from None
-        heads[:, lo:hi] = a @ v  # (h, b, d_v)
+        heads[:, lo:hi] = a @ shared(v, spec.heads)  # (h, b, d_v)
 
     run_parallel(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
 
@@ -189,8 +203,11 @@ def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.
     underflow, and e·V stays far from overflow while |V| is not astronomically large.
     """
     norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1))  # noqa: E731  (h,) largest row norm
-    bound = abs(spec.scale) * norm(q) * norm(k)  # (h,)
-    values = np.abs(v).max(axis=(1, 2)) * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
+    kv = kv_head_of(spec.heads, spec.kv_heads)
+    bound = abs(spec.scale) * norm(q) * norm(k)[kv]  # (h,)
+    if spec.softcap is not None:  # |c·tanh(z / c)| < c
+        bound = np.minimum(bound, spec.softcap)
+    values = np.abs(v).max(axis=(1, 2))[kv] * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
     return ~((bound <= EXP_LIMIT) & (values < SAFE))
 
 

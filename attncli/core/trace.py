@@ -18,16 +18,20 @@ class Trace:
 
     spec: Spec
     queries: np.ndarray  # Q (h, n, d_k)
-    keys: np.ndarray  # K (h, m, d_k)
-    values: np.ndarray  # V (h, m, d_v)
+    keys: np.ndarray  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
+    values: np.ndarray  # V (g, m, d_v)
     scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
     scaled_scores: np.ndarray | None  # scale·S (h, n, m); masked cells are not used
     weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
     head_outputs: np.ndarray  # H = A·V (h, n, d_v)
     output: np.ndarray  # Y (n, d_out)
     empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
-    residual: np.ndarray | None = None  # X (+ P) + Y (n, d_model), with add_norm
+    residual: np.ndarray | None = None  # R = X₀ + Y (or + post_norm(Y)) (n, d_model), with add_norm or residual
     normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm
+    queries_rotated: np.ndarray | None = None  # Q′ = rope(Q) (h, n, d_k), with rope
+    keys_rotated: np.ndarray | None = None  # K′ = rope(K) (g, m, d_k), with rope
+    normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
+    normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
 
     @property
     def concat(self) -> np.ndarray:
