@@ -20,11 +20,12 @@ from attncli.core.spec import Spec
 from attncli.inputs.document import Document
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.matrices import FILE_KINDS, read_value
+from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
 from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
-    "positional", "score", "normalize", "add_norm", "answer",
+    "positional", "score", "normalize", "add_norm", "answer", *MODERN_KEYS,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output")
@@ -90,19 +91,26 @@ class _Builder:
         context_tokens = (
             tokens if context is None else token_labels(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
         )
-        heads = self._heads() or self._heads_of_3d_weights()
+        kv_heads = kv_heads_of(self.data.get("kv_heads"))
+        heads = self._heads() or self._heads_of_3d_weights(("query",) if kv_heads else ("query", "key", "value"))
         w_q = self._weight("query", inputs.shape[1], "inputs", heads)
         heads = w_q.shape[0]
-        w_k = self._weight("key", source.shape[1], "context" if has_context else "inputs", heads, w_q.shape[2])
+        g = kv_heads or heads  # key/value heads
+        check_grouping(heads, g)
+        of = "context" if has_context else "inputs"
+        try:
+            w_k = self._weight("key", source.shape[1], of, g, w_q.shape[2])
+        except AttnError as e:
+            raise self._grouping_hint(e, "key", heads, w_q.shape[2], kv_heads) from None
         rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
         d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
-        w_v = self._weight("value", source.shape[1], "context" if has_context else "inputs", heads, d_v_hint)
+        w_v = self._weight("value", source.shape[1], of, g, d_v_hint)
         if w_k.shape[2] != w_q.shape[2]:
-            raise AttnError(
+            raise self._grouping_hint(AttnError(
                 f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
                 f"{w_q.shape[2]} (queries and keys need the same d_k)",
                 "weights.key",
-            )
+            ), "key", heads, w_q.shape[2], kv_heads)
         h, d_k, d_v = heads, w_q.shape[2], w_v.shape[2]
         w_o = None
         if self.weights.get("output") is not None:
@@ -116,6 +124,7 @@ class _Builder:
         b_o_width = w_o.shape[1] if w_o is not None else h * d_v
         d_out = w_o.shape[1] if w_o is not None else h * d_v
         layers = read_layers(self, inputs.shape[0], inputs.shape[1], h, d_k, d_out)
+        layers.update(read_modern(self, inputs.shape[0], source.shape[0], inputs.shape[1], d_k, d_out, has_context))
         default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
         scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
         mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
@@ -128,8 +137,8 @@ class _Builder:
             w_k=w_k,
             w_v=w_v,
             b_q=self._bias("query", h, d_k),
-            b_k=self._bias("key", h, d_k),
-            b_v=self._bias("value", h, d_v),
+            b_k=self._bias("key", g, d_k),
+            b_v=self._bias("value", g, d_v),
             w_o=w_o,
             b_o=self._bias("output", 1, b_o_width, "weights.output" if w_o is not None else "the concatenated heads"),
             scale=scale,
@@ -179,10 +188,23 @@ class _Builder:
             raise AttnError(f"{describe(heads)} is not a whole number ≥ 1", "heads")
         return heads
 
-    def _heads_of_3d_weights(self) -> int | None:
+    def _grouping_hint(self, e: AttnError, name: str, heads: int, d_k: int, kv_heads: int | None) -> AttnError:
+        """A key weight shaped for fewer key/value heads than query heads: say that kv_heads exists."""
+        value = self.weights.get(name)
+        if kv_heads is not None or value is None or isinstance(value, dict) and value.get("shape") is None:
+            return e
+        shape = self.read(f"weights.{name}", value).shape
+        width = shape[-1] if len(shape) == 2 else None
+        if width and width % d_k == 0 and width // d_k < heads and heads % (width // d_k) == 0:
+            g = width // d_k
+            return AttnError(f"{e.message}; its {width} columns are {g} head{'s' if g > 1 else ''} of d_k = {d_k}: "
+                             f"for grouped-query attention set kv_heads: {g}", e.where)
+        return e
+
+    def _heads_of_3d_weights(self, names: tuple[str, ...] = ("query", "key", "value")) -> int | None:
         """The head count a 3-D weight implies (they must agree), or None when all are 2-D."""
         counts = {}
-        for name in ("query", "key", "value"):
+        for name in names:
             value = self.weights.get(name)
             if value is None or isinstance(value, dict) and value.get("shape") is None:
                 continue

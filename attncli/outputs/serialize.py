@@ -10,24 +10,38 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, unknown_key
 
-ALWAYS = ("tokens", "context_tokens", "heads", "d_k", "d_v", "scale")
+ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")
 ARRAYS = (
     "inputs",
     "positional",
+    "normalized_inputs",
     "context",
     "queries",
     "keys",
     "values",
+    "queries_rotated",
+    "keys_rotated",
     "scores",
     "scaled_scores",
     "weights",
     "head_outputs",
     "output",
+    "normalized_output",
     "residual",
     "normalized",
 )
 KEYS = ALWAYS + ARRAYS
-OPTIONAL = ("context", "positional", "residual", "normalized")  # present only when the document has them
+NEEDS = {  # the keys present only when the document has what makes them, and what that is
+    "context": "a context",
+    "positional": "positional:",
+    "normalized_inputs": "pre_norm:",
+    "queries_rotated": "rope:",
+    "keys_rotated": "rope:",
+    "normalized_output": "post_norm:",
+    "residual": "add_norm: or residual: true",
+    "normalized": "add_norm:",
+}
+OPTIONAL = tuple(NEEDS)
 
 
 def check_only(only: list[str] | None) -> list[str] | None:
@@ -53,8 +67,7 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
         array = array_of(trace, key)
         if array is None:
             if only and key in OPTIONAL:
-                needs = {"context": "a context", "positional": "positional:", "residual": "add_norm:", "normalized": "add_norm:"}
-                raise AttnError(f"'{key}' needs {needs[key]} in the document", "--only")
+                raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
             if only and key not in OPTIONAL:
                 raise AttnError(f"'{key}' was not kept by this computation", "--only")
             continue  # optional, or left out of a computation block by block: never emitted
@@ -72,6 +85,7 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "tokens": spec.tokens,
         "context_tokens": spec.context_tokens,
         "heads": spec.heads,
+        "kv_heads": spec.kv_heads,
         "d_k": spec.d_k,
         "d_v": spec.d_v,
         "scale": spec.scale,

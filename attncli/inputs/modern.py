@@ -1,0 +1,161 @@
+"""The document keys of today's attention (Part 2 of the contract), read and checked against the core sizes.
+
+    kv_heads: 2                       # grouped-query: query head i uses key/value head i // (h / g)
+    rope: true                        # or {base, dims, style: half | interleaved, frequencies}
+    positions: [9, 10, 11]            # the queries' positions (rope, alibi, relative)
+    context_positions: [0, 1, …]      # the keys' positions
+    pre_norm: {kind: rms, gamma, eps} # X̂ = norm(X₀) before the projections
+    post_norm: {kind: rms, …}         # R = X₀ + post_norm(Y); needs residual: true
+    residual: true                    # R = X₀ + Y
+    softcap: 50                       # z → c·tanh(z / c)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, describe, shape_str, unknown_key
+from attncli.core.norms import NORM_KINDS, Norm
+from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
+
+MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap")
+ROPE_KEYS = ("base", "dims", "style", "frequencies")
+NORM_KEYS = ("kind", "gamma", "beta", "eps")
+NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
+
+
+def kv_heads_of(value: Any) -> int | None:
+    """``kv_heads:`` as a whole number ≥ 1, or None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", "kv_heads")
+    return value
+
+
+def check_grouping(heads: int, kv_heads: int) -> None:
+    if heads % kv_heads:
+        raise AttnError(f"{kv_heads} does not divide heads: {heads} (each key/value head serves heads / kv_heads "
+                        "query heads)", "kv_heads")
+
+
+def read_modern(builder: Any, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool) -> dict[str, Any]:
+    """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
+    data = builder.data
+    fields: dict[str, Any] = {
+        "rope": _rope(builder, data.get("rope"), d_k),
+        "positions": _positions(builder, "positions", data.get("positions"), n, "queries (inputs rows)"),
+        "context_positions": _positions(builder, "context_positions", data.get("context_positions"), m,
+                                        "keys (context rows)" if has_context else "keys (inputs rows)"),
+        "pre_norm": _norm(builder, "pre_norm", data.get("pre_norm"), d_model, "d_model"),
+        "post_norm": _norm(builder, "post_norm", data.get("post_norm"), d_out, "d_out"),
+        "residual": _flag(data.get("residual", False), "residual"),
+        "softcap": _softcap(data.get("softcap")),
+    }
+    if fields["post_norm"] is not None and not fields["residual"]:
+        raise AttnError("normalises the output before it is added to the residual; it needs residual: true",
+                        "post_norm")
+    if fields["residual"] and d_out != d_model:
+        raise AttnError(f"adds the output to the inputs, so it needs d_out = d_model (d_out = {d_out}, "
+                        f"d_model = {d_model}); give weights.output a shape that maps back to d_model", "residual")
+    return fields
+
+
+def _number(value: Any, key: str, positive: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AttnError(f"{describe(value)} is not a number", key)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise AttnError(f"{describe(value)} is too large for float64", key) from None
+    if not math.isfinite(number) or (positive and number <= 0):
+        raise AttnError(f"{describe(value)} is not a {'positive ' if positive else ''}finite number", key)
+    return number
+
+
+def _flag(value: Any, key: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise AttnError(f"{describe(value)} is not true or false", key)
+    return value
+
+
+def _softcap(value: Any) -> float | None:
+    if value is None or value is False:
+        return None
+    return _number(value, "softcap")
+
+
+def _mapping(value: Any, key: str, names: tuple[str, ...], what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise AttnError(f"expected {what}", key)
+    for name in value:
+        if name not in names:
+            raise unknown_key(name, names).at(key)
+    return value
+
+
+def _rope(builder: Any, value: Any, d_k: int) -> Rope | None:
+    if value is None or value is False:
+        return None
+    value = {} if value is True else _mapping(value, "rope", ROPE_KEYS, "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
+    dims = value.get("dims", d_k)
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
+        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)", "rope.dims")
+    if dims > d_k:
+        raise AttnError(f"{dims} is wider than each head (d_k = {d_k}); rope rotates at most d_k dimensions", "rope.dims")
+    style = value.get("style", "half")
+    if style not in ROPE_STYLES:
+        raise AttnError(f"{describe(style)} is not one of {', '.join(ROPE_STYLES)}", "rope.style")
+    base = _number(value.get("base", 10000.0), "rope.base")
+    if value.get("frequencies") is None:
+        return Rope(rope_frequencies(base, dims), style, base)
+    if "base" in value:
+        raise AttnError("give base or frequencies, not both (frequencies replace θ^(−2i/dims))", "rope")
+    f = builder.read("rope.frequencies", value["frequencies"], (dims // 2,))
+    f = f.reshape(-1) if f.ndim == 2 and 1 in f.shape else f
+    if f.shape != (dims // 2,):
+        raise AttnError(f"is {shape_str(f.shape)} but rope.dims = {dims} needs dims/2 = {dims // 2} frequencies",
+                        "rope.frequencies")
+    return Rope(np.ascontiguousarray(f, dtype=np.float64), style, None)
+
+
+def _positions(builder: Any, key: str, value: Any, count: int, of: str) -> np.ndarray | None:
+    if value is None:
+        return None
+    p = builder.read(key, value, (count,))
+    p = p.reshape(-1) if p.ndim == 2 and 1 in p.shape else p
+    if p.ndim != 1 or p.shape[0] != count:
+        raise AttnError(f"is {shape_str(p.shape)} but there are {count} {of}: one position each", key)
+    return np.ascontiguousarray(p, dtype=np.float64)
+
+
+def _norm(builder: Any, key: str, value: Any, d: int, width: str) -> Norm | None:
+    if value is None or value is False:
+        return None
+    value = _mapping(value, key, NORM_KEYS, "a mapping with kind (rms or layer) and any of gamma, beta, eps")
+    kind = value.get("kind")
+    if kind is None:
+        raise AttnError("is required: rms or layer", f"{key}.kind")
+    if kind not in NORM_KINDS:
+        raise AttnError(f"{describe(kind)} is not one of rms, layer", f"{key}.kind")
+    if kind == "rms" and value.get("beta") is not None:
+        raise AttnError("is only used with kind: layer (RMSNorm has no β)", f"{key}.beta")
+    gamma = _vector(builder, f"{key}.gamma", value.get("gamma"), d, width, 1.0)
+    beta = _vector(builder, f"{key}.beta", value.get("beta"), d, width, 0.0) if kind == "layer" else None
+    eps = _number(value.get("eps", NORM_EPS[kind]), f"{key}.eps")
+    return Norm(kind, gamma, beta, eps)
+
+
+def _vector(builder: Any, key: str, value: Any, d: int, width: str, default: float) -> np.ndarray:
+    if value is None:
+        return np.full(d, default)
+    v = builder.read(key, value, (d,))
+    v = v.reshape(-1) if v.ndim == 2 and 1 in v.shape else v
+    if v.shape != (d,):
+        raise AttnError(f"is {shape_str(v.shape)} but needs a vector of length {width} = {d}", key)
+    return v
