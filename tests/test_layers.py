@@ -143,4 +143,4 @@ def test_bad_layer_options(runner, tmp_path, doc, message):
 
 def test_only_a_layer_the_document_lacks(runner, tmp_path):
     result = compute(runner, tmp_path, {"inputs": X}, "--only", "residual", code=2)
-    assert "--only: 'residual' needs add_norm: in the document" in result.stderr
+    assert "--only: 'residual' needs add_norm: or residual: true in the document" in result.stderr

@@ -148,7 +148,7 @@ def test_streamed_against_naive_loop(tiny_blocks, runner, tmp_path):
     result = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "output", "--only", "head_outputs"])
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
-    assert set(got) == {"tokens", "context_tokens", "heads", "d_k", "d_v", "scale", "head_outputs", "output"}
+    assert set(got) == {"tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale", "head_outputs", "output"}
     want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
                            heads=2, context=doc["context"], bias=doc["bias"], output=doc["weights"]["output"], mask=doc["mask"])
     assert max_abs_diff(got["output"], want["output"]) < 1e-12

@@ -12,8 +12,11 @@ import numpy as np
 
 from attncli.core.trace import Trace
 from attncli.outputs.formulas import (
+    norm_text,
     output_formula,
     output_latex,
+    residual_formula,
+    rope_text,
     scale_text,
     scaled_latex,
     score_formula,
@@ -46,7 +49,11 @@ class Block:
 
 
 def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
-    """Every matrix of ``attncli compute``, in its order; ``head`` (0-based) keeps one head."""
+    """Every matrix of ``attncli compute``, in its order; ``head`` (0-based) keeps one query head.
+
+    With grouped-query heads, each key/value head's K and V come once, before the first
+    query head that uses it, titled with the query heads that share it.
+    """
     spec = trace.spec
     x_text, x_tex = ("(X + P)", "(X + P)") if spec.positional is not None else ("X", "X")
     x_sum = "X + P" if spec.positional is not None else "X"
@@ -55,25 +62,53 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
         found.append(Block("positional", f"Positional encoding ({spec.positional_name})", "P", "P", spec.positional, spec.tokens,
                            dims(spec.positional.shape[1]), title=f"Positional encoding  P ({spec.positional_name})"))
         found.append(Block("positional", "Inputs with positions", "X + P", "X + P", spec.embedded, spec.tokens, dims(spec.embedded.shape[1])))
+    if trace.normalized_inputs is not None:
+        norm = norm_text(spec.pre_norm.kind)
+        found.append(Block("normalized_inputs", "Normalised inputs", f"X̂ = {norm}({x_sum})",
+                           rf"\hat X = \operatorname{{{norm}}}({x_sum})", trace.normalized_inputs, spec.tokens,
+                           dims(trace.normalized_inputs.shape[1])))
+        x_text, x_tex = "X̂", r"\hat X"
     if spec.context is not None:
         found.append(Block("context", "Context", "C", "C", spec.context, spec.context_tokens, dims(spec.context.shape[1])))
     c_text, c_tex = ("C", "C") if spec.context is not None else (x_text, x_tex)
-    for h in range(spec.heads) if head is None else [head]:
-        prefix = f"Head {h + 1} · " if spec.heads > 1 else ""
-        up = (lambda s: f"{s}^{{({h + 1})}}") if spec.heads > 1 else (lambda s: s)  # noqa: B023  (used in this pass)
+    h_all, g = spec.heads, spec.kv_heads
+    group = h_all // g
+    for h in range(h_all) if head is None else [head]:
+        prefix = f"Head {h + 1} · " if h_all > 1 else ""
+        up = (lambda s: f"{s}^{{({h + 1})}}") if h_all > 1 else (lambda s: s)  # noqa: B023  (used in this pass)
         bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: B023, E731
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
         scaled_tex = scaled_latex(spec, s)
-        found += [
-            Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
-                  f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)),
-            Block("keys", f"{prefix}Keys", f"K = {c_text}·W_K" + bias(spec.b_k, "b_K")[0],
-                  f"{k} = {c_tex} {up('W_K')}" + bias(spec.b_k, "b_K")[1], trace.keys[h], spec.context_tokens, dims(spec.d_k)),
-            Block("values", f"{prefix}Values", f"V = {c_text}·W_V" + bias(spec.b_v, "b_V")[0],
-                  f"{v} = {c_tex} {up('W_V')}" + bias(spec.b_v, "b_V")[1], trace.values[h], spec.context_tokens, dims(spec.d_v)),
-        ]
+        found.append(Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
+                           f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)))
+        j = h // group  # the key/value head of query head h
+        if g < h_all and (h % group == 0 or head is not None):
+            first, last = j * group + 1, (j + 1) * group
+            kv_prefix = f"K/V head {j + 1} (query heads {first}–{last}) · "
+            kv_up = lambda s: f"{s}^{{[{j + 1}]}}"  # noqa: B023, E731
+            bias_kv = lambda b, sym: (f" + {sym}", f" + {kv_up(sym)}") if b is not None else ("", "")  # noqa: B023, E731
+            k_tex, v_tex = kv_up("K"), kv_up("V")
+        else:
+            kv_prefix, kv_up, bias_kv, k_tex, v_tex = (prefix, up, bias, k, v) if g == h_all else (None,) * 5
+        if kv_prefix is not None:
+            found += [
+                Block("keys", f"{kv_prefix}Keys", f"K = {c_text}·W_K" + bias_kv(spec.b_k, "b_K")[0],
+                      f"{k_tex} = {c_tex} {kv_up('W_K')}" + bias_kv(spec.b_k, "b_K")[1], trace.keys[j], spec.context_tokens,
+                      dims(spec.d_k)),
+                Block("values", f"{kv_prefix}Values", f"V = {c_text}·W_V" + bias_kv(spec.b_v, "b_V")[0],
+                      f"{v_tex} = {c_tex} {kv_up('W_V')}" + bias_kv(spec.b_v, "b_V")[1], trace.values[j], spec.context_tokens,
+                      dims(spec.d_v)),
+            ]
+        if trace.queries_rotated is not None:
+            found.append(Block("queries_rotated", f"{prefix}Rotated queries", f"Q′ = rope(Q): {rope_text(spec)}",
+                               rf"{q}' = \operatorname{{rope}}({q})", trace.queries_rotated[h], spec.tokens, dims(spec.d_k)))
+            if kv_prefix is not None:
+                found.append(Block("keys_rotated", f"{kv_prefix}Rotated keys", f"K′ = rope(K): {rope_text(spec)}",
+                                   rf"{k_tex}' = \operatorname{{rope}}({k_tex})", trace.keys_rotated[j], spec.context_tokens,
+                                   dims(spec.d_k)))
         if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
-            score_tex = rf"{s} = {up('v')}^\top \tanh({q} W_1 + {k} W_2)" if spec.score == "additive" else rf"{s} = {q} {{{k}}}^\top"
+            qs, ks = (f"{q}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
+            score_tex = rf"{s} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)" if spec.score == "additive" else rf"{s} = {qs} {ks}^\top"
             masked = None if spec.mask is None else ~spec.mask
             found += [
                 Block("scores", f"{prefix}Scores", score_formula(spec), score_tex, trace.scores[h], spec.tokens, spec.context_tokens),
@@ -85,7 +120,13 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
             ]
         found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
     found.append(Block("output", "Output", output_formula(spec), output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
-    if trace.residual is not None and trace.normalized is not None:
-        found.append(Block("residual", "Residual", f"R = {x_sum} + Y", f"R = {x_sum} + Y", trace.residual, spec.tokens, dims(trace.residual.shape[1])))
+    if trace.normalized_output is not None:
+        norm = norm_text(spec.post_norm.kind)
+        found.append(Block("normalized_output", "Normalised output", f"{norm}(Y)", rf"\operatorname{{{norm}}}(Y)",
+                           trace.normalized_output, spec.tokens, dims(trace.normalized_output.shape[1])))
+    if trace.residual is not None:
+        formula = residual_formula(spec)
+        found.append(Block("residual", "Residual", formula, formula, trace.residual, spec.tokens, dims(trace.residual.shape[1])))
+    if trace.normalized is not None:
         found.append(Block("normalized", "Add & Norm", "LayerNorm(R)", r"\operatorname{LayerNorm}(R)", trace.normalized, spec.tokens, dims(trace.normalized.shape[1])))
     return [b for b in found if only is None or b.key in only]

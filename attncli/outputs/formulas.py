@@ -9,16 +9,41 @@ from attncli.core.spec import Spec
 
 
 def scale_text(spec: Spec) -> str:
-    """The scaled score as a formula: ``S / √3``, ``0.5·S``, or ``S`` with ``scale: none``."""
+    """The scaled score as a formula: ``S / √3``, ``0.5·S``, ``S`` with ``scale: none``; soft-capped ``50·tanh(S / √3 / 50)``."""
     if spec.scale_name == "sqrt":
-        return f"S / √{spec.d_k}"
-    if spec.scale_name == "none":
-        return "S"
-    return f"{spec.scale:g}·S"
+        text = f"S / √{spec.d_k}"
+    elif spec.scale_name == "none":
+        text = "S"
+    else:
+        text = f"{spec.scale:g}·S"
+    return text if spec.softcap is None else f"{spec.softcap:g}·tanh({text} / {spec.softcap:g})"
 
 
 def score_formula(spec: Spec) -> str:
-    return "S = vᵀ·tanh(Q·W₁ + K·W₂)" if spec.score == "additive" else "S = Q·Kᵀ"
+    """``S = Q·Kᵀ``; ``S = Q′·K′ᵀ`` with rope; the additive score."""
+    if spec.score == "additive":
+        return "S = vᵀ·tanh(Q′·W₁ + K′·W₂)" if spec.rope is not None else "S = vᵀ·tanh(Q·W₁ + K·W₂)"
+    return "S = Q′·K′ᵀ" if spec.rope is not None else "S = Q·Kᵀ"
+
+
+def norm_text(kind: str) -> str:
+    return "RMSNorm" if kind == "rms" else "LayerNorm"
+
+
+def residual_formula(spec: Spec) -> str:
+    """``R = X + Y``, ``R = X + P + post_norm(Y)`` …"""
+    x = "X + P" if spec.positional is not None else "X"
+    y = f"{norm_text(spec.post_norm.kind)}(Y)" if spec.post_norm is not None else "Y"
+    return f"R = {x} + {y}"
+
+
+def rope_text(spec: Spec) -> str:
+    """How Q and K are turned: ``rope(Q), pairs (i, i + 2), θ = 10000, positions 0 … 4``."""
+    rope = spec.rope
+    pairs = f"(i, i + {rope.dims // 2})" if rope.style == "half" else "(2i, 2i + 1)"
+    source = f"θ = {rope.base:g}" if rope.base is not None else "given frequencies"
+    part = f", first {rope.dims} of {spec.d_k} dims" if rope.dims < spec.d_k else ""
+    return f"pairs {pairs}, {source}{part}"
 
 
 def weights_formula(spec: Spec) -> str:
@@ -42,10 +67,14 @@ def output_formula(spec: Spec) -> str:
 
 def scaled_latex(spec: Spec, s: str) -> str:
     if spec.scale_name == "sqrt":
-        return rf"\frac{{{s}}}{{\sqrt{{{spec.d_k}}}}}"
-    if spec.scale_name == "none":
-        return s
-    return rf"{spec.scale:g}\,{s}"
+        text = rf"\frac{{{s}}}{{\sqrt{{{spec.d_k}}}}}"
+    elif spec.scale_name == "none":
+        text = s
+    else:
+        text = rf"{spec.scale:g}\,{s}"
+    if spec.softcap is None:
+        return text
+    return rf"{spec.softcap:g} \tanh\left({text} / {spec.softcap:g}\right)"
 
 
 def weights_latex(spec: Spec, scaled: str) -> str:
