@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import load
+from attncli.cli.load import attend_in_full, load
 from attncli.cli.options import Debug, FileArg
 from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
@@ -47,7 +47,7 @@ def check(
         doc = read_document(file)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
-        trace = load(file, doc=doc)
+        trace = load(file, doc=doc, compute=lambda spec: attend_in_full(spec, "check", "check"))
         try:
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:

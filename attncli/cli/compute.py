@@ -61,7 +61,7 @@ def compute(
             mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
         else:
             mask_value = mask
-        kind = output.suffix.lower() if binary else format.value
+        kind = output.suffix.lower() if binary else format.value + (" --full" if full and format.value in ("table", "markdown", "latex") else "")
         trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: attend_within_memory(spec, keys, kind))
         inputs = input_paths(file, trace)
         if binary:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import head_index, input_paths, load
+from attncli.cli.load import attend_in_full, head_index, input_paths, load
 from attncli.cli.options import Debug, ExportOption, Precision
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, render_text, save_picture
@@ -64,7 +64,9 @@ def explain(
         if why and step != "all":
             raise AttnError("shows its own four stages; leave out --step", "--why")
         doc, builtin = _document(file)
-        trace = load(doc.name, doc=doc)
+        kind = ("why" if why else "explain") + (" json" if format is ExplainFormat.json else "")
+        command = "explain" + (" --why" if why else "") + (" --format json" if format is ExplainFormat.json else "")
+        trace = load(doc.name, doc=doc, compute=lambda spec: attend_in_full(spec, kind, command))
         spec = trace.spec
         from attncli.teach.explain import Focus
         from attncli.teach.explain import steps as all_steps

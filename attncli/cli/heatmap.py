@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_within_memory, head_index, input_paths, load
+from attncli.cli.load import attend_in_full, head_index, input_paths, load
 from attncli.cli.options import Debug, ExportOption, FileArg, Precision
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, render_text, save_picture
@@ -47,7 +47,8 @@ def heatmap(
         check_export(export, True)
         if head != "all" and not head.isdigit():
             raise AttnError(f"'{head}' is not a head number (1, 2, …) or all", "--head")
-        trace = load(file, compute=lambda spec: attend_within_memory(spec, [of.value], "table"))
+        kind = "heatmap --full" if full else "heatmap"
+        trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
         index = None if head == "all" else head_index(int(head), trace.spec.heads)
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
         if export is not None:

@@ -15,9 +15,11 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     ``compute(spec) -> Trace`` replaces :func:`attncli.core.attention.attend` (``compute`` streams large inputs).
     """
     from attncli.core.attention import attend
+    from attncli.core.memory import memory_budget
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import read_document
 
+    memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read_document(file)
     spec = build_spec(doc, overrides)
     try:
@@ -27,6 +29,18 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     for i in trace.empty_queries:
         warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
     return trace
+
+
+def attend_in_full(spec, kind: str, command: str):
+    """The full computation, for a command that needs its n × m matrices: refused up front when they do not fit."""
+    from attncli.core.attention import attend
+    from attncli.core.memory import CHECKED_FROM, ensure_fits
+    from attncli.core.stream import BASE, full_bytes
+
+    need = full_bytes(spec, None, kind)
+    if need - BASE >= CHECKED_FROM:  # (the interpreter's allowance alone is no reason to refuse a small document)
+        ensure_fits(need, f"{command} needs the scores and weights of {spec.heads} × {spec.n} × {spec.m}, which")
+    return attend(spec)
 
 
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):

@@ -12,8 +12,11 @@ from collections.abc import Callable
 import typer
 
 from attncli.core.errors import AttnError, visible
+from attncli.core.memory import MEMORY_ENV
 
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
+OUT_OF_MEMORY = ("Error: memory: ran out of memory (the input is larger than this process may allocate); use a smaller "
+                 f"input, or set {MEMORY_ENV} to what attncli may use, so that it computes large results block by block")
 
 
 def run(action: Callable[[], None], debug: bool) -> None:
@@ -23,6 +26,10 @@ def run(action: Callable[[], None], debug: bool) -> None:
         sys.stdout.flush()
     except AttnError as e:
         _fail(f"Error: {e}", EXIT_USER)
+    except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
+        if debug:
+            traceback.print_exc()
+        _fail(OUT_OF_MEMORY, EXIT_USER)
     except KeyboardInterrupt:
         _fail("Interrupted.", EXIT_INTERRUPTED)
     except BrokenPipeError:

@@ -75,7 +75,7 @@ class Spec:
 
     @property
     def m(self) -> int:
-        return self.source.shape[0]
+        return (self.inputs if self.context is None else self.context).shape[0]  # source's rows, without computing X + P
 
     @property
     def embedded(self) -> np.ndarray:

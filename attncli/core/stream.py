@@ -15,8 +15,8 @@ thread each (:mod:`attncli.core.threads`): on two cores that beats one thread of
 Python and two of BLAS, because exp, max and sum are single-threaded in numpy.
 
 :func:`plan` decides between this and :func:`attncli.core.attention.attend` from an
-estimate of the memory each needs and a budget (``ATTNCLI_MEMORY``, or half the
-memory available).
+estimate of the memory each needs, the result's text or file included, and a budget
+(``ATTNCLI_MEMORY``, or half the memory available, within the process's limits).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from attncli.core.attention import (
 )
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
-from attncli.core.memory import beyond, memory_budget
+from attncli.core.memory import beyond, memory_budget, thread_reserve
 from attncli.core.scores import kv_head_of, shared
 from attncli.core.softmax import exp_rows
 from attncli.core.spec import Spec
@@ -238,14 +238,15 @@ class Plan:
 
 
 def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = None) -> Plan:
-    """Full or streamed computation for ``--only keys`` written as ``kind`` (json, table, .npz, .npy).
+    """Full or streamed computation for ``--only keys`` written as ``kind`` (json, table, .npz, .npy, …).
 
     The n × m matrices are computed only when they are wanted and fit in ``budget``
     bytes; asked for by name and too large, they are an error that says what to do.
+    The result's text or file counts too (:func:`written_bytes`).
     """
     budget = memory_budget() if budget is None else budget
     wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
-    streamed = streamed_bytes(spec)
+    streamed = streamed_bytes(spec) + cores() * thread_reserve() + _beyond_base(written_bytes(spec, keys, kind))
     if wanted:
         need = full_bytes(spec, keys, kind)
         if need <= budget:
@@ -266,24 +267,63 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
     return Plan(stream=True, left_out=left_out)
 
 
+BASE = 64 << 20  # the interpreter and its modules; a small result's text fits in this allowance too
+# Bytes per number written, for every number of the result, as each kind builds it before writing (measured:
+# JSON text is about 20 bytes a number, orjson's buffer up to twice that, plus a C-ordered copy of each array).
+WRITTEN = {"json": 64, ".npz": 16, ".npy": 16, "csv": 56, "markdown --full": 128, "latex --full": 128,
+           "table --full": 1000, "heatmap --full": 128}
+# Bytes per cell of one head's n × m matrix (or of the largest other array) that a view reads, one matrix at a time
+# (whole-number tests, copies, np.allclose; explain's and --why's JSON write some n × m tables with Python's json).
+READ = {"table": 16, "table --full": 16, "markdown": 24, "markdown --full": 24, "latex": 24, "latex --full": 24,
+        "heatmap": 8, "heatmap --full": 24, "explain": 20, "explain json": 200, "why": 64, "why json": 900, "check": 16}
+
+
 def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     """Peak memory of :func:`attend` plus writing ``keys`` as ``kind``, roughly (bytes)."""
     cells = spec.heads * spec.n * spec.m
     width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
     kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
-    per_cell = {"json": 96, ".npz": 16, ".npy": 16}.get(kind, 0)  # Python floats and text; or the file's bytes
-    return streamed_bytes(spec) + 8 * width * cells + per_cell * kept * cells
+    per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
+    read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
+    return resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read + _beyond_base(written_bytes(spec, keys, kind))
+
+
+def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    """Memory for showing or writing the arrays other than the n × m matrices as ``kind`` (bytes)."""
+    h, n, m, d_model = spec.heads, spec.n, spec.m, spec.inputs.shape[1]
+    d_ctx = d_model if spec.context is None else spec.context.shape[1]
+    d_out = h * spec.d_v if spec.w_o is None else spec.w_o.shape[1]
+    sizes = {"inputs": n * d_model, "positional": 0 if spec.positional is None else n * d_model,
+             "context": 0 if spec.context is None else m * d_ctx, "queries": h * n * spec.d_k, "keys": h * m * spec.d_k,
+             "values": h * m * spec.d_v, "head_outputs": h * n * spec.d_v, "output": n * d_out,
+             "residual": 0 if spec.add_norm is None else n * d_out, "normalized": 0 if spec.add_norm is None else n * d_out}
+    numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
+    labels = 0
+    if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that
+        labels = 12 * (sum(map(len, spec.tokens)) + sum(map(len, spec.context_tokens)) + 4 * (n + m))
+    return WRITTEN.get(kind, 0) * numbers + READ.get(kind, 0) * max(sizes.values()) + labels
+
+
+def _beyond_base(written: int) -> int:
+    """What a result's text takes beyond :data:`BASE`, the allowance it shares with the interpreter."""
+    return max(written - BASE, 0)
 
 
 def streamed_bytes(spec: Spec) -> int:
     """Peak memory of :func:`attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
+    if _fast(spec):
+        v_ones = 8 * spec.kv_heads * spec.m * (spec.d_v + 1)  # [V | 1]
+        block = _fast_rows(spec) * spec.m * 9  # one head's scores, and the mask's inverse
+    else:
+        v_ones, block = 0, _generic_rows(spec) * _generic_row_bytes(spec)
+    return resident_bytes(spec) + v_ones + cores() * block
+
+
+def resident_bytes(spec: Spec) -> int:
+    """What either computation keeps (bytes): the n × d arrays, the mask, the interpreter (:data:`BASE`)."""
     n, m, h = spec.n, spec.m, spec.heads
     d_model = spec.inputs.shape[1]
-    arrays = n * d_model * 3 + m * spec.source.shape[1] + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
-    if _fast(spec):
-        arrays += h * m * (spec.d_v + 1)  # [V | 1]
-        block = _fast_rows(spec) * m * 9  # one head's scores, and the mask's inverse
-    else:
-        block = _generic_rows(spec) * _generic_row_bytes(spec)
+    d_ctx = d_model if spec.context is None else spec.context.shape[1]
+    arrays = n * d_model * 3 + m * d_ctx + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
     mask = 0 if spec.mask is None else n * m  # the bool mask
-    return 8 * arrays + cores() * block + mask + (64 << 20)  # + the interpreter and its modules
+    return 8 * arrays + mask + BASE

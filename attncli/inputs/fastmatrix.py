@@ -21,9 +21,16 @@ import numpy as np
 
 MIN_CHARS = 20_000  # smaller matrices are read the careful way: it is fast enough for them
 
-_START = re.compile(r":[ \t]+\[[ \t\r\n]*\[|\":[ \t]*\[[ \t\r\n]*\[")  # key: [[   or   "key": [[
+# key: [[   or   "key": [[   followed by at least MIN_CHARS characters that a matrix of numbers may hold
+# (a test in C that passes over the many small or wordy ``: [[`` of a long text quickly)
+_START = re.compile(rf"(?::[ \t]+|\":[ \t]*)(?=\[[ \t\r\n]*\[)(?=[-+.0-9eE \t\r\n,\[\]]{{{MIN_CHARS}}})")
 _NUMBER = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"  # YAML 1.2 core int or float
 _ROW = re.compile(rf"[ \t\r\n]*{_NUMBER}(?:[ \t\r\n]*,[ \t\r\n]*{_NUMBER})*[ \t\r\n]*,?[ \t\r\n]*")
+# A row ``[1, 2.5, -3e4]``, and a whole matrix of them, matched where they start: a match reads no further than
+# the last number and its ``]``, and never past a ``:``, so finding every matrix reads each character a bounded
+# number of times (a search for ``]`` could read to the end of the text from every ``: [[``: quadratic).
+_ROW_AT = re.compile(rf"\[({_ROW.pattern})\]")
+_MATRIX_AT = re.compile(rf"\[[ \t\r\n]*(?:\[{_ROW.pattern}\][ \t\r\n]*,?[ \t\r\n]*)+\]")
 
 
 class FastMatrix(list):
@@ -62,21 +69,19 @@ def lift(text: str) -> tuple[str, dict[str, np.ndarray]]:
 
 def _matrix_at(text: str, start: int) -> tuple[np.ndarray, int] | None:
     """The matrix whose ``[`` is at ``start`` and the index after its ``]``, or None when it is not plain numbers."""
+    whole = _MATRIX_AT.match(text, start)  # in C: most ``: [[`` are small or no matrix at all
+    if whole is None or whole.end() - start < MIN_CHARS:
+        return None
     rows: list[str] = []
     i = start + 1
     size = len(text)
     while True:
         i = _skip_space(text, i)
-        if i >= size or text[i] != "[":
+        row = _ROW_AT.match(text, i)
+        if row is None:
             return None
-        close = text.find("]", i + 1)
-        if close < 0:
-            return None
-        row = text[i + 1 : close]
-        if "[" in row or not _ROW.fullmatch(row):
-            return None
-        rows.append(row)
-        i = _skip_space(text, close + 1)
+        rows.append(row.group(1))
+        i = _skip_space(text, row.end())
         if i < size and text[i] == ",":
             i = _skip_space(text, i + 1)
         if i < size and text[i] == "]":

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str, unknown_key
-from attncli.core.memory import size_text
+from attncli.core.memory import ensure_fits, size_text
 
 RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
 _RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
@@ -37,6 +37,7 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
             f"shape: {shape_str(shape)} would need {size_text(need)} of memory, more than the "
             f"{size_text(MAX_RANDOM_BYTES)} attncli generates for one random matrix (save a larger one as .npy)"
         )
+    ensure_fits(need + math.prod(shape), f"shape: {shape_str(shape)}")  # the numbers, and the test that they are finite
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
     for key in ("std", "gain"):
         if params.get(key, 0.0) < 0:

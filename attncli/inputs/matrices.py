@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, describe, plural, shape_str
-from attncli.core.memory import size_text
+from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
 
@@ -166,6 +166,7 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
             raise AttnError("is not a regular file (a device, pipe or socket)", name)
         if suffix == ".npy":
             return _read_npy(path, name, boolean)
+        _check_text_size(path, name, TEXT_DELIMITERS[suffix])
         raw = path.read_bytes()
     except PermissionError:
         raise AttnError("permission denied", name) from None
@@ -176,6 +177,26 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
 _BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+
+
+TEXT_CELL_BYTES = 56  # memory per cell while a text matrix is read: a Python float in a row's list, its text (measured)
+SAMPLE_BYTES = 1 << 16  # the start of a text matrix file, read to estimate how many cells it holds
+
+
+def _check_text_size(path: Path, name: str, delimiter: str | None) -> None:
+    """Refuse a text matrix too large to read, from its size and the cells in its first 64 KiB, before reading it."""
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        head = f.read(SAMPLE_BYTES)
+    if b"\x00" in head[:8192]:
+        decode_utf8(head[:8192], name)  # binary: named at once, without reading the rest
+    if size <= SAMPLE_BYTES:
+        return
+    lines = [line for line in head.split(b"\n") if line.strip() and not line.strip().startswith(b"#")]
+    cells = sum(len(line.split(None if delimiter is None else delimiter.encode())) for line in lines)
+    density = cells / len(head) if cells else 0.5  # cells per byte (a cell and its separator take 2 bytes at least)
+    need = 3 * size + int(TEXT_CELL_BYTES * density * size)  # the bytes, the text, its lines; the cells
+    ensure_fits(need, f"reading this {size_text(size)} text matrix", name, "; save large matrices as .npy, which is read as it is")
 
 
 def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
@@ -242,9 +263,13 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
 
 
 def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
-    need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
+    shape, dtype, need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
+    mapped = need >= MMAP_MIN_BYTES
+    converted = boolean or dtype != np.float64  # a float64 copy; and always the test that every number is finite
+    what = f"its {shape_str(shape)} {dtype} array"
+    ensure_fits(math.prod(shape) * (9 if converted else 1) + (0 if mapped else need), what, name, mapped=need if mapped else 0)
     try:
-        array = _load_npy(path, mapped=need >= MMAP_MIN_BYTES)
+        array = _load_npy(path, mapped=mapped)
     except ValueError as e:
         reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
@@ -284,8 +309,8 @@ def _load_npy(path: Path, mapped: bool) -> np.ndarray:
     return np.load(path, allow_pickle=False)
 
 
-def _check_npy_header(path: Path, name: str) -> int:
-    """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned)."""
+def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype, int]:
+    """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned with them)."""
     fmt = np.lib.format
     with path.open("rb") as f:
         start = f.read(6)
@@ -322,7 +347,7 @@ def _check_npy_header(path: Path, name: str) -> int:
             f"but the file holds {size_text(size)} of data (cut short or forged)",
             name,
         )
-    return need
+    return shape, dtype, need
 
 
 def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> np.ndarray:

@@ -123,7 +123,25 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
         import json
 
         return (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    return orjson.dumps(to_dict(trace, only, native=True), option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
+    data = to_dict(trace, only, native=True)
+    _check_text_fits(data)
+    return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
+
+
+JSON_NUMBER_BYTES = 56  # "-1.2345678901234567e-100," and a bracket: 28 bytes at most, in orjson's buffer of up to twice the text
+
+
+def _check_text_fits(data: dict[str, Any]) -> None:
+    """The last word before orjson writes: its buffer must fit (orjson ends the process when an allocation fails).
+
+    :func:`attncli.core.stream.plan` has estimated this before computing; here the arrays exist and are counted.
+    """
+    from attncli.core.memory import ensure_fits
+
+    numbers = sum(value.size for value in data.values() if isinstance(value, np.ndarray))
+    labels = sum(len(label) + 1 for key in ("tokens", "context_tokens") for label in data[key])
+    ensure_fits(JSON_NUMBER_BYTES * numbers + 12 * labels, "writing this result as JSON", "--format json",
+                "; keep fewer matrices with --only, or write them to a .npz file with -o")
 
 
 def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:

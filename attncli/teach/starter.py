@@ -21,6 +21,8 @@ MASKS = ("none", "causal")
 INLINE_LIMIT = 1_000_000  # numbers --inline will write out
 RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.inputs.matrices allows)
 MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
+LABEL_BYTES = 128  # memory per token label while the document is built: the label, its place in two lines, the text
+INLINE_BYTES = 96  # memory per number written out with --inline: its repr, its row's line, the text
 _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#:]*")
 _RESERVED = {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf"}
 
@@ -44,8 +46,8 @@ class Sizes:
 
 
 def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
-          d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none") -> Sizes:
-    """Check the options together; every problem names the option to change."""
+          d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none", inline: bool = False) -> Sizes:
+    """Check the options together, sizes before anything is built; every problem names the option to change."""
     for name, value in (("--n", n), ("--d-model", d_model), ("--d-k", d_k), ("--d-v", d_v), ("--heads", heads), ("--context", context)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise AttnError(f"{value!r} is not a whole number ≥ 1", name)
@@ -57,28 +59,46 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
             raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
         if n is not None and n != len(labels):
             raise AttnError(f"is {n} but --tokens gives {len(labels)} tokens ({', '.join(labels[:8])})", "--n")
-    else:
-        labels = [f"x{i}" for i in range(1, (n or 3) + 1)] if n is not None else ["Evan's", "dog", "Riley"]
+    count = len(labels) if tokens is not None else n or 3
     if d_k is None and d_model % heads:
         raise AttnError(f"d_model {d_model} is not divisible by {heads} heads; give --d-k (the width of each head) "
                         "or a --d-model that divides", "--heads")
     d_k = d_k or d_model // heads
-    s = Sizes(labels, d_model, d_k, d_v or d_k, heads, context)
-    if mask == "causal" and s.m != s.n:
-        raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {s.n} tokens", "--mask causal")
-    for shape in _shapes(s).values():
+    m = count if context is None else context
+    if mask == "causal" and m != count:
+        raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {count} tokens", "--mask causal")
+    shapes = _shape_table(count, m, d_model, d_k, d_v or d_k, heads, context is not None)
+    _check_size(shapes, count + (context or 0), inline)
+    if tokens is None:
+        labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
+    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context)
+
+
+def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -> None:
+    """Refuse a document too large to write before any of it is built (its labels, its numbers)."""
+    for name, shape in shapes.items():
         if math.prod(shape) > RANDOM_LIMIT:
-            raise AttnError(f"a {shape[0]}×{shape[1]} matrix is too large to generate (more than 2^31 numbers)", "--d-model")
-    return s
+            option = {"inputs": "--n", "context": "--context"}.get(name, "--d-model")
+            raise AttnError(f"a {shape[0]}×{shape[1]} matrix is too large to generate (more than 2^31 numbers)", option)
+    if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
+        raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")
+    from attncli.core.memory import ensure_fits
+
+    numbers = sum(math.prod(shape) for shape in shapes.values()) if inline else 0
+    ensure_fits(LABEL_BYTES * labels + INLINE_BYTES * numbers, f"a document of {labels:,} labels", "--n")
 
 
 def _shapes(s: Sizes) -> dict[str, tuple[int, int]]:
-    shapes = {"inputs": (s.n, s.d_model)}
-    if s.context is not None:
-        shapes["context"] = (s.m, s.d_model)
-    shapes |= {"query": (s.d_model, s.heads * s.d_k), "key": (s.d_model, s.heads * s.d_k), "value": (s.d_model, s.heads * s.d_v)}
-    if s.heads > 1:
-        shapes["output"] = (s.heads * s.d_v, s.d_model)
+    return _shape_table(s.n, s.m, s.d_model, s.d_k, s.d_v, s.heads, s.context is not None)
+
+
+def _shape_table(n: int, m: int, d_model: int, d_k: int, d_v: int, heads: int, cross: bool) -> dict[str, tuple[int, int]]:
+    shapes = {"inputs": (n, d_model)}
+    if cross:
+        shapes["context"] = (m, d_model)
+    shapes |= {"query": (d_model, heads * d_k), "key": (d_model, heads * d_k), "value": (d_model, heads * d_v)}
+    if heads > 1:
+        shapes["output"] = (heads * d_v, d_model)
     return shapes
 
 
@@ -86,7 +106,7 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False) -> str:
     """The commented YAML document for these options (see ``attncli init --help``)."""
-    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask)
+    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, inline)
     if init not in INITS:
         raise AttnError(f"{init!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -94,8 +114,6 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
         raise AttnError(f"{seed} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
     shapes = _shapes(s)
-    if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
-        raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")
     seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4, "context": seed + 5}
     kinds = {name: ("normal" if name in ("inputs", "context") else init) for name in shapes}
 

@@ -83,10 +83,12 @@ class HeatMap:
         self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
 
     def _scale(self) -> Scale:
-        shown = self.matrices[self.heads][:, ~self.masked]
-        if shown.size == 0:
+        """From the smallest to the largest unmasked value of the heads drawn (read in place: no copy of the matrices)."""
+        allowed = ~self.masked
+        if not allowed.any():
             return Scale(0.0, 1.0)
-        lo, hi = float(shown.min()), float(shown.max())
+        lo = min(float(self.matrices[h].min(where=allowed, initial=np.inf)) for h in self.heads)
+        hi = max(float(self.matrices[h].max(where=allowed, initial=-np.inf)) for h in self.heads)
         return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
 
     # -- what is shown
@@ -122,12 +124,18 @@ class HeatMap:
         return [str(j) for j in range(1, len(tokens) + 1)] if self.numbered else [" ".join(t.split()) for t in tokens]
 
     def cell_width(self, many: bool) -> int:
-        """Terminal cells per matrix cell: room for the widest column label (and the numbers of one head)."""
+        """Terminal cells per matrix cell: room for the widest column label (and the numbers of one head).
+
+        The numbers are those that can be shown (every one only with ``full``), not the whole matrix.
+        """
         key_w = max(cell_len(t) for t in self.column_labels())
         if many:
             return 2 if key_w <= 2 else key_w + 1
         matrix = self.matrices[self.heads[0]]
-        numbers = max((len(format_number(x, self.precision)) for x in matrix[~self.masked]), default=1)
+        rows = [i for i in pick(self.spec.n, MAX_ONE, EDGE_ONE, self.full) if i is not None]
+        cols = [j for j in pick(self.spec.m, MAX_ONE, EDGE_ONE, self.full) if j is not None]  # panel() shows these or fewer
+        shown = matrix[np.ix_(rows, cols)][~self.masked[np.ix_(rows, cols)]] if not self.full else matrix[~self.masked]
+        numbers = max((len(format_number(x, self.precision)) for x in shown), default=1)
         return max(numbers + (4 if not self.color else 2), key_w + 1)
 
     def panel(self, head: int, many: bool, room: int) -> list[Text]:
