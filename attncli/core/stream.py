@@ -325,5 +325,9 @@ def resident_bytes(spec: Spec) -> int:
     d_model = spec.inputs.shape[1]
     d_ctx = d_model if spec.context is None else spec.context.shape[1]
     arrays = n * d_model * 3 + m * d_ctx + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
+    if spec.rope is not None:  # Q′ and K′ beside Q and K
+        arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
+    if spec.pre_norm is not None:  # X̂
+        arrays += n * d_model
     mask = 0 if spec.mask is None else n * m  # the bool mask
     return 8 * arrays + mask + BASE
