@@ -639,7 +639,7 @@ def test_temporary_names_are_short_and_hidden(tmp_path, monkeypatch):
     assert len(seen) == 1 and seen[0].startswith(".attncli-") and seen[0].endswith(".tmp") and len(seen[0]) <= 24
 
 
-def test_waiting_on_a_non_blocking_pipe_uses_select(monkeypatch):
+def test_a_non_blocking_pipe_is_waited_for():
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
     data = os.urandom(300_000)

@@ -232,7 +232,12 @@ def _write_stream(fd: int, data: bytes, where: str) -> None:
 def _wait_writable(fd: int) -> None:
     import select
 
-    select.select([], [fd], [])
+    if hasattr(select, "poll"):  # (no FD_SETSIZE limit)
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        poller.poll()
+    else:
+        select.select([], [fd], [])
 
 
 def _rename_all(temps: list[tuple[str, Destination]]) -> None:
