@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 ``check`` found a wrong answer, 2 a problem with the
 document or the options (one ``Error: …`` line), 70 an internal error (a bug:
-``--debug`` shows the traceback), 130 interrupted with Ctrl-C.
+``--debug`` shows the traceback), 130 interrupted with Ctrl-C, 143 / 129 stopped
+by SIGTERM / SIGHUP.
 """
 
 import sys
@@ -24,7 +25,11 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from attncli import __version__
+        from attncli.cli.run import say
 
+        if sys.stdout is None:  # started with standard output closed
+            say("Error: standard output: is closed; nothing can be written there\n")
+            raise typer.Exit(2)
         sys.stdout.write(f"attncli {__version__}\n")
         raise typer.Exit()
 

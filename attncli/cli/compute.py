@@ -8,9 +8,9 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_within_memory, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision
+from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision, output_path
 from attncli.cli.run import run
-from attncli.cli.write import check_export, emit, render_text, save_picture
+from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -25,7 +25,7 @@ def compute(
     scale: Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")] = None,
     mask: Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file.")] = None,
     heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
     export: ExportOption = None,
     debug: Debug = False,
 ) -> None:
@@ -81,13 +81,8 @@ def compute(
 
             index = head_index(head, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
-            if export is not None:
-                if output is not None:  # both files or neither: -o's problems before the picture is written
-                    from attncli.outputs.files import check_destination
-
-                    check_destination(output, inputs)
-                save_picture(lambda color: tables, export, inputs, f"attncli compute {Path(file).name}")
-            emit(render_text(tables, to_terminal=output is None), output, inputs)
+            picture = make_picture(lambda color: tables, export, f"attncli compute {Path(file).name}")
+            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
     run(action, debug)
 

@@ -10,7 +10,7 @@ from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
 from attncli.cli.options import Debug, ExportOption, Precision
 from attncli.cli.run import run
-from attncli.cli.write import check_export, emit, render_text, save_picture
+from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 BUILTIN = "data/illustrated.yaml"
@@ -89,10 +89,8 @@ def explain(
             return
         t = texts(lang.value)
         items = renderables(chosen, t, View(precision))
-        inputs = set() if builtin and file is None else input_paths(doc.name, trace)
-        if export is not None:
-            save_picture(lambda color: items, export, inputs, "attncli explain")
-        emit(render_text(items, to_terminal=True), None, inputs)
+        inputs = set() if file is None else input_paths(file, trace)
+        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain"))
 
     run(action, debug)
 

@@ -10,7 +10,7 @@ from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
 from attncli.cli.options import Debug, ExportOption, FileArg, Precision
 from attncli.cli.run import run
-from attncli.cli.write import check_export, console, emit, render_text, save_picture
+from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -51,10 +51,8 @@ def heatmap(
         trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
         index = None if head == "all" else head_index(int(head), trace.spec.heads)
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
-        if export is not None:
-            inputs = input_paths(file, trace)
-            save_picture(make, export, inputs, f"attncli heatmap {Path(file).name}")
+        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
-        emit(render_text(make(color), to_terminal=True), None, set())
+        emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)
 
     run(action, debug)

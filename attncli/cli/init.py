@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.options import Debug
+from attncli.cli.options import Debug, output_path
 from attncli.cli.run import run
 from attncli.cli.write import emit
 
@@ -37,7 +37,7 @@ def init_command(
     init: Annotated[InitKind, typer.Option("--init", help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
     inline: Annotated[bool, typer.Option("--inline", help="Write every number out (exact floats) instead of seeded random specs.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the document to this file (atomically) instead of standard output.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output.")] = None,
     debug: Debug = False,
 ) -> None:
     """Write a ready-to-edit, commented document (YAML) that computes as it is.

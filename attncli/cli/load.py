@@ -68,7 +68,9 @@ def progress(total: int, show: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("attention, block by block"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    from attncli.cli.write import terminal_width
+
+    with Progress(*columns, console=Console(stderr=True, width=terminal_width()), transient=True) as bar:
         task = bar.add_task("", total=total)
         yield lambda k: bar.advance(task, k)
 
@@ -82,5 +84,7 @@ def head_index(head: Optional[int], heads: int) -> Optional[int]:
 
 
 def input_paths(file: str, trace) -> set[Path]:
-    """Every file the result was read from: an output may never replace one of them."""
-    return set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else set())
+    """Every file the result was read from (STDIN: standard input): an output may never replace one of them."""
+    from attncli.outputs.files import STDIN
+
+    return set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else {STDIN})

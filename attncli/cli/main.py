@@ -2,15 +2,18 @@
 
 Exit codes: 0 success, 2 a problem with the document or the options (one
 ``Error: …`` line), 70 an internal error (a bug: ``--debug`` shows the
-traceback), 130 interrupted with Ctrl-C.
+traceback), 130 interrupted with Ctrl-C, 143 / 129 stopped by SIGTERM / SIGHUP.
 """
 
+import os
+import signal
 import sys
 
 import typer
 
 from attncli.cli import check, compute, explain, heatmap, init  # noqa: F401  (registers the commands, in --help's order)
 from attncli.cli.app import app
+from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
 from attncli.core.errors import visible
 
 __all__ = ["app", "main"]
@@ -18,11 +21,26 @@ __all__ = ["app", "main"]
 
 def main(args: list[str] | None = None) -> None:
     """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
+    hold_standard_streams()
+    stop_cleanly_on_signals()
     try:
         code = app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
+        if sys.stdout is not None:
+            sys.stdout.flush()  # (--help, --version)
     except typer.Abort:  # (a prompt's end of input; attncli asks nothing)
-        sys.stderr.write("Aborted.\n")
+        say("Aborted.\n")
         code = 1
+    except Stopped as e:  # (while the options are parsed)
+        say(f"Stopped by {signal.Signals(e.signo).name}.\n")
+        code = 128 + e.signo
+    except BrokenPipeError:  # --help into `| head`
+        try:
+            quiet_broken_pipe()
+        except typer.Exit:
+            code = 0
+    except OSError as e:  # --help or --version into a full disk
+        say(f"Error: standard output: cannot be written ({e.strerror or e})\n")
+        code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
             raise  # 0.26–0.29 name their base class differently, and commands report their own errors in run()
@@ -30,6 +48,26 @@ def main(args: list[str] | None = None) -> None:
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
         if message.strip():  # (empty after `attncli` alone, which shows the help)
-            sys.stderr.write(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
+            say(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def hold_standard_streams() -> None:
+    """Standard input, output or error started closed (``<&-``, ``>&-``, ``2>&-``): /dev/null takes the number.
+
+    No file attncli opens may become descriptor 0, 1 or 2 (a temporary output file as "standard
+    output"). Python has set ``sys.stdin`` / ``sys.stdout`` to None for a closed one, and so they
+    stay: reading the document from ``-`` or writing the result there is then an error. A closed
+    standard error just swallows the messages; the exit code still tells.
+    """
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            spare = os.open(os.devnull, flags)
+            if spare != fd:
+                os.dup2(spare, fd)
+                os.close(spare)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")

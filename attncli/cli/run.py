@@ -1,10 +1,13 @@
 """The one place where failures become messages and exit codes.
 
 Library code raises :class:`~attncli.core.errors.AttnError`; :func:`run` turns it
-into one ``Error: …`` line on standard error and exit code 2.
+into one ``Error: …`` line on standard error and exit code 2. SIGTERM and SIGHUP
+become :class:`Stopped` (as Ctrl-C becomes ``KeyboardInterrupt``), so temporary files
+are removed on the way out; the exit code is then 128 + the signal's number.
 """
 
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -19,11 +22,32 @@ OUT_OF_MEMORY = ("Error: memory: ran out of memory (the input is larger than thi
                  f"input, or set {MEMORY_ENV} to what attncli may use, so that it computes large results block by block")
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (removing temporary files) and exit 128 + ``signo``."""
+
+    def __init__(self, signo: int):
+        super().__init__(signo)
+        self.signo = signo
+
+
+def stop_cleanly_on_signals() -> None:
+    """SIGTERM and SIGHUP raise :class:`Stopped` (unless the caller ignores them, as ``nohup`` does)."""
+
+    def stop(signo, frame):
+        raise Stopped(signo)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signo = getattr(signal, name, None)
+        if signo is not None and signal.getsignal(signo) is signal.SIG_DFL:
+            signal.signal(signo, stop)
+
+
 def run(action: Callable[[], None], debug: bool) -> None:
     """Run ``action``; turn every failure into one line on stderr and an exit code."""
     try:
         action()
-        sys.stdout.flush()
+        if sys.stdout is not None:  # (None: started with standard output closed, and nothing was written there)
+            sys.stdout.flush()
     except AttnError as e:
         _fail(f"Error: {e}", EXIT_USER)
     except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
@@ -32,8 +56,10 @@ def run(action: Callable[[], None], debug: bool) -> None:
         _fail(OUT_OF_MEMORY, EXIT_USER)
     except KeyboardInterrupt:
         _fail("Interrupted.", EXIT_INTERRUPTED)
+    except Stopped as e:
+        _fail(f"Stopped by {signal.Signals(e.signo).name}.", 128 + e.signo)
     except BrokenPipeError:
-        _quiet_broken_pipe()
+        quiet_broken_pipe()
     except typer.Exit:
         raise
     except Exception as e:  # a bug of ours: one line, unless --debug
@@ -41,7 +67,7 @@ def run(action: Callable[[], None], debug: bool) -> None:
             traceback.print_exc()
         else:
             detail = str(e).splitlines()[0][:200] if str(e) else ""
-            sys.stderr.write(
+            say(
                 f"Internal error: {type(e).__name__}: {detail} (this is a bug in attncli; "
                 "run again with --debug for the traceback)\n"
             )
@@ -49,16 +75,25 @@ def run(action: Callable[[], None], debug: bool) -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    sys.stderr.write(visible(message.replace("\n", " ")) + "\n")
+    say(visible(message.replace("\n", " ")) + "\n")
     raise typer.Exit(code)
 
 
-def _quiet_broken_pipe() -> None:
+def quiet_broken_pipe() -> None:
     # The reader went away (`| head`): say nothing, and keep Python from complaining at exit.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     raise typer.Exit(0)
 
 
+def say(text: str) -> None:
+    """Write to standard error; if it cannot take the text (closed, full, gone), the exit code still tells."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # nor may Python's flush at exit fail on it (exit 120)
+
+
 def warn(message: str) -> None:
-    sys.stderr.write(f"Warning: {visible(message)}\n")
+    say(f"Warning: {visible(message)}\n")

@@ -1,4 +1,4 @@
-"""Writing results: to standard output or atomically to ``-o``, and ``--export`` pictures."""
+"""Writing results: to standard output or atomically to ``-o``, with the ``--export`` picture; the width to lay out for."""
 
 import io
 import os
@@ -9,28 +9,76 @@ from typing import Optional
 
 from attncli.core.errors import AttnError
 
+MIN_COLUMNS, MAX_COLUMNS = 20, 1000  # COLUMNS outside this makes no sense for tables: ignored below, clamped above
 
-def console(file=None, record: bool = False):
+
+def console(file=None, record: bool = False, like_stdout: bool = False):
+    """A Rich console: for standard output (as it is: colours, width), or plain and 200 wide into ``file``.
+
+    ``like_stdout``: decides as for standard output, but writes into a buffer of its own (Rich
+    writes to its file even while capturing, and a full disk must not fail there, before the write).
+    """
     from rich.console import Console
 
-    if file is None:
-        return Console(highlight=False, soft_wrap=False)
+    if file is None or like_stdout:
+        return Console(file=_StandIn(sys.stdout) if like_stdout else None, highlight=False, soft_wrap=False, width=terminal_width())
     return Console(file=file, highlight=False, color_system=None, width=200, record=record)
 
 
-def emit(data: bytes, output: Optional[Path], inputs: set[Path]) -> None:
-    """Write the finished result to ``output`` atomically, or to standard output."""
-    if output is None:
-        sys.stdout.buffer.write(data)
-        return
-    from attncli.outputs.files import write_atomic
+class _StandIn(io.StringIO):
+    """Answers Rich's questions as standard output would (a terminal? which encoding?), and keeps what is written."""
 
-    write_atomic(output, data, inputs)
+    def __init__(self, real):
+        super().__init__()
+        self.real = real
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.real, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        try:
+            return self.real is not None and self.real.isatty()
+        except (OSError, ValueError):
+            return False
+
+
+def columns() -> Optional[int]:
+    """COLUMNS when it is a width to lay out for (at least 20, at most 1000), else None."""
+    text = os.environ.get("COLUMNS", "").strip()
+    if not text.isdigit() or int(text) < MIN_COLUMNS:
+        return None
+    return min(int(text), MAX_COLUMNS)
+
+
+def terminal_width() -> Optional[int]:
+    """The width for Rich: a sensible COLUMNS; without COLUMNS None (Rich asks the terminal, 80 off one); a
+    nonsensical COLUMNS (0, 1, -5, abc) is ignored the same way, as Rich itself would take 0 or 1 at its word."""
+    if "COLUMNS" not in os.environ or columns() is not None:
+        return columns()
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (OSError, ValueError):
+            continue
+        if width >= MIN_COLUMNS:
+            return min(width, MAX_COLUMNS)
+    return 80
+
+
+def emit(data: bytes, output: Optional[Path], inputs: set[Path], picture: Optional[tuple[Path, bytes]] = None) -> None:
+    """Write the finished result to ``output`` (None: standard output), and ``picture`` (--export) with it.
+
+    Every byte, or the run fails with no file changed (attncli.outputs.files.write_all).
+    """
+    from attncli.outputs.files import write_all
+
+    write_all(([picture] if picture is not None else []) + [(output, data)], inputs)
 
 
 def render_text(renderables: list, to_terminal: bool = False) -> bytes:
     """Render completely before writing anything: colours only for a terminal."""
-    out = console() if to_terminal else console(io.StringIO())
+    out = console(like_stdout=True) if to_terminal else console(io.StringIO())
     with out.capture() as captured:
         for item in renderables:
             out.print(item)
@@ -50,17 +98,19 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
         raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead", "--export")
     if not usable:
         raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
-    if output is not None and output.resolve() == export.resolve():
+    if output is not None and os.path.realpath(output) == os.path.realpath(export):  # (realpath: a link loop is no error here)
         raise AttnError("is the same file as --output; choose another name", "--export")
 
 
-def save_picture(make: Callable[[bool], list], export: Path, inputs: set[Path], title: str) -> None:
-    """Save ``make(color)`` as --export asks: in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
-    from attncli.outputs.files import write_atomic
+def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str) -> Optional[tuple[Path, bytes]]:
+    """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
+    if export is None:
+        return None
     from attncli.views.picture import picture
 
     suffix = export.suffix.lower()
     color = suffix != ".txt" and not os.environ.get("NO_COLOR")
     # the terminal's width (or COLUMNS); off a terminal 120: wide enough for BERT-sized tables, narrow enough for prose
-    width = console().width if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
-    write_atomic(export, picture(make(color), suffix, width, title), inputs)
+    on_terminal = sys.stdout is not None and sys.stdout.isatty()
+    width = console().width if on_terminal or columns() else 120
+    return export, picture(make(color), suffix, width, title)

@@ -53,7 +53,12 @@ class OutOfRange(float):
 def read_document(path: str) -> Document:
     """Read a document from a path, or from standard input when ``path`` is ``-``."""
     if path == "-":
-        raw = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise AttnError("is closed: there is no document to read (give a file, or pipe one in)", "standard input")
+        try:
+            raw = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError as e:
+            raise AttnError(f"cannot be read ({e.strerror or e})", "<stdin>") from None
         name, folder = "<stdin>", Path.cwd()
     else:
         name, folder = path, Path(path).resolve().parent
