@@ -63,10 +63,10 @@ def test_attention_on_arrays_is_the_formula():
 def test_to_dict_has_the_json_keys_and_marks_masked_scores():
     trace = attncli.compute({"inputs": [[1, 0], [0, 1]], "mask": "causal"})
     data = attncli.to_dict(trace)
-    assert list(data)[:6] == ["tokens", "context_tokens", "heads", "d_k", "d_v", "scale"]
+    assert list(data)[:7] == ["tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale"]
     assert np.isnan(data["scaled_scores"][0, 0, 1]) and data["weights"][0, 0, 1] == 0.0
-    assert list(attncli.to_dict(trace, only=["output"])) == ["tokens", "context_tokens", "heads", "d_k", "d_v",
-                                                             "scale", "output"]
+    assert list(attncli.to_dict(trace, only=["output"])) == ["tokens", "context_tokens", "heads", "kv_heads", "d_k",
+                                                             "d_v", "scale", "output"]
 
 
 @pytest.mark.parametrize("document, message", [

@@ -234,12 +234,13 @@ def test_standard_input_and_overrides(runner, tmp_path):
 
 def test_only_keeps_the_sizes_and_the_asked_keys(runner, tmp_path):
     got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR}, "--only", "weights", "--only", "output")
-    assert list(got) == ["tokens", "context_tokens", "heads", "d_k", "d_v", "scale", "weights", "output"]
+    assert list(got) == ["tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale", "weights", "output"]
 
 
 def test_only_always_present_keys_keeps_just_those(runner, tmp_path):
     got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR, "tokens": "a b c"}, "--only", "tokens", "--only", "scale")
-    assert got == {"tokens": ["a", "b", "c"], "context_tokens": ["a", "b", "c"], "heads": 1, "d_k": 4, "d_v": 4, "scale": 0.5}
+    assert got == {"tokens": ["a", "b", "c"], "context_tokens": ["a", "b", "c"], "heads": 1, "kv_heads": 1, "d_k": 4, "d_v": 4,
+                   "scale": 0.5}
 
 
 def test_output_file_is_the_same_json(runner, tmp_path):

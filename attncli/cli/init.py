@@ -24,6 +24,11 @@ class InitMask(str, Enum):
     causal = "causal"
 
 
+class InitNorm(str, Enum):
+    rms = "rms"
+    layer = "layer"
+
+
 @app.command("init")
 def init_command(
     tokens: Annotated[Optional[str], typer.Option("--tokens", help="Token labels: words split on spaces, or characters when there are none.")] = None,
@@ -32,6 +37,9 @@ def init_command(
     d_k: Annotated[Optional[int], typer.Option("--d-k", min=1, help="Query/key width per head (default d_model / heads).")] = None,
     d_v: Annotated[Optional[int], typer.Option("--d-v", min=1, help="Value width per head (default d_k).")] = None,
     heads: Annotated[int, typer.Option("--heads", min=1, help="Number of heads (more than 1 adds an output projection).")] = 1,
+    kv_heads: Annotated[Optional[int], typer.Option("--kv-heads", min=1, metavar="G", help="Grouped-query attention: G key/value heads shared by the query heads (must divide --heads; 1 is multi-query).")] = None,
+    rope: Annotated[bool, typer.Option("--rope", help="Rotary position embedding of the queries and keys (needs an even d_k).")] = False,
+    pre_norm: Annotated[Optional[InitNorm], typer.Option("--pre-norm", help="Normalise the inputs before the projections (rms: Llama's RMSNorm; layer: LayerNorm) and add the output back (residual: true).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, metavar="M", help="Cross-attention: keys and values from M context rows.")] = None,
     mask: Annotated[InitMask, typer.Option("--mask", help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
     init: Annotated[InitKind, typer.Option("--init", help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
@@ -42,7 +50,7 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML) that computes as it is.
 
-    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k) are refused with exit code 2.
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope and --pre-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
     [bold]Examples[/bold]
 
@@ -50,12 +58,14 @@ def init_command(
       attncli init --tokens 我想吃酸菜鱼 --mask causal | attncli heatmap -
       attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
+      attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms --mask causal | attncli compute - --only output
     """
 
     def action() -> None:
         from attncli.teach.starter import document
 
-        text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline)
+        text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
+                        kv_heads, rope, None if pre_norm is None else pre_norm.value)
         emit(text.encode("utf-8"), output, set())
 
     run(action, debug)

@@ -18,11 +18,12 @@ from attncli.core.errors import AttnError
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
+NORMS = ("rms", "layer")
 INLINE_LIMIT = 1_000_000  # numbers --inline will write out
-RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.inputs.matrices allows)
-MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
 LABEL_BYTES = 128  # memory per token label while the document is built: the label, its place in two lines, the text
 INLINE_BYTES = 96  # memory per number written out with --inline: its repr, its row's line, the text
+RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.inputs.matrices allows)
+MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
 _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#:]*")
 _RESERVED = {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf"}
 
@@ -35,6 +36,18 @@ class Sizes:
     d_v: int
     heads: int
     context: int | None  # m context rows for cross-attention; None: self-attention
+    kv_heads: int | None = None  # g key/value heads (grouped-query attention); None: as many as heads
+    rope: bool = False
+    pre_norm: str | None = None  # rms or layer: normalise the inputs, and add the output back (residual)
+
+    @property
+    def g(self) -> int:
+        return self.heads if self.kv_heads is None else self.kv_heads
+
+    @property
+    def has_output(self) -> bool:
+        """W_O mixes several heads, and maps the heads back to d_model when a pre-norm block's residual needs it."""
+        return self.heads > 1 or (self.pre_norm is not None and self.heads * self.d_v != self.d_model)
 
     @property
     def n(self) -> int:
@@ -46,13 +59,21 @@ class Sizes:
 
 
 def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
-          d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none", inline: bool = False) -> Sizes:
+          d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
+          kv_heads: int | None = None, rope: bool = False, pre_norm: str | None = None, inline: bool = False) -> Sizes:
     """Check the options together, sizes before anything is built; every problem names the option to change."""
-    for name, value in (("--n", n), ("--d-model", d_model), ("--d-k", d_k), ("--d-v", d_v), ("--heads", heads), ("--context", context)):
+    for name, value in (("--n", n), ("--d-model", d_model), ("--d-k", d_k), ("--d-v", d_v), ("--heads", heads),
+                        ("--context", context), ("--kv-heads", kv_heads)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise AttnError(f"{value!r} is not a whole number ≥ 1", name)
     if mask not in MASKS:
         raise AttnError(f"{mask!r} is not one of {', '.join(MASKS)}", "--mask")
+    if pre_norm is not None and pre_norm not in NORMS:
+        raise AttnError(f"{pre_norm!r} is not one of {', '.join(NORMS)}", "--pre-norm")
+    if kv_heads is not None and heads % kv_heads:
+        raise AttnError(f"{kv_heads} does not divide --heads {heads}: each key/value head serves the same number "
+                        "of query heads", "--kv-heads")
+    labels: list[str] = []
     if tokens is not None:
         labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
         if not labels:
@@ -64,14 +85,17 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
         raise AttnError(f"d_model {d_model} is not divisible by {heads} heads; give --d-k (the width of each head) "
                         "or a --d-model that divides", "--heads")
     d_k = d_k or d_model // heads
+    if rope and d_k % 2:
+        raise AttnError(f"turns pairs of dimensions, so each head needs an even width, but d_k = {d_k}; "
+                        "give an even --d-k", "--rope")
     m = count if context is None else context
     if mask == "causal" and m != count:
         raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {count} tokens", "--mask causal")
-    shapes = _shape_table(count, m, d_model, d_k, d_v or d_k, heads, context is not None)
-    _check_size(shapes, count + (context or 0), inline)
+    placeholder = Sizes(["x"] * 0, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+    _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
         labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
-    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context)
+    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
 
 
 def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -> None:
@@ -89,24 +113,27 @@ def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -
 
 
 def _shapes(s: Sizes) -> dict[str, tuple[int, int]]:
-    return _shape_table(s.n, s.m, s.d_model, s.d_k, s.d_v, s.heads, s.context is not None)
+    return _shape_table(s, s.n)
 
 
-def _shape_table(n: int, m: int, d_model: int, d_k: int, d_v: int, heads: int, cross: bool) -> dict[str, tuple[int, int]]:
-    shapes = {"inputs": (n, d_model)}
-    if cross:
-        shapes["context"] = (m, d_model)
-    shapes |= {"query": (d_model, heads * d_k), "key": (d_model, heads * d_k), "value": (d_model, heads * d_v)}
-    if heads > 1:
-        shapes["output"] = (heads * d_v, d_model)
+def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
+    """The shape of each matrix of the document, for ``n`` tokens."""
+    m = n if s.context is None else s.context
+    shapes = {"inputs": (n, s.d_model)}
+    if s.context is not None:
+        shapes["context"] = (m, s.d_model)
+    shapes |= {"query": (s.d_model, s.heads * s.d_k), "key": (s.d_model, s.g * s.d_k), "value": (s.d_model, s.g * s.d_v)}
+    if s.has_output:
+        shapes["output"] = (s.heads * s.d_v, s.d_model)
     return shapes
 
 
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
-             init: str = "xavier", seed: int = 0, inline: bool = False) -> str:
+             init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
+             rope: bool = False, pre_norm: str | None = None) -> str:
     """The commented YAML document for these options (see ``attncli init --help``)."""
-    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, inline)
+    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
     if init not in INITS:
         raise AttnError(f"{init!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -129,12 +156,17 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
 
     kind = "cross-attention" if s.context is not None else "self-attention"
     heads_text = f"{s.heads} head{'s' if s.heads > 1 else ''}"
+    modern = [text for text, on in ((f"{s.g} key/value head{'s' if s.g > 1 else ''} shared by the query heads", s.kv_heads),
+                                    ("rotary positions", s.rope),
+                                    (f"{'RMSNorm' if s.pre_norm == 'rms' else 'LayerNorm'} before attention and the residual",
+                                     s.pre_norm)) if on]
     lines = [
         f"# An attention document from `attncli init`: {kind}, {heads_text}. Edit anything, then",
         "#   attncli compute FILE     every intermediate, step by step",
         "#   attncli heatmap FILE     the attention weights as a picture",
+        *([f"# As in today's models: {', '.join(modern)}."] if modern else []),
         f"# Sizes: n = {s.n} tokens{f', m = {s.m} context rows' if s.context else ''}, d_model = {s.d_model}, "
-        f"h = {s.heads}, d_k = {s.d_k}, d_v = {s.d_v}.",
+        f"h = {s.heads}{f', g = {s.g}' if s.kv_heads is not None else ''}, d_k = {s.d_k}, d_v = {s.d_v}.",
         "#",
         "# A matrix is written out as rows ([[1, 0], [0, 1]]), read from a file relative",
         "# to this document (.csv, .tsv, .txt, .npy), or drawn at random with a seed:",
@@ -157,18 +189,27 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
             *matrix("context", "", "m × d_ctx"),
             "",
         ]
+    if s.pre_norm is not None:
+        lines += _pre_norm(s)
     source = "d_ctx" if s.context is not None else "d_model"
+    kv = "g" if s.kv_heads is not None else "h"
     lines += [
         "# Heads: each weight's columns are split into this many equal blocks, head i",
         "# taking block i (the layout of PyTorch's in-projection and of BERT).",
         f"heads: {s.heads}",
+        *([] if s.kv_heads is None else [
+            "# Grouped-query attention: the keys and values have only this many heads, and",
+            f"# query head i (from 0) uses key/value head i // (heads / kv_heads) = i // {s.heads // s.g}",
+            "# (num_key_value_heads in Hugging Face; 1 is multi-query attention).",
+            f"kv_heads: {s.g}",
+        ]),
         "",
         "# Projections, d_in × d_out (row vectors: Q = X·W_Q, the transpose of PyTorch's",
         "# nn.Linear.weight). Leave one out to use the identity.",
         "weights:",
         *matrix("query", "  ", "d_model × h·d_k"),
-        *matrix("key", "  ", f"{source} × h·d_k"),
-        *matrix("value", "  ", f"{source} × h·d_v"),
+        *matrix("key", "  ", f"{source} × {kv}·d_k"),
+        *matrix("value", "  ", f"{source} × {kv}·d_v"),
     ]
     if "output" in shapes:
         lines += matrix("output", "  ", "h·d_v × d_out: mixes the concatenated heads")
@@ -176,8 +217,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         lines.append(f"  # output: {{random: {init}, seed: {seeds['output']}, shape: [{s.d_v}, {s.d_model}]}}   # optional: h·d_v × d_out")
     lines += [
         "",
-        "# Optional biases, added after each product: vectors of length h·d_k (query,",
-        "# key), h·d_v (value) and d_out (output). For example:",
+        f"# Optional biases, added after each product: vectors of length h·d_k (query), {kv}·d_k",
+        f"# (key), {kv}·d_v (value) and d_out (output). For example:",
         "# bias:",
         f"#   query: {{random: normal, seed: {seed + 6}, shape: [{s.heads * s.d_k}], std: 0.02}}",
         "",
@@ -189,7 +230,49 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         "# 1 … i; needs n = m), or an n × m matrix of 1 (may attend) and 0 (masked).",
         f"mask: {mask}",
     ]
+    if s.rope:
+        lines += _rope(s)
+    if s.pre_norm is not None:
+        lines += [
+            "",
+            "# A pre-norm block: the output is added back to the inputs as they were",
+            "# before the norm, R = X + Y (the residual of Llama's decoder layer).",
+            "residual: true",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _pre_norm(s: Sizes) -> list[str]:
+    rms = s.pre_norm == "rms"
+    formula = "γ ⊙ x / √(mean(x²) + ε)" if rms else "γ ⊙ (x − mean) / √(var + ε) + β"
+    lines = [
+        f"# Normalise each input row before the projections: {formula}",
+        "# (Llama's input_layernorm is RMSNorm; GPT-2's ln_1 is LayerNorm).",
+        "# The queries are projected from the normalised rows; the keys and values from the"
+        + (" context, as it is." if s.context is not None else "m too."),
+        "pre_norm:",
+        f"  kind: {s.pre_norm}",
+        f"  eps: {'1e-6' if rms else '1e-5'}   # ε ({'rms_norm_eps' if rms else 'layer_norm_eps'} in Hugging Face configurations)",
+        f"  # gamma: [...]   # d_model = {s.d_model} numbers, default ones (Gemma stores γ − 1: add 1)",
+    ]
+    if not rms:
+        lines.append(f"  # beta: [...]    # d_model = {s.d_model} numbers, default zeros")
+    return lines + [""]
+
+
+def _rope(s: Sizes) -> list[str]:
+    return [
+        "",
+        "# Rotary position embedding: each query and key (never a value) is turned, pair",
+        "# of dimensions by pair, by its position times a frequency θ^(−2i/d_k). base is θ",
+        "# (rope_theta); style half pairs dimension i with i + d_k/2 (Hugging Face's",
+        "# rotate_half), interleaved pairs 2i with 2i + 1 (GPT-J, RoFormer). Positions are",
+        "# 0 … n − 1 unless positions: [...] says otherwise.",
+        "rope:",
+        "  base: 10000",
+        "  style: half",
+        f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
+    ]
 
 
 def _yaml_str(text: str) -> str:
