@@ -265,9 +265,10 @@ class _Builder:
 
     def _mask(self, n: int, m: int) -> tuple[np.ndarray | None, str]:
         value = self.data.get("mask", "none")
-        if value is None or value == "none":
+        word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
+        if value is None or word == "none":
             return None, "none"
-        if value == "causal":
+        if word == "causal":
             if n != m:
                 raise AttnError(f"causal needs as many keys as queries, but there are {n} queries and {m} keys", "mask")
             return causal(n), "causal"

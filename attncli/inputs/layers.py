@@ -47,9 +47,10 @@ def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
 
 
 def _positional(builder: Any, value: Any, n: int, d_model: int) -> tuple[np.ndarray | None, str]:
-    if value is None or value == "none" or value is False:
+    word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
+    if value is None or word == "none" or value is False:
         return None, "none"
-    if value == "sinusoidal":
+    if word == "sinusoidal":
         return sinusoidal(n, d_model), "sinusoidal"
     p = builder.read("positional", value, (n, d_model))
     if p.shape != (n, d_model):
