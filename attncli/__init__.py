@@ -19,6 +19,7 @@ Importing ``attncli`` loads numpy only when it is used; no YAML, Rich or Typer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,10 +46,12 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, read_document
 
-    if isinstance(document, dict):
+    if isinstance(document, Mapping):
         doc = Document(dict(document), "<dict>", Path.cwd())
-    else:
+    elif isinstance(document, (str, PathLike)):
         doc = read_document(str(document))
+    else:
+        raise TypeError(f"expected a path or a mapping, not {type(document).__name__}")
     return build_spec(doc, overrides or None)
 
 
@@ -61,8 +64,11 @@ def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) 
     from attncli.core.attention import attend
     from attncli.core.spec import Spec
 
-    spec = document if isinstance(document, Spec) else load(document, **overrides)
-    return attend(spec)
+    if isinstance(document, Spec):
+        if overrides:
+            raise TypeError("compute(spec) takes no overrides: pass them to attncli.load(document, ...)")
+        return attend(document)
+    return attend(load(document, **overrides))
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,
@@ -86,6 +92,10 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
     from attncli.outputs.serialize import to_dict as _to_dict
 
     return _to_dict(trace, check_only(only), native=True)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,9 @@ import sys
 
 import typer
 
-from attncli.cli import check, compute, explain, heatmap, init  # noqa: F401  (registers the commands, in --help's order)
+from attncli.cli import compute  # noqa: F401  (registers the commands: --help lists them in this order)
+
+from attncli.cli import check, explain, heatmap, init  # noqa: F401  # isort: skip
 from attncli.cli.app import app
 from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
 from attncli.core.errors import visible

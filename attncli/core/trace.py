@@ -34,6 +34,21 @@ class Trace:
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
 
     @property
+    def inputs(self) -> np.ndarray:
+        """X (n, d_model), as the JSON key ``inputs``."""
+        return self.spec.inputs
+
+    @property
+    def context(self) -> np.ndarray | None:
+        """C (m, d_ctx), or None for self-attention."""
+        return self.spec.context
+
+    @property
+    def positional(self) -> np.ndarray | None:
+        """P (n, d_model), or None without ``positional``."""
+        return self.spec.positional
+
+    @property
     def concat(self) -> np.ndarray:
         """The heads side by side: (n, h·d_v)."""
         h, n, d_v = self.head_outputs.shape

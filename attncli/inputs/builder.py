@@ -184,6 +184,8 @@ class _Builder:
         heads = self.data.get("heads")
         if heads is None:
             return None
+        if isinstance(heads, np.integer):  # from the Python API
+            heads = int(heads)
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
             raise AttnError(f"{describe(heads)} is not a whole number ≥ 1", "heads")
         return heads

@@ -31,6 +31,8 @@ def kv_heads_of(value: Any) -> int | None:
     """``kv_heads:`` as a whole number ≥ 1, or None when not given."""
     if value is None:
         return None
+    if isinstance(value, np.integer):  # from the Python API
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise AttnError(f"{describe(value)} is not a whole number ≥ 1", "kv_heads")
     return value
