@@ -5,13 +5,14 @@ Exit codes: 0 success, 2 a problem with the document or the options (one
 traceback), 130 interrupted with Ctrl-C.
 """
 
+import re
 import sys
 
 import typer
 
 from attncli.cli import check, compute, explain, heatmap, init  # noqa: F401  (registers the commands, in --help's order)
 from attncli.cli.app import app
-from attncli.core.errors import visible
+from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["app", "main"]
 
@@ -30,6 +31,9 @@ def main(args: list[str] | None = None) -> None:
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
         if message.strip():  # (empty after `attncli` alone, which shows the help)
-            sys.stderr.write(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
+            message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)), " ".join(message.split()))  # a 10 kB value,
+            message = re.sub(r"[^\s']{61,}", lambda m: shorten(m.group()), message)  # option or command name
+            message = shorten(message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+            sys.stderr.write(f"Error: {visible(message).rstrip('.')} (see {shorten(command)} --help)\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,5 +1,6 @@
 """The options several commands share, declared once so they read the same everywhere."""
 
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -22,3 +23,17 @@ Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17, help
 Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
 ExportOption = Annotated[Optional[Path], typer.Option("--export", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.html or FILE.txt (atomically).")]
+
+
+def whole_number(text: str) -> int | None:
+    """An option's text as a whole number (``3``, `` 3``, ``-1``), or None: ASCII digits only.
+
+    str.isdigit() also accepts ``²`` and ``３``, which int() refuses or reads; a number of
+    more than 18 digits is read as ±10^18 (out of every range, and int() refuses 4300 digits).
+    """
+    match = re.fullmatch(r"\s*([-+]?)([0-9]+)\s*", text, re.ASCII)
+    if match is None:
+        return None
+    sign, digits = match.groups()
+    number = int(digits) if len(digits) <= 18 else 10**18
+    return -number if sign == "-" else number
