@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, shape_str, shorten
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
@@ -50,25 +50,33 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise AttnError(f"{value!r} is not a whole number ≥ 1", name)
     if mask not in MASKS:
-        raise AttnError(f"{mask!r} is not one of {', '.join(MASKS)}", "--mask")
+        raise AttnError(f"{shorten(mask)!r} is not one of {', '.join(MASKS)}", "--mask")
+    if n is not None and n * d_model > RANDOM_LIMIT:  # before n labels are made
+        raise AttnError(f"a {shape_str((n, d_model))} matrix of inputs is too large to generate (more than 2^31 numbers)", "--n")
     if tokens is not None:
+        try:
+            tokens.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 on the command line (Python keeps them as surrogates)
+            raise AttnError("is not valid UTF-8 text", "--tokens") from None
         labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
         if not labels:
             raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
         if n is not None and n != len(labels):
-            raise AttnError(f"is {n} but --tokens gives {len(labels)} tokens ({', '.join(labels[:8])})", "--n")
+            shown = ", ".join(shorten(label, 20) for label in labels[:8]) + (", …" if len(labels) > 8 else "")
+            raise AttnError(f"is {shorten(n)} but --tokens gives {len(labels)} tokens ({shown})", "--n")
     else:
         labels = [f"x{i}" for i in range(1, (n or 3) + 1)] if n is not None else ["Evan's", "dog", "Riley"]
     if d_k is None and d_model % heads:
-        raise AttnError(f"d_model {d_model} is not divisible by {heads} heads; give --d-k (the width of each head) "
+        raise AttnError(f"d_model {shorten(d_model)} is not divisible by {shorten(heads)} heads; give --d-k (the width of each head) "
                         "or a --d-model that divides", "--heads")
     d_k = d_k or d_model // heads
     s = Sizes(labels, d_model, d_k, d_v or d_k, heads, context)
     if mask == "causal" and s.m != s.n:
-        raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {s.n} tokens", "--mask causal")
+        raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} keys for {s.n} tokens",
+                        "--mask causal")
     for shape in _shapes(s).values():
         if math.prod(shape) > RANDOM_LIMIT:
-            raise AttnError(f"a {shape[0]}×{shape[1]} matrix is too large to generate (more than 2^31 numbers)", "--d-model")
+            raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", "--d-model")
     return s
 
 
@@ -88,11 +96,11 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     """The commented YAML document for these options (see ``attncli init --help``)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask)
     if init not in INITS:
-        raise AttnError(f"{init!r} is not one of {', '.join(INITS)}", "--init")
+        raise AttnError(f"{shorten(init)!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
     if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
-        raise AttnError(f"{seed} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
+        raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
     shapes = _shapes(s)
     if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
         raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")
@@ -177,11 +185,13 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
 def _yaml_str(text: str) -> str:
     """A token as YAML: plain when that reads back as the same string, else double-quoted."""
     plain = _PLAIN.fullmatch(text) and text == text.strip() and text.lower() not in _RESERVED and not _numeric(text)
-    if plain:
+    if plain and text.isprintable():
         return text
     import json
 
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    # a JSON string is a YAML double-quoted scalar; DEL and the C1 controls, which JSON leaves raw, escaped too
+    # (YAML refuses them raw, and a terminal showing the document would act on them)
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _numeric(text: str) -> bool:
