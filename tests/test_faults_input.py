@@ -403,6 +403,10 @@ INTERNALS = [
          commands=(["check"], ["explain"])),
     Case("answer-big-integer-cell", X + f"answer: {{weights: [[1, {BIG}, 0]]}}\n", ["answer.weights", "column 2"],
          commands=(["check"],)),
+    Case("mask-big-integer", X + f"mask: [[1, {BIG}, 1], [1, 1, 1], [1, 1, 1]]\n", ["mask", "row 1, column 2", "(330 digits)",
+                                                                                    "not a mask value"]),
+    Case("mask-big-integer-json", json.dumps({"inputs": [[1]], "mask": [[10**330]]}), ["mask", "(331 digits)"], name="doc.json",
+         commands=JSON_COMMANDS),
     Case("memory-big-integer", X, ["ATTNCLI_MEMORY", "larger than any memory"], env={"ATTNCLI_MEMORY": BIG}, commands=MEMORY),
     Case("memory-full-width-digits", X, ["ATTNCLI_MEMORY", "'１G' is not a memory size"], env={"ATTNCLI_MEMORY": "１G"},
          commands=MEMORY),
@@ -654,6 +658,13 @@ def test_init_refuses_bytes_that_are_not_utf8(tmp_path):
     assert result.stderr.startswith(b"Error: --tokens: is not valid UTF-8") and result.stderr.count(b"\n") == 1
 
 
-def test_init_with_too_many_tokens_is_refused_before_making_them(runner):
-    result = invoke(runner, ["init", "--n", "99999999999999999999"])  # 10^20 labels would take all the memory
-    one_clean_error(result, ["--n", "too large to generate"])
+@pytest.mark.parametrize("args, names", [
+    (["--n", "99999999999999999999"], ["--n", "too large to generate"]),  # 10^20 labels would take all the memory
+    (["--context", "9" * 30], ["--context", "(30 digits)×4", "too large to generate"]),
+    (["--heads", "9" * 30], ["--heads", "(30 digits) heads"]),
+    (["--seed", "9" * 30], ["--seed", "(30 digits) is too large"]),
+    (["--d-k", "9" * 30], ["--d-model", "4×9999999999… (30 digits)"]),
+])
+def test_init_refuses_huge_sizes_at_once(runner, args, names):
+    message = one_clean_error(invoke(runner, ["init", *args]), names)
+    assert len(message) < 200, message

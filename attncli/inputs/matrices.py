@@ -66,6 +66,8 @@ def inline(rows: list, boolean: bool = False) -> np.ndarray:
     if not kinds <= ({bool, int, float} if boolean else {int, float}):
         _raise_bad_cell(flat, shape, boolean)
     if boolean:
+        if any(type(x) is int and x not in (0, 1) for x in flat):  # (np.array overflows on 10**330)
+            _raise_bad_cell(flat, shape, boolean)
         values = np.array(flat, dtype=np.float64)
         if not np.isin(values, (0.0, 1.0)).all():
             _raise_bad_cell(flat, shape, boolean)

@@ -74,9 +74,10 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     if mask == "causal" and s.m != s.n:
         raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} keys for {s.n} tokens",
                         "--mask causal")
-    for shape in _shapes(s).values():
+    for name, shape in _shapes(s).items():
         if math.prod(shape) > RANDOM_LIMIT:
-            raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", "--d-model")
+            option = {"inputs": "--n", "context": "--context"}.get(name, "--d-model")
+            raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", option)
     return s
 
 
