@@ -39,6 +39,7 @@ class AttnError(Exception):
         error = AttnError(self.message, where)
         if self.where:
             error.where = f"{error.where}: {self.where}"
+            error.args = (str(error),)
         return error
 
 
