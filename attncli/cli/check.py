@@ -1,5 +1,6 @@
 """attncli check: a learner's hand calculation (the document's ``answer:``) against the computed numbers."""
 
+import math
 from typing import Annotated
 
 import typer
@@ -44,6 +45,8 @@ def check(
         from attncli.teach.check import read_answer
         from attncli.teach.check_view import check_report
 
+        if not math.isfinite(tol):  # (the option parser lets nan through: every answer would be "correct")
+            raise AttnError(f"{tol} is not a finite number", "--tol")
         doc = read_document(file)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)

@@ -1,6 +1,7 @@
 """attncli compute: every intermediate of a document, as tables, JSON, arrays or paste-ready text."""
 
 import difflib
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,7 +12,7 @@ from attncli.cli.load import attend_within_memory, head_index, input_paths, load
 from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision, output_path
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, shorten
 
 
 @app.command()
@@ -54,11 +55,11 @@ def compute(
         if format is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
         if mask not in (None, "none", "causal"):
-            if not Path(mask).exists():
-                close = difflib.get_close_matches(mask.lower(), ("none", "causal"), n=1, cutoff=0.6)
+            if not os.path.lexists(mask):  # a name there is the reader's to check (a loop of links, a folder, a long name)
+                close = difflib.get_close_matches(mask.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
-                raise AttnError(f"{mask!r} is not none, causal or a mask file{hint}", "--mask")
-            mask_value: Optional[str] = str(Path(mask).resolve())  # a file: relative to the working directory
+                raise AttnError(f"{shorten(mask)!r} is not none, causal or a mask file{hint}", "--mask")
+            mask_value: Optional[str] = os.path.abspath(mask)  # a file: relative to the working directory
         else:
             mask_value = mask
         kind = output.suffix.lower() if binary else format.value + (" --full" if full and format.value in ("table", "markdown", "latex") else "")

@@ -8,10 +8,10 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, Precision
+from attncli.cli.options import Debug, ExportOption, Precision, whole_number
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, quoted, shorten
 
 BUILTIN = "data/illustrated.yaml"
 
@@ -78,7 +78,10 @@ def explain(
         h = head_index(head, spec.heads) or 0
         focus = Focus(_query_index(query, spec.tokens), h, lang.value, precision, builtin)
         if why:
-            chosen = why_steps(trace, focus)
+            try:
+                chosen = why_steps(trace, focus)
+            except AttnError as e:  # a stage overflows: the document's numbers are at fault
+                raise e.at(doc.name) from None
         else:
             chosen = _choose(all_steps(trace, focus), step)
             if "answer" in doc.data:
@@ -114,15 +117,15 @@ def _query_index(query: Optional[str], tokens: list[str]) -> int:
     """--query: a number from 1 to n, or one of the token labels; 0-based."""
     if query is None:
         return 0
-    if query.strip().lstrip("-").isdigit():
-        i = int(query)
+    i = whole_number(query)
+    if i is not None:
         if not 1 <= i <= len(tokens):
-            raise AttnError(f"{i} is out of range: this document has queries 1 to {len(tokens)}", "--query")
+            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}", "--query")
         return i - 1
     if query in tokens:
         return tokens.index(query)
-    shown = ", ".join(tokens[:12]) + (", …" if len(tokens) > 12 else "")
-    raise AttnError(f"'{query}' is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
+    shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
+    raise AttnError(f"{quoted(query)} is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
 
 
 def _choose(steps: list, step: str) -> list:
@@ -131,10 +134,10 @@ def _choose(steps: list, step: str) -> list:
         return steps
     extras = [s.number for s in steps if isinstance(s.number, str)]
     valid = "1 to 8" + "".join(f", {name}" for name in extras) + " or all"
-    if step.strip().lstrip("-").isdigit():
-        number = int(step)
+    number = whole_number(step)
+    if number is not None:
         if not 1 <= number <= 8:
-            raise AttnError(f"{number} is out of range: the steps are {valid}", "--step")
+            raise AttnError(f"{shorten(step.strip())} is out of range: the steps are {valid}", "--step")
         return [s for s in steps if s.number == number]
     if step in extras:
         return [s for s in steps if s.number == step]
@@ -143,7 +146,7 @@ def _choose(steps: list, step: str) -> list:
     if step in EXTRA_STEPS:
         needs = "positional:" if step == "positional" else "add_norm:"
         raise AttnError(f"'{step}' needs {needs} in the document; the steps here are {valid}", "--step")
-    raise AttnError(f"unknown step '{step}': the steps are {valid}", "--step")
+    raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
 
 
 def _findings(doc, trace) -> list:

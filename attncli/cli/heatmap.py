@@ -8,10 +8,10 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, Precision
+from attncli.cli.options import Debug, ExportOption, FileArg, Precision, whole_number
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, quoted
 
 
 class Quantity(str, Enum):
@@ -45,11 +45,12 @@ def heatmap(
         from attncli.views.heatmap import HeatMap
 
         check_export(export, True)
-        if head != "all" and not head.isdigit():
-            raise AttnError(f"'{head}' is not a head number (1, 2, …) or all", "--head")
+        number = whole_number(head)
+        if head != "all" and number is None:
+            raise AttnError(f"{quoted(head)} is not a head number (1, 2, …) or all", "--head")
         kind = "heatmap --full" if full else "heatmap"
         trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
-        index = None if head == "all" else head_index(int(head), trace.spec.heads)
+        index = None if head == "all" else head_index(number, trace.spec.heads)
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
         picture = make_picture(make, export, f"attncli heatmap {Path(file).name}")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)

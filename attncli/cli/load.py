@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from attncli.cli.run import warn
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, quoted, shorten
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
@@ -27,7 +27,7 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     except AttnError as e:  # overflow or memory: the document is the place to look
         raise (e.at(doc.name) if e.where is None else e) from None
     for i in trace.empty_queries:
-        warn(f"query {i + 1} ('{spec.tokens[i]}') may attend to no key (its mask row is all 0); its weights and head output are 0")
+        warn(f"query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key (its mask row is all 0); its weights and head output are 0")
     return trace
 
 
@@ -79,12 +79,13 @@ def head_index(head: Optional[int], heads: int) -> Optional[int]:
     if head is None:
         return None
     if not 1 <= head <= heads:
-        raise AttnError(f"--head {head} is out of range: this document has heads 1 to {heads}")
+        raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
     return head - 1
 
 
 def input_paths(file: str, trace) -> set[Path]:
     """Every file the result was read from (STDIN: standard input): an output may never replace one of them."""
+    from attncli.inputs.reading import real_path
     from attncli.outputs.files import STDIN
 
-    return set(trace.spec.files) | ({Path(file).resolve()} if file != "-" else {STDIN})
+    return set(trace.spec.files) | ({real_path(Path(file))} if file != "-" else {STDIN})

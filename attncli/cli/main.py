@@ -6,6 +6,7 @@ traceback), 130 interrupted with Ctrl-C, 143 / 129 stopped by SIGTERM / SIGHUP.
 """
 
 import os
+import re
 import signal
 import sys
 
@@ -16,7 +17,7 @@ from attncli.cli import compute  # noqa: F401  (registers the commands: --help l
 from attncli.cli import check, explain, heatmap, init  # noqa: F401  # isort: skip
 from attncli.cli.app import app
 from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
-from attncli.core.errors import visible
+from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["app", "main"]
 
@@ -50,7 +51,10 @@ def main(args: list[str] | None = None) -> None:
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
         if message.strip():  # (empty after `attncli` alone, which shows the help)
-            say(f"Error: {visible(' '.join(message.split())).rstrip('.')} (see {command} --help)\n")
+            message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)), " ".join(message.split()))  # a 10 kB value,
+            message = re.sub(r"[^\s']{61,}", lambda m: shorten(m.group()), message)  # option or command name
+            message = shorten(message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+            say(f"Error: {visible(message).rstrip('.')} (see {shorten(command)} --help)\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -1,6 +1,7 @@
 """The options several commands share, declared once so they read the same everywhere."""
 
 import os
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -34,3 +35,17 @@ def output_path(text: str) -> Path:
 
 
 ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.html or FILE.txt (atomically).")]
+
+
+def whole_number(text: str) -> int | None:
+    """An option's text as a whole number (``3``, `` 3``, ``-1``), or None: ASCII digits only.
+
+    str.isdigit() also accepts ``²`` and ``３``, which int() refuses or reads; a number of
+    more than 18 digits is read as ±10^18 (out of every range, and int() refuses 4300 digits).
+    """
+    match = re.fullmatch(r"\s*([-+]?)([0-9]+)\s*", text, re.ASCII)
+    if match is None:
+        return None
+    sign, digits = match.groups()
+    number = int(digits) if len(digits) <= 18 else 10**18
+    return -number if sign == "-" else number

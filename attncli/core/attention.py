@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, quoted
 from attncli.core.masks import empty_queries
 from attncli.core.norms import add_norm as norm_after
 from attncli.core.norms import normalize_rows
@@ -152,6 +152,7 @@ def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
     return concat_heads(heads, spec.w_o, spec.b_o)
 
 
+@np.errstate(over="ignore", invalid="ignore")  # (attncli.core.stream calls this too) overflow is named below
 def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """(R, LayerNorm(R), post_norm(Y)): R = X₀ + Y, or X₀ + post_norm(Y); None where the document has no such step."""
     y_normed = None
@@ -167,6 +168,13 @@ def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarr
         return residual, None, y_normed
     gamma, beta, eps = spec.add_norm
     residual, normalized = norm_after(spec.embedded, added, gamma, beta, eps)
+    check_finite(residual, "residual", spec.tokens)
+    # an overflowing variance is inf and makes LayerNorm's rows β, quietly: check it too
+    bad = ~np.isfinite(residual.var(axis=-1)) | ~np.isfinite(normalized).all(axis=-1)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise AttnError(f"Add & Norm overflows float64 at row {row + 1} ({quoted(spec.tokens[row])}): the variance of "
+                        "the residual (or γ) is too large to compute with")
     return residual, normalized, y_normed
 
 
@@ -182,6 +190,6 @@ def overflow_error(name: str, head: int | None, row: int, labels: list[str]) -> 
     """``scores overflow float64 at head 2, row 5 ('x5')`` (0-based ``head`` and ``row``)."""
     where = f"head {head + 1}, " if head is not None else ""
     return AttnError(
-        f"{name} overflow float64 at {where}row {row + 1} ('{labels[row]}'); "
+        f"{name} overflow float64 at {where}row {row + 1} ({quoted(labels[row])}); "
         "the numbers in the document are too large to compute with"
     )

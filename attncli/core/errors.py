@@ -11,29 +11,72 @@ import difflib
 import re
 from collections.abc import Iterable
 
+SHOWN_CHARS = 40  # of a value, a key or a label a message quotes
+PLACE_CHARS = 120  # of a place (a file name, an option) a message names
+CELL_CHARS = 20  # of a cell of a matrix file: never more of a file's content than this
+MESSAGE_CHARS = 1000  # the whole message, should one place above be missed
+
 
 class AttnError(Exception):
-    """A problem with the user's document, files or options (exit code 2)."""
+    """A problem with the user's document, files or options (exit code 2).
+
+    ``where`` (a file, a key, an option) is shortened as each part is added, so a
+    10 kB file name cannot flood the message; what the message quotes of the
+    user's text is shortened where it is written, with :func:`shorten`.
+    """
 
     def __init__(self, message: str, where: str | None = None):
         self.message = message
-        self.where = where
+        self.where = None if where is None else shorten(where, PLACE_CHARS, tail=PLACE_CHARS // 3)
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}" if self.where else self.message
+        message = shorten(self.message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+        return f"{self.where}: {message}" if self.where else message
 
     def at(self, where: str) -> AttnError:
         """The same error with an outer location put in front (file, key)."""
-        return AttnError(self.message, f"{where}: {self.where}" if self.where else where)
+        error = AttnError(self.message, where)
+        if self.where:
+            error.where = f"{error.where}: {self.where}"
+            error.args = (str(error),)
+        return error
+
+
+def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
+    """User text as a message quotes it: its first ``limit`` characters (its last ``tail`` of them among those), and its length.
+
+    >>> shorten("k" * 10000, 20)
+    'kkkkkkkkkkkkkkkkkkkk… (10000 characters)'
+    >>> shorten("/tmp/" + "d" * 300 + "/doc.yaml", 30, tail=10)
+    '/tmp/ddddddddddddddd…d/doc.yaml (314 characters)'
+    >>> shorten(10**330)
+    '1000000000… (331 digits)'
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        if abs(text) < 10**24:
+            return str(text)
+        digits = str(abs(text)) if text.bit_length() < 10_000 else None  # (str() refuses beyond 4300 digits)
+        count = f"{len(digits)} digits" if digits else f"about {int(text.bit_length() * 0.30103)} digits"
+        return f"{'-' if text < 0 else ''}{(digits or '')[:10]}… ({count})"
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    end = text[len(text) - tail:] if tail else ""
+    return f"{text[: limit - tail]}…{end} ({len(text)} characters)"
+
+
+def quoted(text: object, limit: int = SHOWN_CHARS) -> str:
+    """``'text'`` shortened, as messages quote a value, a key or a label."""
+    return f"'{shorten(text, limit)}'"
 
 
 def unknown_key(key: object, known: Iterable[str], what: str = "key") -> AttnError:
     """``unknown key 'wieghts' (did you mean 'weights'?)``, or the list of known keys."""
     known = list(known)
-    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(str(key)[:100], known, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'?" if close else "expected one of " + ", ".join(known)
-    return AttnError(f"unknown {what} '{key}' ({hint})")
+    return AttnError(f"unknown {what} {quoted(key)} ({hint})")
 
 
 def plural(count: int, noun: str) -> str:
@@ -41,7 +84,7 @@ def plural(count: int, noun: str) -> str:
 
 
 def shape_str(shape: tuple[int, ...]) -> str:
-    return "×".join(str(s) for s in shape) if shape else "a scalar"
+    return "×".join(shorten(s) for s in shape) if shape else "a scalar"
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -59,14 +102,13 @@ def describe(x: object) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, str):
-        return f"the string {x[:40]!r}"
+        return f"the string {shorten(x)!r}"
     if isinstance(x, dict):
         return "a mapping"
     if isinstance(x, list):
         return "a list"
-    if isinstance(x, int) and abs(x) >= 10**24:
-        digits = str(abs(x))
-        return f"{'-' if x < 0 else ''}{digits[:10]}… ({len(digits)} digits)"
-    if isinstance(x, (int, float)):
-        return repr(x)
-    return f"a {type(x).__name__} ({str(x)[:40]})"
+    if isinstance(x, int):
+        return shorten(x)
+    if isinstance(x, float):
+        return shorten(repr(x))
+    return f"a {type(x).__name__} ({shorten(x)})"

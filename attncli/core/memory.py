@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, shorten
 
 MEMORY_ENV = "ATTNCLI_MEMORY"
 THREAD_ADDRESS = 128 << 20  # address space a worker thread reserves: its stack, malloc's arena, OpenBLAS's buffer
@@ -84,10 +84,13 @@ def ensure_fits(need: int, what: str, where: str | None = None, hint: str = "", 
 
 def parse_size(text: str) -> int:
     """``2G``, ``512M``, ``1.5GiB``, ``800000000`` -> bytes."""
-    match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?", text.strip().lower())
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*([kmgt]?)(?:i?b)?", text.strip().lower(), re.ASCII)
     if not match or float(match.group(1)) <= 0:
-        raise AttnError(f"{text!r} is not a memory size (e.g. 4G, 512M or a number of bytes)", MEMORY_ENV)
-    return int(float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " "))
+        raise AttnError(f"{shorten(text)!r} is not a memory size (e.g. 4G, 512M or a number of bytes)", MEMORY_ENV)
+    size = float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " ")
+    if size > 2**62:  # (a float of hundreds of digits is inf)
+        raise AttnError(f"{shorten(text)!r} is larger than any memory (2^62 bytes at most)", MEMORY_ENV)
+    return int(size)
 
 
 def available_memory() -> int:
@@ -126,7 +129,9 @@ def beyond(need: int, budget: int, source: str | None = None) -> str:
 
 
 def size_text(count: float) -> str:
-    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``."""
+    """``74.5 GiB``, ``64 MiB``, ``1000 bytes``; a size beyond float64 (a forged header's) in digits."""
+    if count >= 2**70:
+        return f"{shorten(int(count))} bytes" if count != float("inf") else "more bytes than float64 counts"
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= size:
             return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"

@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, plural, shape_str, unknown_key
+from attncli.core.errors import AttnError, describe, plural, quoted, shape_str, shorten, unknown_key
 from attncli.core.masks import causal
 from attncli.core.spec import Spec
 from attncli.inputs.document import Document
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.matrices import FILE_KINDS, read_value
 from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
+from attncli.inputs.reading import real_path
 from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
@@ -69,7 +70,7 @@ class _Builder:
 
     def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
         if isinstance(value, str):
-            self.files.add((self.folder / value).resolve())
+            self.files.add(real_path(self.folder / value))
         if key not in self.cache:
             try:
                 self.cache[key] = read_value(value, self.folder, shape, boolean)
@@ -124,6 +125,8 @@ class _Builder:
         b_o_width = w_o.shape[1] if w_o is not None else h * d_v
         d_out = w_o.shape[1] if w_o is not None else h * d_v
         layers = read_layers(self, inputs.shape[0], inputs.shape[1], h, d_k, d_out)
+        if layers["positional"] is not None:
+            _check_sum(inputs, layers["positional"], tokens)
         layers.update(read_modern(self, inputs.shape[0], source.shape[0], inputs.shape[1], d_k, d_out, has_context))
         default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
         scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
@@ -188,6 +191,8 @@ class _Builder:
             heads = int(heads)
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
             raise AttnError(f"{describe(heads)} is not a whole number ≥ 1", "heads")
+        if heads > 2**31:
+            raise AttnError(f"{describe(heads)} heads are more than any weight has columns to split among them", "heads")
         return heads
 
     def _grouping_hint(self, e: AttnError, name: str, heads: int, d_k: int, kv_heads: int | None) -> AttnError:
@@ -279,12 +284,22 @@ class _Builder:
         if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
             import difflib
 
-            close = difflib.get_close_matches(Path(value).name.lower(), ("none", "causal"), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(Path(value).name.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
-            raise AttnError(f"{value[:40]!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
+            raise AttnError(f"{shorten(value)!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
         mask = self.read("mask", value, boolean=True)
         if mask.ndim == 1 and n == 1:
             mask = mask.reshape(1, -1)
         if mask.shape != (n, m):
             raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys)", "mask")
         return mask, "matrix"
+
+
+def _check_sum(inputs: np.ndarray, positional: np.ndarray, tokens: list[str]) -> None:
+    """X + P must be finite: the projections and the residual see it (named here, with no RuntimeWarning)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = inputs + positional
+    if not np.isfinite(total).all():
+        row, column = (int(i) for i in np.argwhere(~np.isfinite(total))[0])
+        raise AttnError(f"inputs + positional (X + P) overflow float64 at row {row + 1} ({quoted(tokens[row])}), "
+                        f"column {column + 1}; the numbers in the document are too large to compute with", "positional")

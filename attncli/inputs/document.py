@@ -13,14 +13,14 @@ at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
 from __future__ import annotations
 
 import re
-import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, describe, quoted, shorten
 from attncli.core.memory import size_text
+from attncli.inputs.reading import decode_utf8, read_bytes, real_path
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
 MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
@@ -61,8 +61,8 @@ def read_document(path: str) -> Document:
             raise AttnError(f"cannot be read ({e.strerror or e})", "<stdin>") from None
         name, folder = "<stdin>", Path.cwd()
     else:
-        name, folder = path, Path(path).resolve().parent
-        raw = _read_file_bytes(Path(path), MAX_DOCUMENT_BYTES)
+        raw = read_bytes(Path(path), MAX_DOCUMENT_BYTES)
+        name, folder = path, real_path(Path(path)).parent
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise AttnError(
             f"the document is larger than {size_text(MAX_DOCUMENT_BYTES)}; "
@@ -72,36 +72,6 @@ def read_document(path: str) -> Document:
     text = decode_utf8(raw, name)
     data = parse_text(text, name, json_only=path.lower().endswith(".json"))
     return Document(data, name, folder)
-
-
-def _read_file_bytes(path: Path, limit: int) -> bytes:
-    """The file's bytes (at most ``limit + 1``); a named pipe is read too (``attncli compute <(…)``)."""
-    try:
-        if not path.exists():
-            raise AttnError("no such file", str(path))
-        if path.is_dir():
-            raise AttnError("is a directory, not a file", str(path))
-        mode = path.stat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-            raise AttnError("is not a regular file (a device or socket)", str(path))
-        with path.open("rb") as f:
-            return f.read(limit + 1)
-    except PermissionError:
-        raise AttnError("permission denied", str(path)) from None
-    except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or e})", str(path)) from None
-
-
-def decode_utf8(raw: bytes, name: str) -> str:
-    """UTF-8 text without its byte-order mark; binary data and invalid bytes are named."""
-    if b"\x00" in raw[:8192]:
-        raise AttnError("is binary, not UTF-8 text", name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
-    return text.removeprefix("\ufeff")
 
 
 def parse_text(text: str, name: str, json_only: bool = False) -> dict[str, Any]:
@@ -137,14 +107,14 @@ def _looks_like_json(text: str) -> bool:
 
 
 def _reject_constant(value: str) -> Any:
-    raise AttnError(f"'{value}' is not valid JSON (strict JSON has no NaN or Infinity)")
+    raise AttnError(f"{quoted(value)} is not valid JSON (strict JSON has no NaN or Infinity)")
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise AttnError(f"duplicate key '{key}'")
+            raise AttnError(f"duplicate key {quoted(key)}")
         result[key] = value
     return result
 
@@ -166,7 +136,7 @@ def _parse_json(text: str, name: str) -> Any:
     except AttnError as e:
         raise e.at(name) from None
     except json.JSONDecodeError as e:
-        raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", name) from None
+        raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {shorten(e.msg, 100)}", name) from None
     except RecursionError:
         raise AttnError("is nested too deeply (lists and mappings inside each other)", name) from None
 
@@ -188,7 +158,7 @@ def _check_surrogates(data: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttnError(f"the string '{item.encode('utf-8', 'backslashreplace').decode()}' holds half of a "
+                raise AttnError(f"the string {quoted(item.encode('utf-8', 'backslashreplace').decode())} holds half of a "
                                 "UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
 
 
@@ -230,9 +200,9 @@ def _parse_yaml_events(text: str, name: str) -> Any:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise AttnError(f"invalid YAML{where}: {e.problem or e.context or 'cannot be read'}", name) from None
+        raise AttnError(f"invalid YAML{where}: {shorten(e.problem or e.context or 'cannot be read', 100)}", name) from None
     except yaml.YAMLError as e:
-        raise AttnError(f"invalid YAML: {str(e).splitlines()[0]}", name) from None
+        raise AttnError(f"invalid YAML: {shorten(str(e).splitlines()[0], 100)}", name) from None
     finally:
         parser.dispose()
 
@@ -251,7 +221,7 @@ def _build(parser: Any, yaml: Any) -> Any:
         if isinstance(event, yaml.DocumentEndEvent):
             break
         if isinstance(event, yaml.AliasEvent):
-            raise AttnError(f"line {line}: YAML aliases (*{event.anchor}) are not allowed; write the values out")
+            raise AttnError(f"line {line}: YAML aliases (*{shorten(event.anchor)}) are not allowed; write the values out")
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
             _check_tag(event.tag, (kind,), line)
@@ -288,11 +258,11 @@ _NO_KEY = object()
 
 def _check_key(key: Any, mapping: dict, line: int) -> None:
     if not isinstance(key, str):
-        raise AttnError(f"line {line}: keys must be names, not {key!r}")
+        raise AttnError(f"line {line}: keys must be names, not {describe(key)}")
     if key == "<<":
         raise AttnError(f"line {line}: YAML merge keys (<<) are not allowed; write the keys out")
     if key in mapping:
-        raise AttnError(f"line {line}: duplicate key '{key}'")
+        raise AttnError(f"line {line}: duplicate key {quoted(key)}")
 
 
 def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | None:
@@ -302,7 +272,7 @@ def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | No
     if tag.startswith(_CORE) and tag[len(_CORE):] in allowed:
         return tag[len(_CORE):]
     shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
-    raise AttnError(f"line {line}: the tag {shown} is not allowed (attncli reads plain data only)")
+    raise AttnError(f"line {line}: the tag {shorten(shown)} is not allowed (attncli reads plain data only)")
 
 
 def _scalar(event: Any, line: int) -> Any:
@@ -319,7 +289,7 @@ def _scalar(event: Any, line: int) -> Any:
     if tag == "float" and type(value) is int:
         value = float(value)
     if not isinstance(value, expected) or (tag == "int" and isinstance(value, bool)):
-        raise AttnError(f"line {line}: {text!r} is not a valid !!{tag}")
+        raise AttnError(f"line {line}: {shorten(text)!r} is not a valid !!{tag}")
     return value
 
 

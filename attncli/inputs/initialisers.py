@@ -9,6 +9,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str, unknown_key
 from attncli.core.memory import ensure_fits, size_text
+from attncli.inputs.values import finite_number
 
 RANDOM_KINDS = ("normal", "uniform", "xavier", "kaiming")
 _RANDOM_KEYS = ("random", "seed", "shape", "mean", "std", "low", "high", "gain")
@@ -31,7 +32,7 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise AttnError(f"seed: {describe(seed)} is not a whole number ≥ 0")
     shape = _random_shape(spec.get("shape"), shape_hint)
-    need = 8 * math.prod(shape)
+    need = 8 * math.prod(shape)  # a Python int: exact, however large the sizes
     if need > MAX_RANDOM_BYTES:
         raise AttnError(
             f"shape: {shape_str(shape)} would need {size_text(need)} of memory, more than the "
@@ -83,7 +84,7 @@ def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
 
 
 def _param(spec: dict, key: str) -> float:
-    value = spec[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AttnError(f"{key}: {describe(value)} is not a finite number")
-    return float(value)
+    number = finite_number(spec[key])
+    if number is None:
+        raise AttnError(f"{key}: {describe(spec[key])} is not a finite number (within float64)")
+    return number

@@ -10,14 +10,14 @@ Read and checked here, beside :mod:`attncli.inputs.builder`, so the core spec st
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, shape_str
+from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.positions import sinusoidal
 from attncli.core.softmax import NORMALIZERS
+from attncli.inputs.values import finite_number
 
 SCORES = ("dot", "additive")
 ADDITIVE_WEIGHTS = ("w1", "w2", "v")
@@ -41,8 +41,9 @@ def read_layers(builder: Any, n: int, d_model: int, h: int, d_k: int, d_out: int
 
 
 def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
-    if value not in choices:
-        raise AttnError(f"{value!r} is not one of {', '.join(choices)}", key)
+    if not isinstance(value, str) or value not in choices:
+        shown = repr(shorten(value)) if isinstance(value, str) else describe(value)
+        raise AttnError(f"{shown} is not one of {', '.join(choices)}", key)
     return value
 
 
@@ -106,10 +107,10 @@ def _add_norm(builder: Any, value: Any, d_model: int, d_out: int) -> tuple[np.nd
             raise unknown_key(key, ("gamma", "beta", "eps")).at("add_norm")
     gamma = _vector(builder, value.get("gamma"), d_model, "add_norm.gamma", 1.0)
     beta = _vector(builder, value.get("beta"), d_model, "add_norm.beta", 0.0)
-    eps = value.get("eps", LAYER_NORM_EPS)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-        raise AttnError(f"{eps!r} is not a positive number", "add_norm.eps")
-    return gamma, beta, float(eps)
+    eps = finite_number(value.get("eps", LAYER_NORM_EPS))
+    if eps is None or eps <= 0:
+        raise AttnError(f"{describe(value.get('eps'))} is not a positive number (within float64)", "add_norm.eps")
+    return gamma, beta, eps
 
 
 def _vector(builder: Any, value: Any, d: int, key: str, default: float) -> np.ndarray:

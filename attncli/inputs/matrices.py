@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, plural, shape_str
+from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
+from attncli.inputs.reading import file_status
+from attncli.inputs.textfile import read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
@@ -63,6 +66,8 @@ def inline(rows: list, boolean: bool = False) -> np.ndarray:
     if not kinds <= ({bool, int, float} if boolean else {int, float}):
         _raise_bad_cell(flat, shape, boolean)
     if boolean:
+        if any(type(x) is int and x not in (0, 1) for x in flat):  # (np.array overflows on 10**330)
+            _raise_bad_cell(flat, shape, boolean)
         values = np.array(flat, dtype=np.float64)
         if not np.isin(values, (0.0, 1.0)).all():
             _raise_bad_cell(flat, shape, boolean)
@@ -157,13 +162,10 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
         raise AttnError(
             f"{describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
         )
+    mode = file_status(path, name, "a matrix file").st_mode
+    if not stat.S_ISREG(mode):
+        raise AttnError("is not a regular file (a device, pipe or socket)", name)
     try:
-        if not path.exists():
-            raise AttnError("no such file", name)
-        if path.is_dir():
-            raise AttnError("is a directory, not a matrix file", name)
-        if not path.is_file():
-            raise AttnError("is not a regular file (a device, pipe or socket)", name)
         if suffix == ".npy":
             return _read_npy(path, name, boolean)
         _check_text_size(path, name, TEXT_DELIMITERS[suffix])
@@ -171,12 +173,9 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
     except PermissionError:
         raise AttnError("permission denied", name) from None
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or e})", name) from None
-    return _read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
-_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
+    values, lines = read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
+    return _as_mask(values, name, lines) if boolean else values
 
 
 TEXT_CELL_BYTES = 56  # memory per cell while a text matrix is read: a Python float in a row's list, its text (measured)
@@ -199,69 +198,6 @@ def _check_text_size(path: Path, name: str, delimiter: str | None) -> None:
     ensure_fits(need, f"reading this {size_text(size)} text matrix", name, "; save large matrices as .npy, which is read as it is")
 
 
-def _read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> np.ndarray:
-    """A CSV/TSV/TXT matrix: one row per line; blank lines and ``#`` lines skipped; a mask may say true/false."""
-    text = decode_utf8(raw, name)
-    rows: list[list[float]] = []
-    lines: list[int] = []
-    text_lines = _LINE_BREAK.split(text)
-    for number, line in enumerate(text_lines, start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        cells = stripped.split(delimiter)
-        if boolean:
-            cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
-        try:
-            if "_" in stripped:
-                raise ValueError  # float() would read 1_0 as 10; the document's numbers do not
-            rows.append([float(c) for c in cells])
-        except ValueError:
-            rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
-        lines.append(number)
-        if len(rows[-1]) != len(rows[0]):
-            raise AttnError(
-                f"line {number} has {plural(len(rows[-1]), 'number')} but line {lines[0]} has {len(rows[0])} (ragged rows)", name
-            )
-    if not rows:
-        raise AttnError("holds no numbers (the file is empty)", name)
-    values = np.array(rows, dtype=np.float64)
-    bad = np.argwhere(~np.isfinite(values))
-    if len(bad):
-        r, c = bad[0]
-        cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
-        where = f"line {lines[r]}, column {c + 1}: {cell[:24]}"
-        if np.isinf(values[r, c]) and "inf" not in cell.lower():
-            raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
-        raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
-    if boolean:
-        return _as_mask(values, name, lines)
-    return values
-
-
-def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
-    for column, cell in enumerate(cells, start=1):
-        try:
-            if "_" in cell:
-                raise ValueError
-            float(cell)
-        except ValueError:
-            where = f"line {number}, column {column}"
-            if not cell.strip():
-                raise AttnError(f"{where}: empty cell", name) from None
-            hint = ""
-            if boolean and not any(sep in cell for sep in ",;\t |"):
-                raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a mask value (1/true = may attend, 0/false = masked)",
-                                name) from None
-            if number == 1 and any(ch.isalpha() for ch in cell):
-                hint = " (a header line? matrix files hold numbers only)"
-            elif any(sep in cell for sep in ",;\t |"):
-                kinds = {",": "commas", "\t": "tabs", None: "white space"}
-                hint = f" (this file kind separates cells with {kinds[delimiter]})"
-            raise AttnError(f"{where}: {cell.strip()[:40]!r} is not a number{hint}", name) from None
-    return [float(c) for c in cells]
-
-
 def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
     shape, dtype, need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
     mapped = need >= MMAP_MIN_BYTES
@@ -271,18 +207,27 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
     try:
         array = _load_npy(path, mapped=mapped)
     except ValueError as e:
-        reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else str(e)
+        reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else _reason(e)
         raise AttnError(f"is not a readable .npy file: {reason}", name) from None
-    except (OSError, EOFError) as e:
-        raise AttnError(f"is not a readable .npy file: {e}", name) from None
+    except EOFError:
+        raise AttnError("is not a readable .npy file: its data ends early", name) from None
+    except OSError as e:
+        raise AttnError(f"is not a readable .npy file: {e.strerror or type(e).__name__}", name) from None
     return _checked_array(array, name, boolean)
+
+
+def _reason(e: Exception) -> str:
+    """numpy's reason, without what it quotes of the file ("Cannot parse header: '…'"): a file is never echoed."""
+    text = str(e).split(":")[0]
+    text = re.sub(r"'[^']*'?|\"[^\"]*\"?|\(.*", "", text).strip()
+    return shorten(text, 60) if text else type(e).__name__
 
 
 def _checked_array(array: np.ndarray, name: str | None, boolean: bool) -> np.ndarray:
     """A numeric array (a .npy file's, or one given to the Python API) as float64, or as a mask."""
     if array.dtype.kind not in NPY_DTYPE_KINDS or array.ndim == 0:
         kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates"}
-        what = "a single number" if array.ndim == 0 else kinds.get(array.dtype.kind, f"{array.dtype} values")
+        what = "a single number" if array.ndim == 0 else kinds.get(array.dtype.kind) or _kind_of(array.dtype)
         raise AttnError(f"holds {what}; expected a matrix of numbers", name)
     if boolean:
         return _as_mask(array.astype(np.float64), name)
@@ -294,6 +239,14 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool) -> np.nda
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
         raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
     return values
+
+
+def _kind_of(dtype: np.dtype) -> str:
+    """What an array holds: ``<U1 values``; a record's field names (a file's own text) are never shown."""
+    if dtype.names is not None or dtype.subdtype is not None or dtype.kind == "V":
+        return "records (structured or raw bytes), not single numbers"
+    kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates", "m": "time spans"}
+    return f"{dtype} values" + (f" ({kinds[dtype.kind]})" if dtype.kind in kinds else "")
 
 
 def _load_npy(path: Path, mapped: bool) -> np.ndarray:
@@ -328,15 +281,14 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype,
         except AttnError:
             raise
         except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file
-            reason = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
-            raise AttnError(f"is not a readable .npy file: its header cannot be read ({reason})", name) from None
+            raise AttnError(f"is not a readable .npy file: its header cannot be read ({_reason(e)})", name) from None
         offset = f.tell()
     if dtype.hasobject:
         raise AttnError("is not a readable .npy file: it holds Python objects (pickles are refused)", name)
     if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
-        raise AttnError(f"holds {dtype} values; expected real numbers (int or float)", name)
+        raise AttnError(f"holds {_kind_of(dtype)}; expected real numbers (int or float)", name)
     if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
-        raise AttnError(f"is not a readable .npy file: its header gives the shape {shape!r}", name)
+        raise AttnError(f"is not a readable .npy file: its header gives the shape ({', '.join(map(shorten, shape))})", name)
     if len(shape) == 0 or len(shape) > 3 or 0 in shape:
         shown = shape_str(shape) if shape else "()"
         raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)

@@ -6,8 +6,9 @@ import math
 import re
 from typing import Any
 
-from attncli.core.errors import AttnError, plural
+from attncli.core.errors import AttnError, describe, plural, shorten
 from attncli.core.memory import beyond, memory_budget
+from attncli.inputs.document import OutOfRange
 
 IDENTITY_CHECK_BYTES = 64 * 1024 * 1024  # an omitted weight's identity from this size on is checked against memory
 
@@ -23,6 +24,31 @@ def check_identity_fits(key: str, d: int) -> None:
                         "give the weight, or fewer input columns", key)
 
 
+# A number as JSON and YAML 1.2 write it: ASCII digits only (float() also reads '１２' and '١٢'), no
+# underscores (float() reads '1_000' as 1000), no hexadecimal, no words (inf, nan).
+_NUMBER_TEXT = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*", re.ASCII)
+
+
+def number_in_text(text: str) -> float | None:
+    """``'0.125'`` -> 0.125; None unless the text is a number as JSON and YAML 1.2 write it (may be ±inf beyond float64).
+
+    >>> number_in_text("1e-3"), number_in_text("1_000"), number_in_text("１２"), number_in_text("nan")
+    (0.001, None, None, None)
+    """
+    return float(text) if _NUMBER_TEXT.fullmatch(text) else None
+
+
+def finite_number(value: Any) -> float | None:
+    """A document's number as float64; None for a boolean, text, NaN, an infinity or an integer beyond float64."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return number if math.isfinite(number) else None
+
+
 def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     """``scale:`` -> (the factor the scores are multiplied by, sqrt | none | number)."""
     if value == "sqrt" or value is None:
@@ -30,13 +56,18 @@ def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     if value == "none":
         return 1.0, "none"
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise AttnError(f"{value!r} is not sqrt, none or a number", "scale") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AttnError(f"{value!r} is not sqrt, none or a finite number", "scale")
-    return float(value), "number"
+        number = number_in_text(value)
+        if number is None:
+            raise AttnError(f"{shorten(value)!r} is not sqrt, none or a number", "scale")
+        if not math.isfinite(number):
+            raise AttnError(f"{shorten(value)!r} is beyond float64 (about ±1.8e308 at most)", "scale")
+        return number, "number"
+    number = finite_number(value)
+    if number is None:
+        beyond = isinstance(value, OutOfRange) or isinstance(value, int) and not isinstance(value, bool)  # 1e999, 10**330
+        problem = "is beyond float64 (about ±1.8e308 at most)" if beyond else "is not sqrt, none or a finite number"
+        raise AttnError(f"{describe(value)} {problem}", "scale")
+    return number, "number"
 
 
 def split_tokens(text: str) -> list[str]:

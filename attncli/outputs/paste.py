@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import numpy as np
 
 from attncli.core.attention import Trace
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, visible
 from attncli.outputs.blocks import PER_HEAD, Block, blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 
@@ -63,11 +64,16 @@ def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int 
 
 
 def _md(label: str) -> str:
-    """A label safe inside a Markdown table cell."""
-    label = " ".join(label.split())
-    for ch in "\\`*_[]<>|#":
-        label = label.replace(ch, "\\" + ch)
-    return label
+    r"""A label safe inside a Markdown table cell: one line, control characters visible, markup escaped.
+
+    >>> print(_md("a|b *c* ~d~ &amp; $x$ \x1b[31m"))
+    a\|b \*c\* \~d\~ \&amp; \$x\$ \\x1b\[31m
+    """
+    label = visible(" ".join(label.split()))
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), label)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>|#~&$]")  # CommonMark lets a backslash escape any of them
 
 
 def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, masked: np.ndarray | None = None) -> str:
@@ -95,7 +101,8 @@ def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | N
 
 
 def _tex_comment(labels: list[str]) -> str:
-    text = ", ".join(" ".join(label.split()) for label in labels[:MAX_COLS])
+    """Labels in a LaTeX comment: one line each (a line break would end the comment), control characters visible."""
+    text = ", ".join(visible(" ".join(label.split())) for label in labels[:MAX_COLS])
     return text + (f", … ({len(labels)} in all)" if len(labels) > MAX_COLS else "")
 
 
@@ -117,9 +124,9 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
         found = [found[head]]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((["head"] if stacked else []) + ["token", *found[0].columns])
+    writer.writerow((["head"] if stacked else []) + ["token", *map(visible, found[0].columns)])  # labels: never raw escapes
     for h, block in enumerate(found):
         for i, label in enumerate(block.rows):
             cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]
-            writer.writerow(([h + 1] if stacked else []) + [label, *cells])
+            writer.writerow(([h + 1] if stacked else []) + [visible(label), *cells])
     return out.getvalue()

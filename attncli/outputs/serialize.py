@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -122,10 +123,13 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
     except ImportError:
         import json
 
-        return (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    data = to_dict(trace, only, native=True)
-    _check_text_fits(data)
-    return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
+        data = (json.dumps(to_dict(trace, only), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    else:
+        arrays = to_dict(trace, only, native=True)
+        _check_text_fits(arrays)
+        data = orjson.dumps(arrays, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
+    labels = (*trace.spec.tokens, *trace.spec.context_tokens)
+    return escape_controls(data) if any(_RAW_CONTROL.search(label) for label in labels) else data
 
 
 JSON_NUMBER_BYTES = 56  # "-1.2345678901234567e-100," and a bracket: 28 bytes at most, in orjson's buffer of up to twice the text
@@ -142,6 +146,21 @@ def _check_text_fits(data: dict[str, Any]) -> None:
     labels = sum(len(label) + 1 for key in ("tokens", "context_tokens") for label in data[key])
     ensure_fits(JSON_NUMBER_BYTES * numbers + 12 * labels, "writing this result as JSON", "--format json",
                 "; keep fewer matrices with --only, or write them to a .npz file with -o")
+
+
+_RAW_CONTROL = re.compile("[\x7f-\x9f]")  # JSON escapes U+0000–U+001F, but may leave DEL and the C1 controls raw
+_RAW_CONTROL_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
+
+
+def escape_controls(data: bytes) -> bytes:
+    r"""UTF-8 JSON with DEL and the C1 controls as ``\u`` escapes: the same strings, but a terminal showing it acts on none.
+
+    They can only be inside strings, where an escape means the same character.
+
+    >>> escape_controls('["a\x9b1m"]'.encode())
+    b'["a\\u009b1m"]'
+    """
+    return _RAW_CONTROL_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
 def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.attention import Trace, attend, softmax
-from attncli.core.errors import AttnError, unknown_key
+from attncli.core.errors import AttnError, describe, shorten, unknown_key
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import array_of
 
@@ -82,16 +82,19 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
         if 1 <= value <= len(labels):
             return value - 1
         plural = "queries" if what == "query" else f"{what}s"
-        raise AttnError(f"{value} is out of range: {plural} are 1 to {len(labels)}", where)
-    if str(value) in labels:
+        raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 to {len(labels)}", where)
+    if isinstance(value, str) and value in labels:
+        return labels.index(value)
+    if isinstance(value, float) and str(value) in labels:  # (a label YAML reads as a number: 3.10 is '3.1')
         return labels.index(str(value))
-    raise AttnError(f"{value!r} is neither a {what} number nor a label ({', '.join(labels)})", where)
+    shown = ", ".join(shorten(label, 20) for label in labels[:12]) + (", …" if len(labels) > 12 else "")
+    raise AttnError(f"{describe(value)} is neither a {what} number nor a label ({shown})", where)
 
 
 def _numbers(value: Any, folder) -> np.ndarray:
     """Like any matrix, but a masked cell may be left ``null`` (it is not compared)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return np.array([float(value)])
+        return read_value([value], folder)  # checked as a matrix's cell is (beyond float64, NaN)
     if isinstance(value, list):
         holes = _nulls(value)
         return np.where(holes, np.nan, read_value(_fill(value), folder)) if holes.any() else read_value(value, folder)
@@ -132,7 +135,8 @@ def select(full: np.ndarray, key: str, answer: Answer, heads: int) -> np.ndarray
 def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Finding]:
     """One finding per answered key, in the order the steps compute them."""
     findings = []
-    mistakes = _mistakes(trace)
+    with np.errstate(all="ignore"):  # a mistake's numbers may overflow: it then matches nothing (see _matches)
+        mistakes = _mistakes(trace)
     spec = trace.spec
     steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8)
     for key in sorted(answer.arrays, key=CHECKABLE.index):
@@ -149,9 +153,19 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Findin
             findings.append(Finding(key, steps[key], True))
             continue
         cell = tuple(int(i) for i in wrong[0])
-        hint = next((text for text, make in mistakes.get(key, []) if _close(given, select(make(), key, answer, trace.spec.heads), tol)), None)
+        hint = next((text for text, make in mistakes.get(key, []) if _matches(given, make, key, answer, spec.heads, tol)), None)
         findings.append(Finding(key, steps[key], False, cell, float(expected[cell]), float(given[cell]), hint=hint))
     return findings
+
+
+def _matches(given: np.ndarray, make: Callable[[], np.ndarray], key: str, answer: Answer, heads: int, tol: float) -> bool:
+    """Whether a mistake's numbers are the answer; a mistake whose numbers overflow float64 matches nothing."""
+    try:
+        with np.errstate(all="ignore"):
+            candidate = make()
+    except (AttnError, OverflowError, ZeroDivisionError):  # attend's overflow error, or a Python float's
+        return False
+    return _close(given, select(candidate, key, answer, heads), tol)
 
 
 def _close(given: np.ndarray, candidate: np.ndarray, tol: float) -> bool:
@@ -185,8 +199,8 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
     if spec.scale != 1.0:
         for key in ("weights", "head_outputs", "output"):
             mistakes[key] += [(unscaled, lambda key=key: array_of(redo(scale=1.0), key)),
-                              (twice, lambda key=key: array_of(redo(scale=spec.scale**2), key))]
-        mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale**2 * s)]
+                              (twice, lambda key=key: array_of(redo(scale=spec.scale * spec.scale), key))]
+        mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale * spec.scale * s)]
         if inverted:
             mistakes["scaled_scores"].append((inverted, lambda: s / spec.scale))
         mistakes["scores"].append(("these are already scaled: the scores are Q·Kᵀ before scaling", lambda: spec.scale * s))

@@ -77,7 +77,8 @@ def heading(step: Step, t: dict) -> str:
 
 def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
     """One step: heading, formula, paragraphs, the worked lines, notes and tables."""
-    parts: list = [Text(heading(step, t), style="bold underline"), Text(f"{t['formula']}: {step.formula}", style="bold cyan")]
+    parts: list = [Text(visible(heading(step, t)), style="bold underline"),  # a title may name a token
+                   Text(visible(f"{t['formula']}: {step.formula}"), style="bold cyan")]
     blocks: list = [Paragraph(paragraph) for paragraph in step.text]
     if step.lines:
         blocks.append(Worked(step.lines))
@@ -121,7 +122,9 @@ def to_json(steps: list[Step], header: dict, one: bool) -> bytes:
     """One JSON object: a single step's fields next to ``header``, or every step under ``steps``."""
     body = dict(header, **step_dict(steps[0])) if one else dict(header, steps=[step_dict(s) for s in steps])
     _check_finite(body)
-    return (json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    from attncli.outputs.serialize import escape_controls
+
+    return escape_controls((json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
 
 
 def _check_finite(value) -> None:

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, shape_str, shorten
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
@@ -67,22 +67,27 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise AttnError(f"{value!r} is not a whole number ≥ 1", name)
     if mask not in MASKS:
-        raise AttnError(f"{mask!r} is not one of {', '.join(MASKS)}", "--mask")
+        raise AttnError(f"{shorten(mask)!r} is not one of {', '.join(MASKS)}", "--mask")
     if pre_norm is not None and pre_norm not in NORMS:
-        raise AttnError(f"{pre_norm!r} is not one of {', '.join(NORMS)}", "--pre-norm")
+        raise AttnError(f"{shorten(pre_norm)!r} is not one of {', '.join(NORMS)}", "--pre-norm")
     if kv_heads is not None and heads % kv_heads:
         raise AttnError(f"{kv_heads} does not divide --heads {heads}: each key/value head serves the same number "
                         "of query heads", "--kv-heads")
     labels: list[str] = []
     if tokens is not None:
+        try:
+            tokens.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 on the command line (Python keeps them as surrogates)
+            raise AttnError("is not valid UTF-8 text", "--tokens") from None
         labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
         if not labels:
             raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
         if n is not None and n != len(labels):
-            raise AttnError(f"is {n} but --tokens gives {len(labels)} tokens ({', '.join(labels[:8])})", "--n")
+            shown = ", ".join(shorten(label, 20) for label in labels[:8]) + (", …" if len(labels) > 8 else "")
+            raise AttnError(f"is {shorten(n)} but --tokens gives {len(labels)} tokens ({shown})", "--n")
     count = len(labels) if tokens is not None else n or 3
     if d_k is None and d_model % heads:
-        raise AttnError(f"d_model {d_model} is not divisible by {heads} heads; give --d-k (the width of each head) "
+        raise AttnError(f"d_model {shorten(d_model)} is not divisible by {shorten(heads)} heads; give --d-k (the width of each head) "
                         "or a --d-model that divides", "--heads")
     d_k = d_k or d_model // heads
     if rope and d_k % 2:
@@ -90,8 +95,9 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
                         "give an even --d-k", "--rope")
     m = count if context is None else context
     if mask == "causal" and m != count:
-        raise AttnError(f"needs as many keys as queries, but --context {context} gives {context} keys for {count} tokens", "--mask causal")
-    placeholder = Sizes(["x"] * 0, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+        raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} keys "
+                        f"for {count} tokens", "--mask causal")
+    placeholder = Sizes([], d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
     _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
         labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
@@ -103,7 +109,7 @@ def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -
     for name, shape in shapes.items():
         if math.prod(shape) > RANDOM_LIMIT:
             option = {"inputs": "--n", "context": "--context"}.get(name, "--d-model")
-            raise AttnError(f"a {shape[0]}×{shape[1]} matrix is too large to generate (more than 2^31 numbers)", option)
+            raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", option)
     if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
         raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")
     from attncli.core.memory import ensure_fits
@@ -135,11 +141,11 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     """The commented YAML document for these options (see ``attncli init --help``)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
     if init not in INITS:
-        raise AttnError(f"{init!r} is not one of {', '.join(INITS)}", "--init")
+        raise AttnError(f"{shorten(init)!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
     if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
-        raise AttnError(f"{seed} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
+        raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
     shapes = _shapes(s)
     seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4, "context": seed + 5}
     kinds = {name: ("normal" if name in ("inputs", "context") else init) for name in shapes}
@@ -278,11 +284,13 @@ def _rope(s: Sizes) -> list[str]:
 def _yaml_str(text: str) -> str:
     """A token as YAML: plain when that reads back as the same string, else double-quoted."""
     plain = _PLAIN.fullmatch(text) and text == text.strip() and text.lower() not in _RESERVED and not _numeric(text)
-    if plain:
+    if plain and text.isprintable():
         return text
     import json
 
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    # a JSON string is a YAML double-quoted scalar; DEL and the C1 controls, which JSON leaves raw, escaped too
+    # (YAML refuses them raw, and a terminal showing the document would act on them)
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _numeric(text: str) -> bool:

@@ -17,6 +17,7 @@ import dataclasses
 import numpy as np
 
 from attncli.core.attention import Trace, softmax
+from attncli.core.errors import AttnError
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import Focus, Numbers, Step, context
 from attncli.teach.texts import texts
@@ -35,6 +36,18 @@ def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
 
 def why_steps(trace: Trace, focus: Focus) -> list[Step]:
+    """The four stages a, b, c, d; a stage whose numbers overflow float64 is an error naming it."""
+    with np.errstate(all="ignore"):  # X·Xᵀ and Q·Kᵀ of huge numbers (attend's checks cover neither with score: additive)
+        steps = _stages(trace, focus)
+    for step in steps:
+        for numbers in step.numbers:
+            if not np.isfinite(numbers.matrix).all():
+                raise AttnError(f"stage {step.number} ({step.title}): {numbers.title.split('  ')[0].lower()} overflow "
+                                "float64; the numbers in the document are too large for this comparison", "explain --why")
+    return steps
+
+
+def _stages(trace: Trace, focus: Focus) -> list[Step]:
     """The four stages a, b, c, d (b is left out for cross-attention, where X·Xᵀ means nothing)."""
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)

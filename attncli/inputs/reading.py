@@ -1,0 +1,76 @@
+"""Reading a named file: every reason it cannot be read is one clear message, and its text must be UTF-8.
+
+A missing file, a folder, a device, a loop of symbolic links, a folder without
+permission on the way, a name too long or holding a NUL character: each is an
+:class:`AttnError` naming the file, never an OSError or RuntimeError (exit 70).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from attncli.core.errors import AttnError
+
+
+def read_bytes(path: Path, limit: int) -> bytes:
+    """The file's bytes (at most ``limit + 1``); a named pipe is read too (``attncli compute <(…)``)."""
+    mode = file_status(path, str(path), "a file").st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise AttnError("is not a regular file (a device or socket)", str(path))
+    try:
+        with path.open("rb") as f:
+            return f.read(limit + 1)
+    except PermissionError:
+        raise AttnError("permission denied", str(path)) from None
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", str(path)) from None
+
+
+def file_status(path: Path, name: str, kind: str) -> os.stat_result:
+    """``os.stat`` of a file to read, through its links: every reason it cannot be read is one clear message.
+
+    A missing file, a folder (``kind`` says what was expected instead), a loop of
+    symbolic links, a folder on the way without permission, a name too long or with
+    a NUL character in it.
+    """
+    try:
+        status = path.stat()
+    except ValueError:  # os.stat refuses a NUL character (a JSON "\u0000" or YAML "\0" in a file name)
+        raise AttnError("the file name holds a NUL character", name) from None
+    except PermissionError:
+        raise AttnError("permission denied (the file, or a folder on its way, may not be read)", name) from None
+    except OSError as e:
+        dangling = e.errno == errno.ENOENT and os.path.islink(path)  # (islink: False for any failure)
+        reasons = {
+            errno.ENOENT: "no such file" + (" (a symbolic link to a missing file)" if dangling else ""),
+            errno.ELOOP: "is a loop of symbolic links (or too many links in a row)",
+            errno.ENOTDIR: "no such file (a part of its path is a file, not a folder)",
+            errno.ENAMETOOLONG: "the file name is too long",
+        }
+        raise AttnError(reasons.get(e.errno, f"cannot be read ({e.strerror or type(e).__name__})"), name) from None
+    if stat.S_ISDIR(status.st_mode):
+        raise AttnError(f"is a directory, not {kind}", name)
+    return status
+
+
+def real_path(path: Path) -> Path:
+    """``path`` with its links followed; as it is written (absolute) when they cannot be (a loop, a NUL character)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: a loop of links (Python < 3.13)
+        return Path(os.path.abspath(path))
+
+
+def decode_utf8(raw: bytes, name: str) -> str:
+    """UTF-8 text without its byte-order mark; binary data and invalid bytes are named."""
+    if b"\x00" in raw[:8192]:
+        raise AttnError("is binary, not UTF-8 text", name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
+    return text.removeprefix("\ufeff")

@@ -1,0 +1,94 @@
+"""CSV, TSV and TXT matrix files: one row per line, cells that are numbers as JSON and YAML 1.2 write them.
+
+A cell that is not a number is named by its line and column and quoted, cut to
+CELL_CHARS characters: a document may name any file, and a message never shows
+more of it than that one cell (a password file named as a matrix prints no password).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from attncli.core.errors import CELL_CHARS, AttnError, plural, shorten
+from attncli.inputs.reading import decode_utf8
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
+_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+
+
+def read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> tuple[np.ndarray, list[int]]:
+    """A CSV/TSV/TXT matrix and the line of each row: blank lines and ``#`` lines skipped; a mask may say true/false."""
+    text = decode_utf8(raw, name)
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    text_lines = _LINE_BREAK.split(text)
+    for number, line in enumerate(text_lines, start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        cells = stripped.split(delimiter)
+        if boolean:
+            cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
+        try:
+            if "_" in stripped or not stripped.isascii():
+                raise ValueError  # float() reads 1_0 as 10 and '１２' as 12; the document's numbers do not (see _number_cell)
+            rows.append([float(c) for c in cells])
+        except ValueError:
+            rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
+        lines.append(number)
+        if len(rows[-1]) != len(rows[0]):
+            raise AttnError(
+                f"line {number} has {plural(len(rows[-1]), 'number')} but line {lines[0]} has {len(rows[0])} (ragged rows)", name
+            )
+    if not rows:
+        raise AttnError("holds no numbers (the file is empty)", name)
+    values = np.array(rows, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        r, c = bad[0]
+        cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
+        where = f"line {lines[r]}, column {c + 1}: {shorten(cell, CELL_CHARS)}"
+        if np.isinf(values[r, c]) and "inf" not in cell.lower():
+            raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
+        raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
+    return values, lines
+
+
+def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
+    """The row's numbers, or an error naming its first cell that is not one, quoting at most CELL_CHARS of it."""
+    for column, cell in enumerate(cells, start=1):
+        if _number_cell(cell):
+            continue
+        where = f"line {number}, column {column}"
+        text = cell.strip()
+        if not text:
+            raise AttnError(f"{where}: empty cell", name)
+        shown = repr(shorten(text, CELL_CHARS))
+        if boolean and not any(sep in cell for sep in ",;\t |"):
+            raise AttnError(f"{where}: {shown} is not a mask value (1/true = may attend, 0/false = masked)", name)
+        hint = ""
+        if not text.isascii() and any(ch.isdigit() for ch in text):
+            hint = " (write numbers with the digits 0-9)"
+        elif "_" in text:
+            hint = " (write numbers without underscores)"
+        elif number == 1 and any(ch.isalpha() for ch in cell):
+            hint = " (a header line? matrix files hold numbers only)"
+        elif any(sep in cell for sep in ",;\t |"):
+            kinds = {",": "commas", "\t": "tabs", None: "white space"}
+            hint = f" (this file kind separates cells with {kinds[delimiter]})"
+        raise AttnError(f"{where}: {shown} is not a number{hint}", name)
+    return [float(c) for c in cells]
+
+
+def _number_cell(cell: str) -> bool:
+    """A cell as float() reads it (also 'nan', 'inf': refused later, by name), but only ASCII and no underscores."""
+    text = cell.strip()
+    if "_" in text or not text.isascii():
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
