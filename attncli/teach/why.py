@@ -8,6 +8,8 @@ Also: marking the step where a learner's ``answer:`` first goes wrong.
 >>> import numpy as np
 >>> divide_rows(np.array([[1.0, 3.0], [2.0, -2.0]]))[0].tolist()
 [[0.25, 0.75], [0.0, 0.0]]
+>>> divide_rows(np.array([[1e-14, 3e-14]]))[0].tolist()
+[[0.25, 0.75]]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from attncli.core.attention import Trace, softmax
+from attncli.core.errors import AttnError
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import Focus, Numbers, Step, context
 from attncli.teach.texts import texts
@@ -27,15 +30,30 @@ def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
     (Seed 002 writes ``r / r.sum(axis=1)``, which broadcasts the sums along the
     columns instead of the rows; here ``keepdims`` divides each row by its own sum.)
+    "Adds up to 0" is relative to the row: relevances of 1e-14 are small, not zero.
     """
     total = r.sum(axis=1, keepdims=True)  # (n, 1)
-    zero = np.isclose(total[:, 0], 0.0, atol=1e-12)
+    zero = np.abs(total[:, 0]) <= 1e-12 * np.abs(r).sum(axis=1)  # cancelled out, relative to the row's size
     w = np.divide(r, total, out=np.zeros_like(r, dtype=float), where=~zero[:, None])
     return w, [int(i) for i in np.flatnonzero(zero)]
 
 
 def why_steps(trace: Trace, focus: Focus) -> list[Step]:
-    """The four stages a, b, c, d (b is left out for cross-attention, where X·Xᵀ means nothing)."""
+    """The four stages a, b, c, d (b is left out for cross-attention, where X·Xᵀ means nothing).
+
+    A stage whose numbers overflow float64 (X·Xᵀ of inputs near 1e200) is an error, not a table of inf.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below instead
+        out = _stages(trace, focus)
+    for step in out:
+        for table in step.numbers:
+            if not np.isfinite(table.matrix).all():
+                raise AttnError(f"stage {step.number}: the {table.key} overflows float64 (the numbers in the document "
+                                "are too large to compare this way)", "--why")
+    return out
+
+
+def _stages(trace: Trace, focus: Focus) -> list[Step]:
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)
     w, labels = t["why"], t["label"]
@@ -74,6 +92,7 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
+    from attncli.teach.check import shown
     from attncli.teach.check_view import cell_name
 
     wrong = next((f for f in findings if not f.ok), None)
@@ -84,7 +103,7 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
         cell = cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
-        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=f"{wrong.expected:.6g}", given=f"{wrong.given:.6g}")]
+        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected), given=shown(wrong.given))]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))
     return [dataclasses.replace(s, notes=[*s.notes, *notes]) if s.number == wrong.step else s for s in steps]
