@@ -119,7 +119,16 @@ def add_norm(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray |
     if spec.add_norm is None:
         return None, None
     gamma, beta, eps = spec.add_norm
-    return norm_after(spec.embedded, y, gamma, beta, eps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual, normalized = norm_after(spec.embedded, y, gamma, beta, eps)
+        check_finite(residual, "residual", spec.tokens)
+        variance = residual.var(axis=-1)  # beyond ~1e154 it overflows, and LayerNorm would quietly give 0
+    if not np.isfinite(variance).all():
+        row = int(np.argwhere(~np.isfinite(variance))[0][0])
+        raise AttnError(f"add_norm: the variance of the residual overflows float64 at row {row + 1} "
+                        f"('{spec.tokens[row]}'); the numbers in the document are too large to normalise")
+    check_finite(normalized, "add_norm", spec.tokens)
+    return residual, normalized
 
 
 def check_finite(array: np.ndarray, name: str, labels: list[str]) -> None:
