@@ -12,10 +12,18 @@ from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
 
 
+def _finite_tolerance(value: float) -> float:
+    """NaN and inf get past ``min=0.0`` (no comparison with NaN is false… or true), yet would accept every answer."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number (give a tolerance ≥ 0, such as 0.005)")
+    return value
+
+
 @app.command()
 def check(
     file: FileArg,
-    tol: Annotated[float, typer.Option("--tol", min=0.0, help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
+    tol: Annotated[float, typer.Option("--tol", min=0.0, callback=_finite_tolerance,
+                                       help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
     debug: Debug = False,
 ) -> None:
     """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.

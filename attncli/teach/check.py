@@ -10,11 +10,16 @@ Each given key is compared cell by cell within an absolute tolerance.  When an
 answer is wrong, the classic mistakes are recomputed and compared too, so the
 report can say *how* it went wrong (scaling forgotten, softmax over the wrong
 axis, rounding too early, …), not only *where*.
+
+A cell may be left ``null`` only where there is no number to give: a masked
+scaled score.  Anywhere else a ``null`` is a cell left blank, so it is wrong
+(the report says "yours null"), never quietly correct.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +37,12 @@ STEP = {"queries": 3, "keys": 3, "values": 3, "scores": 4, "scaled_scores": 4, "
         "head_outputs": 7, "output": 8}
 PER_QUERY_AXIS = {"queries": 1, "scores": 1, "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0}
 DEFAULT_TOL = 0.005
+LEFT_EMPTY = "only a masked scaled score may be left null; every other cell has a number (a masked key's weight is 0)"
 
 
 @dataclass(frozen=True)
 class Answer:
-    arrays: dict[str, np.ndarray]  # key -> what the learner wrote (NaN where a masked cell was left null)
+    arrays: dict[str, np.ndarray]  # key -> what the learner wrote (NaN where a cell was left null)
     query: int | None  # 0-based
     head: int | None  # 0-based
 
@@ -48,7 +54,7 @@ class Finding:
     ok: bool
     cell: tuple[int, ...] | None = None  # the first wrong cell, counting from 0, in the given array
     expected: float | None = None
-    given: float | None = None
+    given: float | None = None  # NaN: the learner left the cell null
     problem: str | None = None  # a shape problem, when the answer has the wrong shape
     hint: str | None = None
 
@@ -132,8 +138,29 @@ def select(full: np.ndarray, key: str, answer: Answer, heads: int) -> np.ndarray
     return array
 
 
+def check_tolerance(tol: float) -> float:
+    """``tol`` if it is a finite number ≥ 0: NaN would accept every answer (no difference is > NaN), so would inf."""
+    if not (math.isfinite(tol) and tol >= 0):
+        raise AttnError(f"the tolerance must be a finite number ≥ 0, not {tol!r}", "--tol")
+    return tol
+
+
+def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
+    """Where the learner may write ``null`` (True), in the shape of :func:`expected_of`: masked scaled scores."""
+    full = np.zeros(array_of(trace, key).shape, dtype=bool)
+    if key == "scaled_scores" and trace.spec.mask is not None:
+        full[:] = ~trace.spec.mask  # (n, m) onto every head
+    return select(full, key, answer, trace.spec.heads)
+
+
+def shown(value: float | None) -> str:
+    """A compared value as the report writes it: ``1.93662``, or ``null`` for a cell left null."""
+    return "null" if value is None or math.isnan(value) else f"{value:.6g}"
+
+
 def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Finding]:
     """One finding per answered key, in the order the steps compute them."""
+    check_tolerance(tol)
     findings = []
     with np.errstate(all="ignore"):  # a mistake's numbers may overflow: it then matches nothing (see _matches)
         mistakes = _mistakes(trace)
@@ -148,31 +175,37 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Findin
             problem = f"has shape {_shape(given.shape)} but {key.replace('_', ' ')} here are {_shape(expected.shape)}"
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
             continue
-        wrong = np.argwhere(np.abs(given - expected) > tol)  # NaN (a null) is never "wrong"
+        skip = np.isnan(given) & may_be_null(trace, key, answer)  # a masked scaled score left null: nothing to compare
+        wrong = np.argwhere(~skip & ~(np.abs(given - expected) <= tol))  # a null elsewhere (NaN) is wrong
         if not len(wrong):
             findings.append(Finding(key, steps[key], True))
             continue
         cell = tuple(int(i) for i in wrong[0])
-        hint = next((text for text, make in mistakes.get(key, []) if _matches(given, make, key, answer, spec.heads, tol)), None)
+        if np.isnan(given[cell]):
+            hint = LEFT_EMPTY
+        else:
+            hint = next((text for text, make in mistakes.get(key, [])
+                         if _matches(given, make, key, answer, spec.heads, tol, skip)), None)
         findings.append(Finding(key, steps[key], False, cell, float(expected[cell]), float(given[cell]), hint=hint))
     return findings
 
 
-def _matches(given: np.ndarray, make: Callable[[], np.ndarray], key: str, answer: Answer, heads: int, tol: float) -> bool:
+def _matches(given: np.ndarray, make: Callable[[], np.ndarray], key: str, answer: Answer, heads: int, tol: float,
+             skip: np.ndarray) -> bool:
     """Whether a mistake's numbers are the answer; a mistake whose numbers overflow float64 matches nothing."""
     try:
         with np.errstate(all="ignore"):
             candidate = make()
     except (AttnError, OverflowError, ZeroDivisionError):  # attend's overflow error, or a Python float's
         return False
-    return _close(given, select(candidate, key, answer, heads), tol)
+    return _close(given, select(candidate, key, answer, heads), tol, skip)
 
 
-def _close(given: np.ndarray, candidate: np.ndarray, tol: float) -> bool:
+def _close(given: np.ndarray, candidate: np.ndarray, tol: float, skip: np.ndarray) -> bool:
+    """Does the answer match this mistake's numbers everywhere (but where a masked cell was left null)?"""
     if candidate.shape != given.shape:
         return False
-    diff = np.abs(given - candidate)
-    return bool(np.all(np.isnan(diff) | (diff <= tol)))
+    return bool(np.all(skip | (np.abs(given - candidate) <= tol)))
 
 
 def _shape(shape: tuple[int, ...]) -> str:

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.core.errors import visible
+from attncli.teach.check import shown
 
 
 def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float) -> Group:
@@ -23,7 +24,7 @@ def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: 
             message = Text(f"wrong: {f.problem}", style="red")
         else:
             where = cell_name(f.cell, f.key, tokens, key_tokens)
-            message = Text(f"wrong at {where}: expected {f.expected:.6g}, yours {f.given:.6g}", style="red")
+            message = Text(f"wrong at {where}: expected {shown(f.expected)}, yours {shown(f.given)}", style="red")
         row = Table.grid()
         row.add_column(no_wrap=True)
         row.add_column()

@@ -20,11 +20,16 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.outputs.formulas import output_formula, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import dims, number
-from attncli.teach.lines import dot_line, fixed, scaled_line, vector, weighted_line
+from attncli.teach.lines import dot_line, factor, fixed, quotient_line, scaled_line, vector, weighted_line
 from attncli.teach.texts import texts
 
 EXTRA_STEPS = ("positional", "add_norm")
 MAX_LINES = 12  # worked lines per list; the rest are in the tables
+# Step 5 writes exp(z) as it is while the row's largest score is in [0, SHIFT_ABOVE]: then the largest
+# exponential is between 1 and e^30, so the written sum and quotients are true to the decimals shown.
+# Outside that range it subtracts the row max first, as the code does: exp(1000) overflows, and
+# exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
+SHIFT_ABOVE = 30
 
 
 @dataclass(frozen=True)
@@ -192,21 +197,21 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if not allowed.any():  # nothing to normalise: weights and output 0, as PyTorch's SDPA gives
         keys = ["all_masked"]
     elif spec.normalize == "softmax":
-        shift = float(z[allowed].max()) if allowed.any() and z[allowed].max() > 30 else 0.0  # exp(z) stays readable
-        e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)
+        top = float(z[allowed].max())
+        shift = top if top > SHIFT_ABOVE or top < 0 else 0.0  # the row max subtracted, as the code does
+        e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)  # the largest is 1 after a shift
         num = lambda x: number(x, p)  # noqa: E731
-        shifted = "" if shift == 0 else f" − {num(shift)}"
+        shifted = "" if shift == 0 else f" − {factor(shift, p)}"
         shown = [j for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
         lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''} = {num(e.sum())}")
         lines += [f"{tokens[j]}: a = {num(e[j])} / {num(e.sum())} = {num(a[j])}" for j in shown]
-        numbers.append(Numbers("exponentials", t["label"]["exponentials"], e[None, :], row, tokens,
-                               None if allowed.all() else ~allowed[None, :]))
-        keys = ["softmax"] + ([] if shift == 0 else ["shift"])
+        label = t["label"]["exponentials" if shift == 0 else "exponentials_shifted"]
+        numbers.append(Numbers("exponentials", label, e[None, :], row, tokens, None if allowed.all() else ~allowed[None, :]))
+        keys = ["softmax"] + ([] if shift == 0 else ["shift" if shift > 0 else "shift_negative"])
     elif spec.normalize == "sum":
         total = float(np.where(allowed, z, 0.0).sum())
-        lines = [f"{tokens[j]}: a = {vector([z[j]], p)[1:-1]} / {vector([total], p)[1:-1]} = {vector([a[j]], p)[1:-1]}"
-                 for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
+        lines = [f"{tokens[j]}: a = {quotient_line(z[j], total, a[j], p)}" for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         keys = ["sum"]
     else:
         keys = ["none"]
@@ -272,7 +277,7 @@ def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     eps = spec.add_norm[2]  # (gamma, beta, eps)
     mean, var = float(r.mean()), float(r.var())  # the two numbers LayerNorm uses for this row
     lines = [f"r · {spec.tokens[i]} = {vector(r, p)}",
-             f"mean = {mean:.{p}f}   var = {var:.{p}f}   ε = {eps:g}",
+             f"mean = {number(mean, p)}   var = {number(var, p)}   ε = {eps:g}",
              f"LayerNorm(r) = {vector(trace.normalized[i], p)}"]
     x = "X + P" if spec.positional is not None else "X"
     d = dims(spec.inputs.shape[1])

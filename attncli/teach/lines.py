@@ -1,9 +1,17 @@
 """The arithmetic of one step written out as text: ``1·0 + 0·1 + 2·1 = 2``.
 
+Every number has the same decimals, so a factor too small for them would read 0;
+when its product is not 0 at those decimals, the factor is written in e-notation
+instead, so that the line stays true (``1.0000e-20 × [1.0000e+25] = [100000]``).
+
 >>> dot_line([1, 0, 2], [0, 1, 1], 2.0, 4)
 '1·0 + 0·1 + 2·1 = 2'
 >>> vector([0.5, 2.0], 4)
 '[0.5000, 2]'
+>>> weighted_line(1e-20, [0, 1e25], [0, 1e5], 4)
+'1.0000e-20 × [0, 1.0000e+25] = [0, 100000]'
+>>> quotient_line(1e-6, 2e-6, 0.5, 4)
+'1.0000e-06 / 2.0000e-06 = 0.5000'
 """
 
 from __future__ import annotations
@@ -13,10 +21,31 @@ from attncli.outputs.numbers import number
 MAX_TERMS = 8  # a longer dot product shows its first and last terms around "…"
 
 
-def vector(xs, precision: int, limit: int = MAX_TERMS) -> str:
-    """``[1, 0.5000, 2]``; a long vector keeps its first and last entries."""
+def reads_zero(x: float, precision: int) -> bool:
+    """Is ``x`` not 0 but written as 0 (``0.0000``) with these decimals?"""
+    return x != 0 and float(number(x, precision)) == 0
+
+
+def operand(x: float, precision: int, partner: float | None = None) -> str:
+    """``x`` as :func:`number` writes it, or in e-notation when it would read 0 yet ``x · partner`` would not."""
+    x = float(x)
+    if reads_zero(x, precision) and (partner is None or not _zero_shown(x * float(partner), precision)):
+        return f"{x:.{precision}e}"
+    return number(x, precision)
+
+
+def _zero_shown(x: float, precision: int) -> bool:
+    return float(number(x, precision)) == 0
+
+
+def vector(xs, precision: int, limit: int = MAX_TERMS, partner: float | None = None) -> str:
+    """``[1, 0.5000, 2]``; a long vector keeps its first and last entries.
+
+    With ``partner`` (the vector is multiplied by it), an entry that would read 0 while
+    its product does not is written in e-notation.
+    """
     xs = [float(x) for x in xs]
-    parts = [number(x, precision) for x in xs]
+    parts = [number(x, precision) if partner is None else operand(x, precision, partner) for x in xs]
     if len(parts) > limit:
         parts = parts[: limit // 2] + ["…"] + parts[-2:]
     return "[" + ", ".join(parts) + "]"
@@ -27,15 +56,15 @@ def fixed(xs, decimals: int) -> str:
     return "[" + ", ".join(f"{float(x):.{decimals}f}" for x in xs) + "]"
 
 
-def factor(x: float, precision: int) -> str:
-    """A factor inside a product: negatives in brackets, ``1·(-0.5)``."""
-    text = number(x, precision)
+def factor(x: float, precision: int, partner: float | None = None) -> str:
+    """A factor inside a product: negatives in brackets, ``1·(-0.5)``; see :func:`operand` for ``partner``."""
+    text = number(x, precision) if partner is None else operand(x, precision, partner)
     return f"({text})" if text.startswith("-") else text
 
 
 def dot_line(q, k, s: float, precision: int) -> str:
     """One score written as its dot product: every product q_d·k_d, then the sum."""
-    terms = [f"{factor(a, precision)}·{factor(b, precision)}" for a, b in zip(q, k)]
+    terms = [f"{factor(a, precision, b)}·{factor(b, precision, a)}" for a, b in zip(q, k)]
     if len(terms) > MAX_TERMS:
         terms = terms[: MAX_TERMS // 2] + ["…"] + terms[-2:]
     return " + ".join(terms) + f" = {number(s, precision)}"
@@ -45,9 +74,22 @@ def scaled_line(s: float, spec, z: float, precision: int) -> str:
     """The score times the scale: ``4 / √3 = 2.3094`` or ``0.5 × 4 = 2``."""
     if spec.scale_name == "sqrt":
         return f"{factor(s, precision)} / √{spec.d_k} = {number(z, precision)}"
-    return f"{factor(spec.scale, precision)} × {factor(s, precision)} = {number(z, precision)}"
+    k = operand(spec.scale, precision)  # one constant, written the same on every line (1.0000e-10, not 0.0000)
+    k = f"({k})" if k.startswith("-") else k
+    return f"{k} × {factor(s, precision, spec.scale)} = {number(z, precision)}"
 
 
 def weighted_line(a: float, v, av, precision: int) -> str:
     """One weight times its value row: ``0.4683 × [2, 8, 0] = [0.9366, 3.7464, 0]``."""
-    return f"{number(a, precision)} × {vector(v, precision)} = {vector(av, precision)}"
+    v = [float(x) for x in v]
+    big = max(v, key=abs, default=0.0)  # a tiny weight reads 0 unless one of its products does not
+    return f"{operand(a, precision, big)} × {vector(v, precision, partner=a)} = {vector(av, precision)}"
+
+
+def quotient_line(x: float, total: float, a: float, precision: int) -> str:
+    """One number divided by a sum, ``x / total = a``, in e-notation where the decimals would read 0:
+    a divisor, and a dividend whose quotient does not read 0."""
+    tiny = reads_zero(total, precision)
+    top = f"{x:.{precision}e}" if reads_zero(x, precision) and (tiny or not _zero_shown(a, precision)) else number(x, precision)
+    bottom = f"{total:.{precision}e}" if tiny else number(total, precision)
+    return f"{top} / {bottom} = {number(a, precision)}"

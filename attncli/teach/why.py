@@ -8,6 +8,8 @@ Also: marking the step where a learner's ``answer:`` first goes wrong.
 >>> import numpy as np
 >>> divide_rows(np.array([[1.0, 3.0], [2.0, -2.0]]))[0].tolist()
 [[0.25, 0.75], [0.0, 0.0]]
+>>> divide_rows(np.array([[1e-14, 3e-14]]))[0].tolist()
+[[0.25, 0.75]]
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
     (Seed 002 writes ``r / r.sum(axis=1)``, which broadcasts the sums along the
     columns instead of the rows; here ``keepdims`` divides each row by its own sum.)
+    "Adds up to 0" is relative to the row: relevances of 1e-14 are small, not zero.
     """
     total = r.sum(axis=1, keepdims=True)  # (n, 1)
-    zero = np.isclose(total[:, 0], 0.0, atol=1e-12)
+    zero = np.abs(total[:, 0]) <= 1e-12 * np.abs(r).sum(axis=1)  # cancelled out, relative to the row's size
     w = np.divide(r, total, out=np.zeros_like(r, dtype=float), where=~zero[:, None])
     return w, [int(i) for i in np.flatnonzero(zero)]
 
@@ -87,6 +90,7 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
+    from attncli.teach.check import shown
     from attncli.teach.check_view import cell_name
 
     wrong = next((f for f in findings if not f.ok), None)
@@ -97,7 +101,7 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
         cell = cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
-        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=f"{wrong.expected:.6g}", given=f"{wrong.given:.6g}")]
+        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected), given=shown(wrong.given))]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))
     return [dataclasses.replace(s, notes=[*s.notes, *notes]) if s.number == wrong.step else s for s in steps]

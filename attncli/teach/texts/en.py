@@ -14,7 +14,7 @@ TEXTS = {
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
         "queries": "Queries  Q", "keys": "Keys  K", "values": "Values  V",
         "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked",
-        "exponentials": "Exponentials  e^z", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
+        "exponentials": "Exponentials  e^z", "exponentials_shifted": "Exponentials  e^(z − max z)", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
@@ -96,6 +96,10 @@ TEXTS = {
                    "a score a little higher than the rest gets a clearly larger share.",
         "shift": "The scores are large, so the largest one is subtracted before exponentiating; this changes none of "
                  "the weights (it cancels in the division) but keeps e^z from overflowing.",
+        "shift_negative": "Every score here is negative, so every e^z is small: below about −745 it is even rounded to "
+                          "exactly 0 in float64, and the division would read 0 / 0. So the largest score is subtracted "
+                          "first, as attention code always does: the largest exponential becomes e^0 = 1, and the "
+                          "weights stay the same (the shift cancels in the division).",
         "sum": "This document uses normalize: sum: each score is simply divided by the sum of its row. That gives "
                "weights adding up to 1 when the scores are positive, but unlike softmax it breaks down for negative "
                "scores or a row summing to zero.",

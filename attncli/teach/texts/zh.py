@@ -13,7 +13,7 @@ TEXTS = {
         "b_q": "查询偏置  b_Q", "b_k": "键偏置  b_K", "b_v": "值偏置  b_V",
         "queries": "查询  Q", "keys": "键  K", "values": "值  V",
         "scores": "得分  s", "scaled_scores": "缩放后的得分  z", "masked": "已屏蔽",
-        "exponentials": "指数  e^z", "weights": "权重  a", "weighted_values": "加权后的值  a_j · v_j",
+        "exponentials": "指数  e^z", "exponentials_shifted": "指数  e^(z − max z)", "weights": "权重  a", "weighted_values": "加权后的值  a_j · v_j",
         "head_output": "输出  y", "all_weights": "全部权重  A", "head_outputs": "全部输出  H",
         "concat": "各头拼接  concat(H₁ … H_h)", "output": "输出  Y",
         "residual": "残差  R", "normalized": "Add & Norm  LayerNorm(R)",
@@ -81,6 +81,9 @@ TEXTS = {
                    "再用每个指数除以总和。由于指数函数增长很快，比别人稍高一点的得分就能分到明显更多的权重。",
         "shift": "这里的得分较大，所以先减去其中的最大值再取指数。这一步在除法中会被约掉，权重完全不变，"
                  "却能避免 e^z 溢出。",
+        "shift_negative": "这里的得分全是负数，所以每个 e^z 都很小：得分低于约 −745 时，float64 甚至会把它舍入成恰好 0，"
+                          "除法就成了 0 / 0。因此先减去其中的最大值，这也是注意力代码一贯的做法：最大的指数变成 e^0 = 1，"
+                          "而权重完全不变（这一步在除法中会被约掉）。",
         "sum": "本文档设置了 normalize: sum：每个得分直接除以所在行的总和。得分都为正时，权重之和同样为 1；"
                "但与 softmax 不同，一旦出现负分或整行之和为零，这种做法就行不通了。",
         "none": "本文档设置了 normalize: none：缩放后的得分原样当作权重使用，不要求它们加起来等于 1。",
