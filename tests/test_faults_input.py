@@ -551,7 +551,7 @@ DIGIT_OPTIONS = [
     (["compute", "--scale", "1_000"], ["--scale", "'1_000' is not sqrt, none or a number"]),
     (["compute", "--scale", "nan"], ["--scale", "'nan' is not sqrt, none or a number"]),
     (["compute", "--scale", "1e999"], ["--scale", "beyond float64"]),
-    (["check", "--tol", "nan"], ["--tol", "nan is not a finite number"]),
+    (["check", "--tol", "nan"], ["--tol", "must be a finite number ≥ 0, not nan"]),
 ]
 
 

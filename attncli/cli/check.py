@@ -1,6 +1,5 @@
 """attncli check: a learner's hand calculation (the document's ``answer:``) against the computed numbers."""
 
-import math
 from typing import Annotated
 
 import typer
@@ -12,17 +11,10 @@ from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
 
 
-def _finite_tolerance(value: float) -> float:
-    """NaN and inf get past ``min=0.0`` (no comparison with NaN is false… or true), yet would accept every answer."""
-    if not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number (give a tolerance ≥ 0, such as 0.005)")
-    return value
-
-
 @app.command()
 def check(
     file: FileArg,
-    tol: Annotated[float, typer.Option("--tol", min=0.0, callback=_finite_tolerance,
+    tol: Annotated[float, typer.Option("--tol", min=0.0,
                                        help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
     debug: Debug = False,
 ) -> None:
@@ -50,11 +42,10 @@ def check(
         from attncli.core.errors import AttnError
         from attncli.inputs.document import read_document
         from attncli.teach.check import check as check_answer
-        from attncli.teach.check import read_answer
+        from attncli.teach.check import check_tolerance, read_answer
         from attncli.teach.check_view import check_report
 
-        if not math.isfinite(tol):  # (the option parser lets nan through: every answer would be "correct")
-            raise AttnError(f"{tol} is not a finite number", "--tol")
+        check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         doc = read_document(file)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
