@@ -20,12 +20,10 @@ ATTNCLI_FUZZ_EXAMPLES to draw more than 8 batches per command when hunting). ``-
 mount namespace with a /dev of its own (``unshare``, as root): a program that replaced /dev/null must not break
 the machine. Without ``unshare`` those cases are skipped.
 
-Known failures: bugs other engineers are fixing are classes in ``KNOWN_CLASSES``, each with an exact reproduction
-in ``KNOWN_FAILURES``. The documented filter, :func:`known_class`, excuses a broken promise only when the case is
-one that bug breaks (e.g. a FIFO destination), the sentence is one that bug causes, and the run shows the bug's
-sign (e.g. "Symlink loop"); every other promise of every case is still checked. ``test_known_failures`` runs the
-reproductions with the same strict checks, ``xfail(strict=False)``: once a class is fixed it passes (XPASS), and
-its class and reproduction should go.
+Known failures: while issue 14's fixes were being made, the harness found seven classes of broken promises
+(``KNOWN_FAILURES``, each an exact reproduction). All are fixed: ``test_fixed_failures_stay_fixed`` replays them
+with every promise checked, and ``KNOWN_CLASSES`` (what :func:`known_class` may excuse) is empty. A bug found
+later and not yet fixed goes there as a class, so the rest of each affected case is still checked.
 """
 
 from __future__ import annotations
@@ -491,19 +489,7 @@ def _columns(case: Case) -> int:
     return int(value) if value.isdigit() else 80
 
 
-KNOWN_CLASSES = [
-    KnownClass("mode-0600-lost", "output writing", lambda c: c.dest in ("existing", "symlink"),
-               ("the existing ",), "changed its mode from 0o600 to 0o644"),
-    KnownClass("fifo-replaced", "output writing", lambda c: c.dest == "fifo",
-               ("the FIFO ", "the FIFO's reader got nothing", "-o fifo is not strict JSON"), "was replaced (now -rw"),
-    KnownClass("trailing-slash-writes-a-file", "output writing", lambda c: c.dest == "slash",
-               ("a destination of kind slash was not refused (exit 0)", "unexpected files: ['folder")),
-    KnownClass("symlink-loop-internal-error", "output writing", lambda c: c.dest == "loop", INTERNAL, "Symlink loop"),
-    KnownClass("devnull-replaced", "output writing", lambda c: c.dest == "devnull",
-               ("/dev/null is no longer a character device",)),
-    KnownClass("narrow-terminal-internal-error", "terminal rendering (Rich tables in cli/write.py's console)",
-               lambda c: 0 < _columns(c) < 20, INTERNAL, "Sum of ratios must be > 0"),
-]
+KNOWN_CLASSES: list[KnownClass] = []  # none left: the seven classes recorded below were fixed (issue 14)
 
 
 def known_class(case: Case, problem: str, problems: list[str]) -> str | None:
@@ -620,19 +606,8 @@ def test_every_kind_of_destination(start):
     run_all(every_destination()[start:start + 16])
 
 
-def test_the_filter_excuses_each_known_failure_and_nothing_else():
-    """Each recorded problem is excused by its own class; the same problems in other cases are not."""
-    plain = Case("compute", ("{DOC}", "--format", "json", "-o", "{DEST}"), GOOD, dest="new", dest_suffix=".json")
-    for known in KNOWN_FAILURES:
-        problems = known.observed.split("\n")
-        for problem in problems:
-            assert known_class(known.case, problem, problems) == known.id, (known.id, problem)
-            assert known_class(plain, problem, problems) is None, (known.id, problem)
-    assert {known.id for known in KNOWN_FAILURES} == {known.id for known in KNOWN_CLASSES}
-
-
-@pytest.mark.xfail(strict=False, reason="bugs other engineers fix in parallel (see KNOWN_FAILURES); passes once fixed")
 @pytest.mark.parametrize("known", KNOWN_FAILURES, ids=[k.id for k in KNOWN_FAILURES])
-def test_known_failures(known):
+def test_fixed_failures_stay_fixed(known):
+    """Each class the harness found while the fixes were being made, replayed with every promise checked."""
     _, problems = run_case(known.case)
     assert not problems, f"{known.case.shell()}\n    " + "\n    ".join(problems)
