@@ -73,7 +73,7 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
     keys = ["body"] + (["identity"] if spec.identity else [])
     if spec.kv_heads < spec.heads:  # grouped-query: which K/V head this query head shares, and why
-        keys += ["gqa", "mqa" if spec.kv_heads == 1 else "gqa_why"]
+        keys += ["mqa_share", "mqa"] if spec.kv_heads == 1 else ["gqa", "gqa_why"]
     elif spec.heads > 1:
         keys.append("heads")
     if spec.d_k != spec.d_v:
@@ -124,7 +124,8 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     for j in range(min(spec.m, MAX_LINES)):
         name = f"{spec.tokens[i]} · {spec.context_tokens[j]}"
         if spec.score == "additive":
-            lines.append(f"{name}: vᵀ·tanh(q·W₁ + k·W₂) = {vector([s[j]], p)[1:-1]}")
+            qk = "q·W₁ + k·W₂" if spec.rope is None else "q′·W₁ + k′·W₂"
+            lines.append(f"{name}: vᵀ·tanh({qk}) = {vector([s[j]], p)[1:-1]}")
         else:
             lines.append(f"{name}: {dot_line(q[h, i], k[kv, j], s[j], p)}")
         lines[-1] += modern.scaled_lines(s[j], spec, z[j], p)
@@ -132,7 +133,8 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
             lines[-1] += f"   →   {t['label']['masked']}"
     if spec.m > MAX_LINES:
         lines.append("…")
-    keys = ["additive" if spec.score == "additive" else "dot"] + (["rope"] if spec.rope is not None else [])
+    keys = ["additive" if spec.score == "additive" else "dot"]
+    keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
     keys += [f"scale_{spec.scale_name}" + ("_softcap" if spec.softcap is not None and spec.scale_name == "none" else "")]
     keys += [] if spec.softcap is None else ["softcap"]
     keys += [] if spec.mask is None else [f"mask_{spec.mask_name}"]

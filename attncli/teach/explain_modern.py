@@ -60,17 +60,17 @@ def norm_lines(x: np.ndarray, norm: Norm, result: np.ndarray, name: str, precisi
         root = float(np.sqrt(ms + norm.eps))
         lines = [f"mean({name}²) = ({squares_line(x, p)}) / {d} = {num(ms)}",
                  f"√(mean({name}²) + ε) = √({num(ms)} + {norm.eps:g}) = {num(root)}"]
-        divided = x / root
-        last = f"{name}̂ = {gamma}{name} / {num(root)} = "
+        divided, expr = x / root, f"{gamma}{name} / {num(root)}"
     else:
         mean, var = float(x.mean()), float(x.var())
         root = float(np.sqrt(var + norm.eps))
         lines = [f"mean = {num(mean)}   var = mean(({name} − mean)²) = {num(var)}",
                  f"√(var + ε) = √({num(var)} + {norm.eps:g}) = {num(root)}"]
-        divided = (x - mean) / root
-        last = f"{name}̂ = {gamma}({name} − {factor(mean, p)}) / {num(root)}{'' if zeros else ' + β'} = "
-    if not ones:
-        last += f"{vector(norm.gamma, p)} ⊙ {vector(divided, p)}{'' if zeros else ' + ' + vector(norm.beta, p)} = "
+        divided, expr = (x - mean) / root, f"{gamma}({name} − {factor(mean, p)}) / {num(root)}{'' if zeros else ' + β'}"
+    last = f"{name}\u0302 = {expr} = "
+    if not ones or not zeros:  # γ and β with their numbers
+        last += ("" if ones else f"{vector(norm.gamma, p)} ⊙ ") + vector(divided, p)
+        last += ("" if zeros else f" + {vector(norm.beta, p)}") + " = "
     return lines + [last + vector(result, p)]
 
 
@@ -156,7 +156,7 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     freqs = [f"{x:.{p}g}" for x in rope.frequencies[:MAX_FREQUENCIES]] + (["…"] if rope.dims // 2 > MAX_FREQUENCIES else [])
     pq, pk = spec.query_positions[i], spec.key_positions[j]
     first = (1, rope.dims // 2 + 1) if rope.style == "half" else (1, 2)
-    ctx = dict(ctx, dims=rope.dims, half=rope.dims // 2, half_minus=rope.dims // 2 - 1, rest=spec.d_k - rope.dims, freqs="[" + ", ".join(freqs) + "]",
+    ctx = dict(ctx, dims=rope.dims, half=rope.dims // 2, i_range="0" if rope.dims == 2 else f"0 … {rope.dims // 2 - 1}", rest=spec.d_k - rope.dims, freqs="[" + ", ".join(freqs) + "]",
                base=f"{rope.base:g}" if rope.base is not None else "", k=f"“{spec.context_tokens[j]}”",
                p=number(pq, p), pk=number(pk, p), a=first[0], b=first[1], f0=f"{rope.frequencies[0]:.{p}g}")
     keys = ["body", rope.style, "base" if rope.base is not None else "given"]

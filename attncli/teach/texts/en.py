@@ -63,6 +63,9 @@ TEXTS = {
                    "cache) instead of computing them again for each new token. With {g} key/value heads instead of {h}, "
                    "each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times smaller, and "
                    "less memory to read at every step, for little loss of quality.",
+        "mqa_share": "There are {h} query heads but a single key/value head (kv_heads: 1): each query head has its own "
+                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head 1, "
+                     "as every other head does (choose another head with --head).",
         "mqa": "With kv_heads: 1 every query head shares the one key/value head: this is multi-query attention (MQA), "
                "the extreme case of grouped-query attention. While a model generates text it keeps the keys and values "
                "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of each.",
@@ -97,6 +100,8 @@ TEXTS = {
         "rope": "Here the query and the keys have been rotated by their positions (step rope): the dot product is "
                 "taken between the rotated query q′ and each rotated key k′, so the score also depends on how far apart "
                 "the two tokens are.",
+        "rope_additive": "Here the query and the keys have been rotated by their positions (step rope): the score is "
+                         "computed from the rotated query q′ and the rotated keys k′.",
         "scale_none_softcap": "This document uses scale: none, so the scores are not divided by √d_k.",
         "softcap": "Then each scaled score z is soft-capped at c = {softcap}: z becomes c·tanh(z / c). tanh stays between "
                    "−1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes almost "
@@ -204,7 +209,7 @@ TEXTS = {
                 "Mistral and Qwen do it (rotate_half).",
         "interleaved": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is dimensions {a} "
                        "and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
-        "base": "The frequencies are f_i = θ^(−2i/dims) for i = 0 … {half_minus}, with θ = {base} and dims = {dims}: "
+        "base": "The frequencies are f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} and dims = {dims}: "
                 "f = {freqs} radians per position.",
         "given": "The document gives the frequencies itself: f = {freqs} radians per position (a scaled rope, or a "
                  "checkpoint's own inv_freq).",
