@@ -189,7 +189,7 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, i, p = trace.spec, focus.query, focus.precision
     x, y = spec.embedded[i], trace.output[i] if trace.normalized_output is None else trace.normalized_output[i]
     lines = post_norm_lines(trace, focus) if spec.post_norm is not None else []
-    added = "y" if spec.post_norm is None else "ŷ"
+    added = "y" if spec.post_norm is None else "y\u0302"  # ŷ, written as x̂ and X̂ are
     lines.append(f"r · {spec.tokens[i]} = x + {added} = {vector(x, p)} + {vector(y, p)} = {vector(trace.residual[i], p)}")
     d = dims(spec.inputs.shape[1])
     numbers = []
