@@ -87,6 +87,11 @@ def test_positions_counted_from_1(runner, tmp_path):
     # the scores do not change when every position moves by one: only p − p′ counts
     slip = reference(positions=[1, 2, 3, 4])
     assert check(runner, tmp_path, {"head": 1, "scores": rounded(slip["s"][0])}).exit_code == 0
+    # positions written out as 0 … n − 1 are the same slip; positions that start elsewhere are not
+    result = check(runner, tmp_path, {"head": 1, "queries_rotated": rounded(wrong)}, positions=[0, 1, 2, 3])
+    assert "hint: the positions were counted from 1" in result.stdout
+    result = check(runner, tmp_path, {"head": 1, "queries_rotated": rounded(rope(q, [6, 7, 8, 9]))}, positions=[5, 6, 7, 8])
+    assert result.exit_code == 1 and "hint" not in result.stdout
 
 
 def test_rotation_forgotten(runner, tmp_path):

@@ -81,7 +81,7 @@ def _rope_slips(trace: Trace, add, redo) -> None:
                 "the pairs were taken as halves (i, i + dims/2); this document pairs neighbours, 2i with 2i + 1 "
                 "(style: interleaved)")
         add(AFTER_ROPE, hint, redo(rope=Rope(rope.frequencies, other, rope.base)))
-    if spec.positions is None and spec.context_positions is None:  # the default positions count from 0
+    if all(np.array_equal(p, np.arange(len(p))) for p in (spec.query_positions, spec.key_positions)):  # 0 … n − 1
         add(("queries_rotated", "keys_rotated"), "the positions were counted from 1; they count from 0 (the first token "
             "is at position 0 and is not turned at all)",
             redo(positions=spec.query_positions + 1, context_positions=spec.key_positions + 1))
