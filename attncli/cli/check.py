@@ -23,7 +23,9 @@ def check(
     Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
     cell, the expected and the given value, and a hint when the mistake has a known shape
     (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
-    applied as W·x, heads split wrongly, rounding too early). Exit code 0: all correct;
+    applied as W·x, heads split wrongly, rounding too early; with rope: pairs interleaved
+    instead of halves or the reverse, positions counted from 1, rotation forgotten, values
+    rotated too). Exit code 0: all correct;
     1: something is wrong; 2: the document itself cannot be used.
 
     [bold]Example[/bold] (in the document):

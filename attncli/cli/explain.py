@@ -29,7 +29,7 @@ class ExplainFormat(str, Enum):
 @app.command()
 def explain(
     file: Annotated[Optional[str], typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the built-in illustrated example.", metavar="FILE")] = None,
-    step: Annotated[str, typer.Option("--step", "-s", help="Which step: 1 to 8, all (the default), or the extra steps positional / add_norm when the document uses them.")] = "all",
+    step: Annotated[str, typer.Option("--step", "-s", help="Which step: 1 to 8, all (the default), or the extra steps positional / pre_norm / rope / add_norm / residual when the document uses them.")] = "all",
     query: Annotated[Optional[str], typer.Option("--query", "-q", help="The query to follow: a number counting from 1, or a token label (default: the first).")] = None,
     head: Annotated[Optional[int], typer.Option("--head", help="The head to follow, counting from 1 (default: 1).")] = None,
     lang: Annotated[Lang, typer.Option("--lang", help="Language of the explanations: en or zh.")] = Lang.en,
@@ -44,9 +44,10 @@ def explain(
     The eight steps: 1 inputs, 2 weights, 3 queries/keys/values, 4 scores (each dot product
     written out), 5 softmax, 6 weighted values, 7 their sum (the output), 8 every query at once.
 
-    Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1) and
-    [bold]add_norm[/bold] (after step 8). With an [bold]answer:[/bold] section, the step where
-    the answer first goes wrong is marked.
+    Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1),
+    [bold]pre_norm[/bold] (before step 3), [bold]rope[/bold] (after step 3) and
+    [bold]add_norm[/bold] or [bold]residual[/bold] (after step 8). With an [bold]answer:[/bold]
+    section, the step where the answer first goes wrong is marked.
 
     [bold]Examples[/bold]
 
@@ -141,11 +142,13 @@ def _choose(steps: list, step: str) -> list:
         return [s for s in steps if s.number == number]
     if step in extras:
         return [s for s in steps if s.number == step]
-    from attncli.teach.explain import EXTRA_STEPS
+    from attncli.teach.explain import NEEDS
 
-    if step in EXTRA_STEPS:
-        needs = "positional:" if step == "positional" else "add_norm:"
-        raise AttnError(f"'{step}' needs {needs} in the document; the steps here are {valid}", "--step")
+    if step == "residual" and "add_norm" in extras:
+        raise AttnError(f"the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {valid}",
+                        "--step")
+    if step in NEEDS:
+        raise AttnError(f"'{step}' needs {NEEDS[step]} in the document; the steps here are {valid}", "--step")
     raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
 
 

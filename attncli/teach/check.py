@@ -6,7 +6,10 @@
       scores: [4, 16, 12]
       weights: [0.0, 0.98, 0.02]
 
-Each given key is compared cell by cell within an absolute tolerance.  When an
+Each given key is compared cell by cell within an absolute tolerance.  The keys of today's
+attention (``normalized_inputs``, ``queries_rotated``, ``keys_rotated``, ``residual`` …) may be
+answered when the document computes them; for ``keys``, ``values`` and ``keys_rotated`` with
+``kv_heads``, ``head`` names the query head, and the answer is for the key/value head it uses.  When an
 answer is wrong, the classic mistakes are recomputed and compared too, so the
 report can say *how* it went wrong (scaling forgotten, softmax over the wrong
 axis, rounding too early, …), not only *where*.
@@ -28,14 +31,23 @@ import numpy as np
 
 from attncli.core.attention import Trace, attend, softmax
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
+from attncli.core.scores import kv_head_of, shared
+from attncli.core.spec import Spec
 from attncli.inputs.matrices import read_value
-from attncli.outputs.serialize import array_of
+from attncli.outputs.serialize import NEEDS, array_of
+from attncli.teach.check_modern import downstream, modern_mistakes
 
-CHECKABLE = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs", "output")
+CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
+             "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual", "normalized")
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
-STEP = {"queries": 3, "keys": 3, "values": 3, "scores": 4, "scaled_scores": 4, "weights": 5,
-        "head_outputs": 7, "output": 8}
-PER_QUERY_AXIS = {"queries": 1, "scores": 1, "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0}
+STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "keys": 3, "values": 3,
+                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "scaled_scores": 4,
+                              "weights": 5, "head_outputs": 7, "output": 8, "normalized_output": "residual",
+                              "residual": "residual", "normalized": "add_norm"}
+PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "scaled_scores": 1,
+                  "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0, "residual": 0, "normalized": 0}
+NOT_PER_HEAD = ("normalized_inputs", "output", "normalized_output", "residual", "normalized")
+KV = ("keys", "values", "keys_rotated")  # one per key/value head
 DEFAULT_TOL = 0.005
 LEFT_EMPTY = "only a masked scaled score may be left null; every other cell has a number (a masked key's weight is 0)"
 
@@ -50,7 +62,7 @@ class Answer:
 @dataclass(frozen=True)
 class Finding:
     key: str
-    step: int
+    step: int | str  # 1 … 8, or an extra step's name (rope, pre_norm, residual, add_norm)
     ok: bool
     cell: tuple[int, ...] | None = None  # the first wrong cell, counting from 0, in the given array
     expected: float | None = None
@@ -72,6 +84,9 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     arrays = {}
     for key in CHECKABLE:
         if key in raw:
+            if array_of(trace, key) is None:
+                raise AttnError(f"needs {NEEDS[key]} in the document: without it there are no {key.replace('_', ' ')}",
+                                f"answer.{key}")
             try:
                 arrays[key] = _numbers(raw[key], folder)
             except AttnError as e:
@@ -124,14 +139,17 @@ def _mark(value: Any) -> Any:
 
 def expected_of(trace: Trace, key: str, answer: Answer) -> np.ndarray:
     """The computed array the learner's answer for ``key`` should equal."""
-    return select(array_of(trace, key), key, answer, trace.spec.heads)
+    return select(array_of(trace, key), key, answer, trace.spec)
 
 
-def select(full: np.ndarray, key: str, answer: Answer, heads: int) -> np.ndarray:
+def select(full: np.ndarray, key: str, answer: Answer, spec: Spec) -> np.ndarray:
+    """The part of ``full`` the answer is for: one head (a key/value head for K, V, K′), one query's row."""
     array = full
-    per_head = key != "output"
+    per_head = key not in NOT_PER_HEAD
+    heads = spec.kv_heads if key in KV else spec.heads
     if per_head and (answer.head is not None or heads == 1):
-        array = array[answer.head or 0]  # one head: the learner may leave the head axis out
+        head = answer.head or 0
+        array = array[int(kv_head_of(spec.heads, spec.kv_heads)[head]) if key in KV else head]  # one head: may be left out
     if answer.query is not None and key in PER_QUERY_AXIS:
         axis = PER_QUERY_AXIS[key] - (1 if per_head and array.ndim < full.ndim else 0)
         array = np.take(array, answer.query, axis=axis)
@@ -150,7 +168,7 @@ def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
     full = np.zeros(array_of(trace, key).shape, dtype=bool)
     if key == "scaled_scores" and trace.spec.mask is not None:
         full[:] = ~trace.spec.mask  # (n, m) onto every head
-    return select(full, key, answer, trace.spec.heads)
+    return select(full, key, answer, trace.spec)
 
 
 def shown(value: float | None) -> str:
@@ -165,7 +183,9 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Findin
     with np.errstate(all="ignore"):  # a mistake's numbers may overflow: it then matches nothing (see _matches)
         mistakes = _mistakes(trace)
     spec = trace.spec
-    steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8)
+    after = "add_norm" if spec.add_norm is not None else "residual"
+    steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8,
+                 residual=after, normalized_output=after)
     for key in sorted(answer.arrays, key=CHECKABLE.index):
         given, expected = answer.arrays[key], expected_of(trace, key, answer)
         if given.shape != expected.shape and given.size == expected.size and given.ndim == 1:
@@ -184,13 +204,13 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Findin
         if np.isnan(given[cell]):
             hint = LEFT_EMPTY
         else:
-            hint = next((text for text, make in mistakes.get(key, [])
-                         if _matches(given, make, key, answer, spec.heads, tol, skip)), None)
+            hint = next((text for text, make in mistakes.get(key, []) if _matches(given, make, key, answer, spec, tol, skip)),
+                        None)
         findings.append(Finding(key, steps[key], False, cell, float(expected[cell]), float(given[cell]), hint=hint))
     return findings
 
 
-def _matches(given: np.ndarray, make: Callable[[], np.ndarray], key: str, answer: Answer, heads: int, tol: float,
+def _matches(given: np.ndarray, make: Callable[[], np.ndarray | None], key: str, answer: Answer, spec: Spec, tol: float,
              skip: np.ndarray) -> bool:
     """Whether a mistake's numbers are the answer; a mistake whose numbers overflow float64 matches nothing."""
     try:
@@ -198,12 +218,12 @@ def _matches(given: np.ndarray, make: Callable[[], np.ndarray], key: str, answer
             candidate = make()
     except (AttnError, OverflowError, ZeroDivisionError):  # attend's overflow error, or a Python float's
         return False
-    return _close(given, select(candidate, key, answer, heads), tol, skip)
+    return _close(given, None if candidate is None else select(candidate, key, answer, spec), tol, skip)
 
 
-def _close(given: np.ndarray, candidate: np.ndarray, tol: float, skip: np.ndarray) -> bool:
+def _close(given: np.ndarray, candidate: np.ndarray | None, tol: float, skip: np.ndarray) -> bool:
     """Does the answer match this mistake's numbers everywhere (but where a masked cell was left null)?"""
-    if candidate.shape != given.shape:
+    if candidate is None or candidate.shape != given.shape:
         return False
     return bool(np.all(skip | (np.abs(given - candidate) <= tol)))
 
@@ -219,11 +239,12 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
     """For each key, (hint, how that mistake computes the key), tried in order."""
     spec = trace.spec
     redo = lambda **changes: attend(dataclasses.replace(spec, **changes))  # noqa: E731
-    q, k = trace.queries, trace.keys
+    q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
+    k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, spec.heads)  # (h, m, d_k)
     s = trace.scores
     a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.mask is None else spec.mask.T)
     a_wrong_axis = np.swapaxes(a_wrong_axis, -1, -2)
-    unscaled = "the scale was left out: scaled scores are scale × Q·Kᵀ"
+    unscaled = f"the scale was left out: scaled scores are scale × {'Q′·K′ᵀ' if spec.rope is not None else 'Q·Kᵀ'}"
     twice = "the scale was applied twice"
     inverted = "the scores were multiplied by √d_k instead of divided by it" if spec.scale_name == "sqrt" else None
     axis = "softmax ran down the columns (over queries); it runs along each row, over the keys"
@@ -233,9 +254,14 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
         for key in ("weights", "head_outputs", "output"):
             mistakes[key] += [(unscaled, lambda key=key: array_of(redo(scale=1.0), key)),
                               (twice, lambda key=key: array_of(redo(scale=spec.scale * spec.scale), key))]
-        mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale * spec.scale * s)]
+        if spec.softcap is None:
+            mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale * spec.scale * s)]
+        else:  # the cap comes after the scale: the slip is computed again through it
+            mistakes["scaled_scores"] += [(unscaled, lambda: array_of(redo(scale=1.0), "scaled_scores")),
+                                          (twice, lambda: array_of(redo(scale=spec.scale * spec.scale), "scaled_scores"))]
         if inverted:
-            mistakes["scaled_scores"].append((inverted, lambda: s / spec.scale))
+            mistakes["scaled_scores"].append((inverted, lambda: s / spec.scale if spec.softcap is None else
+                                              array_of(redo(scale=1 / spec.scale), "scaled_scores")))
         mistakes["scores"].append(("these are already scaled: the scores are Q·Kᵀ before scaling", lambda: spec.scale * s))
     mistakes["weights"].append((axis, lambda: a_wrong_axis))
     for key in ("head_outputs", "output"):
@@ -252,14 +278,13 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
         for key in CHECKABLE:
             mistakes[key].append(("the heads were split wrongly: head i takes the i-th block of d_k consecutive columns",
                                   lambda key=key: mistakes_split(key)))
+    for key, found in modern_mistakes(trace).items():
+        mistakes[key] = mistakes.get(key, []) + found
     return mistakes
 
 
 def _from_weights(trace: Trace, a: np.ndarray, key: str) -> np.ndarray:
-    from attncli.core.attention import output_projection
-
-    heads = a @ trace.values  # (h, n, d_v)
-    return heads if key == "head_outputs" else output_projection(heads, trace.spec)
+    return downstream(trace, a @ shared(trace.values, trace.spec.heads), key)  # H = A·V (h, n, d_v), on
 
 
 def _transposed_weight(spec, key: str, name: str) -> list:

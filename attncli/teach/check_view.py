@@ -42,7 +42,7 @@ def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: li
     for name, i in zip(names, cell):
         token = ""
         if name == "row":
-            labels = key_tokens if key in ("keys", "values") else tokens
+            labels = key_tokens if key in ("keys", "values", "keys_rotated") else tokens
             token = f" ('{visible(labels[i])}')" if i < len(labels) else ""
         parts.append(f"{name} {i + 1}{token}")
     return ", ".join(parts)

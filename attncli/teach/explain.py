@@ -6,95 +6,51 @@ times one value row).  A :class:`Step` holds a title, a formula, paragraphs, the
 worked lines and the tables; :mod:`attncli.teach.explain_view` draws it with Rich and
 writes it as JSON.  The words live in :mod:`attncli.teach.texts` (one module per language).
 
-Steps 1 to 8 keep their numbers; a document with ``positional:`` gets the extra
-step ``positional`` between steps 1 and 2, one with ``add_norm:`` the extra step
-``add_norm`` after step 8.
+Steps 1 to 8 keep their numbers; the extra steps appear where the document computes them
+(the order of docs/format.md): ``positional`` after step 1, ``pre_norm`` between steps 2
+and 3, ``rope`` between steps 3 and 4, and ``add_norm`` or ``residual`` after step 8.  The
+extra steps of today's attention are made in :mod:`attncli.teach.explain_modern`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from attncli.core.attention import Trace
-from attncli.outputs.formulas import output_formula, scale_text, score_formula, weights_formula
+from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
-from attncli.teach.lines import dot_line, factor, fixed, quotient_line, scaled_line, vector, weighted_line
+from attncli.teach import explain_modern as modern
+from attncli.teach import step
+from attncli.teach.lines import dot_line, factor, fixed, quotient_line, vector, weighted_line
+from attncli.teach.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.texts import texts
 
-EXTRA_STEPS = ("positional", "add_norm")
-MAX_LINES = 12  # worked lines per list; the rest are in the tables
+__all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # Step 5 writes exp(z) as it is while the row's largest score is in [0, SHIFT_ABOVE]: then the largest
 # exponential is between 1 and e^30, so the written sum and quotients are true to the decimals shown.
 # Outside that range it subtracts the row max first, as the code does: exp(1000) overflows, and
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-
-@dataclass(frozen=True)
-class Numbers:
-    """One table of a step: a matrix with its row and column labels (masked cells: True)."""
-
-    key: str
-    title: str
-    matrix: np.ndarray  # 2-D
-    rows: list[str]
-    columns: list[str]
-    masked: np.ndarray | None = None
-    heat: bool = False
-
-
-@dataclass(frozen=True)
-class Step:
-    number: int | str  # 1 … 8, or an extra step's name
-    title: str
-    formula: str
-    text: list[str]
-    lines: list[str] = field(default_factory=list)  # the arithmetic written out
-    numbers: list[Numbers] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # remarks that stand out (the learner's mistake)
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What the steps look at: one query (0-based) of one head (0-based), in one language."""
-
-    query: int
-    head: int
-    lang: str = "en"
-    precision: int = 4
-    builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
-
-
-def context(trace: Trace, focus: Focus) -> dict:
-    """The values a text may name: ``{q}`` the query's label (quoted: a token may be any word), ``{d_k}``, ``{scale}`` …"""
-    spec = trace.spec
-    return {
-        "q": f"“{spec.tokens[focus.query]}”", "i": focus.query + 1, "n": spec.n, "m": spec.m,
-        "d_model": spec.inputs.shape[1], "d_ctx": spec.source.shape[1], "d_k": spec.d_k, "d_v": spec.d_v,
-        "h": spec.heads, "head": focus.head + 1, "scale": f"{spec.scale:.{focus.precision}g}",
-        "d_out": trace.output.shape[1],
-    }
-
-
-def paragraphs(t: dict, step: str, keys: list[str], ctx: dict) -> list[str]:
-    """The step's paragraphs named by ``keys``, filled in with ``ctx``."""
-    return [t[step][key].format(**ctx) for key in keys]
+EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")
+NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "rope": "rope:", "add_norm": "add_norm:",
+         "residual": "residual: true"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
-    """Every step in order: 1, (positional), 2 … 8, (add_norm)."""
+    """Every step in order: 1, (positional), 2, (pre_norm), 3, (rope), 4 … 8, (add_norm or residual)."""
     spec = trace.spec
     t, ctx = texts(focus.lang), context(trace, focus)
-    out = [inputs_step(trace, focus, t, ctx)]
-    if spec.positional is not None:
-        out.append(positional_step(trace, focus, t, ctx))
-    out += [make(trace, focus, t, ctx) for make in (weights_step, projections_step, scores_step, softmax_step,
-                                                    weighted_step, sum_step, matrix_step)]
+    makers = [inputs_step]
+    makers += [positional_step] if spec.positional is not None else []
+    makers += [weights_step] + ([modern.pre_norm_step] if trace.normalized_inputs is not None else [])
+    makers += [projections_step] + ([modern.rope_step] if trace.queries_rotated is not None else [])
+    makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
-        out.append(add_norm_step(trace, focus, t, ctx))
-    return out
+        makers.append(add_norm_step)
+    elif trace.residual is not None:
+        makers.append(modern.residual_step)
+    return [make(trace, focus, t, ctx) for make in makers]
 
 
 def inputs_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
@@ -114,20 +70,25 @@ def positional_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     numbers = [Numbers("positional", t["label"]["positional"], spec.positional, spec.tokens, d),
                Numbers("embedded", t["label"]["embedded"], spec.embedded, spec.tokens, d)]
     formula = "X + P" + ("   P[i, 2k] = sin(i / 10000^(2k/d)),  P[i, 2k+1] = cos(i / 10000^(2k/d))" if kind == "sinusoidal" else "")
+    ctx = dict(ctx, sees=t["positional"]["sees_normalised" if spec.pre_norm is not None else "sees"])
     return Step("positional", t["positional"]["title"], formula, paragraphs(t, "positional", ["body", kind], ctx), numbers=numbers)
 
 
 def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
-    spec, h = trace.spec, focus.head
-    keys = ["body"] + (["identity"] if spec.identity else []) + (["heads"] if spec.heads > 1 else [])
+    spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
+    keys = ["body"] + (["identity"] if spec.identity else [])
+    if spec.kv_heads < spec.heads:  # grouped-query: which K/V head this query head shares, and why
+        keys += ["mqa_share", "mqa"] if spec.kv_heads == 1 else ["gqa", "gqa_why"]
+    elif spec.heads > 1:
+        keys.append("heads")
     if spec.d_k != spec.d_v:
         keys.append("dk_dv")
     ctx = dict(ctx, omitted=", ".join(f"W_{name[0].upper()}" for name in sorted(spec.identity)))
-    numbers = [Numbers(key, t["label"][key], w[h], dims(w.shape[1]), dims(w.shape[2]))
-                for key, w in (("w_q", spec.w_q), ("w_k", spec.w_k), ("w_v", spec.w_v))]
-    for key, b in (("b_q", spec.b_q), ("b_k", spec.b_k), ("b_v", spec.b_v)):
+    numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
+               for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
+    for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
         if b is not None:
-            numbers.append(Numbers(key, t["label"][key], b[h][None, :], [key], dims(b.shape[1])))
+            numbers.append(Numbers(key, modern.gqa_label(t, key, spec, ctx), b[head][None, :], [key], dims(b.shape[1])))
     return Step(2, t["weights"]["title"], "W_Q, W_K, W_V", paragraphs(t, "weights", keys, ctx), numbers=numbers)
 
 
@@ -137,55 +98,58 @@ def plus(bias, name: str) -> str:
 
 
 def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
-    spec, h, p = trace.spec, focus.head, focus.precision
-    x = "X" if spec.positional is None else "(X + P)"  # what the projections see
+    spec, h, p, kv = trace.spec, focus.head, focus.precision, kv_head(trace.spec, focus.head)
+    x = step.inputs_symbol(spec)  # what the projections see
     c = "C" if spec.context is not None else x
-    lines = [f"q · {spec.tokens[focus.query]}: {vector(spec.embedded[focus.query], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
+    rows, source = step.projected_rows(trace), step.source_rows(trace)
+    lines = [f"q · {spec.tokens[focus.query]}: {vector(rows[focus.query], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
              f" = {vector(trace.queries[h, focus.query], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
-        row = vector(spec.source[j], p)
-        lines.append(f"k · {spec.context_tokens[j]}: {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[h, j], p)}")
-        lines.append(f"v · {spec.context_tokens[j]}: {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[h, j], p)}")
+        row = vector(source[j], p)
+        lines.append(f"k · {spec.context_tokens[j]}: {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[kv, j], p)}")
+        lines.append(f"v · {spec.context_tokens[j]}: {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
         lines.append("…")
     numbers = [Numbers("queries", t["label"]["queries"], trace.queries[h], spec.tokens, dims(spec.d_k)),
-               Numbers("keys", t["label"]["keys"], trace.keys[h], spec.context_tokens, dims(spec.d_k)),
-               Numbers("values", t["label"]["values"], trace.values[h], spec.context_tokens, dims(spec.d_v))]
+               Numbers("keys", modern.gqa_label(t, "keys", spec, ctx), trace.keys[kv], spec.context_tokens, dims(spec.d_k)),
+               Numbers("values", modern.gqa_label(t, "values", spec, ctx), trace.values[kv], spec.context_tokens, dims(spec.d_v))]
     keys = ["body", "why_qk"] + (["cross"] if spec.context is not None else [])
+    if spec.pre_norm is not None:
+        keys.append("pre_norm_cross" if spec.context is not None else "pre_norm")
+    keys += ["gqa"] if spec.kv_heads < spec.heads else []
     formula = f"Q = {x}·W_Q{plus(spec.b_q, 'b_Q')}   K = {c}·W_K{plus(spec.b_k, 'b_K')}   V = {c}·W_V{plus(spec.b_v, 'b_V')}"
     return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, ctx), lines, numbers)
 
 
-def allowed_row(trace: Trace, i: int) -> np.ndarray:
-    mask = trace.spec.mask
-    return np.ones(trace.spec.m, dtype=bool) if mask is None else mask[i]
-
-
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
-    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i)
+    q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
     lines = []
     for j in range(min(spec.m, MAX_LINES)):
         name = f"{spec.tokens[i]} · {spec.context_tokens[j]}"
         if spec.score == "additive":
-            lines.append(f"{name}: vᵀ·tanh(q·W₁ + k·W₂) = {vector([s[j]], p)[1:-1]}")
+            qk = "q·W₁ + k·W₂" if spec.rope is None else "q′·W₁ + k′·W₂"
+            lines.append(f"{name}: vᵀ·tanh({qk}) = {vector([s[j]], p)[1:-1]}")
         else:
-            lines.append(f"{name}: {dot_line(trace.queries[h, i], trace.keys[h, j], s[j], p)}")
-        if spec.scale_name != "none":
-            lines[-1] += f"   →   {scaled_line(s[j], spec, z[j], p)}"
+            lines.append(f"{name}: {dot_line(q[h, i], k[kv, j], s[j], p)}")
+        lines[-1] += modern.scaled_lines(s[j], spec, z[j], p)
         if not allowed[j]:
             lines[-1] += f"   →   {t['label']['masked']}"
     if spec.m > MAX_LINES:
         lines.append("…")
-    keys = ["additive" if spec.score == "additive" else "dot", f"scale_{spec.scale_name}"]
+    keys = ["additive" if spec.score == "additive" else "dot"]
+    keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
+    keys += [f"scale_{spec.scale_name}" + ("_softcap" if spec.softcap is not None and spec.scale_name == "none" else "")]
+    keys += [] if spec.softcap is None else ["softcap"]
     keys += [] if spec.mask is None else [f"mask_{spec.mask_name}"]
     if spec.score == "dot" and spec.context is None:  # is query·key = key·query in this document?
         keys.append("symmetric" if np.allclose(trace.scores[h], trace.scores[h].T) else "asymmetric")
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens)]
-    if spec.scale_name != "none" or spec.mask is not None:  # else the same numbers again
+    if spec.scale_name != "none" or spec.mask is not None or spec.softcap is not None:  # else the same numbers again
         numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked))
-    formula = f"{score_formula(spec)}   z = {scale_text(spec)}"
+    formula = f"{formulas.score_formula(spec)}   z = {formulas.scale_text(spec)}"
     return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)
 
 
@@ -218,17 +182,17 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if allowed.any() and not allowed.all():
         keys.append("masked")
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
-    return Step(5, t["softmax"]["title"], weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines, numbers)
+    return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines, numbers)
 
 
 def weighted_values(trace: Trace, focus: Focus) -> np.ndarray:
     """a_j · v_j for every key j: (m, d_v) — one weight times one value row, for display."""
-    return trace.weights[focus.head, focus.query][:, None] * trace.values[focus.head]
+    return trace.weights[focus.head, focus.query][:, None] * trace.values[kv_head(trace.spec, focus.head)]
 
 
 def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    a, v, wv = trace.weights[h, i], trace.values[h], weighted_values(trace, focus)
+    a, v, wv = trace.weights[h, i], trace.values[kv_head(spec, h)], weighted_values(trace, focus)
     lines = [f"{spec.context_tokens[j]}: {weighted_line(a[j], v[j], wv[j], p)}" for j in range(min(spec.m, MAX_LINES))]
     numbers = [Numbers("weighted_values", t["label"]["weighted_values"], wv, spec.context_tokens, dims(spec.d_v))]
     return Step(6, t["weighted"]["title"], "a_j · v_j", paragraphs(t, "weighted", ["body"], ctx),
@@ -243,7 +207,8 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
              + f" = {vector(y, p)}"]
     if focus.builtin:
         rounded = np.round(trace.weights[h, i] * 2) / 2  # the walkthrough's 0.0 / 0.5 / 0.5
-        ctx = dict(ctx, rounded_weights=fixed(rounded, 1), rounded=fixed(rounded @ trace.values[h], 1), exact=fixed(y, 4))
+        ctx = dict(ctx, rounded_weights=fixed(rounded, 1), rounded=fixed(rounded @ trace.values[kv_head(spec, h)], 1),
+                   exact=fixed(y, 4))
         keys.append("builtin")
     numbers = [Numbers("head_output", t["label"]["head_output"], y[None, :], [spec.tokens[i]], dims(spec.d_v))]
     return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", paragraphs(t, "sum", keys, ctx), lines, numbers)
@@ -252,10 +217,9 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h = trace.spec, focus.head
     scaled = "" if spec.scale_name == "none" else ("1/√d_k · " if spec.scale_name == "sqrt" else f"{spec.scale:g} · ")
-    if spec.score == "additive":
-        inner = f"{scaled}S"
-    else:
-        inner = f"{scaled}Q·Kᵀ"
+    inner = f"{scaled}S" if spec.score == "additive" else f"{scaled}{ctx['qk']}"
+    if spec.softcap is not None:
+        inner = f"{spec.softcap:g}·tanh({inner} / {spec.softcap:g})"
     norm = {"softmax": f"softmax({inner})", "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
@@ -263,8 +227,9 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked, heat=True),
                Numbers("head_outputs", t["label"]["head_outputs"], trace.head_outputs[h], spec.tokens, dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None:
-        formula += f"   {output_formula(spec)}"
-        keys += (["heads"] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
+        formula += f"   {formulas.output_formula(spec)}"
+        heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"
+        keys += ([heads] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
         if spec.heads > 1:
             numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens, dims(trace.concat.shape[1])))
         numbers.append(Numbers("output", t["label"]["output"], trace.output, spec.tokens, dims(trace.output.shape[1])))
@@ -276,12 +241,16 @@ def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     r = trace.residual[i]
     eps = spec.add_norm[2]  # (gamma, beta, eps)
     mean, var = float(r.mean()), float(r.var())  # the two numbers LayerNorm uses for this row
-    lines = [f"r · {spec.tokens[i]} = {vector(r, p)}",
-             f"mean = {number(mean, p)}   var = {number(var, p)}   ε = {eps:g}",
-             f"LayerNorm(r) = {vector(trace.normalized[i], p)}"]
-    x = "X + P" if spec.positional is not None else "X"
+    lines = modern.post_norm_lines(trace, focus) if spec.post_norm is not None else []  # R = X₀ + post_norm(Y)
+    lines += [f"r · {spec.tokens[i]} = {vector(r, p)}",
+              f"mean = {number(mean, p)}   var = {number(var, p)}   ε = {eps:g}",
+              f"LayerNorm(r) = {vector(trace.normalized[i], p)}"]
     d = dims(spec.inputs.shape[1])
-    numbers = [Numbers("residual", t["label"]["residual"], trace.residual, spec.tokens, d),
-               Numbers("normalized", t["label"]["normalized"], trace.normalized, spec.tokens, d)]
-    formula = f"R = {x} + Y   LayerNorm(R) = γ · (R − mean) / √(var + ε) + β"
-    return Step("add_norm", t["add_norm"]["title"], formula, paragraphs(t, "add_norm", ["body"], ctx), lines, numbers)
+    numbers = [] if spec.post_norm is None else modern.residual_step(trace, focus, t, ctx).numbers[:1]  # post_norm(Y)
+    numbers += [Numbers("residual", t["label"]["residual"], trace.residual, spec.tokens, d),
+                Numbers("normalized", t["label"]["normalized"], trace.normalized, spec.tokens, d)]
+    formula = f"{formulas.residual_formula(spec)}   LayerNorm(R) = γ · (R − mean) / √(var + ε) + β"
+    keys = ["body"] + ([] if spec.post_norm is None else ["post_norm"])
+    ctx = dict(ctx, x0="X + P" if spec.positional is not None else "X",
+               norm=formulas.norm_text(spec.post_norm.kind) if spec.post_norm is not None else "")
+    return Step("add_norm", t["add_norm"]["title"], formula, paragraphs(t, "add_norm", keys, ctx), lines, numbers)

@@ -70,6 +70,22 @@ def dot_line(q, k, s: float, precision: int) -> str:
     return " + ".join(terms) + f" = {number(s, precision)}"
 
 
+def squares_line(xs, precision: int) -> str:
+    """The squares of a row, added: ``1² + 0² + (-2)²`` (a long row keeps its first and last terms)."""
+    terms = [f"{factor(x, precision)}²" for x in xs]
+    if len(terms) > MAX_TERMS:
+        terms = terms[: MAX_TERMS // 2] + ["…"] + terms[-2:]
+    return " + ".join(terms)
+
+
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(k: int) -> str:
+    """``12`` as ``₁₂``: a dimension's number counted from 1, written under its letter."""
+    return str(k).translate(SUBSCRIPTS)
+
+
 def scaled_line(s: float, spec, z: float, precision: int) -> str:
     """The score times the scale: ``4 / √3 = 2.3094`` or ``0.5 × 4 = 2``."""
     if spec.scale_name == "sqrt":

@@ -21,7 +21,7 @@ import numpy as np
 from attncli.core.attention import Trace, softmax
 from attncli.core.errors import AttnError
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import Focus, Numbers, Step, context
+from attncli.teach.step import Focus, Numbers, Step, context, kv_head
 from attncli.teach.texts import texts
 
 
@@ -55,7 +55,7 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)
     w, labels = t["why"], t["label"]
-    v = trace.values[h]  # (m, d_v)
+    v = trace.values[kv_head(spec, h)]  # (m, d_v): the key/value head this query head uses
     rows, cols, out_cols = spec.tokens, spec.context_tokens, dims(spec.d_v)
 
     average = np.repeat(v.mean(axis=0, keepdims=True), spec.n, axis=0)  # (n, d_v): the same row for everyone
@@ -66,14 +66,27 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
         out.append(_relevance_step("b", "symmetric", "R = X·Xᵀ   A = R / row sum", x @ x.T, v, trace, focus, t, ctx))
     else:
         out.append(Step("b", w["symmetric"]["title"], "R = X·Xᵀ", [w["symmetric"]["cross"].format(**ctx)]))
-    qk = trace.queries[h] @ trace.keys[h].T  # (n, m)
+    qk = trace.queries[h] @ trace.keys[kv_head(spec, h)].T  # (n, m): the projections, before any rotation
     out.append(_relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx))
     a = softmax(spec.scale * qk)  # (n, m)
-    body = [w["softmax"]["body"].format(**ctx)] + ([] if spec.mask is None else [w["masked"]])
+    body = [w["softmax"]["body"].format(**ctx)] + left_out(spec, w)
     out.append(Step("d", w["softmax"]["title"], f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)", body, numbers=[
         Numbers("weights", labels["why_weights"], a, rows, cols, heat=True),
         Numbers("output", labels["why_output"], a @ v, rows, out_cols)]))
     return out
+
+
+def left_out(spec, w: dict) -> list[str]:
+    """The sentence naming what the stages leave out of the document: its mask, rotation, soft cap."""
+    parts = [name for name, present in (("mask", spec.mask is not None), ("rope", spec.rope is not None),
+                                        ("softcap", spec.softcap is not None)) if present]
+    if parts == ["mask"]:
+        return [w["masked"]]
+    if not parts:
+        return []
+    names = [w["parts"][name] for name in parts]
+    listed = names[0] if len(names) == 1 else w["parts"]["sep"].join(names[:-1]) + w["parts"]["and"] + names[-1]
+    return [w["left_out"].format(parts=listed)]
 
 
 def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndarray, trace: Trace, focus: Focus,

@@ -102,6 +102,10 @@ class HeatMap:
         }[self.of]
         which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
             f"{spec.heads} heads" if spec.heads > 1 else "")
+        if spec.kv_heads < spec.heads:  # grouped-query: each query head is drawn, with the K/V head it uses
+            group = spec.heads // spec.kv_heads
+            which += (f" (K/V head {self.heads[0] // group + 1} of {spec.kv_heads})" if len(self.heads) == 1
+                      else f" sharing {spec.kv_heads} K/V head{'s' if spec.kv_heads > 1 else ''}")
         sizes = f"{spec.n} queries × {spec.m} keys"
         return "   ".join(part for part in (formula, which, sizes) if part)
 

@@ -18,6 +18,9 @@ TEXTS = {
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
+        "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
+        "queries_rotated": "Rotated queries  Q′", "keys_rotated": "Rotated keys  K′",
+        "angles": "Angles  φ = p·f, one column per pair", "kv_head": "K/V head {kv} (query heads {first}–{last})",
         "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
     },
     "inputs": {
@@ -33,7 +36,9 @@ TEXTS = {
         "title": "Positional encoding",
         "body": "Attention itself has no idea of order: shuffle the rows and every score is shuffled with them. "
                 "To let the model know where a token stands, a position vector P is added to each input row "
-                "before anything else happens; the projections in step 3 see X + P.",
+                "before anything else happens; the projections in step 3 see {sees}.",
+        "sees": "X + P",
+        "sees_normalised": "X + P, after it is normalised (step pre_norm)",
         "sinusoidal": "Here P is the sinusoidal encoding: even columns use a sine, odd columns a cosine, and the "
                       "wavelength grows from column to column, so every position gets its own pattern and nearby "
                       "positions get similar ones.",
@@ -49,6 +54,21 @@ TEXTS = {
                     "row itself.",
         "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
                  "(choose another with --head).",
+        "gqa": "There are {h} query heads but only {g} key/value heads (kv_heads: {g}): this is grouped-query "
+               "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves {group} "
+               "query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; head {head} "
+               "shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V head {kv} counting "
+               "from 1, shared by heads {first} to {last} (choose another head with --head).",
+        "gqa_why": "Why share? While a model generates text it keeps the keys and values of every token so far (the KV "
+                   "cache) instead of computing them again for each new token. With {g} key/value heads instead of {h}, "
+                   "each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times smaller, and "
+                   "less memory to read at every step, for little loss of quality.",
+        "mqa_share": "There are {h} query heads but a single key/value head (kv_heads: 1): each query head has its own "
+                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head 1, "
+                     "as every other head does (choose another head with --head).",
+        "mqa": "With kv_heads: 1 every query head shares the one key/value head: this is multi-query attention (MQA), "
+               "the extreme case of grouped-query attention. While a model generates text it keeps the keys and values "
+               "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of each.",
         "dk_dv": "Queries and keys must have the same width (d_k = {d_k}) because they are multiplied together; the "
                  "values may be wider or narrower (d_v = {d_v}), and their width is the width of the output.",
     },
@@ -60,6 +80,12 @@ TEXTS = {
                   "what it offers to others. Because they are made by different matrices, how much token A cares "
                   "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
         "cross": "The query comes from the inputs, the keys and values from the context.",
+        "pre_norm": "The rows multiplied here are those of X̂, the inputs after the normalisation of step pre_norm, not "
+                    "the raw X; the keys and values are made from X̂ too.",
+        "pre_norm_cross": "The query rows are those of X̂, the inputs after the normalisation of step pre_norm; the "
+                          "context is used as given.",
+        "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once and "
+               "shared by heads {first} to {last}.",
     },
     "scores": {
         "title": "Score the query against every key",
@@ -71,6 +97,16 @@ TEXTS = {
                     "key are each projected (W₁, W₂), added, passed through tanh, and reduced to one number by v. "
                     "It also measures how well a key suits the query, with a small learned network instead of a "
                     "plain dot product.",
+        "rope": "Here the query and the keys have been rotated by their positions (step rope): the dot product is "
+                "taken between the rotated query q′ and each rotated key k′, so the score also depends on how far apart "
+                "the two tokens are.",
+        "rope_additive": "Here the query and the keys have been rotated by their positions (step rope): the score is "
+                         "computed from the rotated query q′ and the rotated keys k′.",
+        "scale_none_softcap": "This document uses scale: none, so the scores are not divided by √d_k.",
+        "softcap": "Then each scaled score z is soft-capped at c = {softcap}: z becomes c·tanh(z / c). tanh stays between "
+                   "−1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes almost "
+                   "unchanged, a large one is squashed towards the cap, and no single score can grow so large that it "
+                   "takes all the weight (Gemma 2 caps its attention scores this way).",
         "scale_none": "This document uses scale: none, so the scores go to softmax unchanged, as in the illustrated "
                       "walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
                       "vector the raw dot products grow large, and softmax would then put nearly all the weight on "
@@ -86,7 +122,7 @@ TEXTS = {
                        "follows.",
         "asymmetric": "This row is not the same as the column of {q}: how much {q} attends to another token is "
                       "not how much that token attends to {q}.",
-        "symmetric": "In this document Q·Kᵀ happens to be symmetric (row {i} equals column {i}), but that is a "
+        "symmetric": "In this document {qk} happens to be symmetric (row {i} equals column {i}), but that is a "
                      "coincidence of these weights: in general query·key differs from key·query.",
     },
     "softmax": {
@@ -125,12 +161,15 @@ TEXTS = {
     },
     "matrix": {
         "title": "Every query at once",
-        "body": "Steps 4 to 7 were for one query. Written with matrices, every query is done in one go: Q·Kᵀ holds "
+        "body": "Steps 4 to 7 were for one query. Written with matrices, every query is done in one go: {qk} holds "
                 "all the scores, each row is normalised into weights, and multiplying by V mixes the values for "
                 "every query at once. This is what attention code really computes.",
         "mask": "Masked cells take no part: their weight is 0.",
         "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
                  "by side into one row per token.",
+        "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group "
+                     "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by side "
+                     "into one row per token.",
         "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "
                       "numbers per token.",
     },
@@ -140,6 +179,72 @@ TEXTS = {
                 "information is never lost), and each row is then layer-normalised: shifted to mean 0, scaled to "
                 "variance 1, then stretched by γ and shifted by β. This keeps the numbers in a steady range from "
                 "layer to layer.",
+        "post_norm": "Before it is added, the attention output is normalised itself (post_norm, {norm}): "
+                     "R = {x0} + {norm}(Y); the first lines work this out for {q}.",
+    },
+    "pre_norm": {
+        "title_rms": "Pre-norm: RMSNorm",
+        "title_layer": "Pre-norm: LayerNorm",
+        "body": "Before the projections, each input row is normalised on its own (pre-norm): brought to a standard size, "
+                "so that the queries, keys and values are computed from rows of similar scale however large the rows "
+                "have grown in earlier layers. Putting the norm before attention, rather than after the residual "
+                "addition, is what keeps deep stacks of layers stable to train; most models since GPT-2 do it.",
+        "rms": "This is RMSNorm (kind: rms, as in Llama, Mistral and T5): the row is divided by its root mean square "
+               "√(mean(x²) + ε), with ε = {eps}. Unlike LayerNorm it does not subtract the mean and has no β; it is "
+               "cheaper and trains as well.",
+        "layer": "This is LayerNorm (kind: layer): the row's mean is subtracted and the result divided by √(var + ε), "
+                 "with ε = {eps}; then γ scales and β shifts each number.",
+        "gamma": "Each number is then multiplied by its own γ (the document's gamma), the learned gain of its dimension.",
+        "gamma_ones": "γ is all ones here (the default), so it changes nothing.",
+        "cross": "Only the inputs are normalised: the context, which gives the keys and values, is used as given (in "
+                 "encoder–decoder models it was normalised already).",
+        "residual": "The residual added at the end (step {res_step}) uses {x0} as it was, not X̂: the normalisation only "
+                    "shapes what attention sees.",
+    },
+    "rope": {
+        "title": "Rotary position embedding (RoPE)",
+        "body": "Rotary position embedding (RoPE) writes each token's position into its query and its key, after the "
+                "projections and before the scores. The numbers of each head are taken in pairs, and each pair (a, b) "
+                "is turned like a point in the plane by an angle φ = p·f that grows with the token's position p, each "
+                "pair at its own frequency f. A rotation changes a pair's direction, never its length, and nothing is "
+                "added to the rows. The values are not rotated.",
+        "half": "Here a pair is dimension i with dimension i + {half} (counting from 1, the first pair is dimensions {a} "
+                "and {b}): the first half of the rotated numbers with the second half, as Hugging Face's Llama, "
+                "Mistral and Qwen do it (rotate_half).",
+        "interleaved": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is dimensions {a} "
+                       "and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
+        "base": "The frequencies are f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} and dims = {dims}: "
+                "f = {freqs} radians per position.",
+        "given": "The document gives the frequencies itself: f = {freqs} radians per position (a scaled rope, or a "
+                 "checkpoint's own inv_freq).",
+        "spread": "Fast pairs turn a lot from one position to the next and tell neighbours apart; slow pairs hardly turn "
+                  "and still differ between tokens far apart.",
+        "partial": "Only the first {dims} of the {d_k} numbers of each head are rotated; the other {rest} pass unchanged "
+                   "(partial rotary, as in GPT-NeoX and Phi).",
+        "positions_default": "Positions count from 0: the first token is at position 0, so {q} is at p = {p} and {k} at "
+                             "p′ = {pk}.",
+        "positions_given": "The document sets the positions (positions: or context_positions:): {q} is at p = {p} and "
+                           "{k} at p′ = {pk}.",
+        "worked": "The lines below turn the first pair of the query of {q} and of the key of {k}: φ = p·f, then "
+                  "(a·cos φ − b·sin φ, b·cos φ + a·sin φ); rot(φ) stands for that turn.",
+        "why": "Why rotate? Take a query pair q at position p and a key pair k at position p′. Their dot product after "
+               "the rotations, q′·k′, depends only on the angle between the two turned pairs, and that angle is the "
+               "original one changed by (p − p′)·f. So q′·k′ equals the dot product of q turned by (p − p′)·f with k "
+               "not turned at all: the score sees the distance p − p′, never where the two tokens stand in the text. "
+               "The last two lines check it with this document's numbers.",
+    },
+    "residual": {
+        "title": "Residual connection",
+        "body": "The attention output is added to the block's input (the residual connection): {r_formula}. The layer "
+                "only has to learn a change to each row, and the original information passes through untouched, which "
+                "also lets gradients flow through deep stacks of layers.",
+        "post_norm": "Before it is added, the output is normalised itself (post_norm, {norm}), so the residual grows by "
+                     "rows of a steady size.",
+        "sandwich": "With the pre-norm as well there is a norm before attention and one after it: the “sandwich” of "
+                    "Gemma 2.",
+        "pre_norm": "There is no normalisation after the addition: the residual is passed on as it is, and the next "
+                    "layer normalises it again before its own projections (pre-norm), as step pre_norm did here.",
+        "no_norm": "There is no normalisation after the addition: the residual is passed on as it is.",
     },
     "why": {
         "average": {
@@ -167,6 +272,9 @@ TEXTS = {
                     "gives positive weights adding up to 1: this is attention as transformers use it.",
         },
         "masked": "The stages compare ideas, so they leave out the document's mask.",
+        "left_out": "The stages compare ideas, so they leave out the document's {parts}.",
+        "parts": {"mask": "mask", "rope": "rotary position embedding (rope)", "softcap": "soft cap", "sep": ", ",
+                  "and": " and "},
         "zero_row": "The relevances of {q} add up to 0, so they cannot be divided by their sum; that row is shown "
                     "as 0. This is one reason softmax replaced the plain sum.",
     },
