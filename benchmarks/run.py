@@ -4,6 +4,7 @@
     python benchmarks/run.py --long     # and n = 16384
     python benchmarks/run.py --sizes 512,2048 --skip-process
     python benchmarks/run.py --repeat 1 # one run of each case instead of the best of 3
+    python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
 
 Every case runs in a child process of its own, so its peak memory (the child's
 maximum resident set, from wait4) is its own.  One self-attention layer:
@@ -244,6 +245,7 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="also n = 16384")
     parser.add_argument("--sizes", help="comma-separated n (default 512,2048,8192)")
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
+    parser.add_argument("--llama", action="store_true", help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each timed case; the fastest is shown (default 3)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -262,6 +264,11 @@ def main() -> None:
         os.environ["BENCH_SIZES"] = ",".join(str(n) for n in sorted(set(sizes) | {512}))
         run_case("inputs", 0, folder)
         report(sizes, folder, has_torch, not args.skip_process, max(args.repeat, 1))
+        if args.llama and has_torch:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import llama
+
+            llama.report(llama.measure(8192, max(args.repeat, 1)))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -62,13 +62,19 @@ def rotate(x: np.ndarray, positions: np.ndarray, rope: Rope) -> np.ndarray:
     angle = positions.astype(np.float64)[:, None] * rope.frequencies[None, :]  # (n, dims/2)
     cos, sin = np.cos(angle), np.sin(angle)
     half = rope.dims // 2
-    out = x.copy()
     if rope.style == "half":
-        a, b = x[..., :half], x[..., half : rope.dims]
-        out[..., :half] = a * cos - b * sin
-        out[..., half : rope.dims] = b * cos + a * sin
+        first, second = slice(0, half), slice(half, rope.dims)
     else:
-        a, b = x[..., 0 : rope.dims : 2], x[..., 1 : rope.dims : 2]
-        out[..., 0 : rope.dims : 2] = a * cos - b * sin
-        out[..., 1 : rope.dims : 2] = b * cos + a * sin
+        first, second = slice(0, rope.dims, 2), slice(1, rope.dims, 2)
+    a, b = x[..., first], x[..., second]
+    out = np.empty_like(x)
+    if rope.dims < x.shape[-1]:
+        out[..., rope.dims :] = x[..., rope.dims :]  # the unrotated rest (partial rotary)
+    product = np.empty(a.shape)  # one temporary for the second product of each half: no other copy
+    np.multiply(a, cos, out=out[..., first])
+    np.multiply(b, sin, out=product)
+    out[..., first] -= product  # a·cos − b·sin
+    np.multiply(b, cos, out=out[..., second])
+    np.multiply(a, sin, out=product)
+    out[..., second] += product  # b·cos + a·sin
     return out

@@ -1,0 +1,135 @@
+"""The Llama-style case (issue 15): attncli against PyTorch's fused CPU kernel, whole processes, one run.
+
+    python benchmarks/llama.py            # n = 8192, d_model 2048, 16 query heads, 4 K/V heads of 128
+    python benchmarks/llama.py --n 2048   # a quicker look
+    python benchmarks/run.py --llama      # the same, from the main benchmark
+
+One decoder attention layer in float64: W_Q, W_K, W_V (grouped-query: 4 key/value heads) and W_O,
+RoPE (θ = 10000, rotate_half pairs), causal, the output only, written to .npy by each process.
+PyTorch takes the same projections and rotation, repeats the K/V heads to 16 and calls
+``scaled_dot_product_attention(..., is_causal=True)`` on 4-D (batch, heads, n, d) tensors: its
+fused flash kernel on the CPU (``enable_gqa=True`` or 3-D inputs take the math path in float64,
+which materialises every n × n matrix: no yardstick). Each process's peak memory is its own
+maximum resident set (wait4). The outputs are compared (to 1e-9 relative); nothing is asserted
+about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+D_MODEL, HEADS, KV_HEADS, D_K = 2048, 16, 4, 128
+
+TORCH_SCRIPT = '''
+import sys
+import numpy as np
+import torch
+folder, n = sys.argv[1], int(sys.argv[2])
+h, g, d = 16, 4, 128
+x = torch.from_numpy(np.load(f"{folder}/x.npy"))
+w = {c: torch.from_numpy(np.load(f"{folder}/w{c}.npy")) for c in "qkvo"}
+q = (x @ w["q"]).view(1, n, h, d).transpose(1, 2)  # (1, h, n, d): 4-D takes the fused kernel
+k = (x @ w["k"]).view(1, n, g, d).transpose(1, 2)
+v = (x @ w["v"]).view(1, n, g, d).transpose(1, 2)
+inv = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+angle = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]
+cos, sin = torch.cat([angle.cos()] * 2, -1), torch.cat([angle.sin()] * 2, -1)
+def rotate_half(t):
+    return torch.cat([-t[..., d // 2:], t[..., : d // 2]], -1)
+q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+k, v = k.repeat_interleave(h // g, dim=1), v.repeat_interleave(h // g, dim=1)
+y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)[0].transpose(0, 1).reshape(n, h * d) @ w["o"]
+np.save(f"{folder}/torch_out.npy", y.numpy())
+'''
+
+DOCUMENT = """\
+inputs: x.npy
+heads: 16
+kv_heads: 4
+rope: {base: 10000}
+mask: causal
+weights:
+  query: wq.npy
+  key: wk.npy
+  value: wv.npy
+  output: wo.npy
+"""
+
+
+def write_inputs(folder: Path, n: int) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    shapes = {"q": (D_MODEL, HEADS * D_K), "k": (D_MODEL, KV_HEADS * D_K), "v": (D_MODEL, KV_HEADS * D_K),
+              "o": (HEADS * D_K, D_MODEL)}
+    for c, shape in shapes.items():
+        np.save(folder / f"w{c}.npy", rng.normal(0.0, shape[0] ** -0.5, shape))
+    np.save(folder / "x.npy", rng.normal(size=(n, D_MODEL)))
+    (folder / "doc.yaml").write_text(DOCUMENT)
+    (folder / "torch_layer.py").write_text(TORCH_SCRIPT)
+
+
+def spawn(argv: list[str]) -> tuple[float, float]:
+    """Run ``argv``; (wall seconds, its own peak resident memory in MB)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(argv)} failed: {err.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def flops(n: int) -> float:
+    """Projections (Q, K, V, O) and, causal, half of Q·Kᵀ and A·V (multiply-adds count 2)."""
+    projections = 2 * n * D_MODEL * (2 * HEADS * D_K + 2 * KV_HEADS * D_K)
+    return projections + 4 * HEADS * (n * (n + 1) / 2) * D_K
+
+
+def measure(n: int, repeat: int = 1) -> dict:
+    import numpy as np
+
+    attncli = Path(sys.executable).parent / "attncli"
+    command = [str(attncli)] if attncli.exists() else [sys.executable, "-m", "attncli"]
+    with tempfile.TemporaryDirectory(prefix="attncli-llama-") as tmp:
+        folder = Path(tmp)
+        write_inputs(folder, n)
+        ours = [spawn([*command, "compute", str(folder / "doc.yaml"), "--only", "output", "-o", str(folder / "out.npy")])
+                for _ in range(repeat)]
+        theirs = [spawn([sys.executable, str(folder / "torch_layer.py"), str(folder), str(n)]) for _ in range(repeat)]
+        a, b = np.load(folder / "out.npy"), np.load(folder / "torch_out.npy")
+        difference = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+    t_ours, t_theirs = min(ours)[0], min(theirs)[0]
+    return {"n": n, "attncli_s": t_ours, "attncli_mb": max(m for _, m in ours), "torch_s": t_theirs,
+            "torch_mb": max(m for _, m in theirs), "ratio": t_ours / t_theirs, "gflops": flops(n) / t_ours / 1e9,
+            "max_rel_difference": difference}
+
+
+def report(result: dict) -> None:
+    print(f"Llama-style layer: n = {result['n']}, d_model {D_MODEL}, {HEADS} query heads, {KV_HEADS} K/V heads of "
+          f"{D_K}, RoPE, causal, float64, output only, whole processes writing .npy")
+    print(f"  attncli                                    {result['attncli_s']:7.2f} s  {result['attncli_mb']:7.0f} MB  "
+          f"{result['gflops']:5.1f} GFLOP/s")
+    print(f"  torch SDPA is_causal, 4-D, K/V repeated    {result['torch_s']:7.2f} s  {result['torch_mb']:7.0f} MB")
+    print(f"  ratio attncli / torch: {result['ratio']:.2f}   (outputs agree to {result['max_rel_difference']:.1e} relative)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=8192, help="tokens (default 8192)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each; the fastest is shown (default 1)")
+    args = parser.parse_args()
+    report(measure(args.n, args.repeat))
+
+
+if __name__ == "__main__":
+    main()
