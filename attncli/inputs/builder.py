@@ -22,7 +22,7 @@ from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.matrices import FILE_KINDS, read_value
 from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
 from attncli.inputs.reading import real_path
-from attncli.inputs.values import check_identity_fits, scale_of, split_tokens, token_labels
+from attncli.inputs.values import check_identity_fits, mapping_of, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
@@ -59,14 +59,7 @@ class _Builder:
 
     def _section(self, key: str, names: tuple[str, ...]) -> dict[str, Any]:
         section = self.data.get(key, {})
-        if section is None:
-            return {}
-        if not isinstance(section, dict):
-            raise AttnError(f"expected a mapping with any of {', '.join(names)}", key)
-        for name in section:
-            if name not in names:
-                raise unknown_key(name, names).at(key)
-        return section
+        return {} if section is None else mapping_of(section, key, names)
 
     def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
         if isinstance(value, str):

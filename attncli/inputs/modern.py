@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, shape_str, unknown_key
+from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
+from attncli.inputs.values import mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap")
 ROPE_KEYS = ("base", "dims", "style", "frequencies")
@@ -92,19 +93,10 @@ def _softcap(value: Any) -> float | None:
     return _number(value, "softcap")
 
 
-def _mapping(value: Any, key: str, names: tuple[str, ...], what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise AttnError(f"expected {what}", key)
-    for name in value:
-        if name not in names:
-            raise unknown_key(name, names).at(key)
-    return value
-
-
 def _rope(builder: Any, value: Any, d_k: int) -> Rope | None:
     if value is None or value is False:
         return None
-    value = {} if value is True else _mapping(value, "rope", ROPE_KEYS, "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
+    value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS, "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
     dims = value.get("dims", d_k)
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
         raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)", "rope.dims")
@@ -139,7 +131,7 @@ def _positions(builder: Any, key: str, value: Any, count: int, of: str) -> np.nd
 def _norm(builder: Any, key: str, value: Any, d: int, width: str) -> Norm | None:
     if value is None or value is False:
         return None
-    value = _mapping(value, key, NORM_KEYS, "a mapping with kind (rms or layer) and any of gamma, beta, eps")
+    value = mapping_of(value, key, NORM_KEYS, "a mapping with kind (rms or layer) and any of gamma, beta, eps")
     kind = value.get("kind")
     if kind is None:
         raise AttnError("is required: rms or layer", f"{key}.kind")

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from attncli.core.errors import AttnError, describe, plural, shorten
+from attncli.core.errors import AttnError, describe, plural, shorten, unknown_key
 from attncli.core.memory import beyond, memory_budget
 from attncli.inputs.document import OutOfRange
 
@@ -93,3 +93,13 @@ def token_labels(value: Any, count: int, prefix: str, key: str, of: str) -> list
         verb = "has" if of == "context" else "have"
         raise AttnError(f"has {plural(len(labels), 'label')} but {of} {verb} {plural(count, 'row')}", key)
     return labels
+
+
+def mapping_of(value: Any, key: str, names: tuple[str, ...], what: str | None = None) -> dict[str, Any]:
+    """``value`` as a mapping whose keys are all among ``names`` (an unknown one suggests the nearest)."""
+    if not isinstance(value, dict):
+        raise AttnError(f"expected {what or 'a mapping with any of ' + ', '.join(names)}", key)
+    for name in value:
+        if name not in names:
+            raise unknown_key(name, names).at(key)
+    return value
