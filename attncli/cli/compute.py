@@ -19,7 +19,7 @@ from attncli.core.errors import AttnError, shorten
 def compute(
     file: FileArg,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, context, queries, keys, values, scores, scaled_scores, weights, head_outputs, output, residual, normalized.")] = None,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,

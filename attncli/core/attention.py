@@ -28,8 +28,8 @@ import numpy as np
 
 from attncli.core.errors import AttnError, quoted
 from attncli.core.masks import empty_queries
+from attncli.core.norms import Norm, normalize_rows
 from attncli.core.norms import add_norm as norm_after
-from attncli.core.norms import normalize_rows
 from attncli.core.positions import rotate
 from attncli.core.scores import additive_scores, dot_scores, shared, softcap
 from attncli.core.softmax import normalize as weights_of
@@ -101,9 +101,7 @@ def pre_norm(spec: Spec) -> np.ndarray | None:
     """X̂ = pre_norm(X₀) (n, d_model), or None without ``pre_norm``."""
     if spec.pre_norm is None:
         return None
-    x_hat = normalize_rows(spec.embedded, spec.pre_norm)
-    check_finite(x_hat, "normalized inputs", spec.tokens)
-    return x_hat
+    return normalized_rows(spec.embedded, spec.pre_norm, "normalized inputs", spec.tokens)
 
 
 def projections(spec: Spec, x_hat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -157,8 +155,7 @@ def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarr
     """(R, LayerNorm(R), post_norm(Y)): R = X₀ + Y, or X₀ + post_norm(Y); None where the document has no such step."""
     y_normed = None
     if spec.post_norm is not None:
-        y_normed = normalize_rows(y, spec.post_norm)
-        check_finite(y_normed, "normalized output", spec.tokens)
+        y_normed = normalized_rows(y, spec.post_norm, "normalized output", spec.tokens)
     if spec.add_norm is None and not spec.residual:
         return None, None, y_normed
     added = y if y_normed is None else y_normed
@@ -176,6 +173,23 @@ def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarr
         raise AttnError(f"Add & Norm overflows float64 at row {row + 1} ({quoted(spec.tokens[row])}): the variance of "
                         "the residual (or γ) is too large to compute with")
     return residual, normalized, y_normed
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def normalized_rows(x: np.ndarray, norm: Norm, name: str, labels: list[str]) -> np.ndarray:
+    """``norm`` of each row of x, or an error naming the row whose mean square (or variance) overflows float64.
+
+    Beyond about 1e154 the square overflows: RMSNorm would then give 0 for the row, quietly.
+    """
+    spread = np.mean(x * x, axis=-1) if norm.kind == "rms" else x.var(axis=-1)  # (n,)
+    if not np.isfinite(spread).all():
+        row = int(np.argmax(~np.isfinite(spread)))
+        what = "mean square" if norm.kind == "rms" else "variance"
+        raise AttnError(f"{name} overflow float64 at row {row + 1} ({quoted(labels[row])}): the {what} of the row is "
+                        "too large to normalise")
+    out = normalize_rows(x, norm)
+    check_finite(out, name, labels)
+    return out
 
 
 def check_finite(array: np.ndarray, name: str, labels: list[str]) -> None:

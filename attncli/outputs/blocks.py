@@ -25,7 +25,8 @@ from attncli.outputs.formulas import (
 )
 from attncli.outputs.numbers import dims
 
-PER_HEAD = ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")
+PER_HEAD = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "scores", "scaled_scores", "weights", "head_outputs")
+KV_KEYS = ("keys", "values", "keys_rotated")  # one per key/value head
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,13 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
             ]
         if trace.queries_rotated is not None:
             found.append(Block("queries_rotated", f"{prefix}Rotated queries", f"Q′ = rope(Q): {rope_text(spec)}",
-                               rf"{q}' = \operatorname{{rope}}({q})", trace.queries_rotated[h], spec.tokens, dims(spec.d_k)))
+                               rf"{{{q}}}' = \operatorname{{rope}}({q})", trace.queries_rotated[h], spec.tokens, dims(spec.d_k)))
             if kv_prefix is not None:
                 found.append(Block("keys_rotated", f"{kv_prefix}Rotated keys", f"K′ = rope(K): {rope_text(spec)}",
-                                   rf"{k_tex}' = \operatorname{{rope}}({k_tex})", trace.keys_rotated[j], spec.context_tokens,
+                                   rf"{{{k_tex}}}' = \operatorname{{rope}}({k_tex})", trace.keys_rotated[j], spec.context_tokens,
                                    dims(spec.d_k)))
         if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
-            qs, ks = (f"{q}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
+            qs, ks = (f"{{{q}}}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
             score_tex = rf"{s} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)" if spec.score == "additive" else rf"{s} = {qs} {ks}^\top"
             masked = None if spec.mask is None else ~spec.mask
             found += [

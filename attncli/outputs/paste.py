@@ -21,7 +21,7 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, visible
-from attncli.outputs.blocks import PER_HEAD, Block, blocks
+from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
@@ -121,10 +121,11 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
         found = found[:1]  # P itself, not X + P
     stacked = key in PER_HEAD and head is None
     if key in PER_HEAD and head is not None:
-        found = [found[head]]
+        found = blocks(trace, head, [key])  # for K, V and K′: the key/value head that query head uses
+    shared = key in KV_KEYS and trace.spec.kv_heads < trace.spec.heads
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((["head"] if stacked else []) + ["token", *map(visible, found[0].columns)])  # labels: never raw escapes
+    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + ["token", *map(visible, found[0].columns)])  # labels: never raw escapes
     for h, block in enumerate(found):
         for i, label in enumerate(block.rows):
             cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]
