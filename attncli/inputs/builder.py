@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, plural, quoted, shape_str, shorten, unknown_key
+from attncli.core.errors import AttnError, plural, quoted, shape_str, shorten, unknown_key
 from attncli.core.masks import causal
 from attncli.core.spec import Spec
 from attncli.inputs.document import Document
@@ -22,7 +22,7 @@ from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.matrices import FILE_KINDS, read_value
 from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
 from attncli.inputs.reading import real_path
-from attncli.inputs.values import check_identity_fits, mapping_of, scale_of, split_tokens, token_labels
+from attncli.inputs.values import check_identity_fits, head_count, mapping_of, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
@@ -177,16 +177,7 @@ class _Builder:
         return shape[-2] if len(shape) >= 2 and isinstance(shape[-2], int) else None
 
     def _heads(self) -> int | None:
-        heads = self.data.get("heads")
-        if heads is None:
-            return None
-        if isinstance(heads, np.integer):  # from the Python API
-            heads = int(heads)
-        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
-            raise AttnError(f"{describe(heads)} is not a whole number ≥ 1", "heads")
-        if heads > 2**31:
-            raise AttnError(f"{describe(heads)} heads are more than any weight has columns to split among them", "heads")
-        return heads
+        return head_count(self.data.get("heads"), "heads")
 
     def _grouping_hint(self, e: AttnError, name: str, heads: int, d_k: int, kv_heads: int | None) -> AttnError:
         """A key weight shaped for fewer key/value heads than query heads: say that kv_heads exists."""

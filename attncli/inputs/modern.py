@@ -20,7 +20,7 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
-from attncli.inputs.values import mapping_of
+from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap")
 ROPE_KEYS = ("base", "dims", "style", "frequencies")
@@ -30,13 +30,7 @@ NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNor
 
 def kv_heads_of(value: Any) -> int | None:
     """``kv_heads:`` as a whole number ≥ 1, or None when not given."""
-    if value is None:
-        return None
-    if isinstance(value, np.integer):  # from the Python API
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", "kv_heads")
-    return value
+    return head_count(value, "kv_heads")
 
 
 def check_grouping(heads: int, kv_heads: int) -> None:

@@ -6,6 +6,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from attncli.core.errors import AttnError, describe, plural, shorten, unknown_key
 from attncli.core.memory import beyond, memory_budget
 from attncli.inputs.document import OutOfRange
@@ -102,4 +104,17 @@ def mapping_of(value: Any, key: str, names: tuple[str, ...], what: str | None = 
     for name in value:
         if name not in names:
             raise unknown_key(name, names).at(key)
+    return value
+
+
+def head_count(value: Any, key: str) -> int | None:
+    """``heads:`` or ``kv_heads:`` as a whole number ≥ 1 (a numpy integer from the Python API too), or None."""
+    if value is None:
+        return None
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
+    if value > 2**31:
+        raise AttnError(f"{describe(value)} heads are more than any weight has columns to split among them", key)
     return value
