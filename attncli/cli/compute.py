@@ -51,7 +51,7 @@ def compute(
         binary = output is not None and output.suffix.lower() in (".npz", ".npy")
         if keys == [] and (binary or format is not OutputFormat.json):
             raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
-        check_export(export, format is OutputFormat.table and not (output is not None and output.suffix.lower() in (".npz", ".npy")), output)
+        check_export(export, format is OutputFormat.table and not binary, output)
         if format is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
         if mask not in (None, "none", "causal"):

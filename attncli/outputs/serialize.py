@@ -107,13 +107,8 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
     return result
 
 
-def dumps(trace: Trace, only: list[str] | None = None) -> str:
-    """Strict JSON text: one object, one line, every float round-trips exactly."""
-    return to_json(trace, only).decode("utf-8")
-
-
 def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
-    """:func:`dumps` as UTF-8 bytes, written by orjson from the arrays themselves when it is installed.
+    """Strict JSON (one object, one line, every float round-trips exactly) as UTF-8 bytes, written by orjson from the arrays.
 
     orjson writes a 12 × 512 × 512 array in about 0.1 s, ``json`` through ``tolist()``
     in about 2 s; both write the shortest text that reads back as the same float64.
