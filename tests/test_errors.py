@@ -216,8 +216,6 @@ CASES = [
          files={"m.npy": npy_bytes(np.array([[1, 2, 0], [1, 1, 0], [1, 1, 1]]))}),
     Case("mask-fraction-in-csv", X + "mask: m.csv\n", ["m.csv", "line 3, column 1", "0.5 is not a mask value"],
          files={"m.csv": "1,0,0\n1,1,0\n0.5,1,1\n"}),
-    Case("causal-m-ne-n", X + "context: [[1, 0, 1, 0], [0, 1, 0, 1]]\nmask: causal\n",
-         ["doc.yaml", "mask", "causal", "3 queries and 2 keys"]),
     Case("token-count", X + "tokens: [a, b]\n", ["doc.yaml", "tokens", "2 labels but inputs have 3 rows"]),
     Case("token-string-count", X + "tokens: 我想吃鱼\n", ["doc.yaml", "tokens", "4 labels but inputs have 3 rows"]),
     Case("context-token-count", X + "context: [[1, 0, 1, 0]]\ncontext_tokens: [a, b]\n",

@@ -3,7 +3,7 @@
     X₀ = X (+ P)          X̂ = pre_norm(X₀)                           (without pre_norm X̂ = X₀)
     Q = X̂·W_Q + b_Q      K = C·W_K + b_K      V = C·W_V + b_V     (C = context, or X̂)
     Q′, K′ = rope(Q), rope(K)                                       (without rope Q′ = Q, K′ = K)
-    S = Q′·K′ᵀ           Z = scale·S (→ c·tanh(Z / c))            A = softmax(Z, masked)
+    S = Q′·K′ᵀ           Z = scale·S (→ c·tanh(Z / c)) (+ B)      A = softmax(Z, masked)
     H = A·V              Y = concat(H₁ … H_h)·W_O + b_O
     R = X₀ + Y (or + post_norm(Y)); with add_norm also LayerNorm(R)
 
@@ -88,13 +88,19 @@ def attend(spec: Spec) -> Trace:
     check_finite(s, "scores", spec.tokens)
     z = scaled(s, spec)
     check_finite(z, "scaled scores", spec.tokens)
-    a = normalize(z, spec)  # (h, n, m)
+    bias = None
+    if spec.score_bias is not None:
+        bias = spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)  # (h, n, m), −inf kept
+        z += np.where(np.isneginf(bias), 0.0, bias)  # a −inf cell is masked: its score is never used
+        check_finite(z, "scaled scores", spec.tokens)
+    allowed = None if spec.mask is None else spec.mask.full()  # (n, m) or (h, n, m)
+    a = weights_of(z, spec.normalize, allowed, spec.tokens)  # (h, n, m)
     heads = a @ shared(v, spec.heads)  # (h, n, d_v)
     y = output_projection(heads, spec)
     check_finite(y, "output", spec.tokens)
     residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(spec.mask), residual, normalized,
-                 q_rot, k_rot, x_hat, normalized_output)
+    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(allowed), residual, normalized,
+                 q_rot, k_rot, x_hat, normalized_output, score_bias=bias)
 
 
 def pre_norm(spec: Spec) -> np.ndarray | None:
@@ -135,14 +141,22 @@ def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:
 
 
 def scaled(s: np.ndarray, spec: Spec) -> np.ndarray:
-    """Z = scale·S, then c·tanh(Z / c) with ``softcap: c`` (same shape)."""
+    """Z = scale·S, then c·tanh(Z / c) with ``softcap: c`` (same shape); the score bias is added after it."""
     z = spec.scale * s
     return z if spec.softcap is None else softcap(z, spec.softcap)
 
 
-def normalize(z: np.ndarray, spec: Spec, rows: slice = slice(None)) -> np.ndarray:
-    """The weights from the scaled scores of the queries ``rows`` (all, or one block of attncli.core.stream)."""
-    return weights_of(z, spec.normalize, None if spec.mask is None else spec.mask[rows], spec.tokens[rows])
+def biased(z: np.ndarray, spec: Spec, lo: int, hi: int) -> np.ndarray:
+    """Z + B for the queries lo … hi − 1 and every key (h, b, m), in place; z itself without a score bias."""
+    if spec.score_bias is not None:
+        z += spec.score_bias.block(spec.heads, spec.query_positions, spec.key_positions, lo, hi, 0, spec.m)
+    return z
+
+
+def normalize(z: np.ndarray, spec: Spec, lo: int, hi: int) -> np.ndarray:
+    """The weights from the scaled scores of the queries lo … hi − 1 (one block of attncli.core.stream)."""
+    allowed = None if spec.mask is None else spec.mask.block(lo, hi)
+    return weights_of(z, spec.normalize, allowed, spec.tokens[lo:hi])
 
 
 def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:

@@ -1,23 +1,108 @@
-"""Stage: which keys each query may attend to, as an (n, m) boolean matrix (True = may attend).
+"""Stage: which keys each query may attend to (True = may attend), from parts that must all allow a key.
+
+    causal   upper_left: j ≤ i          lower_right: j ≤ i + (m − n)      (i′ = i or i + (m − n))
+    window   with causal: i′ − W < j ≤ i′;  without: |i − j| < W
+    keys     one flag per key (key padding)
+    matrix   (n, m), or (h, n, m) one per query head
+
+A :class:`Mask` is never stored as an n × m matrix unless the document gave one:
+:meth:`Mask.block` builds any rectangle of it, and :meth:`Mask.key_span` says which
+keys a block of queries can see at all, so that :mod:`attncli.core.stream` skips the rest.
 
 >>> causal(3).astype(int).tolist()
 [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+>>> Mask(2, 4, causal="lower_right", window=2).full().astype(int).tolist()
+[[0, 1, 1, 0], [0, 0, 1, 1]]
+>>> Mask(3, 3, causal="upper_left").key_span(1, 2)
+(0, 2)
 >>> empty_queries(np.array([[True, False], [False, False]]))
 (1,)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+CAUSAL_KINDS = ("upper_left", "lower_right")
 
-def causal(n: int) -> np.ndarray:
-    """Query i may attend to keys 0 … i: (n, n)."""
-    return np.tril(np.ones((n, n), dtype=bool))
+
+def causal(n: int, m: int | None = None) -> np.ndarray:
+    """Query i may attend to keys 0 … i (upper-left, as PyTorch's is_causal): (n, m)."""
+    return Mask(n, n if m is None else m, causal="upper_left").full()
+
+
+@dataclass(frozen=True)
+class Mask:
+    n: int  # queries
+    m: int  # keys
+    causal: str | None = None  # 'upper_left' or 'lower_right'
+    window: int | None = None  # W ≥ 1
+    keys: np.ndarray | None = None  # (m,) bool, True = a real key
+    matrix: np.ndarray | None = None  # (n, m) or (h, n, m) bool, True = may attend
+
+    @property
+    def offset(self) -> int:
+        """i′ − i: m − n for a lower-right causal mask, else 0."""
+        return self.m - self.n if self.causal == "lower_right" else 0
+
+    @property
+    def per_head(self) -> bool:
+        return self.matrix is not None and self.matrix.ndim == 3
+
+    def key_span(self, lo: int, hi: int) -> tuple[int, int]:
+        """The keys [start, stop) that queries lo … hi − 1 may see at all (causal and window decide it)."""
+        start, stop = 0, self.m
+        if self.causal is not None:
+            stop = hi + self.offset
+            if self.window is not None:
+                start = lo + self.offset - self.window + 1
+        elif self.window is not None:
+            start, stop = lo - self.window + 1, hi + self.window - 1
+        stop = min(max(stop, 0), self.m)
+        return min(max(start, 0), stop), stop
+
+    def block(self, lo: int, hi: int, start: int = 0, stop: int | None = None, head: int | None = None) -> np.ndarray | None:
+        """Allowed cells of queries lo … hi − 1 and keys start … stop − 1: (b, k), or (h, b, k) for a
+        per-head matrix when ``head`` is None; None when every cell of the block is allowed."""
+        stop = self.m if stop is None else stop
+        allowed: np.ndarray | None = None
+        if self.causal is not None or self.window is not None:
+            i = np.arange(lo, hi)[:, None] + self.offset  # i′ (b, 1)
+            j = np.arange(start, stop)[None, :]  # (1, k)
+            if self.causal is not None:
+                allowed = j <= i
+                if self.window is not None:
+                    allowed &= j > i - self.window
+            else:
+                allowed = np.abs(i - j) < self.window
+            if allowed.all():
+                allowed = None
+        if self.keys is not None and not self.keys[start:stop].all():
+            allowed = self._and(allowed, np.broadcast_to(self.keys[start:stop], (hi - lo, stop - start)))
+        if self.matrix is not None:
+            part = self.matrix[..., lo:hi, start:stop]
+            if self.per_head and head is not None:
+                part = part[head]
+            allowed = self._and(allowed, part)
+        return allowed
+
+    def full(self) -> np.ndarray:
+        """Every cell: (n, m), or (h, n, m) with a per-head matrix."""
+        allowed = self.block(0, self.n)
+        return np.ones((self.n, self.m), dtype=bool) if allowed is None else allowed
+
+    @staticmethod
+    def _and(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:
+        return np.array(b, dtype=bool) if a is None else a & b
 
 
 def empty_queries(allowed: np.ndarray | None) -> tuple[int, ...]:
-    """Indices of the queries that may attend to no key at all."""
+    """Indices of the queries that may attend to no key at all (in some head, for a per-head mask)."""
     if allowed is None:
         return ()
-    return tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
+    none = ~allowed.any(axis=-1)  # (n,) or (h, n)
+    if none.ndim == 2:
+        none = none.any(axis=0)
+    return tuple(int(i) for i in np.flatnonzero(none))

@@ -9,10 +9,13 @@ arrays head-first.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from attncli.core.bias import ScoreBias
+from attncli.core.masks import Mask
 from attncli.core.norms import Norm
 from attncli.core.positions import Rope
 
@@ -33,8 +36,8 @@ class Spec:
     b_o: np.ndarray | None  # (d_out,)
     scale: float
     scale_name: str  # 'sqrt', 'none' or 'number'
-    mask: np.ndarray | None  # (n, m) bool, True = may attend; None = attend everywhere
-    mask_name: str  # 'none', 'causal' or 'matrix'
+    mask: Mask | None  # which keys each query may attend to (with score_bias's −inf cells); None = every key
+    mask_name: str  # 'none', 'causal', 'matrix' or 'parts' (a mapping), as the document gave it
     identity: frozenset[str]  # which of query/key/value were omitted (the identity)
     files: frozenset[Path] = frozenset()  # the matrix files this document read
     positional: np.ndarray | None = None  # P (n, d_model), added to X before the projections
@@ -52,6 +55,7 @@ class Spec:
     post_norm: Norm | None = None  # R = X₀ + post_norm(Y)
     residual: bool = False  # R = X₀ + Y (pre-norm blocks)
     softcap: float | None = None  # z → c·tanh(z / c) on the scaled scores
+    score_bias: ScoreBias | None = None  # Z + B after the cap
 
     @property
     def heads(self) -> int:
@@ -77,6 +81,15 @@ class Spec:
     def m(self) -> int:
         return (self.inputs if self.context is None else self.context).shape[0]  # source's rows, without computing X + P
 
+    @cached_property
+    def allowed(self) -> np.ndarray | None:
+        """(h, n, m) bool, True = may attend (a read-only view when the mask is the same for every head);
+        None when every key is allowed.  The full computation and the views use it; streaming never does."""
+        if self.mask is None:
+            return None
+        full = self.mask.full()
+        return full if full.ndim == 3 else np.broadcast_to(full, (self.heads, self.n, self.m))
+
     @property
     def embedded(self) -> np.ndarray:
         """What the projections see: X, plus P when there is a positional encoding."""
@@ -90,11 +103,18 @@ class Spec:
     @property
     def query_positions(self) -> np.ndarray:
         """p of each query (n,): ``positions``, else 0 … n − 1."""
-        return self.positions if self.positions is not None else np.arange(self.n, dtype=np.float64)
+        return positions_of(self.n, self.m, self.positions, self.context_positions, self.context is not None)[0]
 
     @property
     def key_positions(self) -> np.ndarray:
         """p of each key (m,): ``context_positions``, else the queries' positions without a context, else 0 … m − 1."""
-        if self.context_positions is not None:
-            return self.context_positions
-        return self.query_positions if self.context is None else np.arange(self.m, dtype=np.float64)
+        return positions_of(self.n, self.m, self.positions, self.context_positions, self.context is not None)[1]
+
+
+def positions_of(n: int, m: int, positions: np.ndarray | None, context_positions: np.ndarray | None,
+                 has_context: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The queries' (n,) and keys' (m,) positions, as the contract's defaults give them."""
+    p_q = positions if positions is not None else np.arange(n, dtype=np.float64)
+    if context_positions is not None:
+        return p_q, context_positions
+    return p_q, p_q if not has_context else np.arange(m, dtype=np.float64)

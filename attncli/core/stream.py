@@ -31,6 +31,7 @@ import numpy as np
 
 from attncli.core.attention import (
     add_residual,
+    biased,
     check_finite,
     normalize,
     output_projection,
@@ -50,7 +51,7 @@ from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
 from attncli.core.trace import Trace
 
-MATRIX_KEYS = ("scores", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
+MATRIX_KEYS = ("scores", "score_bias", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
 BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 SAFE = 1e300  # a bound on |score| below this cannot overflow float64
@@ -74,18 +75,19 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h)
     checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
+    empty: set[int] = set()  # queries with no key to attend to (in some head)
     try:
         if _fast(spec):
-            _run_fast(q, k, v, spec, heads, checked, progress, threads)
+            _run_fast(q, k, v, spec, heads, checked, progress, threads, empty)
         else:
-            _run_generic(q, k, v, spec, heads, checked, progress, threads)
+            _run_generic(q, k, v, spec, heads, checked, progress, threads, empty)
     except _Overflow:
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
     y = output_projection(heads, spec)  # (n, d_out)
     check_finite(y, "output", spec.tokens)
     residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec, q0, k0, v, None, None, None, heads, y, empty_queries(spec.mask), residual, normalized,
+    return Trace(spec, q0, k0, v, None, None, None, heads, y, tuple(sorted(empty)), residual, normalized,
                  q_rot, k_rot, x_hat, normalized_output)
 
 
@@ -121,9 +123,13 @@ def _blocks(n: int, rows: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
 
 
-def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
-    """Dot-product scores and softmax: one head and one block of queries per task, in place."""
-    causal = spec.mask_name == "causal"
+def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
+    """Dot-product scores and softmax: one head and one block of queries per task, in place.
+
+    Only the keys the block's queries may see at all are computed (:meth:`Mask.key_span`): a causal mask halves
+    the work, a sliding window of W keys makes it grow with n·W instead of n·m.
+    """
+    mask, bias = spec.mask, spec.score_bias
     scale = spec.scale
     # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
     prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
@@ -133,17 +139,21 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
     v_ones = np.ones((spec.kv_heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
     v_ones[:, :, :d_v] = v
     cap = spec.softcap
+    p_q, p_k = spec.query_positions, spec.key_positions
     buffers = threading.local()
     rows = _fast_rows(spec)
 
     @np.errstate(over="ignore", invalid="ignore")  # each thread has its own error state
     def task(job: tuple[int, int, int]) -> None:
         h, lo, hi = job
-        m = hi if causal else spec.m  # causal: the keys after the last query of the block are all masked
+        start, stop = (0, spec.m) if mask is None else mask.key_span(lo, hi)
+        if start == stop:  # no key for any query of the block: their outputs stay 0
+            empty.update(range(lo, hi))
+            return
         if getattr(buffers, "z", None) is None:
             buffers.z = np.empty(rows * spec.m)
-        z = buffers.z[: (hi - lo) * m].reshape(hi - lo, m)
-        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[kv[h], :m].T, out=z)  # (b, m)
+        z = buffers.z[: (hi - lo) * (stop - start)].reshape(hi - lo, stop - start)
+        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[kv[h], start:stop].T, out=z)  # (b, k)
         if checked and not np.isfinite(z).all():
             raise _Overflow
         if not prescale and scale != 1.0:
@@ -154,31 +164,40 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
             z /= cap
             np.tanh(z, out=z)
             z *= cap
-        e = exp_rows(z, None if spec.mask is None else spec.mask[lo:hi, :m], inplace=True, shift=shift[h])
-        ev = e @ v_ones[kv[h], :m]  # (b, d_v + 1)
+        if bias is not None:
+            z += bias.block(spec.heads, p_q, p_k, lo, hi, start, stop, head=h)
+            if checked and not np.isfinite(z).all():
+                raise _Overflow
+        allowed = None if mask is None else mask.block(lo, hi, start, stop, head=h)
+        e = exp_rows(z, allowed, inplace=True, shift=shift[h])
+        ev = e @ v_ones[kv[h], start:stop]  # (b, d_v + 1)
         total = ev[:, d_v:]
         np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
+        if allowed is not None:
+            empty.update(lo + int(i) for i in np.flatnonzero(total[:, 0] == 0))
 
     jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
     run_parallel(task, jobs, progress, threads)
 
 
-def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None) -> None:
+def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
     """Any score and normalisation: all heads of one block of queries per task."""
 
     @np.errstate(over="ignore", invalid="ignore")
     def task(job: tuple[int, int]) -> None:
         lo, hi = job
         s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
-        z = scaled(s, spec)
+        z = biased(scaled(s, spec), spec, lo, hi)
         if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
             raise _Overflow
         try:
-            a = normalize(z, spec, slice(lo, hi))
+            a = normalize(z, spec, lo, hi)
         except AttnError as e:  # `normalize: sum` names the row inside the block
             message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
             raise AttnError(message, e.where) from None
         heads[:, lo:hi] = a @ shared(v, spec.heads)  # (h, b, d_v)
+        if spec.mask is not None:
+            empty.update(lo + i for i in empty_queries(spec.mask.block(lo, hi)))
 
     run_parallel(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
 
@@ -192,7 +211,14 @@ def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
         return False
     largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
     bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
-    return bound < SAFE
+    return bound + _bias_bound(spec) < SAFE
+
+
+def _bias_bound(spec: Spec) -> float:
+    """max |B|: 0 without a score bias."""
+    if spec.score_bias is None:
+        return 0.0
+    return spec.score_bias.bound(spec.query_positions, spec.key_positions)
 
 
 def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.ndarray:
@@ -207,6 +233,7 @@ def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.
     bound = abs(spec.scale) * norm(q) * norm(k)[kv]  # (h,)
     if spec.softcap is not None:  # |c·tanh(z / c)| < c
         bound = np.minimum(bound, spec.softcap)
+    bound = bound + _bias_bound(spec)
     values = np.abs(v).max(axis=(1, 2))[kv] * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
     return ~((bound <= EXP_LIMIT) & (values < SAFE))
 
@@ -282,6 +309,7 @@ def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     """Peak memory of :func:`attend` plus writing ``keys`` as ``kind``, roughly (bytes)."""
     cells = spec.heads * spec.n * spec.m
     width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
+    width += 2 if spec.score_bias is not None else 0  # B, and its finite part
     kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
     per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
     read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
@@ -313,7 +341,7 @@ def streamed_bytes(spec: Spec) -> int:
     """Peak memory of :func:`attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
     if _fast(spec):
         v_ones = 8 * spec.kv_heads * spec.m * (spec.d_v + 1)  # [V | 1]
-        block = _fast_rows(spec) * spec.m * 9  # one head's scores, and the mask's inverse
+        block = _fast_rows(spec) * spec.m * (17 if spec.score_bias is not None else 9)  # scores, mask (, bias)
     else:
         v_ones, block = 0, _generic_rows(spec) * _generic_row_bytes(spec)
     return resident_bytes(spec) + v_ones + cores() * block
@@ -329,5 +357,9 @@ def resident_bytes(spec: Spec) -> int:
         arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
     if spec.pre_norm is not None:  # X̂
         arrays += n * d_model
-    mask = 0 if spec.mask is None else n * m  # the bool mask
-    return 8 * arrays + mask + BASE
+    given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
+    if spec.mask is not None and spec.mask.matrix is not None:
+        given += spec.mask.matrix.size
+    if spec.score_bias is not None and spec.score_bias.matrix is not None:
+        given += 8 * spec.score_bias.matrix.size
+    return 8 * arrays + given + BASE

@@ -21,7 +21,7 @@ class Trace:
     keys: np.ndarray  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
     values: np.ndarray  # V (g, m, d_v)
     scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
-    scaled_scores: np.ndarray | None  # scale·S (h, n, m); masked cells are not used
+    scaled_scores: np.ndarray | None  # scale·S (capped, + B) (h, n, m): what enters the softmax; masked cells unused
     weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
     head_outputs: np.ndarray  # H = A·V (h, n, d_v)
     output: np.ndarray  # Y (n, d_out)
@@ -32,6 +32,7 @@ class Trace:
     keys_rotated: np.ndarray | None = None  # K′ = rope(K) (g, m, d_k), with rope
     normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
+    score_bias: np.ndarray | None = None  # B (h, n, m), −inf where masked; with score_bias, None when streamed
 
     @property
     def inputs(self) -> np.ndarray:

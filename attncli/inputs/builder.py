@@ -14,19 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, plural, quoted, shape_str, shorten, unknown_key
-from attncli.core.masks import causal
-from attncli.core.spec import Spec
+from attncli.core.errors import AttnError, plural, quoted, shape_str, unknown_key
+from attncli.core.spec import Spec, positions_of
 from attncli.inputs.document import Document
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
-from attncli.inputs.matrices import FILE_KINDS, read_value
+from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
+from attncli.inputs.matrices import read_value
 from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
 from attncli.inputs.reading import real_path
 from attncli.inputs.values import check_identity_fits, head_count, mapping_of, scale_of, split_tokens, token_labels
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
-    "positional", "score", "normalize", "add_norm", "answer", *MODERN_KEYS,
+    "positional", "score", "normalize", "add_norm", "answer", "score_bias", *MODERN_KEYS,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output")
@@ -61,12 +61,13 @@ class _Builder:
         section = self.data.get(key, {})
         return {} if section is None else mapping_of(section, key, names)
 
-    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False,
+             minus_inf: bool = False) -> np.ndarray:
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
         if key not in self.cache:
             try:
-                self.cache[key] = read_value(value, self.folder, shape, boolean)
+                self.cache[key] = read_value(value, self.folder, shape, boolean, minus_inf)
             except AttnError as e:
                 raise e.at(key) from None
         return self.cache[key]
@@ -123,7 +124,11 @@ class _Builder:
         layers.update(read_modern(self, inputs.shape[0], source.shape[0], inputs.shape[1], d_k, d_out, has_context))
         default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
         scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
-        mask, mask_name = self._mask(inputs.shape[0], source.shape[0])
+        n, m = inputs.shape[0], source.shape[0]
+        mask, mask_name = read_mask(self, self.data.get("mask", "none"), n, m, h)
+        positions = positions_of(n, m, layers["positions"], layers["context_positions"], has_context)
+        score_bias = read_score_bias(self, self.data.get("score_bias"), n, m, h, positions)
+        mask = with_bias_mask(mask, score_bias, n, m)
         return Spec(
             tokens=tokens,
             context_tokens=context_tokens,
@@ -143,6 +148,7 @@ class _Builder:
             mask_name=mask_name,
             identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
             files=frozenset(self.files),
+            score_bias=score_bias,
             **layers,
         )
 
@@ -253,30 +259,6 @@ class _Builder:
             verb = "give" if whose.endswith("heads") else "gives"
             raise AttnError(f"has length {b.shape[0]} but {whose} {verb} {h * d} columns (need {h * d})", key)
         return b.reshape(h, d) if name != "output" else b
-
-    def _mask(self, n: int, m: int) -> tuple[np.ndarray | None, str]:
-        value = self.data.get("mask", "none")
-        word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
-        if value is None or word == "none":
-            return None, "none"
-        if word == "causal":
-            if n != m:
-                raise AttnError(f"causal needs as many keys as queries, but there are {n} queries and {m} keys", "mask")
-            return causal(n), "causal"
-        if isinstance(value, bool):
-            raise AttnError("expected none, causal, a matrix or a file name, not a boolean", "mask")
-        if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
-            import difflib
-
-            close = difflib.get_close_matches(Path(value).name.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
-            raise AttnError(f"{shorten(value)!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
-        mask = self.read("mask", value, boolean=True)
-        if mask.ndim == 1 and n == 1:
-            mask = mask.reshape(1, -1)
-        if mask.shape != (n, m):
-            raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys)", "mask")
-        return mask, "matrix"
 
 
 def _check_sum(inputs: np.ndarray, positional: np.ndarray, tokens: list[str]) -> None:

@@ -29,7 +29,8 @@ NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
 MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rather than read
 
 
-def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False,
+               minus_inf: bool = False) -> np.ndarray:
     """An inline list, a file name, or a ``{random: …}`` spec, as an array.
 
     ``shape`` is what the rest of the document implies, used when a random spec

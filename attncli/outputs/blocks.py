@@ -12,6 +12,7 @@ import numpy as np
 
 from attncli.core.trace import Trace
 from attncli.outputs.formulas import (
+    bias_text,
     norm_text,
     output_formula,
     output_latex,
@@ -110,9 +111,11 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
         if trace.scores is not None and trace.scaled_scores is not None and trace.weights is not None:
             qs, ks = (f"{{{q}}}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
             score_tex = rf"{s} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)" if spec.score == "additive" else rf"{s} = {qs} {ks}^\top"
-            masked = None if spec.mask is None else ~spec.mask
+            masked = None if spec.allowed is None else ~spec.allowed[h]
             found += [
                 Block("scores", f"{prefix}Scores", score_formula(spec), score_tex, trace.scores[h], spec.tokens, spec.context_tokens),
+                *([Block("score_bias", f"{prefix}Score bias", bias_text(spec), "B", trace.score_bias[h], spec.tokens,
+                         spec.context_tokens, masked)] if trace.score_bias is not None else []),
                 Block("scaled_scores", f"{prefix}Scaled scores", scale_text(spec), scaled_tex, trace.scaled_scores[h],
                       spec.tokens, spec.context_tokens, masked,
                       title=f"{prefix}Scaled scores  {scale_text(spec)}{' (scale: none)' if spec.scale_name == 'none' else ''}"),

@@ -16,7 +16,17 @@ def scale_text(spec: Spec) -> str:
         text = "S"
     else:
         text = f"{spec.scale:g}·S"
-    return text if spec.softcap is None else f"{spec.softcap:g}·tanh({text} / {spec.softcap:g})"
+    text = text if spec.softcap is None else f"{spec.softcap:g}·tanh({text} / {spec.softcap:g})"
+    return text if spec.score_bias is None else f"{text} + B"
+
+
+def bias_text(spec: Spec) -> str:
+    """What the score bias B sums: ``B = matrix + ALiBi slope·(p_j − p_i) + T5 table[bucket(p_j − p_i)]``."""
+    bias = spec.score_bias
+    parts = [name for name, present in (("matrix", bias.matrix is not None),
+                                        ("slope·(p_j − p_i)", bias.slopes is not None),
+                                        ("table[bucket(p_j − p_i)]", bias.relative is not None)) if present]
+    return "B = " + " + ".join(parts)
 
 
 def score_formula(spec: Spec) -> str:
@@ -72,9 +82,9 @@ def scaled_latex(spec: Spec, s: str) -> str:
         text = s
     else:
         text = rf"{spec.scale:g}\,{s}"
-    if spec.softcap is None:
-        return text
-    return rf"{spec.softcap:g} \tanh\left({text} / {spec.softcap:g}\right)"
+    if spec.softcap is not None:
+        text = rf"{spec.softcap:g} \tanh\left({text} / {spec.softcap:g}\right)"
+    return text if spec.score_bias is None else f"{text} + B"
 
 
 def weights_latex(spec: Spec, scaled: str) -> str:

@@ -23,6 +23,7 @@ ARRAYS = (
     "queries_rotated",
     "keys_rotated",
     "scores",
+    "score_bias",
     "scaled_scores",
     "weights",
     "head_outputs",
@@ -38,6 +39,7 @@ NEEDS = {  # the keys present only when the document has what makes them, and wh
     "normalized_inputs": "pre_norm:",
     "queries_rotated": "rope:",
     "keys_rotated": "rope:",
+    "score_bias": "score_bias:",
     "normalized_output": "post_norm:",
     "residual": "add_norm: or residual: true",
     "normalized": "add_norm:",
@@ -92,15 +94,21 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "scale": spec.scale,
     }
     for key, array in kept(trace, only):
+        if key == "score_bias":  # a −inf cell masks its key: null, as a masked scaled score
+            array = np.where(np.isneginf(array), np.nan, array)
         if native:
-            if not np.isfinite(array).all():  # never a silent null: the maths checks for overflow
+            if not np.isfinite(array).all() and key != "score_bias":  # never a silent null: overflow is checked for
                 raise ValueError(f"{key} holds a value that is not finite")
             result[key] = np.array(array, dtype=np.float64, order="C")
-            if key == "scaled_scores" and spec.mask is not None:
-                result[key][:, ~spec.mask] = np.nan
-        elif key == "scaled_scores" and spec.mask is not None:
+            if key == "scaled_scores" and spec.allowed is not None:
+                result[key][~spec.allowed] = np.nan
+        elif key == "scaled_scores" and spec.allowed is not None:
             cells = array.astype(object)
-            cells[:, ~spec.mask] = None  # masked: no score at all
+            cells[~spec.allowed] = None  # masked: no score at all
+            result[key] = cells.tolist()
+        elif key == "score_bias":
+            cells = array.astype(object)
+            cells[np.isnan(array)] = None
             result[key] = cells.tolist()
         else:
             result[key] = array.tolist()
@@ -166,8 +174,8 @@ def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes:
     import io
 
     arrays = dict(kept(trace, only))
-    if "scaled_scores" in arrays and trace.spec.mask is not None:
-        arrays["scaled_scores"] = np.where(trace.spec.mask, arrays["scaled_scores"], -np.inf)
+    if "scaled_scores" in arrays and trace.spec.allowed is not None:
+        arrays["scaled_scores"] = np.where(trace.spec.allowed, arrays["scaled_scores"], -np.inf)
     buffer = io.BytesIO()
     if suffix == ".npy":
         if len(arrays) != 1:

@@ -166,8 +166,8 @@ def check_tolerance(tol: float) -> float:
 def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
     """Where the learner may write ``null`` (True), in the shape of :func:`expected_of`: masked scaled scores."""
     full = np.zeros(array_of(trace, key).shape, dtype=bool)
-    if key == "scaled_scores" and trace.spec.mask is not None:
-        full[:] = ~trace.spec.mask  # (n, m) onto every head
+    if key == "scaled_scores" and trace.spec.allowed is not None:
+        full[:] = ~trace.spec.allowed  # (h, n, m)
     return select(full, key, answer, trace.spec)
 
 
@@ -242,7 +242,7 @@ def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray
     q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
     k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, spec.heads)  # (h, m, d_k)
     s = trace.scores
-    a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.mask is None else spec.mask.T)
+    a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.allowed is None else np.swapaxes(spec.allowed, -1, -2))
     a_wrong_axis = np.swapaxes(a_wrong_axis, -1, -2)
     unscaled = f"the scale was left out: scaled scores are scale × {'Q′·K′ᵀ' if spec.rope is not None else 'Q·Kᵀ'}"
     twice = "the scale was applied twice"

@@ -123,7 +123,7 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
-    s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i)
+    s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
     lines = []
     for j in range(min(spec.m, MAX_LINES)):
@@ -155,7 +155,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    z, a, allowed = trace.scaled_scores[h, i], trace.weights[h, i], allowed_row(trace, i)
+    z, a, allowed = trace.scaled_scores[h, i], trace.weights[h, i], allowed_row(trace, i, h)
     tokens, row = spec.context_tokens, [spec.tokens[i]]
     numbers, lines = [], []
     if not allowed.any():  # nothing to normalise: weights and output 0, as PyTorch's SDPA gives
@@ -223,7 +223,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     norm = {"softmax": f"softmax({inner})", "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
-    masked = None if spec.mask is None else ~spec.mask
+    masked = None if spec.allowed is None else ~spec.allowed[h]
     numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked, heat=True),
                Numbers("head_outputs", t["label"]["head_outputs"], trace.head_outputs[h], spec.tokens, dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None:

@@ -102,7 +102,7 @@ def rope_key(trace: Trace, focus: Focus) -> int:
     """The key whose rotation is written out: the first allowed key at another position than the query, if any."""
     spec, i = trace.spec, focus.query
     other = spec.key_positions != spec.query_positions[i]
-    allowed, moved = allowed_row(trace, i), spec.key_positions != 0  # a key at 0 is not turned: a dull example
+    allowed, moved = allowed_row(trace, i, focus.head), spec.key_positions != 0  # a key at 0 is not turned: a dull example
     for candidates in (other & allowed & moved, other & allowed, other):
         if candidates.any():
             return int(np.argmax(candidates))

@@ -96,6 +96,7 @@ def paragraphs(t: dict, step: str, keys: list[str], ctx: dict) -> list[str]:
     return [t[step][key].format(**ctx) for key in keys]
 
 
-def allowed_row(trace: Trace, i: int) -> np.ndarray:
-    mask = trace.spec.mask
-    return np.ones(trace.spec.m, dtype=bool) if mask is None else mask[i]
+def allowed_row(trace: Trace, i: int, head: int = 0) -> np.ndarray:
+    """Which keys query ``i`` may attend to in ``head`` (m,)."""
+    allowed = trace.spec.allowed
+    return np.ones(trace.spec.m, dtype=bool) if allowed is None else allowed[head, i]

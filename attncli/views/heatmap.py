@@ -77,7 +77,7 @@ class HeatMap:
         self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
         self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
         self.heads = list(range(self.spec.heads)) if head is None else [head]
-        self.masked = np.zeros(self.matrices.shape[1:], bool) if self.spec.mask is None else ~self.spec.mask  # (n, m)
+        self.masked = np.zeros(self.matrices.shape, bool) if self.spec.allowed is None else ~self.spec.allowed  # (h, n, m)
         self.scale = self._scale()
         key_w = max(cell_len(t) for t in self.spec.context_tokens)
         self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
@@ -85,10 +85,10 @@ class HeatMap:
     def _scale(self) -> Scale:
         """From the smallest to the largest unmasked value of the heads drawn (read in place: no copy of the matrices)."""
         allowed = ~self.masked
-        if not allowed.any():
+        if not any(allowed[h].any() for h in self.heads):
             return Scale(0.0, 1.0)
-        lo = min(float(self.matrices[h].min(where=allowed, initial=np.inf)) for h in self.heads)
-        hi = max(float(self.matrices[h].max(where=allowed, initial=-np.inf)) for h in self.heads)
+        lo = min(float(self.matrices[h].min(where=allowed[h], initial=np.inf)) for h in self.heads)
+        hi = max(float(self.matrices[h].max(where=allowed[h], initial=-np.inf)) for h in self.heads)
         return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
 
     # -- what is shown
@@ -135,10 +135,10 @@ class HeatMap:
         key_w = max(cell_len(t) for t in self.column_labels())
         if many:
             return 2 if key_w <= 2 else key_w + 1
-        matrix = self.matrices[self.heads[0]]
+        matrix, masked = self.matrices[self.heads[0]], self.masked[self.heads[0]]
         rows = [i for i in pick(self.spec.n, MAX_ONE, EDGE_ONE, self.full) if i is not None]
         cols = [j for j in pick(self.spec.m, MAX_ONE, EDGE_ONE, self.full) if j is not None]  # panel() shows these or fewer
-        shown = matrix[np.ix_(rows, cols)][~self.masked[np.ix_(rows, cols)]] if not self.full else matrix[~self.masked]
+        shown = matrix[np.ix_(rows, cols)][~masked[np.ix_(rows, cols)]] if not self.full else matrix[~masked]
         numbers = max((len(format_number(x, self.precision)) for x in shown), default=1)
         return max(numbers + (4 if not self.color else 2), key_w + 1)
 
@@ -163,7 +163,7 @@ class HeatMap:
                 if i is None or j is None:
                     line.append(("⋮" if i is None else "…").center(width))
                 else:
-                    line.append_text(self.cell(matrix[i, j], bool(self.masked[i, j]), width, not many))
+                    line.append_text(self.cell(matrix[i, j], bool(self.masked[head, i, j]), width, not many))
             lines.append(line)
         return lines
 
@@ -191,7 +191,7 @@ class HeatMap:
             bar.append("▕" + SHADES + "▏")
         bar.append(" " + format_number(self.scale.hi, self.precision))
         parts = [bar]
-        if self.masked.any():
+        if any(self.masked[h].any() for h in self.heads):
             parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
         parts.append(Text("rows: queries, columns: keys", style="dim" if self.color else ""))
         lines = [parts[0]]

@@ -1,0 +1,184 @@
+"""The document's ``mask`` and ``score_bias``, read and checked against the sizes (Part 2 of the contract).
+
+    mask: causal                          # upper-left, also when n ≠ m (PyTorch's is_causal)
+    mask: {causal: lower_right, window: 4, keys: [1, 1, 0], matrix: …, convention: block}
+    score_bias: {matrix: …, alibi: true, relative: {table, buckets, max_distance, bidirectional}}
+
+A score bias's −inf cells mask their keys: they become one more part of the :class:`Mask`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.core.bias import Relative, ScoreBias, alibi_slopes
+from attncli.core.errors import AttnError, describe, shape_str, shorten
+from attncli.core.masks import CAUSAL_KINDS, Mask
+from attncli.inputs.matrices import FILE_KINDS
+from attncli.inputs.values import head_count, mapping_of
+
+MASK_PARTS = ("causal", "window", "keys", "matrix", "convention")
+CONVENTIONS = ("allow", "block")
+BIAS_PARTS = ("matrix", "alibi", "relative")
+RELATIVE_KEYS = ("table", "buckets", "max_distance", "bidirectional")
+MASK_WORDS = ("none", "causal")
+
+
+def read_mask(builder: Any, value: Any, n: int, m: int, h: int) -> tuple[Mask | None, str]:
+    """``mask:`` as a Mask (None: every key allowed) and how the document gave it: none, causal, matrix or parts."""
+    word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
+    if value is None or word == "none":
+        return None, "none"
+    if word == "causal":
+        return Mask(n, m, causal="upper_left"), "causal"
+    if isinstance(value, bool):
+        raise AttnError("expected none, causal, a matrix, a file name or a mapping of parts, not a boolean", "mask")
+    if isinstance(value, dict):
+        return _parts(builder, value, n, m, h), "parts"
+    if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
+        import difflib
+
+        close = difflib.get_close_matches(Path(value).name.lower()[:100], MASK_WORDS, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
+        raise AttnError(f"{shorten(value)!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
+    return Mask(n, m, matrix=_boolean_matrix(builder, "mask", value, n, m, h)), "matrix"
+
+
+def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
+    if "random" in value:
+        raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
+    value = mapping_of(value, "mask", MASK_PARTS)
+    if not any(value.get(part) not in (None, False) for part in MASK_PARTS[:4]):
+        raise AttnError("gives none of causal, window, keys, matrix (write mask: none to attend everywhere)", "mask")
+    convention = value.get("convention", "allow")
+    if convention not in CONVENTIONS:
+        raise AttnError(f"{describe(convention)} is not allow (1 = may attend) or block (1 = masked, as "
+                        "nn.MultiheadAttention)", "mask.convention")
+    causal = value.get("causal")
+    if causal is True:
+        causal = "upper_left"
+    elif causal is False:
+        causal = None
+    elif causal is not None and causal not in CAUSAL_KINDS:
+        raise AttnError(f"{describe(causal)} is not true, upper_left or lower_right", "mask.causal")
+    window = value.get("window")
+    if window is not None:
+        window = head_count(window, "mask.window")
+    keys = None
+    if value.get("keys") is not None:
+        keys = builder.read("mask.keys", value["keys"], (m,), boolean=True)
+        keys = keys.reshape(-1) if keys.ndim == 2 and keys.shape[0] == 1 else keys
+        if keys.shape != (m,):
+            raise AttnError(f"is {shape_str(keys.shape)} but there are {m} keys: one flag per key", "mask.keys")
+    matrix = None
+    if value.get("matrix") is not None:
+        matrix = _boolean_matrix(builder, "mask.matrix", value["matrix"], n, m, h)
+    if convention == "block":  # 1/true = masked: flip to our 1 = may attend
+        keys = None if keys is None else ~keys
+        matrix = None if matrix is None else ~matrix
+    return Mask(n, m, causal=causal, window=window, keys=keys, matrix=matrix)
+
+
+def _boolean_matrix(builder: Any, key: str, value: Any, n: int, m: int, h: int) -> np.ndarray:
+    try:
+        mask = builder.read(key, value, boolean=True)
+    except AttnError as e:
+        raise _float_mask_hint(builder, key, value, e) from None
+    if mask.ndim == 1 and n == 1:
+        mask = mask.reshape(1, -1)
+    if mask.shape != (n, m) and mask.shape != (h, n, m):
+        per_head = f" or {h}×{n}×{m} (one per head)" if h > 1 else ""
+        raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys){per_head}", key)
+    return mask
+
+
+def _float_mask_hint(builder: Any, key: str, value: Any, error: AttnError) -> AttnError:
+    """A mask of 0 and −inf (PyTorch's float attn_mask) read as a boolean fails: say where it belongs."""
+    try:
+        floats = builder.read(f"{key} (as a score bias)", value, minus_inf=True)
+    except AttnError:
+        return error
+    if np.isneginf(floats).any() and np.all((floats == 0) | np.isneginf(floats)):
+        return AttnError("holds 0 and -inf: that is a float mask added to the scores (PyTorch's float attn_mask); "
+                         "give it as score_bias: {matrix: …} instead", key)
+    return error
+
+
+def read_score_bias(builder: Any, value: Any, n: int, m: int, h: int, positions: tuple[np.ndarray, np.ndarray]
+                    ) -> ScoreBias | None:
+    """``score_bias:`` as a ScoreBias, or None.  ``positions``: the queries' and keys' (n,), (m,)."""
+    if value is None or value is False:
+        return None
+    value = mapping_of(value, "score_bias", BIAS_PARTS, "a mapping with any of matrix, alibi, relative")
+    matrix = None
+    if value.get("matrix") is not None:
+        matrix = builder.read("score_bias.matrix", value["matrix"], (n, m), minus_inf=True)
+        if matrix.ndim == 1 and n == 1:
+            matrix = matrix.reshape(1, -1)
+        if matrix.shape != (n, m) and matrix.shape != (h, n, m):
+            per_head = f" or {h}×{n}×{m} (one per head)" if h > 1 else ""
+            raise AttnError(f"is {shape_str(matrix.shape)} but needs {n}×{m} (queries × keys){per_head}",
+                            "score_bias.matrix")
+    slopes = _alibi(builder, value.get("alibi"), h)
+    relative = _relative(builder, value.get("relative"), h, positions)
+    if matrix is None and slopes is None and relative is None:
+        return None
+    return ScoreBias(matrix, slopes, relative)
+
+
+def _alibi(builder: Any, value: Any, h: int) -> np.ndarray | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return alibi_slopes(h)
+    value = mapping_of(value, "score_bias.alibi", ("slopes",), "true, or a mapping with slopes (one per head)")
+    if value.get("slopes") is None:
+        return alibi_slopes(h)
+    slopes = builder.read("score_bias.alibi.slopes", value["slopes"], (h,))
+    slopes = slopes.reshape(-1) if slopes.ndim == 2 and 1 in slopes.shape else slopes
+    if slopes.shape != (h,):
+        raise AttnError(f"is {shape_str(slopes.shape)} but there are {h} query heads: one slope each",
+                        "score_bias.alibi.slopes")
+    return np.ascontiguousarray(slopes)
+
+
+def _relative(builder: Any, value: Any, h: int, positions: tuple[np.ndarray, np.ndarray]) -> Relative | None:
+    if value is None or value is False:
+        return None
+    key = "score_bias.relative"
+    value = mapping_of(value, key, RELATIVE_KEYS, "a mapping with table and any of buckets, max_distance, bidirectional")
+    buckets = head_count(value.get("buckets", 32), f"{key}.buckets")
+    max_distance = head_count(value.get("max_distance", 128), f"{key}.max_distance")
+    bidirectional = value.get("bidirectional", True)
+    if not isinstance(bidirectional, bool):
+        raise AttnError(f"{describe(bidirectional)} is not true (an encoder) or false (a decoder's self-attention)",
+                        f"{key}.bidirectional")
+    exact = (buckets // 2 if bidirectional else buckets) // 2  # distances below this have a bucket each
+    if exact < 1 or max_distance <= exact:
+        raise AttnError(f"{buckets} buckets and max_distance {max_distance} leave no logarithmic buckets "
+                        f"(T5 uses 32 and 128)", key)
+    if value.get("table") is None:
+        raise AttnError("is required: buckets × heads (T5's relative_attention_bias.weight)", f"{key}.table")
+    table = builder.read(f"{key}.table", value["table"], (buckets, h))
+    if table.ndim == 1 and h == 1:
+        table = table.reshape(-1, 1)
+    if table.shape != (buckets, h):
+        raise AttnError(f"is {shape_str(table.shape)} but needs buckets × heads = {buckets}×{h}", f"{key}.table")
+    for name, p in zip(("positions", "context_positions"), positions, strict=True):
+        if not np.array_equal(p, np.round(p)):
+            raise AttnError(f"T5's buckets need whole-number positions, but {name} has {p[p != np.round(p)][0]:g}", key)
+    return Relative(table, buckets, max_distance, bidirectional)
+
+
+def with_bias_mask(mask: Mask | None, bias: ScoreBias | None, n: int, m: int) -> Mask | None:
+    """The mask with the score bias's −inf cells masked too (one more part)."""
+    if bias is None or bias.matrix is None or not np.isneginf(bias.matrix).any():
+        return mask
+    finite = ~np.isneginf(bias.matrix)  # (n, m) or (h, n, m)
+    if mask is None:
+        return Mask(n, m, matrix=finite)
+    matrix = finite if mask.matrix is None else mask.matrix & finite
+    return Mask(n, m, mask.causal, mask.window, mask.keys, matrix)
