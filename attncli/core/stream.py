@@ -107,7 +107,10 @@ def _fast(spec: Spec) -> bool:
 
 
 def _fast_rows(spec: Spec) -> int:
-    return int(min(max(BLOCK_CELLS // spec.m, 16), 512, spec.n))
+    rows = min(max(BLOCK_CELLS // spec.m, 16), 512)
+    if spec.mask is not None and spec.mask.window is not None:  # a block sees rows + W − 1 keys: W / 4 rows waste
+        rows = min(rows, max(16, 1 << max(spec.mask.window // 4, 1).bit_length() - 1))  # a quarter (measured at W = 512)
+    return int(min(rows, spec.n))
 
 
 def _generic_rows(spec: Spec) -> int:

@@ -38,13 +38,13 @@ from attncli.outputs.serialize import NEEDS, array_of
 from attncli.teach.check_modern import downstream, modern_mistakes
 
 CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
-             "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual", "normalized")
+             "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual", "normalized")
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "keys": 3, "values": 3,
-                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "scaled_scores": 4,
+                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4, "scaled_scores": 4,
                               "weights": 5, "head_outputs": 7, "output": 8, "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm"}
-PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "scaled_scores": 1,
+PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1, "scaled_scores": 1,
                   "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0, "residual": 0, "normalized": 0}
 NOT_PER_HEAD = ("normalized_inputs", "output", "normalized_output", "residual", "normalized")
 KV = ("keys", "values", "keys_rotated")  # one per key/value head
@@ -164,10 +164,13 @@ def check_tolerance(tol: float) -> float:
 
 
 def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
-    """Where the learner may write ``null`` (True), in the shape of :func:`expected_of`: masked scaled scores."""
+    """Where the learner may write ``null`` (True), in the shape of :func:`expected_of`: masked scaled scores, and
+    the −inf cells of a score bias."""
     full = np.zeros(array_of(trace, key).shape, dtype=bool)
     if key == "scaled_scores" and trace.spec.allowed is not None:
         full[:] = ~trace.spec.allowed  # (h, n, m)
+    if key == "score_bias":
+        full[:] = np.isneginf(trace.score_bias)
     return select(full, key, answer, trace.spec)
 
 

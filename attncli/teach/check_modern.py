@@ -6,7 +6,9 @@ models the classic mistakes:
 - rope: the pairs taken interleaved instead of as halves (or the reverse); the positions
   counted from 1 instead of 0; the rotation forgotten; the values rotated too;
 - softcap: the cap left out;
-- pre_norm: the projections made from X instead of the normalised X̂.
+- pre_norm: the projections made from X instead of the normalised X̂;
+- score_bias: the bias left out;
+- mask: its convention inverted (1 read as "masked" where it means "may attend", or the reverse).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attncli.core.attention import Trace, add_residual, attend, output_projection
+from attncli.core.masks import Mask
 from attncli.core.positions import Rope, rotate
 from attncli.core.scores import shared
 from attncli.outputs.serialize import array_of
@@ -68,7 +71,23 @@ def modern_mistakes(trace: Trace) -> Mistakes:
         keys = AFTER_NORM if spec.context is None else ("queries", *AFTER_NORM[3:])
         add(keys, "the inputs were not normalised first: with pre_norm the projections multiply X̂ = norm(X), not X",
             redo(pre_norm=None))
+    if spec.score_bias is not None:
+        add(AFTER_SCORES, "the score bias was left out: it is added to every scaled score before softmax",
+            redo(score_bias=None))
+    inverted = _inverted(spec.mask)
+    if inverted is not None:
+        add(AFTER_SCORES, "the mask was read the other way round: under this document's "
+            "convention the keys you weighted are the masked ones (convention: allow means 1 = may attend; "
+            "block, as nn.MultiheadAttention, means 1 = masked)", redo(mask=inverted))
     return mistakes
+
+
+def _inverted(mask: Mask | None) -> Mask | None:
+    """The mask with its given flags (keys, matrix) read with the other convention; None when it has none."""
+    if mask is None or (mask.keys is None and mask.matrix is None):
+        return None
+    return dataclasses.replace(mask, keys=None if mask.keys is None else ~mask.keys,
+                               matrix=None if mask.matrix is None else ~mask.matrix)
 
 
 def _rope_slips(trace: Trace, add, redo) -> None:

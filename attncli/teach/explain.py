@@ -125,6 +125,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
+    unbiased = z if trace.score_bias is None else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i])
     lines = []
     for j in range(min(spec.m, MAX_LINES)):
         name = f"{spec.tokens[i]} · {spec.context_tokens[j]}"
@@ -133,7 +134,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
             lines.append(f"{name}: vᵀ·tanh({qk}) = {vector([s[j]], p)[1:-1]}")
         else:
             lines.append(f"{name}: {dot_line(q[h, i], k[kv, j], s[j], p)}")
-        lines[-1] += modern.scaled_lines(s[j], spec, z[j], p)
+        lines[-1] += modern.scaled_lines(s[j], spec, unbiased[j], p) + modern.bias_line(trace, h, i, j, p)
         if not allowed[j]:
             lines[-1] += f"   →   {t['label']['masked']}"
     if spec.m > MAX_LINES:
@@ -142,12 +143,17 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
     keys += [f"scale_{spec.scale_name}" + ("_softcap" if spec.softcap is not None and spec.scale_name == "none" else "")]
     keys += [] if spec.softcap is None else ["softcap"]
-    keys += [] if spec.mask is None else [f"mask_{spec.mask_name}"]
+    keys += modern.bias_keys(spec)
+    if spec.mask is not None:
+        keys.append("mask_score_bias" if spec.mask_name == "none" else f"mask_{spec.mask_name}")
     if spec.score == "dot" and spec.context is None:  # is query·key = key·query in this document?
         keys.append("symmetric" if np.allclose(trace.scores[h], trace.scores[h].T) else "asymmetric")
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens)]
-    if spec.scale_name != "none" or spec.mask is not None or spec.softcap is not None:  # else the same numbers again
+    if trace.score_bias is not None:
+        numbers.append(Numbers("score_bias", t["label"]["score_bias"], trace.score_bias[h, i][None, :], [spec.tokens[i]],
+                               spec.context_tokens, masked))
+    if spec.scale_name != "none" or spec.mask is not None or spec.softcap is not None or spec.score_bias is not None:
         numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked))
     formula = f"{formulas.score_formula(spec)}   z = {formulas.scale_text(spec)}"
     return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncli.core.bias import relative_bucket
 from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
@@ -44,6 +45,45 @@ def scaled_lines(s: float, spec: Spec, z: float, precision: int) -> str:
         c = number(spec.softcap, precision)
         text += f"   →   {c}·tanh({number(scaled, precision)} / {c}) = {number(z, precision)}"
     return text
+
+
+def bias_keys(spec: Spec) -> list[str]:
+    """Step 4's paragraphs on the score bias: one per term, and why a bias on distance can stand for positions."""
+    bias = spec.score_bias
+    if bias is None:
+        return []
+    keys = [key for key, present in (("bias_matrix", bias.matrix is not None), ("bias_alibi", bias.slopes is not None),
+                                     ("bias_relative", bias.relative is not None)) if present]
+    return keys + (["bias_why"] if bias.slopes is not None or bias.relative is not None else [])
+
+
+def bias_line(trace: Trace, head: int, i: int, j: int, precision: int) -> str:
+    """What the score bias adds to one scaled score: ``   →   1.2 + 0.25·(0 − 2) = 0.7`` ('' without a bias or when masked)."""
+    spec, num = trace.spec, lambda v: number(v, precision)
+    bias = spec.score_bias
+    if bias is None:
+        return ""
+    parts, total = [], 0.0
+    p_q, p_k = spec.query_positions[i], spec.key_positions[j]
+    if bias.matrix is not None:
+        b = float(bias.matrix[head, i, j] if bias.matrix.ndim == 3 else bias.matrix[i, j])
+        if np.isneginf(b):
+            return "   →   + (−inf)"
+        parts.append(num(b))
+        total += b
+    if bias.slopes is not None:
+        slope = float(bias.slopes[head])
+        parts.append(f"{num(slope)}·({num(p_k)} − {num(p_q)})")
+        total += slope * (p_k - p_q)
+    if bias.relative is not None:
+        r = bias.relative
+        distance = int(p_k - p_q)
+        bucket = int(relative_bucket(np.array(distance), r.bidirectional, r.buckets, r.max_distance))
+        b = float(r.table[bucket, head])
+        parts.append(f"T5[bucket({distance}) = {bucket}] {num(b)}")
+        total += b
+    z = float(trace.scaled_scores[head, i, j])
+    return f"   →   {num(z - total)} + {' + '.join(parts)} = {num(z)}"
 
 
 # ---------------------------------------------------------------- pre_norm

@@ -13,7 +13,7 @@ TEXTS = {
         "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
         "queries": "Queries  Q", "keys": "Keys  K", "values": "Values  V",
-        "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked",
+        "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked", "score_bias": "Score bias  b",
         "exponentials": "Exponentials  e^z", "exponentials_shifted": "Exponentials  e^(z − max z)", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
@@ -120,6 +120,23 @@ TEXTS = {
                        "it are masked and take no part in what follows.",
         "mask_matrix": "The document's mask applies: the keys marked 0 for {q} are masked and take no part in what "
                        "follows.",
+        "mask_parts": "The document's mask applies, made of parts that must all allow a key (causal order, a sliding "
+                      "window, padded keys, a matrix): the keys any part rules out for {q} are masked and take no part "
+                      "in what follows.",
+        "mask_score_bias": "The score bias holds −inf for some keys of {q}: adding −inf leaves nothing for softmax to "
+                           "weigh, so those keys are masked exactly as a mask would mask them.",
+        "bias_matrix": "Then the document's score bias B is added to each scaled score (PyTorch's float attn_mask): "
+                       "a fixed number per query and key that nudges the score up or down before softmax.",
+        "bias_alibi": "Then ALiBi adds a penalty that grows with distance: slope × (key position − query position). "
+                      "Each head has its own slope, so some heads look far and others stay close; a key behind {q} "
+                      "gets a negative bias, the further the more.",
+        "bias_relative": "Then T5's relative bias is added: the distance key position − query position is put in a "
+                         "bucket (one bucket per small distance, then wider and wider buckets on a logarithmic scale up "
+                         "to max_distance), and each head has learned one number per bucket.",
+        "bias_why": "A bias that depends only on how far apart two tokens are tells the model about order without any "
+                    "position vector added to the inputs: the same words at the same distance get the same nudge "
+                    "wherever they stand, which is why such models need no position embeddings and cope with longer "
+                    "texts than they were trained on.",
         "asymmetric": "This row is not the same as the column of {q}: how much {q} attends to another token is "
                       "not how much that token attends to {q}.",
         "symmetric": "In this document {qk} happens to be symmetric (row {i} equals column {i}), but that is a "
