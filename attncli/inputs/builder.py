@@ -61,12 +61,15 @@ class _Builder:
         section = self.data.get(key, {})
         return {} if section is None else mapping_of(section, key, names)
 
-    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False) -> np.ndarray:
+    def read(
+        self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False, minus_inf: bool = False
+    ) -> np.ndarray:
+        """The matrix at ``key`` (read once); ``boolean``: a mask; ``minus_inf``: −inf cells allowed (a score bias)."""
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
         if key not in self.cache:
             try:
-                self.cache[key] = read_value(value, self.folder, shape, boolean)
+                self.cache[key] = read_value(value, self.folder, shape, boolean, minus_inf)
             except AttnError as e:
                 raise e.at(key) from None
         return self.cache[key]
