@@ -61,8 +61,10 @@ class _Builder:
         section = self.data.get(key, {})
         return {} if section is None else mapping_of(section, key, names)
 
-    def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False,
-             minus_inf: bool = False) -> np.ndarray:
+    def read(
+        self, key: str, value: Any, shape: tuple[int, ...] | None = None, boolean: bool = False, minus_inf: bool = False
+    ) -> np.ndarray:
+        """The matrix at ``key`` (read once); ``boolean``: a mask; ``minus_inf``: −inf cells allowed (a score bias)."""
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
         if key not in self.cache:

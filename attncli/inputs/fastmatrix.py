@@ -7,9 +7,12 @@ plain numbers, reads them with numpy, and leaves a placeholder in their place th
 keeps the line count, so that later messages still name the right line.
 :func:`lower` puts the arrays back into the parsed document.
 
-Anything unusual (a cell YAML would not read as a number, ragged rows, a comment
-inside the brackets, a placeholder that did not come back as a value of its own)
-makes the caller read the original text the careful way, which names the bad cell.
+A cell may also be YAML's ``-.inf`` (a score bias masks keys with it): the array
+then holds −inf, and :func:`attncli.inputs.matrices.inline` names it where a −inf
+is not allowed, as the careful way would.  Anything unusual (a cell YAML would not
+read as a number, ragged rows, a comment inside the brackets, a placeholder that
+did not come back as a value of its own) makes the caller read the original text
+the careful way, which names the bad cell.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ MIN_CHARS = 20_000  # smaller matrices are read the careful way: it is fast enou
 
 # key: [[   or   "key": [[   followed by at least MIN_CHARS characters that a matrix of numbers may hold
 # (a test in C that passes over the many small or wordy ``: [[`` of a long text quickly)
-_START = re.compile(rf"(?::[ \t]+|\":[ \t]*)(?=\[[ \t\r\n]*\[)(?=[-+.0-9eE \t\r\n,\[\]]{{{MIN_CHARS}}})")
-_NUMBER = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"  # YAML 1.2 core int or float
+_START = re.compile(rf"(?::[ \t]+|\":[ \t]*)(?=\[[ \t\r\n]*\[)(?=[-+.0-9eEinfINF \t\r\n,\[\]]{{{MIN_CHARS}}})")
+# A YAML 1.2 core int or float, or −inf as YAML writes it
+_NUMBER = r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|-\.(?:inf|Inf|INF))"
+_MINUS_INF = ("-.inf", "-.Inf", "-.INF")
 _ROW = re.compile(rf"[ \t\r\n]*{_NUMBER}(?:[ \t\r\n]*,[ \t\r\n]*{_NUMBER})*[ \t\r\n]*,?[ \t\r\n]*")
 # A row ``[1, 2.5, -3e4]``, and a whole matrix of them, matched where they start: a match reads no further than
 # the last number and its ``]``, and never past a ``:``, so finding every matrix reads each character a bounded
@@ -93,9 +98,18 @@ def _matrix_at(text: str, start: int) -> tuple[np.ndarray, int] | None:
     width = len(cells[0])
     if any(len(row) != width for row in cells):
         return None
-    array = np.array([x for row in cells for x in row], dtype=np.float64).reshape(len(rows), width)
-    if not np.isfinite(array).all():  # beyond float64: the careful path names the cell
-        return None
+    flat = [x for row in cells for x in row]
+    words = any(".inf" in row or ".Inf" in row or ".INF" in row for row in rows)
+    if words:
+        flat = ["-inf" if x in _MINUS_INF else x for x in flat]
+    array = np.array(flat, dtype=np.float64).reshape(len(rows), width)
+    infinite = ~np.isfinite(array)
+    if infinite.any():
+        if not words:
+            return None  # beyond float64: the careful path names the cell
+        written = np.array([x == "-inf" for x in flat]).reshape(array.shape)  # (numbers beyond float64 are not)
+        if (infinite & ~written).any():
+            return None
     return array, end
 
 

@@ -20,7 +20,7 @@ from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
 from attncli.inputs.reading import file_status
-from attncli.inputs.textfile import read_text
+from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
@@ -29,15 +29,20 @@ NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
 MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rather than read
 
 
-def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False,
-               minus_inf: bool = False) -> np.ndarray:
+def read_value(
+    value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False, minus_inf: bool = False
+) -> np.ndarray:
     """An inline list, a file name, or a ``{random: …}`` spec, as an array.
 
     ``shape`` is what the rest of the document implies, used when a random spec
     leaves its shape out.  ``boolean`` reads a mask: 0/1 or true/false.
+    ``minus_inf`` lets a cell be −inf (a score bias, PyTorch's float mask): YAML's
+    ``-.inf``, the text ``"-inf"`` (strict JSON has no −inf), ``-inf`` in a text
+    file, −inf in .npy; NaN and +inf stay errors.
     """
+    assert not (boolean and minus_inf), "a mask is 0/1, a score bias is a number or -inf"
     if isinstance(value, str):
-        return read_file(value, folder, boolean)
+        return read_file(value, folder, boolean, minus_inf)
     if isinstance(value, dict):
         if boolean:
             raise AttnError("a mask cannot be random; give 'causal', a matrix or a file")
@@ -45,9 +50,9 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
 
         return random_matrix(value, shape)
     if isinstance(value, list):
-        return inline(value, boolean)
+        return inline(value, boolean, minus_inf)
     if isinstance(value, np.ndarray):  # from the Python API: checked as a .npy file's data is
-        return _checked_array(value, None, boolean)
+        return _checked_array(value, None, boolean, minus_inf)
     if boolean:
         raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {describe(value)}")
     raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {describe(value)}")
@@ -56,30 +61,46 @@ def read_value(value: Any, folder: Path, shape: tuple[int, ...] | None = None, b
 # ---------------------------------------------------------------- inline lists
 
 
-def inline(rows: list, boolean: bool = False) -> np.ndarray:
-    if isinstance(rows, FastMatrix):  # already read whole and checked, by attncli.inputs.fastmatrix
+def inline(rows: list, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
+    if isinstance(rows, FastMatrix):  # already read whole, by attncli.inputs.fastmatrix: numbers and -.inf
         if not boolean:
-            return rows.array
+            return _checked_cells(rows.array, minus_inf)
         rows = rows.array.tolist()
     shape = _nested_shape(rows)
     flat = _flatten(rows, len(shape))
+    if minus_inf and any(type(x) is str for x in flat):  # "-inf": JSON has no −inf; YAML reads -inf as text
+        flat = [-math.inf if type(x) is str and MINUS_INF.fullmatch(x) else x for x in flat]
     kinds = {type(x) for x in flat}
     if not kinds <= ({bool, int, float} if boolean else {int, float}):
-        _raise_bad_cell(flat, shape, boolean)
+        _raise_bad_cell(flat, shape, boolean, minus_inf)
     if boolean:
         if any(type(x) is int and x not in (0, 1) for x in flat):  # (np.array overflows on 10**330)
-            _raise_bad_cell(flat, shape, boolean)
+            _raise_bad_cell(flat, shape, boolean, minus_inf)
         values = np.array(flat, dtype=np.float64)
         if not np.isin(values, (0.0, 1.0)).all():
-            _raise_bad_cell(flat, shape, boolean)
+            _raise_bad_cell(flat, shape, boolean, minus_inf)
         return values.astype(bool).reshape(shape)
     try:
         values = np.array(flat, dtype=np.float64)
     except OverflowError:
-        _raise_bad_cell(flat, shape, boolean)
-    if not np.isfinite(values).all():
-        _raise_bad_cell(flat, shape, boolean)
+        _raise_bad_cell(flat, shape, boolean, minus_inf)
+    if not np.isfinite(values).all() and (
+        not minus_inf or (np.isnan(values) | (values == math.inf)).any() or any(type(x) is OutOfRange for x in flat)
+    ):
+        _raise_bad_cell(flat, shape, boolean, minus_inf)
     return values.reshape(shape)
+
+
+def _checked_cells(values: np.ndarray, minus_inf: bool) -> np.ndarray:
+    """A matrix of numbers (a lifted one) whose non-finite cells are named as an inline list's are."""
+    finite = np.isfinite(values)
+    if finite.all():
+        return values
+    bad = ~finite & (values != -math.inf) if minus_inf else ~finite
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AttnError(f"{_cell(index, values.ndim)}: {_cell_problem(float(values[index]), False, minus_inf)}")
+    return values
 
 
 def _nested_shape(value: list) -> tuple[int, ...]:
@@ -124,16 +145,16 @@ def _cell(index: tuple[int, ...], ndim: int) -> str:
     return ", ".join(f"{name} {i + 1}" for name, i in zip(names, index))
 
 
-def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool) -> None:
+def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool, minus_inf: bool = False) -> None:
     for position, x in enumerate(flat):
-        problem = _cell_problem(x, boolean)
+        problem = _cell_problem(x, boolean, minus_inf)
         if problem:
             index = np.unravel_index(position, shape)
             raise AttnError(f"{_cell(tuple(int(i) for i in index), len(shape))}: {problem}")
     raise AttnError("holds a value that is not a number")
 
 
-def _cell_problem(x: Any, boolean: bool) -> str | None:
+def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
     if boolean:
         if isinstance(x, bool) or (type(x) in (int, float) and x in (0, 1)):
             return None
@@ -149,14 +170,16 @@ def _cell_problem(x: Any, boolean: bool) -> str | None:
         except OverflowError:
             return f"{describe(x)} is too large for float64 (about ±1.8e308 at most)"
     if isinstance(x, float):
-        return None if math.isfinite(x) else f"{x} is not a finite number (NaN and infinities are not allowed)"
+        if math.isfinite(x) or minus_inf and x == -math.inf:
+            return None
+        return f"{x} {ONLY_MINUS_INF}" if minus_inf else f"{x} is not a finite number (NaN and infinities are not allowed)"
     return f"{describe(x)} is not a number"
 
 
 # ---------------------------------------------------------------- files
 
 
-def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
+def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
     path = Path(name) if Path(name).is_absolute() else folder / name
     suffix = path.suffix.lower()
     if suffix not in FILE_KINDS:
@@ -168,14 +191,14 @@ def read_file(name: str, folder: Path, boolean: bool = False) -> np.ndarray:
         raise AttnError("is not a regular file (a device, pipe or socket)", name)
     try:
         if suffix == ".npy":
-            return _read_npy(path, name, boolean)
+            return _read_npy(path, name, boolean, minus_inf)
         _check_text_size(path, name, TEXT_DELIMITERS[suffix])
         raw = path.read_bytes()
     except PermissionError:
         raise AttnError("permission denied", name) from None
     except OSError as e:
         raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
-    values, lines = read_text(raw, name, TEXT_DELIMITERS[suffix], boolean)
+    values, lines = read_text(raw, name, TEXT_DELIMITERS[suffix], boolean, minus_inf)
     return _as_mask(values, name, lines) if boolean else values
 
 
@@ -199,7 +222,7 @@ def _check_text_size(path: Path, name: str, delimiter: str | None) -> None:
     ensure_fits(need, f"reading this {size_text(size)} text matrix", name, "; save large matrices as .npy, which is read as it is")
 
 
-def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
+def _read_npy(path: Path, name: str, boolean: bool, minus_inf: bool = False) -> np.ndarray:
     shape, dtype, need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
     mapped = need >= MMAP_MIN_BYTES
     converted = boolean or dtype != np.float64  # a float64 copy; and always the test that every number is finite
@@ -214,7 +237,7 @@ def _read_npy(path: Path, name: str, boolean: bool) -> np.ndarray:
         raise AttnError("is not a readable .npy file: its data ends early", name) from None
     except OSError as e:
         raise AttnError(f"is not a readable .npy file: {e.strerror or type(e).__name__}", name) from None
-    return _checked_array(array, name, boolean)
+    return _checked_array(array, name, boolean, minus_inf)
 
 
 def _reason(e: Exception) -> str:
@@ -224,7 +247,7 @@ def _reason(e: Exception) -> str:
     return shorten(text, 60) if text else type(e).__name__
 
 
-def _checked_array(array: np.ndarray, name: str | None, boolean: bool) -> np.ndarray:
+def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf: bool = False) -> np.ndarray:
     """A numeric array (a .npy file's, or one given to the Python API) as float64, or as a mask."""
     if array.dtype.kind not in NPY_DTYPE_KINDS or array.ndim == 0:
         kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates"}
@@ -236,9 +259,19 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool) -> np.nda
         raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
     with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf, named just below
         values = array.astype(np.float64, copy=False)
-    if not np.isfinite(values).all():
-        index = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0])
+    finite = np.isfinite(values)
+    if finite.all():
+        return values
+    if not minus_inf:
+        index = tuple(int(i) for i in np.argwhere(~finite)[0])
         raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
+    bad = ~finite & (values != -math.inf)
+    if array.dtype.kind == "f" and array.dtype.itemsize > 8:  # a long double beyond float64 is not a −inf
+        bad |= (values == -math.inf) & (array != -math.inf)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        problem = ONLY_MINUS_INF if not np.isfinite(array[index]) else "is too large for float64 (about ±1.8e308 at most)"
+        raise AttnError(f"{_cell(index, values.ndim)}: {array[index]} {problem}", name)
     return values
 
 

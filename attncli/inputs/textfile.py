@@ -7,6 +7,7 @@ more of it than that one cell (a password file named as a matrix prints no passw
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -16,10 +17,18 @@ from attncli.inputs.reading import decode_utf8
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
 _BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+# −inf as people write it in a score bias: -inf (Python, numpy, CSV), -.inf (YAML), -Infinity (JavaScript, JSON5)
+MINUS_INF = re.compile(r"-(?:\.?inf|infinity)", re.IGNORECASE)
+ONLY_MINUS_INF = "is not allowed here: -inf masks a key, but NaN and +inf are errors"
 
 
-def read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> tuple[np.ndarray, list[int]]:
-    """A CSV/TSV/TXT matrix and the line of each row: blank lines and ``#`` lines skipped; a mask may say true/false."""
+def read_text(
+    raw: bytes, name: str, delimiter: str | None, boolean: bool, minus_inf: bool = False
+) -> tuple[np.ndarray, list[int]]:
+    """A CSV/TSV/TXT matrix and the line of each row: blank lines and ``#`` lines skipped; a mask may say true/false.
+
+    ``minus_inf``: a cell may be −inf (a score bias), spelled as :data:`MINUS_INF` reads it.
+    """
     text = decode_utf8(raw, name)
     rows: list[list[float]] = []
     lines: list[int] = []
@@ -31,12 +40,16 @@ def read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> tu
         cells = stripped.split(delimiter)
         if boolean:
             cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
+        elif minus_inf and "inf" in stripped.lower():
+            cells = ["-inf" if MINUS_INF.fullmatch(c.strip()) else c for c in cells]
         try:
             if "_" in stripped or not stripped.isascii():
                 raise ValueError  # float() reads 1_0 as 10 and '１２' as 12; the document's numbers do not (see _number_cell)
             rows.append([float(c) for c in cells])
         except ValueError:
             rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
+        if minus_inf and -math.inf in rows[-1]:
+            _check_overflow(cells, rows[-1], name, number)
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
@@ -45,15 +58,25 @@ def read_text(raw: bytes, name: str, delimiter: str | None, boolean: bool) -> tu
     if not rows:
         raise AttnError("holds no numbers (the file is empty)", name)
     values = np.array(rows, dtype=np.float64)
-    bad = np.argwhere(~np.isfinite(values))
+    bad = np.argwhere(~np.isfinite(values) & ~(minus_inf & (values == -math.inf)))
     if len(bad):
         r, c = bad[0]
         cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
         where = f"line {lines[r]}, column {c + 1}: {shorten(cell, CELL_CHARS)}"
         if np.isinf(values[r, c]) and "inf" not in cell.lower():
             raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
+        if minus_inf:
+            raise AttnError(f"{where} {ONLY_MINUS_INF}", name)
         raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
     return values, lines
+
+
+def _check_overflow(cells: list[str], row: list[float], name: str, number: int) -> None:
+    """A −inf that is a number beyond float64 (-1e999), not the word: named, as in any other matrix."""
+    for column, (cell, value) in enumerate(zip(cells, row), start=1):
+        if value == -math.inf and "inf" not in cell.lower():
+            shown = shorten(cell.strip(), CELL_CHARS)
+            raise AttnError(f"line {number}, column {column}: {shown} is too large for float64 (about ±1.8e308 at most)", name)
 
 
 def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
