@@ -80,7 +80,7 @@ def bias_line(trace: Trace, head: int, i: int, j: int, precision: int) -> str:
         distance = int(p_k - p_q)
         bucket = int(relative_bucket(np.array(distance), r.bidirectional, r.buckets, r.max_distance))
         b = float(r.table[bucket, head])
-        parts.append(f"T5[bucket({distance}) = {bucket}] {num(b)}")
+        parts.append(f"({num(b)}: bucket {bucket} of distance {distance:+d})")
         total += b
     z = float(trace.scaled_scores[head, i, j])
     return f"   →   {num(z - total)} + {' + '.join(parts)} = {num(z)}"
