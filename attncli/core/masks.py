@@ -88,6 +88,13 @@ class Mask:
             allowed = self._and(allowed, part)
         return allowed
 
+    def inverted(self) -> Mask | None:
+        """The mask with its given flags (keys, matrix) read with the other convention; None when it has none."""
+        if self.keys is None and self.matrix is None:
+            return None
+        return Mask(self.n, self.m, self.causal, self.window, None if self.keys is None else ~self.keys,
+                    None if self.matrix is None else ~self.matrix)
+
     def full(self) -> np.ndarray:
         """Every cell: (n, m), or (h, n, m) with a per-head matrix."""
         allowed = self.block(0, self.n)

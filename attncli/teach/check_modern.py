@@ -19,7 +19,6 @@ from collections.abc import Callable
 import numpy as np
 
 from attncli.core.attention import Trace, add_residual, attend, output_projection
-from attncli.core.masks import Mask
 from attncli.core.positions import Rope, rotate
 from attncli.core.scores import shared
 from attncli.outputs.serialize import array_of
@@ -74,20 +73,12 @@ def modern_mistakes(trace: Trace) -> Mistakes:
     if spec.score_bias is not None:
         add(AFTER_SCORES, "the score bias was left out: it is added to every scaled score before softmax",
             redo(score_bias=None))
-    inverted = _inverted(spec.mask)
+    inverted = None if spec.mask is None else spec.mask.inverted()
     if inverted is not None:
         add(AFTER_SCORES, "the mask was read the other way round: under this document's "
             "convention the keys you weighted are the masked ones (convention: allow means 1 = may attend; "
             "block, as nn.MultiheadAttention, means 1 = masked)", redo(mask=inverted))
     return mistakes
-
-
-def _inverted(mask: Mask | None) -> Mask | None:
-    """The mask with its given flags (keys, matrix) read with the other convention; None when it has none."""
-    if mask is None or (mask.keys is None and mask.matrix is None):
-        return None
-    return dataclasses.replace(mask, keys=None if mask.keys is None else ~mask.keys,
-                               matrix=None if mask.matrix is None else ~mask.matrix)
 
 
 def _rope_slips(trace: Trace, add, redo) -> None:
