@@ -265,7 +265,6 @@ def test_init_help_shows_the_switches(runner):
     ({"mask": {"causal": "lower_right"}}, "mask:"),
     ({"mask": {"window": 2}}, "mask:"),
     ({"context": [[1, 0]], "mask": "causal"}, "mask: causal needs as many keys as queries"),
-    ({"weights": {"query": {"file": "model.safetensors", "tensor": "q_proj.weight"}}}, "unknown key 'file'"),
 ])
 def test_what_is_still_coming_is_refused(runner, tmp_path, doc, message):
     assert "## Coming: the attention of today's models" in FORMAT
