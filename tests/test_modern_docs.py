@@ -255,18 +255,3 @@ def test_init_help_shows_the_switches(runner):
     for switch in ("--kv-heads", "--rope", "--pre-norm"):
         assert switch in text
     assert "attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms" in text
-
-
-# ---------------------------------------------------------------- what docs/format.md still calls "Coming"
-
-
-@pytest.mark.parametrize("doc, message", [
-    ({"weights": {"query": {"file": "model.safetensors", "tensor": "q_proj.weight"}}}, "unknown key 'file'"),
-])
-def test_what_is_still_coming_is_refused(runner, tmp_path, doc, message):
-    assert "## Coming: the attention of today's models" in FORMAT
-    path = tmp_path / "doc.json"
-    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], **doc}), encoding="utf-8")
-    result = runner.invoke(app, ["compute", str(path), "--format", "json"])
-    assert result.exit_code == 2 and result.stdout == ""
-    assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr

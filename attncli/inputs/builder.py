@@ -16,6 +16,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, plural, quoted, shape_str, unknown_key
 from attncli.core.spec import Spec, positions_of
+from attncli.inputs.archives import is_archive
 from attncli.inputs.document import Document
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
@@ -67,6 +68,8 @@ class _Builder:
         """The matrix at ``key`` (read once); ``boolean``: a mask; ``minus_inf``: −inf cells allowed (a score bias)."""
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
+        elif is_archive(value) and isinstance(value.get("file"), str):  # (a checkpoint is an input file too)
+            self.files.add(real_path(self.folder / value["file"]))
         if key not in self.cache:
             try:
                 self.cache[key] = read_value(value, self.folder, shape, boolean, minus_inf)
@@ -160,7 +163,7 @@ class _Builder:
         if value is None:
             raise AttnError("is required: a matrix with one row per token", key)
         shape = None
-        if isinstance(value, dict) and value.get("shape") is None:
+        if _unsized(value):
             sizes = hint()
             shape = tuple(sizes) if all(sizes) else None
         array = self.read(key, value, shape)  # type: ignore[arg-type]
@@ -179,9 +182,9 @@ class _Builder:
 
     def _rows_of(self, name: str) -> int | None:
         value = self.weights.get(name)
-        if value is None or isinstance(value, dict) and not isinstance(value.get("shape"), list):
+        if value is None or _random(value) and not isinstance(value.get("shape"), list):
             return None
-        shape = tuple(value["shape"]) if isinstance(value, dict) else self.read(f"weights.{name}", value).shape
+        shape = tuple(value["shape"]) if _random(value) else self.read(f"weights.{name}", value).shape
         return shape[-2] if len(shape) >= 2 and isinstance(shape[-2], int) else None
 
     def _heads(self) -> int | None:
@@ -190,7 +193,7 @@ class _Builder:
     def _grouping_hint(self, e: AttnError, name: str, heads: int, d_k: int, kv_heads: int | None) -> AttnError:
         """A key weight shaped for fewer key/value heads than query heads: say that kv_heads exists."""
         value = self.weights.get(name)
-        if kv_heads is not None or value is None or isinstance(value, dict) and value.get("shape") is None:
+        if kv_heads is not None or value is None or _unsized(value):
             return e
         shape = self.read(f"weights.{name}", value).shape
         width = shape[-1] if len(shape) == 2 else None
@@ -205,7 +208,7 @@ class _Builder:
         counts = {}
         for name in names:
             value = self.weights.get(name)
-            if value is None or isinstance(value, dict) and value.get("shape") is None:
+            if value is None or _unsized(value):
                 continue
             array = self.read(f"weights.{name}", value)
             if array.ndim == 3:
@@ -237,7 +240,8 @@ class _Builder:
                 raise AttnError(f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key)
             blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
         else:
-            raise AttnError(f"is a vector; expected a {d_in}×d matrix (rows: the {of} columns)", key)
+            torch = " (layout: torch leaves a vector as it is: is it a bias?)" if _torch_layout(value) else ""
+            raise AttnError(f"is a vector of {w.shape[0]}; expected a {d_in}×d matrix (rows: the {of} columns){torch}", key)
         if blocks.shape[1] != d_in:
             d = "d_v" if name == "value" else "d_k"
             h = blocks.shape[0]
@@ -261,6 +265,19 @@ class _Builder:
             verb = "give" if whose.endswith("heads") else "gives"
             raise AttnError(f"has length {b.shape[0]} but {whose} {verb} {h * d} columns (need {h * d})", key)
         return b.reshape(h, d) if name != "output" else b
+
+
+def _random(value: Any) -> bool:
+    return isinstance(value, dict) and not is_archive(value)
+
+
+def _torch_layout(value: Any) -> bool:
+    return is_archive(value) and value.get("layout") == "torch"
+
+
+def _unsized(value: Any) -> bool:
+    """A ``{random: …}`` without its shape: known only once the other matrices settle it."""
+    return _random(value) and value.get("shape") is None
 
 
 def _check_sum(inputs: np.ndarray, positional: np.ndarray, tokens: list[str]) -> None:

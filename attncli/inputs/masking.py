@@ -17,6 +17,7 @@ import numpy as np
 from attncli.core.bias import Relative, ScoreBias, alibi_slopes
 from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.masks import CAUSAL_KINDS, Mask
+from attncli.inputs.archives import is_archive
 from attncli.inputs.matrices import FILE_KINDS
 from attncli.inputs.values import head_count, mapping_of
 
@@ -36,7 +37,7 @@ def read_mask(builder: Any, value: Any, n: int, m: int, h: int) -> tuple[Mask | 
         return Mask(n, m, causal="upper_left"), "causal"
     if isinstance(value, bool):
         raise AttnError("expected none, causal, a matrix, a file name or a mapping of parts, not a boolean", "mask")
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not is_archive(value):
         return _parts(builder, value, n, m, h), "parts"
     if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
         import difflib

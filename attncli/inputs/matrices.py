@@ -1,4 +1,4 @@
-"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, and seeded random initialisers.
+"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, arrays in checkpoints and archives, and seeded random initialisers.
 
 Every function returns a float64 array (or a bool array for masks) and raises
 :class:`AttnError` naming the cell, line or file when a value is not a number.
@@ -17,6 +17,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
+from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, read_tensor
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
 from attncli.inputs.reading import file_status
@@ -32,7 +33,7 @@ MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rathe
 def read_value(
     value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False, minus_inf: bool = False
 ) -> np.ndarray:
-    """An inline list, a file name, or a ``{random: …}`` spec, as an array.
+    """An inline list, a file name, a ``{file, tensor, …}`` array of a checkpoint, or a ``{random: …}`` spec, as an array.
 
     ``shape`` is what the rest of the document implies, used when a random spec
     leaves its shape out.  ``boolean`` reads a mask: 0/1 or true/false.
@@ -43,7 +44,11 @@ def read_value(
     assert not (boolean and minus_inf), "a mask is 0/1, a score bias is a number or -inf"
     if isinstance(value, str):
         return read_file(value, folder, boolean, minus_inf)
+    if is_archive(value):
+        array, name = read_tensor(value, folder)
+        return np.ascontiguousarray(_checked_array(array, name, boolean, minus_inf))  # (a transposed or cut view)
     if isinstance(value, dict):
+        check_spelling(value)
         if boolean:
             raise AttnError("a mask cannot be random; give 'causal', a matrix or a file")
         from attncli.inputs.initialisers import random_matrix
@@ -182,6 +187,8 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
 def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
     path = Path(name) if Path(name).is_absolute() else folder / name
     suffix = path.suffix.lower()
+    if suffix in ARCHIVE_KINDS:
+        raise AttnError(f"holds named arrays; name one: {{file: {shorten(name)}, tensor: NAME}}", name)
     if suffix not in FILE_KINDS:
         raise AttnError(
             f"{describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)

@@ -1,0 +1,232 @@
+"""The two files ``{file, tensor}`` reads one array out of: ``.safetensors`` and ``.npz``.
+
+Each reader checks every promise of the file (signature, header length, header
+JSON, dtype, shape, byte range; the ``.npy`` header of an archive's member)
+before it believes it, reads only the named array's bytes (mapped when large),
+and says what is wrong in one line that shows no more of the file than a
+shortened tensor name.  The :class:`attncli.inputs.archives.TensorPlan` says how
+the array is laid out and cut, and refuses what would not fit in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, shape_str, shorten
+from attncli.core.memory import ensure_fits, size_text
+
+if TYPE_CHECKING:
+    from attncli.inputs.archives import TensorPlan
+
+HEADER_LIMIT = 100_000_000  # bytes of a .safetensors header: the safetensors package's own limit
+HEADER_MEMORY = 12  # bytes of memory per byte of JSON header while it is parsed (measured: about 6)
+MMAP_MIN_BYTES = 64 * 1024 * 1024  # a tensor from this size on is mapped rather than read
+# .safetensors dtypes attncli reads, as numpy dtypes (BF16 is read as its bits and widened; BOOL as bytes 0/1)
+SAFETENSORS_DTYPES = {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "BOOL": "|u1",
+    "I8": "|i1", "I16": "<i2", "I32": "<i4", "I64": "<i8", "U8": "|u1", "U16": "<u2", "U32": "<u4", "U64": "<u8",
+}
+NPY_KINDS = "biuf"
+PICKLED = ("a PyTorch file (.bin, .pt, .pth, .ckpt: Python pickles, which attncli never reads); "
+           "save the weights with safetensors.torch.save_file")
+
+
+def _widen(raw: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "BF16":  # the upper 16 bits of a float32: exactly that float32
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    if kind == "BOOL":
+        return raw.view(np.bool_)
+    return raw
+
+
+# ---------------------------------------------------------------- .safetensors
+
+
+def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
+    where = plan.file
+    with path.open("rb") as f:
+        size = path.stat().st_size
+        start = f.read(8)
+        if len(start) < 8:
+            raise AttnError(f"is not a .safetensors file: it has {size} bytes, fewer than the 8 of its header length",
+                            where)
+        _check_signature(start, where)
+        length = int.from_bytes(start, "little")
+        if length > min(HEADER_LIMIT, size - 8):
+            limit = "the 100 MB a header may have" if length > HEADER_LIMIT else f"the {size_text(size - 8)} that follow"
+            raise AttnError(f"is not a .safetensors file (or is cut short): its first 8 bytes give a header of "
+                            f"{size_text(length)}, more than {limit}", where)
+        ensure_fits(length * HEADER_MEMORY, f"reading the {size_text(length)} header", where)
+        header = f.read(length)
+        data_start = 8 + length
+        entry = _entry(header, plan, where)
+        kind, shape, begin, end = _described(entry, plan, where)
+        dtype = np.dtype(SAFETENSORS_DTYPES[kind])
+        need = math.prod(shape) * dtype.itemsize
+        if end - begin != need:
+            raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown} is {shape_str(shape)} {kind} "
+                            f"({size_text(need)}) but its data_offsets span {size_text(end - begin)}", where)
+        if data_start + end > size:
+            raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown} ends at byte "
+                            f"{data_start + end} but the file has {size} (cut short?)", where)
+        mapped = need >= MMAP_MIN_BYTES
+        plan.ensure_room(shape, kind, 0 if mapped else need, need if mapped else 0)
+        raw = None
+        if mapped:
+            try:
+                raw = np.memmap(f, dtype=dtype, mode="r", offset=data_start + begin, shape=shape)
+            except (ValueError, OSError):  # a file that cannot be mapped is read instead
+                raw = None
+        if raw is None:
+            f.seek(data_start + begin)
+            buffer = bytearray(need)
+            if f.readinto(buffer) != need:
+                raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early", where)
+            raw = np.frombuffer(buffer, dtype=dtype).reshape(shape)
+    if kind == "BOOL" and (raw > 1).any():
+        raise AttnError(f"is not a readable .safetensors file: BOOL tensor {plan.shown} holds a byte that is not "
+                        "0 or 1", where)
+    return _widen(plan.apply(raw), kind)
+
+
+def _check_signature(start: bytes, where: str) -> None:
+    """A file of another kind named .safetensors: said at once, rather than as a header of 5 EiB."""
+    if start.startswith(b"PK\x03\x04") or start.startswith(b"PK\x05\x06"):
+        kind = "a zip archive (an .npz, or " + PICKLED + ")"
+    elif start.startswith(b"\x93NUMPY"):
+        kind = "a .npy file (one array): give its name alone, without file and tensor"
+    elif start[:1] == b"\x80" and start[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        kind = "a Python pickle (" + PICKLED + ")"
+    elif start.startswith(b"\x89HDF"):
+        kind = "an HDF5 file (Keras .h5)"
+    elif start[:4] == b"GGUF":
+        kind = "a GGUF file (llama.cpp)"
+    else:
+        return
+    raise AttnError(f"is not a .safetensors file: it is {kind}", where)
+
+
+def _entry(header: bytes, plan: TensorPlan, where: str) -> Any:
+    import json  # (here: a document without a checkpoint never needs it)
+
+    if not header.lstrip(b" ").startswith(b"{"):
+        raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
+    try:
+        table = json.loads(header)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+        raise AttnError("is not a readable .safetensors file: its header is not valid JSON", where) from None
+    if not isinstance(table, dict):
+        raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
+    names = [name for name in table if name != "__metadata__"]
+    if plan.tensor == "__metadata__" or plan.tensor not in table:
+        raise plan.missing(names)
+    return table[plan.tensor]
+
+
+def _described(entry: Any, plan: TensorPlan, where: str) -> tuple[str, tuple[int, ...], int, int]:
+    """dtype, shape and byte range of a header entry, each checked."""
+    bad = f"is not a readable .safetensors file: the header's entry for tensor {plan.shown}"
+    if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
+        raise AttnError(f"{bad} lacks dtype, shape or data_offsets", where)
+    kind, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(kind, str):
+        raise AttnError(f"{bad} has a dtype that is not text", where)
+    if kind not in SAFETENSORS_DTYPES:
+        known = "F64, F32, F16, BF16, integers and BOOL"
+        raise AttnError(f"tensor {plan.shown} holds {shorten(kind, 20)} values, which attncli does not read "
+                        f"({known}); convert it to one of them", where)
+    if not isinstance(shape, list) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
+        raise AttnError(f"{bad} has a shape that is not a list of sizes", where)
+    if (not isinstance(offsets, list) or len(offsets) != 2
+            or any(isinstance(x, bool) or not isinstance(x, int) for x in offsets)
+            or not 0 <= offsets[0] <= offsets[1]):
+        raise AttnError(f"{bad} has data_offsets that are not [begin, end] with 0 ≤ begin ≤ end", where)
+    return kind, tuple(shape), offsets[0], offsets[1]
+
+
+# ---------------------------------------------------------------- .npz
+
+
+def read_npz(path: Path, plan: TensorPlan) -> np.ndarray:
+    import lzma
+    import zipfile  # (here: 4 ms of every run's start otherwise)
+    import zlib
+
+    where = plan.file
+    with path.open("rb") as f:
+        start = f.read(8)
+    if not (start.startswith(b"PK\x03\x04") or start.startswith(b"PK\x05\x06")):
+        what = "a .npy file (one array): give its name alone, without file and tensor" if start.startswith(
+            b"\x93NUMPY") else "not a zip archive"
+        raise AttnError(f"is not a .npz archive (a zip of .npy files, as numpy.savez writes): it is {what}", where)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename[:-4]: info for info in archive.infolist() if info.filename.endswith(".npy")}
+            info = members.get(plan.tensor)
+            if info is None:
+                raise plan.missing(list(members))
+            with archive.open(info) as member:
+                return _npy_member(member, info.file_size, plan)
+    except AttnError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
+        raise AttnError(f"is not a readable .npz archive: {_zip_reason(e)}", where) from None
+    except NotImplementedError:
+        raise AttnError("is not a readable .npz archive: it is compressed in a way Python's zipfile cannot read",
+                        where) from None
+    except RuntimeError:  # zipfile: an encrypted member
+        raise AttnError(f"is not a readable .npz archive: array {plan.shown} is encrypted", where) from None
+    except (zlib.error, lzma.LZMAError, OSError):  # (bz2 says OSError)
+        raise AttnError(f"is not a readable .npz archive: array {plan.shown}'s compressed data is damaged",
+                        where) from None
+
+
+def _zip_reason(e: Exception) -> str:
+    """Why the zip cannot be read, without what zipfile quotes of it (member names)."""
+    text = str(e)
+    if "CRC" in text:
+        return "a member's data is damaged (its checksum differs)"
+    if isinstance(e, EOFError) or "truncated" in text.lower():
+        return "its data ends early"
+    return "it is a damaged zip archive"
+
+
+def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
+    """One ``.npy`` member of the archive, its header checked before its data is read."""
+    import zipfile
+
+    fmt = np.lib.format
+    where = plan.file
+    bad = f"is not a readable .npz archive: array {plan.shown}"
+    try:
+        version = fmt.read_magic(member)
+        read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise AttnError(f"{bad} is a .npy of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", where)
+        shape, fortran, dtype = read_header(member)
+    except (AttnError, EOFError, OSError, zipfile.BadZipFile):  # (a damaged member: said by the caller)
+        raise
+    except Exception:  # numpy parses the header text with Python's tokenizer: any failure is a bad member
+        raise AttnError(f"{bad} has a header that cannot be read", where) from None
+    if dtype.hasobject:
+        raise AttnError(f"{bad} holds Python objects (pickles are refused)", where)
+    if dtype.kind not in NPY_KINDS or dtype.subdtype is not None or dtype.names is not None:
+        what = "records (structured values)" if dtype.names is not None or dtype.subdtype is not None else f"{dtype} values"
+        raise AttnError(f"array {plan.shown} in {shorten(plan.file)} holds {what}; expected real numbers", where)
+    if any(isinstance(s, bool) or s < 0 for s in shape):
+        raise AttnError(f"{bad} has a header with a negative size", where)
+    need = math.prod(shape) * dtype.itemsize
+    if need > size:
+        raise AttnError(f"{bad} promises {shape_str(shape)} {dtype} ({size_text(need)}) in a member of "
+                        f"{size_text(size)} (cut short or forged)", where)
+    plan.ensure_room(shape, str(dtype), need, 0)
+    data = member.read(need)
+    if len(data) != need:
+        raise AttnError(f"{bad}'s data ends early", where)
+    raw = np.frombuffer(bytearray(data), dtype=dtype)
+    raw = raw.reshape(shape[::-1]).T if fortran else raw.reshape(shape)
+    return plan.apply(raw)
