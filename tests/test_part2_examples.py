@@ -96,3 +96,13 @@ def test_check_names_an_inverted_mask_convention(runner, tmp_path):
     doc = {"inputs": X, "scale": "none", "mask": {"matrix": flags.astype(int).tolist(), "convention": "block"},
            "answer": {"head_outputs": answer.round(4).tolist()}}
     assert "the mask was read the other way round" in _check(runner, tmp_path, doc)
+
+
+def test_heatmap_draws_the_score_bias(runner):
+    result = runner.invoke(app, ["heatmap", str(EXAMPLES / "alibi.yaml"), "--of", "score_bias", "--head", "1"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Score bias  B = slope·(p_j − p_i)")
+    assert "-1.25" in next(line for line in lines if line.startswith("dog"))  # 1/4 · (0 − 5)
+    missing = runner.invoke(app, ["heatmap", str(EXAMPLES / "causal.yaml"), "--of", "score_bias"])
+    assert missing.exit_code == 2 and "needs score_bias" in missing.stderr

@@ -18,6 +18,7 @@ class Quantity(str, Enum):
     weights = "weights"
     scores = "scores"
     scaled_scores = "scaled_scores"
+    score_bias = "score_bias"
 
 
 @app.command()
@@ -51,6 +52,8 @@ def heatmap(
         kind = "heatmap --full" if full else "heatmap"
         trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
         index = None if head == "all" else head_index(number, trace.spec.heads)
+        if of.value == "score_bias" and trace.score_bias is None:
+            raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
         picture = make_picture(make, export, f"attncli heatmap {Path(file).name}")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from attncli.core.attention import Trace
 from attncli.core.errors import visible
-from attncli.outputs.formulas import scale_text, score_formula, weights_formula
+from attncli.outputs.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
 
 SHADES = " ░▒▓█"
@@ -29,7 +29,7 @@ LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
-QUANTITIES = ("weights", "scores", "scaled_scores")
+QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias")
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ class HeatMap:
             "weights": f"Attention weights  {weights_formula(spec)}",
             "scores": f"Scores  {score_formula(spec)}",
             "scaled_scores": f"Scaled scores  {scale_text(spec)}",
+            "score_bias": f"Score bias  {bias_text(spec)}" if spec.score_bias is not None else "",
         }[self.of]
         which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
             f"{spec.heads} heads" if spec.heads > 1 else "")
