@@ -83,8 +83,11 @@ def test_readme_command(command, tmp_path):
     assert result.stdout.strip() or re.search(r"(-o|--export|>) \S+", command), "printed nothing"
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+def python_blocks() -> list:
+    """The README's Python blocks; one that imports torch is a comparison (pytest -m torch)."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    return [pytest.param(code, marks=pytest.mark.torch) if re.search(r"^import .*\btorch\b", code, re.M) else code
+            for code in blocks]
 
 
 @pytest.mark.parametrize("code", python_blocks(), ids=lambda c: c.splitlines()[0][:40])
