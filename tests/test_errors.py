@@ -372,8 +372,8 @@ CASES = [
          ["doc.yaml", "overflow float64", "row 1 ('x1')"]),
     # ---------------------------------------------------------------- output files and options
     Case("output-is-document", X, ["doc.yaml", "input files"], args=["-o", "{dir}/doc.yaml"]),
-    Case("output-is-matrix-file", "inputs: x.csv\n", ["x.csv", "input files"], files={"x.csv": "1,2\n3,4\n"},
-         args=["-o", "{dir}/x.csv"]),
+    Case("output-is-matrix-file", "inputs: x.tsv\n", ["x.tsv", "input files"], files={"x.tsv": "1\t2\n3\t4\n"},
+         args=["-o", "{dir}/x.tsv"]),  # (an extension that names no format: -o x.csv would contradict --format json)
     Case("output-folder-missing", X, ["no/such/folder", "does not exist"], args=["-o", "{dir}/no/such/folder/o.json"]),
     Case("output-is-directory", X, ["directory"], args=["-o", "{dir}"]),
     Case("option-head-range", X, ["--head 2 is out of range"], args=["--format", "table", "--head", "2"]),

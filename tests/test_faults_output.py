@@ -106,7 +106,7 @@ WRITERS = [  # (name, arguments before the destination, option naming the destin
     ("compute --export", ["compute", "{doc}", "--export"], None),
     ("heatmap --export", ["heatmap", "{doc}", "--export"], None),
     ("explain --export", ["explain", "{doc}", "--export"], None),
-    ("init -o", ["init", "--n", "3"], "-o"),
+    ("init -o", ["init", "--n", "3", "--force"], "-o"),  # (--force: a file that exists is replaced)
 ]
 
 
@@ -134,7 +134,7 @@ def test_a_character_device_is_written_not_replaced(tmp_path, doc, name, args, o
 
 @pytest.mark.parametrize("name, args, option", WRITERS, ids=[w[0] for w in WRITERS])
 def test_a_fifo_is_written_whole_not_replaced(tmp_path, doc, name, args, option):
-    fifo = tmp_path / "pipe.txt"
+    fifo = tmp_path / ("pipe.json" if "json" in args else "pipe.txt")  # -o's extension agrees with --format
     os.mkfifo(fifo)
     received: list[bytes] = []
 
@@ -346,7 +346,7 @@ def test_signal_while_waiting_for_a_fifo_reader(tmp_path, doc):
 @pytest.mark.parametrize("name, args, option", [w for w in WRITERS if w[0] != "compute --export"] + [
     ("compute --export svg", ["compute", "{doc}", "--export"], None)], ids=lambda v: v if isinstance(v, str) else None)
 def test_replaced_file_keeps_its_mode(tmp_path, doc, mode, name, args, option):
-    target = tmp_path / ("result.svg" if option is None else "result.txt")
+    target = tmp_path / ("result.svg" if option is None else "result.json" if "json" in args else "result.txt")
     target.write_text("an earlier result\n")
     target.chmod(mode)
     result = attncli(*writer_args(args, option, target, doc))
@@ -389,11 +389,12 @@ def test_new_file_follows_the_umask(tmp_path, doc):
 ], ids=lambda a: " ".join(a))
 @pytest.mark.parametrize("how", ["same name", "hard link"])
 def test_document_from_standard_input_is_never_overwritten(tmp_path, args, how):
-    source = tmp_path / "doc.txt"
+    suffix = ".json" if "json" in args else ".txt"  # -o's extension agrees with --format; --export takes .txt
+    source = tmp_path / f"doc{suffix}"
     source.write_text(GOOD)
     target = source
     if how == "hard link":
-        target = tmp_path / "other.txt"
+        target = tmp_path / f"other{suffix}"
         os.link(source, target)
     with open(source, "rb") as stdin:
         result = attncli(*[a.replace("{target}", str(target)) for a in args], stdin=stdin)

@@ -423,7 +423,7 @@ def cases(draw, command: str) -> Case:
                     ("--d-k", [None, None, "2", "3"]), ("--d-v", [None, None, "1", "3"]),
                     ("--heads", [None, "1", "2", "3"]), ("--context", [None, None, "2", "3"]),
                     ("--mask", [None, "none", "causal", "causl"]), ("--init", [None, "xavier", "kaiming", "normal", "bogus"]),
-                    ("--seed", [None, "0", "7", "-1"]), ("--inline", [False, True]))
+                    ("--seed", [None, "0", "7", "-1"]), ("--inline", [False, True]), ("--force", [False, True]))
         doc, stdin, writes = None, False, draw(st.sampled_from([None, "init"]))
     dest = dest_suffix = None
     if writes:
@@ -584,7 +584,7 @@ WRITES = [("compute", ("{DOC}", "--format", "json", "-o", "{DEST}"), ".json"),
           ("compute", ("{DOC}", "--export", "{PIC}", "-o", "{DEST}"), ".txt"),
           ("heatmap", ("{DOC}", "--export", "{DEST}"), ".txt"),
           ("explain", ("{DOC}", "--step", "5", "--export", "{DEST}"), ".html"),
-          ("init", ("-o", "{DEST}"), ".yaml")]
+          ("init", ("--force", "-o", "{DEST}"), ".yaml")]
 BAD = GOOD + "mask: [[1, 0], [1, 1]]\n"  # 2 × 2 for 3 tokens: exit 2 after the destination was laid out
 
 

@@ -99,7 +99,7 @@ def test_writes_a_file_atomically_and_never_over_itself(runner, tmp_path):
     assert run(runner, "compute", out, "--only", "weights").exit_code == 0
     assert [p.name for p in tmp_path.iterdir()] == ["doc.yaml"]
     before = out.read_text()
-    bad = run(runner, "init", "--n", "2", "--context", "3", "--mask", "causal", "-o", out)
+    bad = run(runner, "init", "--n", "2", "--context", "3", "--mask", "causal", "--force", "-o", out)
     assert bad.exit_code == 2 and out.read_text() == before
 
 

@@ -63,6 +63,7 @@ def test_add_norm_written_out(runner, tmp_path):
     assert max_abs_diff(got["normalized"], [layer_norm(r, gamma, beta, 1e-6) for r in residual]) < 1e-9
 
 
+@pytest.mark.torch
 def test_bert_attention_block_with_add_norm_matches_torch(runner, tmp_path):
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)

@@ -120,10 +120,14 @@ CASES = [
          ("explain --why --format json needs the scores and weights",)),
     Case("check-n12000", ["check", "FILE"], random_doc(12000, 4) + "answer: {output: [1, 2, 3, 4]}\n",
          ("check needs the scores and weights of 1 × 12000 × 12000",)),
-    Case("streamed-json-too-long", ["compute", "FILE", "--format", "json", "--only", "inputs"], random_doc(1000, 40000)
+    Case("streamed-json-too-long", ["compute", "FILE", "--format", "json", "--only", "output"], random_doc(1000, 40000)
          + "weights: {query: {random: normal, shape: [40000, 2]}, key: {random: normal, shape: [40000, 2]},"
            " value: {random: normal, shape: [40000, 2]}}\n",
          ("even block by block, this document needs about", "of memory")),
+    Case("only-inputs-json-too-long", ["compute", "FILE", "--format", "json", "--only", "inputs"], random_doc(1000, 40000)
+         + "weights: {query: {random: normal, shape: [40000, 2]}, key: {random: normal, shape: [40000, 2]},"
+           " value: {random: normal, shape: [40000, 2]}}\n",
+         ("--format json: writing this result as JSON would need", "of memory")),  # (no attention: the JSON is the limit)
     Case("csv-4GiB", ["compute", "FILE"], "inputs: big.csv\n",
          ("doc.yaml: inputs: big.csv: reading this 4 GiB text matrix would need", "save large matrices as .npy"),
          {"big.csv": holey_csv}),

@@ -43,6 +43,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 torch = pytest.importorskip("torch", minversion="2.5")  # scaled_dot_product_attention(..., enable_gqa=True)
 transformers = pytest.importorskip("transformers", minversion="5.23")  # rope_parameters, masking_utils (tested)
 masking = pytest.importorskip("transformers.masking_utils")
+pytestmark = pytest.mark.torch  # the comparisons: `pytest -m torch` runs only these (README, "Checks")
 
 F64 = torch.float64
 TOL = 1e-9

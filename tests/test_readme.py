@@ -1,13 +1,14 @@
 """The README's console sessions are what attncli prints (80 columns, no colour).
 
-Each ``$ command`` of a ```console block runs in a folder holding the examples and
-the documents the README's error examples talk about; its output must equal the
-lines shown.  An output that ends in a line ``…`` is compared up to that line.
+Each ``$ command`` of a ```console block runs in a folder holding what a fresh clone has
+(the examples, and no other file: every file a command names is one of the examples, or is
+made by the command itself); its output must equal the lines shown.  An output that ends in a
+line ``…`` is compared up to that line.  The attncli lines of the ```bash and ```sh blocks run
+there too, and must succeed.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -16,21 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import EXAMPLES, ROOT
 
 BIN = Path(sys.executable).parent
-ILLUSTRATED = (EXAMPLES / "illustrated.yaml").read_text(encoding="utf-8")
-X4 = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"
-# the documents behind the README's examples of errors, and the homework `check` marks
-FILES = {
-    "attncli check homework.yaml": {"homework.yaml": ILLUSTRATED + "answer:\n  scores: [2, 4, 4]\n  query: 1\n"
-                                    "  weights: [0.06, 0.47, 0.47]\n  output: [2.0, 7.0, 1.5]\n"},
-    "attncli compute bad.yaml": {"bad.yaml": X4 + "weights:\n  query: [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n"},
-    "attncli compute homework.yaml": {"homework.yaml": "inputs:\n  - [1, 0]\n  - [0, no]\n"},
-    "attncli compute doc.yaml": {"doc.yaml": X4 + "wieghts:\n  query: [[1], [0], [1], [0]]\n"},
-    "attncli compute layer.yaml": {"layer.yaml": "inputs: x.csv\n", "x.csv": "1,0\n1\n"},
-}
 
 
 def sessions() -> list[tuple[str, list[str]]]:
@@ -47,8 +36,6 @@ def sessions() -> list[tuple[str, list[str]]]:
 @pytest.mark.parametrize("command, shown", sessions(), ids=lambda x: x[:50] if isinstance(x, str) else "")
 def test_readme_session(command, shown, tmp_path):
     shutil.copytree(EXAMPLES, tmp_path / "examples")
-    for name, content in FILES.get(command, {}).items():
-        (tmp_path / name).write_text(content, encoding="utf-8")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "80", "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
     result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
@@ -61,10 +48,19 @@ def test_readme_session(command, shown, tmp_path):
 
 
 def commands() -> list[str]:
-    """The attncli lines of the README's ```bash blocks (not the set-up commands)."""
+    """The attncli lines of the README's ```bash and ```sh blocks (not the set-up commands)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = [line for body in re.findall(r"```bash\n(.*?)```", text, re.S) for line in body.splitlines()]
-    return [line for line in lines if re.match(r"(attncli|cat doc\.json \| attncli) ", line)]
+    lines = [line for body in re.findall(r"```(?:bash|sh)\n(.*?)```", text, re.S) for line in body.splitlines()]
+    return [line for line in lines if re.match(r"([A-Z_]+=\S+ )?(attncli|cat examples/\S+ \| attncli) ", line)]
+
+
+def test_the_readme_runs_its_examples():
+    """Every way the README shows attncli being run is among those run here (none is left out by the patterns)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = [line for body in re.findall(r"```(?:bash|sh)\n(.*?)```", text, re.S) for line in body.splitlines()
+             if "attncli " in line and not line.startswith(("python3 -m venv", "pip install"))]
+    assert shown and set(shown) == set(commands())
+    assert len(sessions()) >= 20
 
 
 @pytest.mark.skipif(not (BIN / "attncli").exists(), reason="attncli is not installed")
@@ -73,9 +69,6 @@ def test_readme_command(command, tmp_path):
     if "| jq" in command and shutil.which("jq") is None:
         pytest.skip("jq is not installed")
     shutil.copytree(EXAMPLES, tmp_path / "examples")
-    (tmp_path / "doc.json").write_text(json.dumps(yaml.safe_load(ILLUSTRATED)), encoding="utf-8")
-    for name in ("doc.yaml", "layer.yaml"):
-        (tmp_path / name).write_text(ILLUSTRATED, encoding="utf-8")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "80"}
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
                             env=env, timeout=300)
@@ -83,8 +76,11 @@ def test_readme_command(command, tmp_path):
     assert result.stdout.strip() or re.search(r"(-o|--export|>) \S+", command), "printed nothing"
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+def python_blocks() -> list:
+    """The README's Python blocks; one that imports torch is a comparison (pytest -m torch)."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    return [pytest.param(code, marks=pytest.mark.torch) if re.search(r"^import .*\btorch\b", code, re.M) else code
+            for code in blocks]
 
 
 @pytest.mark.parametrize("code", python_blocks(), ids=lambda c: c.splitlines()[0][:40])

@@ -103,7 +103,9 @@ def test_output_never_overwrites_an_input(tmp_path):
     doc = tmp_path / "doc.yaml"
     doc.write_text("inputs: x.csv\n")
     for target in ("x.csv", "doc.yaml"):
-        result = subprocess.run([*COMMAND, "compute", str(doc), "-o", str(tmp_path / target)], capture_output=True, text=True)
+        only = ["--only", "weights"]  # (-o x.csv writes CSV: one matrix)
+        result = subprocess.run([*COMMAND, "compute", str(doc), *only, "-o", str(tmp_path / target)], capture_output=True,
+                                text=True)
         assert result.returncode == 2 and "input files" in result.stderr
     assert (tmp_path / "x.csv").read_text() == "1,0\n0,1\n" and doc.read_text() == "inputs: x.csv\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml", "x.csv"]

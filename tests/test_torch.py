@@ -14,6 +14,7 @@ import pytest
 from attncli.cli import app
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch  # the comparisons: `pytest -m torch` runs only these (README, "Checks")
 F = torch.nn.functional
 
 

@@ -15,7 +15,7 @@ app = typer.Typer(
     name="attncli",
     help="See every number of self-attention: Q, K, V, scores, softmax weights and outputs.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -36,7 +36,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
     """See every number of self-attention: Q, K, V, scores, softmax weights and outputs.
 

@@ -5,8 +5,18 @@ from typing import Annotated
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_in_full, load
-from attncli.cli.options import Debug, FileArg
+from attncli.cli.load import attend_in_full, load, read
+from attncli.cli.options import (
+    Debug,
+    FileArg,
+    HeadsOption,
+    Lang,
+    LangOption,
+    MaskOption,
+    ScaleOption,
+    TableOrJson,
+    overrides,
+)
 from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
 
@@ -16,6 +26,11 @@ def check(
     file: FileArg,
     tol: Annotated[float, typer.Option("--tol", min=0.0,
                                        help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
+    format: Annotated[TableOrJson, typer.Option("--format", "-f", case_sensitive=False, help="table: the report as text; json: one JSON object with a list of findings (README, 'Checking a hand calculation').")] = TableOrJson.table,
+    lang: LangOption = Lang.en,
+    scale: ScaleOption = None,
+    mask: MaskOption = None,
+    heads: HeadsOption = None,
     debug: Debug = False,
 ) -> None:
     """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
@@ -26,7 +41,8 @@ def check(
     applied as W·x, heads split wrongly, rounding too early; with rope: pairs interleaved
     instead of halves or the reverse, positions counted from 1, rotation forgotten, values
     rotated too). Exit code 0: all correct;
-    1: something is wrong; 2: the document itself cannot be used.
+    1: something is wrong; 2: the document itself cannot be used. --scale, --mask and --heads
+    replace the document's, as in compute; --format json gives the findings as JSON.
 
     [bold]Example[/bold] (in the document):
 
@@ -35,30 +51,37 @@ def check(
         scores: [2, 4, 4]
         weights: [0.06, 0.47, 0.47]
 
-      attncli check homework.yaml --tol 0.01
+      attncli check examples/check/homework.yaml
+      attncli check examples/check/homework.yaml --tol 0.01 --lang zh
+      attncli check examples/check/homework.yaml --format json | jq '.findings[] | select(.ok | not)'
+
     """
     wrong = False
 
     def action() -> None:
         nonlocal wrong
         from attncli.core.errors import AttnError
-        from attncli.inputs.document import read_document
         from attncli.teach.check import check as check_answer
         from attncli.teach.check import check_tolerance, read_answer
-        from attncli.teach.check_view import check_report
+        from attncli.teach.check_view import check_json, check_report
 
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
-        doc = read_document(file)
+        changes = overrides(scale, mask, heads)
+        doc = read(file)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
-        trace = load(file, doc=doc, compute=lambda spec: attend_in_full(spec, "check", "check"))
+        trace = load(file, changes, doc=doc, compute=lambda spec: attend_in_full(spec, "check", "check"))
         try:
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
         findings = check_answer(trace, answer, tol)
         spec = trace.spec
-        emit(render_text([check_report(findings, spec.tokens, spec.context_tokens, tol)], to_terminal=True), None, set())
+        if format is TableOrJson.json:
+            emit(check_json(findings, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
+        else:
+            report = check_report(findings, spec.tokens, spec.context_tokens, tol, lang.value)
+            emit(render_text([report], to_terminal=True), None, set())
         wrong = not all(f.ok for f in findings)
 
     run(action, debug)

@@ -1,7 +1,5 @@
 """attncli compute: every intermediate of a document, as tables, JSON, arrays or paste-ready text."""
 
-import difflib
-import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -9,24 +7,37 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_within_memory, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision, output_path
+from attncli.cli.options import (
+    Debug,
+    ExportOption,
+    FileArg,
+    HeadsOption,
+    MaskOption,
+    OutputFormat,
+    Precision,
+    ScaleOption,
+    head_choice,
+    output_format,
+    output_path,
+    overrides,
+)
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
-from attncli.core.errors import AttnError, shorten
+from attncli.core.errors import AttnError
 
 
 @app.command()
 def compute(
     file: FileArg,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
+    format: Annotated[Optional[OutputFormat], typer.Option("--format", "-f", case_sensitive=False, show_default="table, or what -o's extension says", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = None,
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized.")] = None,
     precision: Precision = 4,
-    head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
+    head: Annotated[Optional[str], typer.Option("--head", help="Show one head's tables (counting from 1), or all (the default).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
-    scale: Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")] = None,
-    mask: Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file.")] = None,
-    heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
+    scale: ScaleOption = None,
+    mask: MaskOption = None,
+    heads: HeadsOption = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output. Its extension picks the format unless --format is given: .json, .csv, .md, .tex, .txt (tables), .svg / .html (the tables drawn), .npy / .npz (arrays); any other, --format.")] = None,
     export: ExportOption = None,
     debug: Debug = False,
 ) -> None:
@@ -36,54 +47,54 @@ def compute(
 
       attncli compute examples/illustrated.yaml
       attncli compute examples/bert_base.yaml --head 3 --precision 2
-      attncli compute doc.yaml --format json | jq '.weights[0][0]'
-      attncli compute doc.yaml --format json --only output -o out.json
-      cat doc.json | attncli compute - --scale none --mask causal
-      attncli compute doc.yaml --format latex --only weights --precision 2
-      attncli compute doc.yaml --format csv --only weights --head 1 > weights.csv
-      attncli compute doc.yaml --only weights --export weights.svg
+      attncli compute examples/illustrated.yaml --format json | jq '.weights[0][0]'
+      attncli compute examples/two_heads.yaml --only output -o out.json
+      cat examples/illustrated.yaml | attncli compute - --scale sqrt --mask causal
+      attncli compute examples/causal.yaml --format latex --only weights --precision 2
+      attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
+      attncli compute examples/illustrated.yaml --only weights --export weights.svg
     """
 
     def action() -> None:
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
-        binary = output is not None and output.suffix.lower() in (".npz", ".npy")
-        if keys == [] and (binary or format is not OutputFormat.json):
+        chosen, medium, contradiction = output_format(format, output)
+        binary, drawn = medium == "arrays", medium == "picture"
+        if keys == [] and (binary or chosen is not OutputFormat.json):
             raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
-        check_export(export, format is OutputFormat.table and not binary, output)
-        if format is OutputFormat.csv and (keys is None or len(keys) != 1):
+        if contradiction is not None:
+            raise contradiction
+        check_export(export, chosen is OutputFormat.table and not binary, output)
+        if chosen is OutputFormat.csv and (keys is None or len(keys) != 1):
             raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
-        if mask not in (None, "none", "causal"):
-            if not os.path.lexists(mask):  # a name there is the reader's to check (a loop of links, a folder, a long name)
-                close = difflib.get_close_matches(mask.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
-                raise AttnError(f"{shorten(mask)!r} is not none, causal or a mask file{hint}", "--mask")
-            mask_value: Optional[str] = os.path.abspath(mask)  # a file: relative to the working directory
-        else:
-            mask_value = mask
-        kind = output.suffix.lower() if binary else format.value + (" --full" if full and format.value in ("table", "markdown", "latex") else "")
-        trace = load(file, {"scale": scale, "mask": mask_value, "heads": heads}, compute=lambda spec: attend_within_memory(spec, keys, kind))
+        selected = head_choice(head)
+        if chosen is OutputFormat.json and selected is not None:
+            raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+        kind = output.suffix.lower() if binary else chosen.value + (" --full" if full and chosen.value in ("table", "markdown", "latex") else "")
+        trace = load(file, overrides(scale, mask, heads), compute=lambda spec: attend_within_memory(spec, keys, kind))
         inputs = input_paths(file, trace)
         if binary:
             from attncli.outputs.serialize import to_binary
 
             emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
-        elif format is OutputFormat.json:
+        elif chosen is OutputFormat.json:
             from attncli.outputs.serialize import to_json
 
-            if head is not None:
-                raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
             emit(to_json(trace, keys), output, inputs)
-        elif format in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
-            emit(_paste_ready(trace, format.value, keys, head_index(head, trace.spec.heads), precision, full), output, inputs)
+        elif chosen in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
+            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full), output, inputs)
         else:
             from attncli.views.tables import View, compute_tables
 
-            index = head_index(head, trace.spec.heads)
+            index = head_index(selected, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
-            picture = make_picture(lambda color: tables, export, f"attncli compute {Path(file).name}")
-            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
+            title = f"attncli compute {Path(file).name}"
+            picture = make_picture(lambda color: tables, export, title)
+            if drawn:  # -o tables.svg: the tables drawn, as --export draws them
+                emit(make_picture(lambda color: tables, output, title)[1], output, inputs, picture)
+            else:
+                emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
     run(action, debug)
 

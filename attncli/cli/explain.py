@@ -1,6 +1,5 @@
 """attncli explain: the eight steps of attention, for one query, in English or Chinese."""
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -8,7 +7,20 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, Precision, whole_number
+from attncli.cli.options import (
+    Debug,
+    ExportOption,
+    HeadsOption,
+    Lang,
+    LangOption,
+    MaskOption,
+    Precision,
+    ScaleOption,
+    TableOrJson,
+    head_choice,
+    overrides,
+    whole_number,
+)
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError, quoted, shorten
@@ -16,26 +28,19 @@ from attncli.core.errors import AttnError, quoted, shorten
 BUILTIN = "data/illustrated.yaml"
 
 
-class Lang(str, Enum):
-    en = "en"
-    zh = "zh"
-
-
-class ExplainFormat(str, Enum):
-    table = "table"
-    json = "json"
-
-
 @app.command()
 def explain(
     file: Annotated[Optional[str], typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the built-in illustrated example.", metavar="FILE")] = None,
     step: Annotated[str, typer.Option("--step", "-s", help="Which step: 1 to 8, all (the default), or the extra steps positional / pre_norm / rope / add_norm / residual when the document uses them.")] = "all",
     query: Annotated[Optional[str], typer.Option("--query", "-q", help="The query to follow: a number counting from 1, or a token label (default: the first).")] = None,
-    head: Annotated[Optional[int], typer.Option("--head", help="The head to follow, counting from 1 (default: 1).")] = None,
-    lang: Annotated[Lang, typer.Option("--lang", help="Language of the explanations: en or zh.")] = Lang.en,
-    format: Annotated[ExplainFormat, typer.Option("--format", "-f", help="table: text and Rich tables; json: one JSON object.")] = ExplainFormat.table,
+    head: Annotated[Optional[str], typer.Option("--head", help="The head to follow, counting from 1 (default: 1), or all: the steps of each head in turn.")] = None,
+    lang: LangOption = Lang.en,
+    format: Annotated[TableOrJson, typer.Option("--format", "-f", case_sensitive=False, help="table: text and Rich tables; json: one JSON object.")] = TableOrJson.table,
     precision: Precision = 4,
     why: Annotated[bool, typer.Option("--why", help="Instead of the steps: why queries and keys? Averaging, symmetric relevance, query–key relevance, softmax — on your numbers.")] = False,
+    scale: ScaleOption = None,
+    mask: MaskOption = None,
+    heads: HeadsOption = None,
     export: ExportOption = None,
     debug: Debug = False,
 ) -> None:
@@ -57,41 +62,38 @@ def explain(
       attncli explain examples/cross_attention.yaml --query am
       attncli explain --why
       attncli explain --step 4 --format json | jq '.numbers.scores.values'
+      attncli explain examples/two_heads.yaml --head all --step 4
+      attncli explain --scale sqrt --step 5
       attncli explain --export steps.html
     """
 
     def action() -> None:
-        check_export(export, format is ExplainFormat.table)
+        check_export(export, format is TableOrJson.table)
         if why and step != "all":
             raise AttnError("shows its own four stages; leave out --step", "--why")
+        chosen_head = head_choice(head) if head is not None else 1  # None: every head
+        changes = overrides(scale, mask, heads)
         doc, builtin = _document(file)
-        kind = ("why" if why else "explain") + (" json" if format is ExplainFormat.json else "")
-        command = "explain" + (" --why" if why else "") + (" --format json" if format is ExplainFormat.json else "")
-        trace = load(doc.name, doc=doc, compute=lambda spec: attend_in_full(spec, kind, command))
+        builtin = builtin and not any(value is not None for value in changes.values())  # (its notes say scale: none)
+        kind = ("why" if why else "explain") + (" json" if format is TableOrJson.json else "")
+        command = "explain" + (" --why" if why else "") + (" --format json" if format is TableOrJson.json else "")
+        trace = load(doc.name, changes, doc=doc, compute=lambda spec: attend_in_full(spec, kind, command))
         spec = trace.spec
         from attncli.teach.explain import Focus
-        from attncli.teach.explain import steps as all_steps
         from attncli.teach.explain_view import renderables, to_json
         from attncli.teach.texts import texts
-        from attncli.teach.why import mark_mistake, why_steps
         from attncli.views.tables import View
 
-        h = head_index(head, spec.heads) or 0
-        focus = Focus(_query_index(query, spec.tokens), h, lang.value, precision, builtin)
-        if why:
-            try:
-                chosen = why_steps(trace, focus)
-            except AttnError as e:  # a stage overflows: the document's numbers are at fault
-                raise e.at(doc.name) from None
-        else:
-            chosen = _choose(all_steps(trace, focus), step)
-            if "answer" in doc.data:
-                chosen = mark_mistake(chosen, _findings(doc, trace), trace, lang.value)
-        if format is ExplainFormat.json:
-            header = {"query": focus.query + 1, "token": spec.tokens[focus.query], "head": h + 1, "lang": lang.value}
+        language = lang.value
+        followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
+        focus = Focus(_query_index(query, spec.tokens), followed[0], language, precision, builtin)
+        chosen = _every_head(doc, trace, focus, followed, why, step)
+        if format is TableOrJson.json:
+            header = {"query": focus.query + 1, "token": spec.tokens[focus.query],
+                      "head": focus.head + 1 if chosen_head is not None else "all", "lang": language}
             emit(to_json(chosen, header, one=len(chosen) == 1 and not why), None, set())
             return
-        t = texts(lang.value)
+        t = texts(language)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
         emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain"))
@@ -99,17 +101,60 @@ def explain(
     run(action, debug)
 
 
+PER_HEAD = (2, 3, "rope", 4, 5, 6, 7)  # the steps that follow one head; the others are the same for every head
+
+
+def _every_head(doc, trace, focus, followed, why: bool, step: str) -> list:
+    """The chosen steps for each followed head: with several (--head all), the steps that follow one head are
+    repeated for each, their titles naming it, among the steps every head shares (which come once)."""
+    import dataclasses
+
+    from attncli.teach.explain import steps as all_steps
+    from attncli.teach.texts import texts
+    from attncli.teach.why import mark_mistake, why_steps
+
+    runs = []
+    for h in followed:
+        here = dataclasses.replace(focus, head=h)
+        if why:
+            try:
+                runs.append(why_steps(trace, here))
+            except AttnError as e:  # a stage overflows: the document's numbers are at fault
+                raise e.at(doc.name) from None
+        else:
+            runs.append(_choose(all_steps(trace, here), step))
+    own = [k for k, s in enumerate(runs[0]) if why or s.number in PER_HEAD]
+    if len(runs) == 1 or not own:
+        tagged = [(None, s) for s in runs[0]]
+    else:
+        t = texts(focus.lang)
+        named = lambda s, h: dataclasses.replace(s, title=t["of_head"].format(title=s.title, head=h + 1))  # noqa: E731
+        first, last = own[0], own[-1]
+        tagged = [(None, s) for s in runs[0][:first]]
+        tagged += [(followed[0] if k in own else None, named(s, followed[0]) if k in own else s)
+                   for k, s in enumerate(runs[0][first:last + 1], start=first)]
+        tagged += [(h, named(run_h[k], h)) for h, run_h in zip(followed[1:], runs[1:]) for k in own]
+        tagged += [(None, s) for s in runs[0][last + 1:]]
+    if why or "answer" not in doc.data:
+        return [s for _, s in tagged]
+    findings, answer_head = _findings(doc, trace)
+    mine = lambda h: h is None or len(runs) == 1 or h == (answer_head or 0)  # noqa: E731  (the head the answer is for)
+    marked = iter(mark_mistake([s for h, s in tagged if mine(h)], findings, trace, focus.lang))
+    return [next(marked) if mine(h) else s for h, s in tagged]
+
+
 def _document(file: Optional[str]):
     """The document to explain, and whether it is the built-in illustrated example."""
     from importlib.resources import as_file, files
 
+    from attncli.cli.load import read
     from attncli.inputs.document import read_document
 
     resource = files("attncli").joinpath(BUILTIN)
     if file is None:
         with as_file(resource) as path:
             return read_document(str(path)), True
-    doc = read_document(file)
+    doc = read(file)
     builtin = file != "-" and Path(file).is_file() and Path(file).read_bytes() == resource.read_bytes()
     return doc, builtin
 
@@ -152,12 +197,12 @@ def _choose(steps: list, step: str) -> list:
     raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
 
 
-def _findings(doc, trace) -> list:
-    """The learner's answer compared with the computation (attncli check's findings)."""
+def _findings(doc, trace) -> tuple[list, Optional[int]]:
+    """The learner's answer compared with the computation (attncli check's findings), and the head it is for."""
     from attncli.teach.check import check, read_answer
 
     try:
         answer = read_answer(doc.data["answer"], trace, doc.folder)
     except AttnError as e:
         raise e.at(doc.name) from None
-    return check(trace, answer)
+    return check(trace, answer), answer.head

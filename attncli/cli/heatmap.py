@@ -8,10 +8,20 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, Precision, whole_number
+from attncli.cli.options import (
+    Debug,
+    ExportOption,
+    FileArg,
+    HeadsOption,
+    MaskOption,
+    Precision,
+    ScaleOption,
+    head_choice,
+    overrides,
+)
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
-from attncli.core.errors import AttnError, quoted
+from attncli.core.errors import AttnError
 
 
 class Quantity(str, Enum):
@@ -25,9 +35,12 @@ class Quantity(str, Enum):
 def heatmap(
     file: FileArg,
     head: Annotated[str, typer.Option("--head", help="One head (counting from 1), or all: every head side by side on one colour scale.")] = "all",
-    of: Annotated[Quantity, typer.Option("--of", help="Which queries × keys matrix to draw.")] = Quantity.weights,
+    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False, help="Which queries × keys matrix to draw.")] = Quantity.weights,
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
+    scale: ScaleOption = None,
+    mask: MaskOption = None,
+    heads: HeadsOption = None,
     export: ExportOption = None,
     debug: Debug = False,
 ) -> None:
@@ -40,18 +53,17 @@ def heatmap(
       attncli heatmap examples/causal.yaml
       attncli heatmap examples/bert_base.yaml --head all --export heads.svg
       attncli heatmap examples/two_heads.yaml --head 2 --of scores
+      attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
     """
 
     def action() -> None:
         from attncli.views.heatmap import HeatMap
 
         check_export(export, True)
-        number = whole_number(head)
-        if head != "all" and number is None:
-            raise AttnError(f"{quoted(head)} is not a head number (1, 2, …) or all", "--head")
+        number = head_choice(head)
         kind = "heatmap --full" if full else "heatmap"
-        trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
-        index = None if head == "all" else head_index(number, trace.spec.heads)
+        trace = load(file, overrides(scale, mask, heads), compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
+        index = head_index(number, trace.spec.heads)
         if of.value == "score_bias" and trace.score_bias is None:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731

@@ -9,7 +9,7 @@ import typer
 from attncli.cli.app import app
 from attncli.cli.options import Debug, output_path
 from attncli.cli.run import run
-from attncli.cli.write import emit
+from attncli.cli.write import emit, refuse_existing
 
 
 class InitKind(str, Enum):
@@ -39,13 +39,14 @@ def init_command(
     heads: Annotated[int, typer.Option("--heads", min=1, help="Number of heads (more than 1 adds an output projection).")] = 1,
     kv_heads: Annotated[Optional[int], typer.Option("--kv-heads", min=1, metavar="G", help="Grouped-query attention: G key/value heads shared by the query heads (must divide --heads; 1 is multi-query).")] = None,
     rope: Annotated[bool, typer.Option("--rope", help="Rotary position embedding of the queries and keys (needs an even d_k).")] = False,
-    pre_norm: Annotated[Optional[InitNorm], typer.Option("--pre-norm", help="Normalise the inputs before the projections (rms: Llama's RMSNorm; layer: LayerNorm) and add the output back (residual: true).")] = None,
+    pre_norm: Annotated[Optional[InitNorm], typer.Option("--pre-norm", case_sensitive=False, help="Normalise the inputs before the projections (rms: Llama's RMSNorm; layer: LayerNorm) and add the output back (residual: true).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, metavar="M", help="Cross-attention: keys and values from M context rows.")] = None,
-    mask: Annotated[InitMask, typer.Option("--mask", help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
-    init: Annotated[InitKind, typer.Option("--init", help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
+    mask: Annotated[InitMask, typer.Option("--mask", case_sensitive=False, help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
+    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False, help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
     inline: Annotated[bool, typer.Option("--inline", help="Write every number out (exact floats) instead of seeded random specs.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output; an existing file is refused unless --force.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace the file -o names if it exists (it may be a document you edited).")] = False,
     debug: Debug = False,
 ) -> None:
     """Write a ready-to-edit, commented document (YAML) that computes as it is.
@@ -54,7 +55,7 @@ def init_command(
 
     [bold]Examples[/bold]
 
-      attncli init --tokens "Evan's dog Riley" -o doc.yaml
+      attncli init --tokens "Evan's dog Riley" -o riley.yaml
       attncli init --tokens 我想吃酸菜鱼 --mask causal | attncli heatmap -
       attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
@@ -66,6 +67,8 @@ def init_command(
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope, None if pre_norm is None else pre_norm.value)
+        if output is not None and not force:
+            refuse_existing(output)
         emit(text.encode("utf-8"), output, set())
 
     run(action, debug)

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from attncli.cli.run import warn
+from attncli.cli.run import say, warn
 from attncli.core.errors import AttnError, quoted, shorten
 
 
@@ -17,10 +17,9 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.attention import attend
     from attncli.core.memory import memory_budget
     from attncli.inputs.builder import build_spec
-    from attncli.inputs.document import read_document
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
-    doc = doc or read_document(file)
+    doc = doc or read(file)
     spec = build_spec(doc, overrides)
     try:
         trace = (compute or attend)(spec)
@@ -43,6 +42,23 @@ def _convention_hint(spec) -> str:
     return "; if 1 means masked in your mask (as in nn.MultiheadAttention), write it as mask: {matrix: …, convention: block}"
 
 
+STDIN_PROMPT = "Reading the document from standard input (end with Ctrl-D)…"
+
+
+def read(file: str):
+    """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document."""
+    from attncli.inputs.document import read_document
+
+    if file == "-" and sys.stdin is not None:
+        try:
+            waiting = sys.stdin.isatty()
+        except (OSError, ValueError):
+            waiting = False
+        if waiting:
+            say(STDIN_PROMPT + "\n")
+    return read_document(file)
+
+
 def attend_in_full(spec, kind: str, command: str):
     """The full computation, for a command that needs its n × m matrices: refused up front when they do not fit."""
     from attncli.core.attention import attend
@@ -58,8 +74,13 @@ def attend_in_full(spec, kind: str, command: str):
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
     """The full computation when its n × m matrices are wanted and fit, else block by block (attncli.core.stream)."""
     from attncli.core.attention import attend
+    from attncli.core.memory import ensure_fits
+    from attncli.core.partial import attend_until, needs_no_attention, partial_bytes
     from attncli.core.stream import attend_streamed, block_count, plan
 
+    if needs_no_attention(keys):  # --only inputs, queries …: the stages before the scores, nothing more
+        ensure_fits(partial_bytes(spec, keys), f"{', '.join(keys)} of this document", "--only")
+        return attend_until(spec, keys)
     choice = plan(spec, keys, kind)
     if not choice.stream:
         return attend(spec)

@@ -17,6 +17,47 @@ class OutputFormat(str, Enum):
     csv = "csv"
 
 
+class TableOrJson(str, Enum):
+    """--format of explain and check: the text with its tables, or one JSON object."""
+
+    table = "table"
+    json = "json"
+
+
+class Lang(str, Enum):
+    en = "en"
+    zh = "zh"
+
+
+# -o FILE's extension picks compute's format (unless --format is given, which must then agree): the format, and how
+# the file is made: "text" (what the format prints), "picture" (the tables drawn as --export draws them) or "arrays".
+# Any other extension, or none, takes --format (default: table). (A raster picture, .png, goes in here and in
+# attncli.views.picture's EXPORT_KINDS when the views can draw one.)
+BY_EXTENSION: dict[str, tuple[OutputFormat | None, str]] = {
+    ".json": (OutputFormat.json, "text"), ".csv": (OutputFormat.csv, "text"), ".md": (OutputFormat.markdown, "text"),
+    ".tex": (OutputFormat.latex, "text"), ".txt": (OutputFormat.table, "text"), ".svg": (OutputFormat.table, "picture"),
+    ".html": (OutputFormat.table, "picture"), ".htm": (OutputFormat.table, "picture"), ".npy": (None, "arrays"),
+    ".npz": (None, "arrays"),
+}
+
+
+def output_format(given: Optional[OutputFormat], output: Optional[Path]) -> tuple[OutputFormat, str, Optional[Exception]]:
+    """compute's format and how its result is written (see :data:`BY_EXTENSION`): --format, or -o's extension; and
+    the error to raise when --format contradicts the extension (``-o x.json --format csv``), else None."""
+    from attncli.core.errors import AttnError, shorten
+
+    suffix = output.suffix.lower() if output is not None else ""
+    implied, medium = BY_EXTENSION.get(suffix, (None, "text"))
+    if given is None:
+        return implied or OutputFormat.table, medium, None
+    if (implied is not None and given is not implied) or medium == "arrays":
+        means = f"the {implied.value} format" if implied is not None else "binary arrays"
+        return given, medium, AttnError(f"{given.value} contradicts -o {shorten(output.name)}, whose extension {suffix} "
+                                        f"means {means}; leave out --format, or give -o a name that ends otherwise",
+                                        "--format")
+    return given, medium, None
+
+
 FileArg = Annotated[str, typer.Argument(help="The document (YAML or JSON), or - to read it from standard input.", metavar="FILE")]
 
 Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17, help="Decimals shown in tables (JSON always has full precision).")]
@@ -32,6 +73,39 @@ def output_path(text: str) -> Path:
         why = " (it ends in /)" if text.endswith(("/", os.sep)) else ""
         raise typer.BadParameter(f"{text!r} names a folder{why}; give a file name")
     return Path(text)
+
+
+ScaleOption = Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")]
+MaskOption = Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file (relative to the working directory).")]
+HeadsOption = Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")]
+LangOption = Annotated[Lang, typer.Option("--lang", case_sensitive=False, help="Language: en or zh.")]
+
+
+def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -> dict:
+    """--scale, --mask and --heads as the document's keys they replace (a mask file named relative to the working directory)."""
+    from attncli.core.errors import AttnError, shorten
+
+    if mask is not None and mask not in ("none", "causal"):  # (as in the document: Causal is a typo, named)
+        if not os.path.lexists(mask):  # a name there is the reader's to check (a loop of links, a folder, a long name)
+            import difflib
+
+            close = difflib.get_close_matches(mask.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
+            raise AttnError(f"{shorten(mask)!r} is not none, causal or a mask file{hint}", "--mask")
+        mask = os.path.abspath(mask)
+    return {"scale": scale, "mask": mask, "heads": heads}
+
+
+def head_choice(text: Optional[str]) -> Optional[int]:
+    """--head: a head number (counting from 1), or None for ``all`` (or when it is left out)."""
+    if text is None or text.strip().lower() == "all":
+        return None
+    number = whole_number(text)
+    if number is None:
+        from attncli.core.errors import AttnError, quoted
+
+        raise AttnError(f"{quoted(text)} is not a head number (1, 2, …) or all", "--head")
+    return number
 
 
 ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.html or FILE.txt (atomically).")]

@@ -76,6 +76,21 @@ def emit(data: bytes, output: Optional[Path], inputs: set[Path], picture: Option
     write_all(([picture] if picture is not None else []) + [(output, data)], inputs)
 
 
+def refuse_existing(path: Path) -> None:
+    """A document the user edits is never replaced silently: an existing file there needs ``--force``.
+
+    A device or a FIFO (``/dev/stdout``, a pipe) is written, not replaced, and so is no reason to refuse.
+    """
+    import stat
+
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):  # none there (or a name the writer will refuse with its reason)
+        return
+    if stat.S_ISREG(found.st_mode):
+        raise AttnError("already exists; give --force to replace it, or choose another name", str(path))
+
+
 def render_text(renderables: list, to_terminal: bool = False) -> bytes:
     """Render completely before writing anything: colours only for a terminal."""
     out = console(like_stdout=True) if to_terminal else console(io.StringIO())

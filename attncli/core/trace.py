@@ -17,14 +17,14 @@ class Trace:
     """
 
     spec: Spec
-    queries: np.ndarray  # Q (h, n, d_k)
-    keys: np.ndarray  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
-    values: np.ndarray  # V (g, m, d_v)
+    queries: np.ndarray | None  # Q (h, n, d_k); None when only the document's arrays were asked for (core.partial)
+    keys: np.ndarray | None  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
+    values: np.ndarray | None  # V (g, m, d_v)
     scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
     scaled_scores: np.ndarray | None  # scale·S (capped, + B) (h, n, m): what enters the softmax; masked cells unused
     weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
-    head_outputs: np.ndarray  # H = A·V (h, n, d_v)
-    output: np.ndarray  # Y (n, d_out)
+    head_outputs: np.ndarray | None  # H = A·V (h, n, d_v); None when only the stages before the scores ran
+    output: np.ndarray | None  # Y (n, d_out); None then too
     empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
     residual: np.ndarray | None = None  # R = X₀ + Y (or + post_norm(Y)) (n, d_model), with add_norm or residual
     normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm

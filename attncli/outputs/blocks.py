@@ -81,8 +81,9 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
         bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: B023, E731
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
         scaled_tex = scaled_latex(spec, s)
-        found.append(Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
-                           f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)))
+        if trace.queries is not None:  # (None: only the document's arrays were computed, attncli.core.partial)
+            found.append(Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
+                               f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)))
         j = h // group  # the key/value head of query head h
         if g < h_all and (h % group == 0 or head is not None):
             first, last = j * group + 1, (j + 1) * group
@@ -92,7 +93,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
             k_tex, v_tex = kv_up("K"), kv_up("V")
         else:
             kv_prefix, kv_up, bias_kv, k_tex, v_tex = (prefix, up, bias, k, v) if g == h_all else (None,) * 5
-        if kv_prefix is not None:
+        if kv_prefix is not None and trace.keys is not None:
             found += [
                 Block("keys", f"{kv_prefix}Keys", f"K = {c_text}·W_K" + bias_kv(spec.b_k, "b_K")[0],
                       f"{k_tex} = {c_tex} {kv_up('W_K')}" + bias_kv(spec.b_k, "b_K")[1], trace.keys[j], spec.context_tokens,
@@ -122,8 +123,10 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
                 Block("weights", f"{prefix}Weights", weights_formula(spec), f"{a} = {weights_latex(spec, scaled_tex)}",
                       trace.weights[h], spec.tokens, spec.context_tokens),
             ]
-        found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
-    found.append(Block("output", "Output", output_formula(spec), output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
+        if trace.head_outputs is not None:  # (None: only the stages before the scores ran)
+            found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
+    if trace.output is not None:
+        found.append(Block("output", "Output", output_formula(spec), output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
     if trace.normalized_output is not None:
         norm = norm_text(spec.post_norm.kind)
         found.append(Block("normalized_output", "Normalised output", f"{norm}(Y)", rf"\operatorname{{{norm}}}(Y)",
