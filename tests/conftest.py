@@ -14,3 +14,13 @@ EXAMPLES = ROOT / "examples"
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+ORACLE_FIXTURES = ("torch", "hf", "save_file")  # fixtures that import PyTorch or transformers (importorskip)
+
+
+def pytest_collection_modifyitems(items):
+    """A test that takes an oracle fixture is a comparison: marked torch, so that `pytest -m torch` runs it."""
+    for item in items:
+        if set(getattr(item, "fixturenames", ())) & set(ORACLE_FIXTURES):
+            item.add_marker(pytest.mark.torch)

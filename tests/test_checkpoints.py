@@ -201,7 +201,8 @@ def test_npz_arrays(tmp_path):
 
 def test_attncli_reads_back_the_npz_it_writes(runner, tmp_path):
     doc = {"inputs": [[1.0, 0.5, -1.0], [0.25, 2.0, 1.0]], "heads": 1, "weights": {"output": [[1, 0], [0, 1], [1, 1]]}}
-    result = compute(runner, tmp_path, doc, "-o", str(tmp_path / "out.npz"))
+    (tmp_path / "doc.yaml").write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-o", str(tmp_path / "out.npz")])
     assert result.exit_code == 0, result.stderr
     first = np.load(tmp_path / "out.npz")
     chained = {"inputs": {"file": "out.npz", "tensor": "output"},

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ORACLE_FIXTURES, ROOT
 
 from attncli.cli import app
 
@@ -101,7 +101,9 @@ def _torch_users() -> list[tuple[str, str]]:
             if not re.search(r"importorskip\('(torch|transformers)", text):
                 continue
             if isinstance(node, ast.FunctionDef):
-                own = any("mark.torch" in ast.unparse(d) for d in node.decorator_list)
+                decorators = [ast.unparse(d) for d in node.decorator_list]
+                fixture = node.name in ORACLE_FIXTURES and any(d.startswith("pytest.fixture") for d in decorators)
+                own = fixture or any("mark.torch" in d for d in decorators)  # conftest marks a fixture's users
                 users.append((path.name, node.name, marked or own))
             elif node.col_offset == 0 and not isinstance(node, ast.ClassDef):
                 users.append((path.name, "*", marked))
