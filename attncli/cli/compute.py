@@ -19,7 +19,7 @@ from attncli.core.errors import AttnError, shorten
 def compute(
     file: FileArg,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = OutputFormat.table,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized.")] = None,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized; the projections, shown only when named: weight_query, weight_key, weight_value, weight_output, bias_query, bias_key, bias_value, bias_output. Or the formula's name, in any case: X, P, C, W_Q, b_Q, Q, W_K, K, W_V, V, Q′ (or Q'), K′, S (scores), Z (scaled), A (weights), H, W_O, b_O, Y (output), R, N.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[int], typer.Option("--head", help="Show one head's tables (counting from 1).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
@@ -36,6 +36,7 @@ def compute(
 
       attncli compute examples/illustrated.yaml
       attncli compute examples/bert_base.yaml --head 3 --precision 2
+      attncli compute examples/two_heads.yaml --only W_Q --only b_Q --only Q
       attncli compute doc.yaml --format json | jq '.weights[0][0]'
       attncli compute doc.yaml --format json --only output -o out.json
       cat doc.json | attncli compute - --scale none --mask causal

@@ -23,6 +23,7 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, visible
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
+from attncli.outputs.serialize import PROJECTIONS
 
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
 
@@ -125,7 +126,8 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
     shared = key in KV_KEYS and trace.spec.kv_heads < trace.spec.heads
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + ["token", *map(visible, found[0].columns)])  # labels: never raw escapes
+    rows = "row" if key in PROJECTIONS else "token"  # a projection's rows are its input's dimensions
+    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + [rows, *map(visible, found[0].columns)])  # labels: never raw escapes
     for h, block in enumerate(found):
         for i, label in enumerate(block.rows):
             cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]

@@ -1,0 +1,173 @@
+"""Issue 18, a newcomer's first hour: the projection matrices on request and the formula names for --only (5),
+natural spellings in a document (7), one colour scale for tables and heat maps (8), pictures for slides and
+papers: --theme, .png, LaTeX of wide matrices (10).
+
+The expected numbers come from the YAML read by PyYAML alone, never from attncli's own reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+import yaml
+from conftest import EXAMPLES
+
+from attncli.cli import app
+
+TWO_HEADS = EXAMPLES / "two_heads.yaml"
+
+
+def run(runner, *args, ok: bool = True):
+    result = runner.invoke(app, [str(a) for a in args])
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def refused(runner, *args) -> str:
+    """The one error line of a run that must fail with exit 2, nothing on standard output."""
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+def document(name: str) -> dict:
+    return yaml.safe_load((EXAMPLES / name).read_text(encoding="utf-8"))
+
+
+def per_head(weight: list, heads: int) -> np.ndarray:
+    """A d_in × (h·d) weight as h × d_in × d: consecutive column blocks (the contract's split, done here by slicing)."""
+    w = np.array(weight, dtype=float)
+    d = w.shape[1] // heads
+    return np.stack([w[:, i * d:(i + 1) * d] for i in range(heads)])
+
+
+# -- 5. the projection matrices, on request; --only takes the formula's names
+
+
+def json_of(runner, *args) -> dict:
+    return json.loads(run(runner, "compute", *args, "--format", "json").stdout)
+
+
+def test_the_default_json_has_no_projection_keys(runner):
+    data = json_of(runner, TWO_HEADS)
+    assert not [key for key in data if key.startswith(("weight_", "bias_"))]
+    assert np.array(data["weights"]).shape == (2, 3, 3)  # `weights` is still A
+
+
+def test_the_default_tables_show_no_projection(runner):
+    text = run(runner, "compute", TWO_HEADS).stdout
+    assert "projection" not in text and "b_Q" not in text.replace("+ b_Q", "")
+
+
+def test_the_projections_in_json_are_the_documents_weights_per_head(runner):
+    doc = document("two_heads.yaml")
+    names = ["weight_query", "bias_query", "weight_key", "bias_key", "weight_value", "bias_value",
+             "weight_output", "bias_output"]
+    data = json_of(runner, TWO_HEADS, *[a for key in names for a in ("--only", key)])
+    assert [k for k in data if k in names] == names  # in the order they are computed
+    for part in ("query", "key", "value"):
+        np.testing.assert_array_equal(np.array(data[f"weight_{part}"]), per_head(doc["weights"][part], 2))
+        np.testing.assert_array_equal(np.array(data[f"bias_{part}"]), np.array(doc["bias"][part]).reshape(2, 2))
+    np.testing.assert_array_equal(np.array(data["weight_output"]), np.array(doc["weights"]["output"]))
+    np.testing.assert_array_equal(np.array(data["bias_output"]), np.array(doc["bias"]["output"]))
+    assert "weights" not in data and "queries" not in data
+
+
+ALIASES = [
+    ("X", "inputs"), ("C", "context"), ("Q", "queries"), ("K", "keys"), ("V", "values"), ("S", "scores"),
+    ("Z", "scaled_scores"), ("A", "weights"), ("a", "weights"), ("H", "head_outputs"), ("Y", "output"),
+    ("W_Q", "weight_query"), ("w_q", "weight_query"), ("Wq", "weight_query"), ("WQ", "weight_query"),
+    ("W_K", "weight_key"), ("W_V", "weight_value"), ("W_O", "weight_output"), ("wo", "weight_output"),
+    ("b_Q", "bias_query"), ("b_q", "bias_query"), ("b_K", "bias_key"), ("b_V", "bias_value"), ("b_O", "bias_output"),
+]
+
+
+@pytest.mark.parametrize("alias, key", ALIASES)
+def test_only_takes_the_formulas_name(runner, alias, key):
+    path = EXAMPLES / ("cross_attention.yaml" if key == "context" else "two_heads.yaml")
+    by_alias = json_of(runner, path, "--only", alias)
+    assert by_alias == json_of(runner, path, "--only", key)
+    assert key in by_alias
+
+
+@pytest.mark.parametrize("alias, key", [("Q'", "queries_rotated"), ("Q′", "queries_rotated"), ("K′", "keys_rotated"),
+                                        ("R", "residual"), ("X̂", "normalized_inputs")])
+def test_only_takes_the_names_of_todays_quantities(runner, alias, key):
+    data = json_of(runner, EXAMPLES / "llama_style.yaml", "--only", alias)
+    assert key in data and len([k for k in data if isinstance(data[k], list) and k not in ("tokens", "context_tokens")]) == 1
+
+
+def test_grouped_query_projections_are_per_key_value_head(runner):
+    doc = document("llama_style.yaml")
+    data = json_of(runner, EXAMPLES / "llama_style.yaml", "--only", "W_K", "--only", "W_Q", "--only", "W_V")
+    assert np.array(data["weight_query"]).shape == (8, 16, 4)
+    assert np.array(data["weight_key"]).shape == (2, 16, 4)
+    assert np.array(data["weight_value"]).shape == (2, 16, 4)
+    assert doc["kv_heads"] == 2
+    tables = run(runner, "compute", EXAMPLES / "llama_style.yaml", "--only", "W_K").stdout
+    assert tables.count("Key projection  W_K   16 × 4") == 2  # each key/value head once
+    assert "K/V head 2 (query heads 5–8) · Key projection" in tables
+
+
+def test_tables_show_the_projections_with_their_numbers(runner):
+    text = run(runner, "compute", TWO_HEADS, "--only", "W_Q", "--only", "b_Q", "--head", "2").stdout
+    assert "Head 2 · Query projection  W_Q   4 × 2" in text
+    assert "Head 2 · Query bias  b_Q   1 × 2" in text
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    cells = [[float(c) for c in line.strip("│").split("│")[1:]] for line in rows]
+    np.testing.assert_array_equal(np.array(cells[:4]), per_head(document("two_heads.yaml")["weights"]["query"], 2)[1])
+    assert cells[4] == [-0.1, 0.0]
+
+
+def test_markdown_latex_and_csv_show_the_projections(runner):
+    doc = document("two_heads.yaml")
+    w_o = np.array(doc["weights"]["output"])
+    markdown = run(runner, "compute", TWO_HEADS, "-f", "markdown", "--only", "W_O", "-p", "2").stdout
+    assert markdown.startswith("### Output projection: `W_O` (4 × 4)\n")
+    cells = [[float(c) for c in line.strip("| ").split(" | ")[1:]] for line in markdown.splitlines()[4:8]]
+    np.testing.assert_array_equal(np.array(cells), w_o)
+    latex = run(runner, "compute", TWO_HEADS, "-f", "latex", "--only", "W_K", "--head", "1", "-p", "1").stdout
+    assert "W_K^{(1)} = \\begin{bmatrix}\n1.0 & 0.0 \\\\\n0.5 & 0.5 \\\\\n0.0 & 1.0 \\\\\n0.0 & 0.0\n\\end{bmatrix}" in latex
+    rows = list(csv.reader(io.StringIO(run(runner, "compute", TWO_HEADS, "-f", "csv", "--only", "b_V").stdout)))
+    assert rows == [["head", "row", "1", "2"], ["1", "b_V", "0.0", "0.0"], ["2", "b_V", "0.1", "0.1"]]
+    rows = list(csv.reader(io.StringIO(run(runner, "compute", TWO_HEADS, "-f", "csv", "--only", "W_O").stdout)))
+    assert rows[0] == ["row", "1", "2", "3", "4"]
+    np.testing.assert_array_equal(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), w_o)
+
+
+def test_npz_holds_the_projections_asked_for(runner, tmp_path):
+    out = tmp_path / "w.npz"
+    run(runner, "compute", TWO_HEADS, "--only", "W_Q", "--only", "A", "-o", out)
+    with np.load(out) as arrays:
+        assert sorted(arrays.files) == ["scale", "weight_query", "weights"]
+        np.testing.assert_array_equal(arrays["weight_query"], per_head(document("two_heads.yaml")["weights"]["query"], 2))
+
+
+def test_an_omitted_weight_is_shown_as_the_identity_it_stands_for(runner):
+    data = json_of(runner, EXAMPLES / "rope.yaml", "--only", "W_V")
+    np.testing.assert_array_equal(np.array(data["weight_value"]), np.eye(4)[None])
+
+
+@pytest.mark.parametrize("name, message", [
+    ("b_Q", "--only: 'bias_query' needs bias.query: in the document"),
+    ("W_O", "--only: 'weight_output' needs weights.output: in the document"),
+    ("bias_output", "--only: 'bias_output' needs bias.output: in the document"),
+])
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "latex"])
+def test_a_projection_the_document_lacks_is_an_error_in_every_format(runner, name, message, fmt):
+    assert refused(runner, "compute", EXAMPLES / "illustrated.yaml", "--only", name, "-f", fmt) == f"Error: {message}"
+
+
+def test_an_unknown_name_lists_the_keys_and_the_formula_names(runner):
+    line = refused(runner, "compute", TWO_HEADS, "--only", "qqq")
+    assert "weight_query" in line and "W_Q, b_Q" in line and "A, H" in line
+    assert "did you mean 'weights'?" in refused(runner, "compute", TWO_HEADS, "--only", "wieghts")
