@@ -171,3 +171,66 @@ def test_an_unknown_name_lists_the_keys_and_the_formula_names(runner):
     line = refused(runner, "compute", TWO_HEADS, "--only", "qqq")
     assert "weight_query" in line and "W_Q, b_Q" in line and "A, H" in line
     assert "did you mean 'weights'?" in refused(runner, "compute", TWO_HEADS, "--only", "wieghts")
+
+
+# -- 7. natural spellings: told where they belong; scale: null refused
+
+
+def compute_doc(runner, tmp_path, text: str):
+    (tmp_path / "doc.yaml").write_text("inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n" + text, encoding="utf-8")
+    return runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "--format", "json"])
+
+
+W = "[[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]"
+SPELLINGS = [  # (the document's extra lines, the message after "doc.yaml: ")
+    (f"W_Q: {W}", "unknown key 'W_Q' (did you mean 'weights.query'?)"),
+    (f"Wq: {W}", "unknown key 'Wq' (did you mean 'weights.query'?)"),
+    (f"w_q: {W}", "unknown key 'w_q' (did you mean 'weights.query'?)"),
+    (f"q: {W}", "unknown key 'q' (did you mean 'weights.query'?)"),
+    (f"query_weight: {W}", "unknown key 'query_weight' (did you mean 'weights.query'?)"),
+    (f"W_K: {W}", "unknown key 'W_K' (did you mean 'weights.key'?)"),
+    (f"v: {W}", "unknown key 'v' (did you mean 'weights.value'?)"),
+    (f"o_proj: {W}", "unknown key 'o_proj' (did you mean 'weights.output'?)"),
+    (f"weights: {{W_Q: {W}}}", "weights: unknown key 'W_Q' (did you mean 'query'?)"),
+    (f"weights: {{Wq: {W}}}", "weights: unknown key 'Wq' (did you mean 'query'?)"),
+    (f"weights: {{q: {W}}}", "weights: unknown key 'q' (did you mean 'query'?)"),
+    (f"weights: {{query_weight: {W}}}", "weights: unknown key 'query_weight' (did you mean 'query'?)"),
+    (f"weights: {{Wv: {W}}}", "weights: unknown key 'Wv' (did you mean 'value'?)"),
+    ("weights: {b_q: [1, 2, 3]}", "weights: unknown key 'b_q' (did you mean 'bias.query'?)"),
+    ("b_q: [1, 2, 3]", "unknown key 'b_q' (did you mean 'bias.query'?)"),
+    ("b_O: [1, 2, 3]", "unknown key 'b_O' (did you mean 'bias.output'?)"),
+    ("bias: {b_q: [1, 2, 3]}", "bias: unknown key 'b_q' (did you mean 'query'?)"),
+    ("bias: {q: [1, 2, 3]}", "bias: unknown key 'q' (did you mean 'query'?)"),
+    (f"bias: {{W_K: {W}}}", "bias: unknown key 'W_K' (did you mean 'weights.key'?)"),
+    ("attn_bias: [[0, 1, 2]]", "unknown key 'attn_bias' (did you mean 'score_bias'?)"),
+    ("attention_bias: [[0, 1, 2]]", "unknown key 'attention_bias' (did you mean 'score_bias'?)"),
+    ("position_bias: [[0, 1, 2]]", "unknown key 'position_bias' (did you mean 'score_bias'?)"),
+    ("alibi: true", "unknown key 'alibi' (did you mean 'score_bias'?)"),
+    ("wieghts: {}", "unknown key 'wieghts' (did you mean 'weights'?)"),  # the nearest key, as before
+    ("rope: {q: 1}", "rope: unknown key 'q' (expected one of base, dims, style, frequencies)"),  # no weights there
+    ("scale: null", "scale: null (or an empty value) is not a scale: write scale: none to leave the scores unscaled "
+                    "(× 1), or leave scale out for the default 1/√d_k (scale: sqrt)"),
+    ("scale: ~", "scale: null (or an empty value) is not a scale"),
+    ("scale:", "scale: null (or an empty value) is not a scale"),
+]
+
+
+@pytest.mark.parametrize("text, message", SPELLINGS, ids=[case[0].split(":")[0] + str(i) for i, case in enumerate(SPELLINGS)])
+def test_natural_spellings_are_told_where_they_belong(runner, tmp_path, text, message):
+    result = compute_doc(runner, tmp_path, text + "\n")
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and line.startswith(f"Error: {tmp_path / 'doc.yaml'}: {message}"), line
+
+
+def test_scale_none_and_an_omitted_scale_still_mean_what_they_did(runner, tmp_path):
+    assert json.loads(compute_doc(runner, tmp_path, "scale: none\n").stdout)["scale"] == 1.0
+    assert json.loads(compute_doc(runner, tmp_path, "").stdout)["scale"] == 0.5  # 1/√4
+    assert json.loads(compute_doc(runner, tmp_path, "scale: sqrt\n").stdout)["scale"] == 0.5
+
+
+def test_the_python_api_refuses_a_null_scale_too():
+    import attncli
+
+    with pytest.raises(attncli.AttnError, match="null .* is not a scale: write scale: none"):
+        attncli.compute({"inputs": [[1.0, 2.0]], "scale": None})
