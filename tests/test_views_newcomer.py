@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -234,3 +235,86 @@ def test_the_python_api_refuses_a_null_scale_too():
 
     with pytest.raises(attncli.AttnError, match="null .* is not a scale: write scale: none"):
         attncli.compute({"inputs": [[1.0, 2.0]], "scale": None})
+
+
+# -- 8. one colour scale for compute's tables and the heat maps, readable on dark and light backgrounds
+
+
+def luminance(rgb) -> float:
+    channel = [(c / 255) / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * channel[0] + 0.7152 * channel[1] + 0.0722 * channel[2]
+
+
+def contrast(a, b) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def zero_and_one():
+    """A trace whose weights are exactly 1 and 0 (scores 10000 apart), nothing masked."""
+    import attncli
+
+    trace = attncli.compute({"inputs": [[100.0, 0.0], [0.0, 100.0]], "tokens": "a b", "scale": "none"})
+    assert trace.weights[0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    return trace
+
+
+def cell_styles(renderable, number: str) -> set:
+    """(foreground, background) of every cell whose text is ``number`` (or that number with more zeros)."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=80, color_system="truecolor", force_terminal=True, legacy_windows=False)
+    found = set()
+    for segment in console.render(renderable):
+        if re.fullmatch(rf"\s*{re.escape(number)}0*\s*", segment.text or ""):
+            style = segment.style
+            colour = lambda c: None if c is None or c.is_default else c.get_truecolor()  # noqa: E731
+            found.add((colour(style.color), colour(style.bgcolor)) if style else (None, None))
+    return found
+
+
+def test_weights_0_and_1_look_the_same_in_compute_and_heatmap():
+    from attncli.views.heatmap import HeatMap
+    from attncli.views.tables import View, compute_tables
+
+    trace = zero_and_one()
+    (table,) = compute_tables(trace, View(precision=2), None, ["weights"])
+    heat = HeatMap(trace, head=0, color=True, precision=2)
+    assert cell_styles(table, "1") == cell_styles(heat, "1.0") and len(cell_styles(heat, "1.0")) == 1
+    assert cell_styles(table, "0") == cell_styles(heat, "0.0") == {(None, None)}  # no colour: the terminal's own
+    ((ink, background),) = cell_styles(heat, "1.0")
+    assert tuple(background) == (226, 109, 0) and tuple(ink) == (0, 0, 0)
+
+
+def test_the_same_escape_codes_reach_the_terminal_from_both_views():
+    from rich.console import Console
+
+    from attncli.views.heatmap import HeatMap
+    from attncli.views.tables import View, compute_tables
+
+    trace = zero_and_one()
+    codes = []
+    for renderable in (*compute_tables(trace, View(precision=2), None, ["weights"]), HeatMap(trace, head=0, precision=2)):
+        console = Console(file=io.StringIO(), width=80, color_system="truecolor", force_terminal=True)
+        console.print(renderable)
+        out = console.file.getvalue()
+        codes.append((set(re.findall(r"\x1b\[([0-9;]*)m *1(?:\.0+)? *\x1b", out)),
+                      set(re.findall(r"(\x1b\[[0-9;]*m)? *0(?:\.0+)? ", out)) - {"", "\x1b[0m"}))  # (a reset: no colour)
+    assert codes[0][0] == codes[1][0] == {"30;48;2;226;109;0"}
+    assert codes[0][1] == codes[1][1] == set()  # 0 is written without any colour in both
+
+
+def test_the_scale_reads_on_dark_and_light_backgrounds():
+    from attncli.views.colours import RAMP, UNCOLOURED, heat_rgb, heat_style, ink, swatches
+
+    shades = [heat_rgb(UNCOLOURED + (1 - UNCOLOURED) * k / 20) for k in range(21)]
+    for rgb in shades:
+        assert contrast(rgb, (0, 0, 0)) > 5 and contrast(rgb, (255, 255, 255)) > 2.5  # a visible cell on either
+        assert contrast(rgb, (0, 0, 0) if ink(rgb) == "black" else (255, 255, 255)) >= 4.5  # its number legible
+    # one lightness: no cell is much brighter or darker than another, so neither end stands out on one background
+    assert max(map(luminance, shades)) - min(map(luminance, shades)) < 0.03
+    # the more weight, the more vivid: the spread of the channels (a measure of chroma) grows along the scale
+    spread = [max(rgb) - min(rgb) for rgb in RAMP]
+    assert spread == sorted(spread) and spread[0] < 30 < 200 < spread[-1]
+    assert heat_style(0.0) == heat_style(UNCOLOURED / 2) == "" and swatches()[0] == ""
+    assert len(set(swatches())) == len(swatches())
