@@ -170,7 +170,8 @@ def test_a_projection_the_document_lacks_is_an_error_in_every_format(runner, nam
 
 def test_an_unknown_name_lists_the_keys_and_the_formula_names(runner):
     line = refused(runner, "compute", TWO_HEADS, "--only", "qqq")
-    assert "weight_query" in line and "W_Q, b_Q" in line and "A, H" in line
+    assert "unknown key 'qqq'" in line and "weight_query" in line and "W_Q or b_Q" in line and "A, H" in line
+    assert "attncli compute --help lists them all" in line
     assert "did you mean 'weights'?" in refused(runner, "compute", TWO_HEADS, "--only", "wieghts")
 
 
@@ -318,3 +319,191 @@ def test_the_scale_reads_on_dark_and_light_backgrounds():
     assert spread == sorted(spread) and spread[0] < 30 < 200 < spread[-1]
     assert heat_style(0.0) == heat_style(UNCOLOURED / 2) == "" and swatches()[0] == ""
     assert len(set(swatches())) == len(swatches())
+
+
+# -- 10. pictures for slides and papers: --theme, .png, LaTeX that fits the page
+
+
+import struct  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+import zlib  # noqa: E402
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def export(runner, tmp_path, name: str, *args, command: str = "heatmap", doc=EXAMPLES / "causal.yaml"):
+    out = tmp_path / name
+    run(runner, command, doc, "--export", out, *args)
+    return out
+
+
+def test_the_svg_is_a_dark_terminal_window_by_default_and_with_theme_dark(runner, tmp_path):
+    for out in (export(runner, tmp_path, "a.svg"), export(runner, tmp_path, "b.svg", "--theme", "dark")):
+        root = ET.fromstring(out.read_bytes())
+        assert len(root.findall(f".//{SVG}circle")) == 3  # the window's buttons
+        assert root.get("viewBox").startswith("0 0 ")
+        assert "#292929" in out.read_text()  # Rich's dark background
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+def test_the_light_svg_is_black_on_white_without_a_frame(runner, tmp_path):
+    out = export(runner, tmp_path, "light.svg", "--theme", "light")
+    root = ET.fromstring(out.read_bytes())
+    assert root.findall(f".//{SVG}circle") == []  # no window buttons, no title
+    assert "attncli heatmap" not in out.read_text()
+    x, y, width, height = (float(v) for v in root.get("viewBox").split())
+    first = root.find(f"{SVG}rect")  # the background: exactly the picture, white
+    assert first.get("fill") == "#ffffff"
+    assert [float(first.get(k)) for k in ("x", "y", "width", "height")] == [x, y, width, height]
+    dark = export(runner, tmp_path, "dark.svg", "--theme", "dark")
+    _, _, _, dark_height = (float(v) for v in ET.fromstring(dark.read_bytes()).get("viewBox").split())
+    assert y > 20 and height < dark_height - 20  # cut to the text and its margin: no title bar above it
+    text = "".join(root.itertext())
+    assert "Evan's" in text and "0.89" in text and "masked" in text
+    assert re.search(r"fill: #000000", out.read_text())  # black ink
+    assert 'fill="#e26d00"' in out.read_text()  # the scale's full orange: weight 1.00, the same as on a dark terminal
+
+
+def test_html_keeps_its_white_page_and_can_be_dark(runner, tmp_path):
+    light = export(runner, tmp_path, "a.html").read_text()
+    dark = export(runner, tmp_path, "b.html", "--theme", "dark").read_text()
+    assert re.search(r"background-color: #ffffff", light) and re.search(r"background-color: #292929", dark)
+
+
+def png_size_and_corner(data: bytes) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """(width, height) and the top-left pixel of an 8-bit RGBA PNG, decoded here (its first pixel needs no unfiltering)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, size = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert (depth, colour) == (8, 6)
+            size = (width, height)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    return size, tuple(raw[1:5])
+
+
+def test_png_is_the_svg_at_twice_its_size(runner, tmp_path):
+    pytest.importorskip("resvg_py")
+    for theme, corner in (("light", (255, 255, 255, 255)), ("dark", None)):
+        svg = export(runner, tmp_path, f"{theme}.svg", "--theme", theme)
+        png = export(runner, tmp_path, f"{theme}.png", "--theme", theme)
+        _, _, width, height = (float(v) for v in ET.fromstring(svg.read_bytes()).get("viewBox").split())
+        size, pixel = png_size_and_corner(png.read_bytes())
+        assert abs(size[0] - 2 * width) <= 1 and abs(size[1] - 2 * height) <= 1
+        if corner:
+            assert pixel == corner
+        else:
+            assert pixel != (255, 255, 255, 255)
+
+
+def test_png_of_tables_and_explain_too(runner, tmp_path):
+    pytest.importorskip("resvg_py")
+    tables = export(runner, tmp_path, "t.png", "--only", "A", command="compute", doc=EXAMPLES / "illustrated.yaml")
+    steps = tmp_path / "s.png"
+    run(runner, "explain", "--step", "5", "--export", steps, "--theme", "light")
+    for out in (tables, steps):
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_png_without_resvg_says_what_to_install_and_writes_nothing(runner, tmp_path, monkeypatch):
+    import attncli.views.picture as picture
+
+    monkeypatch.setattr(picture, "png_ready", lambda: False)
+    out = tmp_path / "heads.png"
+    line = refused(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", out)
+    assert line == ("Error: --export: writing .png needs the optional package resvg-py (a wheel, no system libraries): "
+                    "pip install 'attncli[png]'")
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_python_caller_of_to_png_gets_the_same_words(monkeypatch):
+    import sys
+
+    from attncli.core.errors import AttnError
+    from attncli.views.picture import to_png
+
+    monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if it were not installed
+    with pytest.raises(AttnError, match=r"pip install 'attncli\[png\]'"):
+        to_png("<svg xmlns='http://www.w3.org/2000/svg'/>")
+
+
+def test_a_bad_theme_or_suffix_is_refused(runner, tmp_path):
+    result = run(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", tmp_path / "a.svg", "--theme", "sepia", ok=False)
+    assert result.exit_code == 2 and "'sepia' is not one of 'dark', 'light'" in result.stderr and result.stdout == ""
+    assert not (tmp_path / "a.svg").exists()
+    line = refused(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", tmp_path / "a.jpg")
+    assert line == "Error: --export: expected a file name ending in .svg, .png, .html or .txt"
+
+
+# LaTeX: every equation fits the page; the comment names the rows and columns shown
+
+
+def latex(runner, *args) -> str:
+    return run(runner, "compute", *args, "--format", "latex").stdout
+
+
+def test_the_comment_names_exactly_the_rows_and_columns_shown(runner, tmp_path):
+    tokens = [f"t{i}" for i in range(1, 21)]
+    doc = {"tokens": tokens, "inputs": np.eye(20)[:, :3].tolist(), "weights": {"query": np.ones((3, 3)).tolist()}}
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    text = latex(runner, path, "--only", "weights", "-p", "2")
+    comment = re.search(r"^% Weights: [^\n]*rows: ([^;]*); columns: (.*)$", text, re.M)
+    (matrix,) = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.S)
+    lines = [row.split(" & ") for row in matrix.split(" \\\\\n")]
+    rows, columns = comment.group(1).split(", "), comment.group(2).split(", ")
+    assert len(rows) == len(lines) and len(columns) == len(lines[0])
+    assert [r == "…" for r in rows] == [line[0] == r"\vdots" for line in lines]
+    assert [c == "…" for c in columns] == [cell == r"\cdots" for cell in lines[0]]
+    assert rows[:6] == tokens[:6] and rows[-6:] == tokens[-6:]  # the first and last six rows, as the matrix shows
+    assert columns[0] == "t1" and columns[-1] == "t20" and "t12" not in columns  # (it listed t1 … t12 before)
+
+
+def test_a_summary_drops_columns_to_fit_beside_its_formula(runner):
+    text = latex(runner, EXAMPLES / "bert_base.yaml", "--only", "Q", "--head", "1")
+    assert "% Head 1 · Queries: Q = X·W_Q + b_Q (6 × 64); rows: 我, 想, 吃, 酸, 菜, 鱼; columns: 1, 2, …, 63, 64" in text
+    assert r"Q^{(1)} = X W_Q^{(1)} + b_Q^{(1)} = \begin{bmatrix}" in text
+
+
+def test_the_text_width_estimate_errs_on_the_safe_side():
+    """The widths TeX gives (pdflatex, article class, 10 pt, display math, measured with \\settowidth) are never
+    underestimated, and not by more than a quarter."""
+    from attncli.outputs.paste import _formula_pt, _matrix_pt
+
+    measured = {  # formula and " = " -> points
+        r"A^{(1)} = \operatorname{softmax}\left(\frac{S^{(1)}}{\sqrt{64}}\right)": 113.75,
+        r"H^{(1)} = A^{(1)} V^{(1)}": 80.78,
+        "X": 19.62,
+        r"Q^{(1)} = X W_Q^{(1)} + b_Q^{(1)}": 100.42,
+        r"Y = \operatorname{concat}(H^{(1)}, \dots, H^{(12)}) W_O + b_O": 173.51,
+        r"{A^{(1)}}_{\text{cols }100\text{--}108}": 72.86,
+    }
+    for tex, width in measured.items():
+        assert width <= _formula_pt(tex) <= 1.25 * width, tex
+    six = [["0.3148"] * 6] + [["1"] * 6] * 5
+    assert 230.0 <= _matrix_pt(six) <= 1.1 * 230.0
+    assert 36.11 <= _matrix_pt([["0.3148"]]) <= 1.25 * 36.11
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="pdflatex is not installed")
+@pytest.mark.parametrize("args", [["-p", "4"], ["-p", "6", "--full"], ["-p", "17"], ["-p", "1", "--full"]])
+def test_pdflatex_sets_every_example_without_an_overfull_line(runner, tmp_path, args):
+    import subprocess
+
+    names = ["bert_base.yaml", "llama_style.yaml", "two_heads.yaml", "cross_attention.yaml", "rope.yaml", "causal.yaml"]
+    body = "\n\n".join(latex(runner, EXAMPLES / name, *args, *[a for k in ("X", "W_Q", "Q", "K", "S", "Z", "A", "H", "Y")
+                                                             for a in ("--only", k)]) for name in names)
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
+                                      + body + "\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    log = (tmp_path / "doc.log").read_text(encoding="utf-8", errors="replace")
+    assert done.returncode == 0, log[-2000:]
+    assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)

@@ -9,7 +9,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_within_memory, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision, output_path
+from attncli.cli.options import Debug, ExportOption, FileArg, OutputFormat, Precision, ThemeOption, output_path
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError, shorten
@@ -28,6 +28,7 @@ def compute(
     heads: Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output; .npz/.npy write binary arrays.")] = None,
     export: ExportOption = None,
+    theme: ThemeOption = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -83,7 +84,7 @@ def compute(
 
             index = head_index(head, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
-            picture = make_picture(lambda color: tables, export, f"attncli compute {Path(file).name}")
+            picture = make_picture(lambda color: tables, export, f"attncli compute {Path(file).name}", theme)
             emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
     run(action, debug)

@@ -8,7 +8,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, Precision, whole_number
+from attncli.cli.options import Debug, ExportOption, Precision, ThemeOption, whole_number
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError, quoted, shorten
@@ -37,6 +37,7 @@ def explain(
     precision: Precision = 4,
     why: Annotated[bool, typer.Option("--why", help="Instead of the steps: why queries and keys? Averaging, symmetric relevance, query–key relevance, softmax — on your numbers.")] = False,
     export: ExportOption = None,
+    theme: ThemeOption = None,
     debug: Debug = False,
 ) -> None:
     """Explain attention step by step, with the numbers of FILE (or of the built-in example).
@@ -94,7 +95,7 @@ def explain(
         t = texts(lang.value)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
-        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain"))
+        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme))
 
     run(action, debug)
 

@@ -8,7 +8,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import attend_in_full, head_index, input_paths, load
-from attncli.cli.options import Debug, ExportOption, FileArg, Precision, whole_number
+from attncli.cli.options import Debug, ExportOption, FileArg, Precision, ThemeOption, whole_number
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError, quoted
@@ -28,6 +28,7 @@ def heatmap(
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     export: ExportOption = None,
+    theme: ThemeOption = None,
     debug: Debug = False,
 ) -> None:
     """Draw attention as a colour grid: query tokens down the side, key tokens across the top.
@@ -52,7 +53,7 @@ def heatmap(
         trace = load(file, compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
         index = None if head == "all" else head_index(number, trace.spec.heads)
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
-        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}")
+        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme)
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)
 

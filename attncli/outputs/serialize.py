@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.attention import Trace
-from attncli.core.errors import AttnError, unknown_key
+from attncli.core.errors import AttnError, quoted, unknown_key
 
 ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")
 ARRAYS = (
@@ -95,7 +95,9 @@ def check_only(only: list[str] | None) -> list[str] | None:
             close = unknown_key(name, (*ORDER, *ALIASES))
             if "did you mean" in close.message:
                 raise close.at("--only")
-            raise AttnError(f"{unknown_key(name, ORDER).message[:-1]}, or a formula's name: {', '.join(ALIASES)})", "--only")
+            raise AttnError(f"unknown key {quoted(name)} (expected a key of the JSON, such as queries, keys, values, scores, "
+                            "weights, output or weight_query, or a formula's name, such as Q, K, V, S, Z, A, H, Y, W_Q or "
+                            "b_Q; attncli compute --help lists them all)", "--only")
         keys.add(key)
     return [key for key in ORDER if key in keys]
 
