@@ -89,10 +89,33 @@ def test_latex_parses_back_to_the_reference(runner):
     assert "% Head 1 · Weights: A = softmax(S / √2) (3 × 3); rows: The, cat, sat; columns: The, cat, sat" in text
 
 
-def test_latex_of_wide_matrices_raises_the_column_limit(runner):
+def parse_latex_joined(text: str) -> list[np.ndarray]:
+    """The matrices of LaTeX output, a matrix written in blocks of columns (issue 18) joined back into one."""
+    joined: list[np.ndarray] = []
+    for matrix, part in zip(parse_latex(text), re.findall(r"^% [^\n]*\(\d+ × \d+\)(, columns \d+–\d+)?[^\n]*\n(?:\\setcounter[^\n]*\n)?"
+                                                         r"\\begin\{equation\*\}\n[^\n]*\\begin\{bmatrix\}", text, re.M)):
+        if part and not part.startswith(", columns 1–"):
+            joined[-1] = np.hstack([joined[-1], matrix])
+        else:
+            joined.append(matrix)
+    return joined
+
+
+def test_latex_of_wide_matrices_comes_in_blocks_of_columns_that_fit_the_page(runner):
     text = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "1")
-    assert r"\setcounter{MaxMatrixCols}{768}" in text
-    assert parse_latex(text)[0].shape == (6, 768)
+    spans = [(int(a), int(b)) for a, b in re.findall(r"^% Inputs: X \(6 × 768\), columns (\d+)–(\d+) of 768;", text, re.M)]
+    assert spans[0][0] == 1 and spans[-1][1] == 768 and all(b + 1 == c for (_, b), (c, _) in zip(spans, spans[1:]))
+    blocks = parse_latex(text)
+    assert [m.shape[1] for m in blocks] == [b - a + 1 for a, b in spans] and max(b - a + 1 for a, b in spans) <= 10
+    assert r"{X}_{\text{cols }1\text{--}8} = \begin{bmatrix}" in text
+    (whole,) = parse_latex_joined(text)
+    assert whole.shape == (6, 768)
+    wide = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "0")
+    assert r"\setcounter{MaxMatrixCols}{" in wide  # whole numbers: more than amsmath's 10 columns fit, the limit is raised
+    for equation in wide.split("\n\n"):
+        (matrix,) = parse_latex(equation)
+        limit = re.search(r"MaxMatrixCols\}\{(\d+)\}", equation)
+        assert matrix.shape[1] <= (int(limit.group(1)) if limit else 10)
 
 
 def test_csv_is_exact(runner):
@@ -159,7 +182,7 @@ def in_block_order(matrices: dict[str, list[np.ndarray]]) -> list[np.ndarray]:
 def test_markdown_and_latex_of_every_example_read_back_as_the_json(runner, name):
     expected = json_matrices(runner, EXAMPLES / name)
     markdown = parse_markdown(compute(runner, EXAMPLES / name, "--format", "markdown", "-p", "6", "--full"))
-    latex = parse_latex(compute(runner, EXAMPLES / name, "--format", "latex", "-p", "6", "--full"))
+    latex = parse_latex_joined(compute(runner, EXAMPLES / name, "--format", "latex", "-p", "6", "--full"))
     assert sorted(TITLES[t] for t in markdown) == sorted(expected)
     in_order = in_block_order(expected)
     assert len(latex) == len(in_order)

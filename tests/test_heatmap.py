@@ -127,15 +127,15 @@ def test_cjk_rows_have_the_same_width_and_wrap_to_the_terminal():
         assert lines[2].count("head ") == across
 
 
-def test_colour_uses_viridis_backgrounds_and_shades_only_without_colour():
+def test_colour_uses_the_heat_scales_backgrounds_and_shades_only_without_colour():
     trace = trace_of(EXAMPLES / "illustrated.yaml")
     console = Console(width=80, file=io.StringIO(), color_system="truecolor", legacy_windows=False)
     console.print(HeatMap(trace, color=True))
     out = console.file.getvalue()
     assert "\x1b[" in out and "48;2;" in out and not set(SHADES[1:]) & set(re.sub(r"scale.*", "", out))
     assert not re.search(r"\x1b\[1;[^m]*48;2;", out)  # bold labels, not bold cells
-    # the deepest colour (viridis yellow) is the largest weight, 0.98, in black ink
-    assert re.search(r"\x1b\[30;48;2;253;231;37m +0\.98 +\x1b", out)
+    # the deepest colour (the scale's full orange, attncli.views.colours) is the largest weight, 0.98, in black ink
+    assert re.search(r"\x1b\[30;48;2;226;109;0m +0\.98 +\x1b", out)
 
 
 def run_cli(runner, *args):

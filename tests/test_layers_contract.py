@@ -34,7 +34,7 @@ THIRD_PARTY = {  # what each layer may import from outside the standard library
     "core": {"numpy"},
     "inputs": {"numpy", "yaml"},
     "outputs": {"numpy", "orjson"},
-    "views": {"numpy", "rich"},
+    "views": {"numpy", "rich", "resvg_py"},  # resvg_py: the optional .png pictures (attncli[png])
     "teach": {"numpy", "rich"},
     "cli": {"numpy", "rich", "typer", "click"},
     "package": {"numpy"},

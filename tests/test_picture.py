@@ -66,7 +66,7 @@ def test_svg_places_each_wide_character_on_the_grid():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["heatmap", "{ex}/illustrated.yaml", "--export", "{tmp}/a.png"], "--export: expected a file name ending in .svg"),
+    (["heatmap", "{ex}/illustrated.yaml", "--export", "{tmp}/a.jpg"], "--export: expected a file name ending in .svg"),
     (["heatmap", "{ex}/illustrated.yaml", "--head", "3"], "--head 3 is out of range"),
     (["heatmap", "{ex}/illustrated.yaml", "--head", "x"], "'x' is not a head number"),
     (["compute", "{ex}/illustrated.yaml", "--format", "json", "--export", "{tmp}/a.svg"], "works with --format table only"),

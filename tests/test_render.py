@@ -81,12 +81,14 @@ def test_large_matrix_is_summarised_unless_full():
 def test_heat_map_shades_more_weight_more_strongly():
     table = compute_tables(illustrated(), only=["weights"])[0]
     text = text_of(table, color="truecolor")
-    # row 1: 0.0634 is pale, 0.4683 darker; row 2's 0.9820 darkest of all
-    def brightness(value: str) -> int:
-        r, g, b = re.search(r"48;2;(\d+);(\d+);(\d+)m\s*" + re.escape(value), text).groups()
-        return int(r) + int(g) + int(b)
+    # row 1: 0.0634 is left uncoloured, 0.4683 coloured; row 2's 0.9820 the most vivid of all (issue 18: the strength
+    # of a colour is its chroma, at one lightness, so that it reads the same on dark and light terminals)
+    def vividness(value: str) -> int:
+        r, g, b = (int(c) for c in re.search(r"48;2;(\d+);(\d+);(\d+)m\s*" + re.escape(value), text).groups())
+        return max(r, g, b) - min(r, g, b)
 
-    assert brightness("0.0634") > brightness("0.4683") > brightness("0.9820")
+    assert re.search(r"│ +0\.0634 │", text) and not re.search(r"48;2;[\d;]+m\s*0\.0634", text)
+    assert 0 < vividness("0.4683") < vividness("0.9820")
 
 
 def test_huge_numbers_are_written_in_scientific_notation():
@@ -111,9 +113,12 @@ def _contrast(rgb_a: tuple[int, ...], rgb_b: tuple[int, ...]) -> float:
 
 @pytest.mark.parametrize("weight", [0.0, 0.3, 0.46, 0.5, 0.7, 0.85, 0.98, 1.0])
 def test_heat_cells_use_the_text_colour_that_reads_best(weight):
-    from attncli.views.tables import _heat_style
+    from attncli.views.colours import UNCOLOURED, heat_style
 
-    text, _, background = _heat_style(weight).partition(" on ")
+    if weight < UNCOLOURED:  # the low end is left as the terminal has it (issue 18: readable on any background)
+        assert heat_style(weight) == ""
+        return
+    text, _, background = heat_style(weight).partition(" on ")
     cell = tuple(int(c) for c in re.fullmatch(r"rgb\((\d+),(\d+),(\d+)\)", background).groups())
     ours = _contrast(cell, (255, 255, 255) if text == "white" else (0, 0, 0))
     other = _contrast(cell, (0, 0, 0) if text == "white" else (255, 255, 255))

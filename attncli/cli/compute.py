@@ -16,6 +16,7 @@ from attncli.cli.options import (
     OutputFormat,
     Precision,
     ScaleOption,
+    ThemeOption,
     head_choice,
     output_format,
     output_path,
@@ -30,7 +31,7 @@ from attncli.core.errors import AttnError
 def compute(
     file: FileArg,
     format: Annotated[Optional[OutputFormat], typer.Option("--format", "-f", case_sensitive=False, show_default="table, or what -o's extension says", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = None,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized.")] = None,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized; the projections, shown only when named: weight_query, weight_key, weight_value, weight_output, bias_query, bias_key, bias_value, bias_output. Or the formula's name, in any case: X, P, C, W_Q, b_Q, Q, W_K, K, W_V, V, Q′ (or Q'), K′, S (scores), Z (scaled), A (weights), H, W_O, b_O, Y (output), R, N.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head", help="Show one head's tables (counting from 1), or all (the default).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
@@ -39,6 +40,7 @@ def compute(
     heads: HeadsOption = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output. Its extension picks the format unless --format is given: .json, .csv, .md, .tex, .txt (tables), .svg / .html (the tables drawn), .npy / .npz (arrays); any other, --format.")] = None,
     export: ExportOption = None,
+    theme: ThemeOption = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -47,6 +49,7 @@ def compute(
 
       attncli compute examples/illustrated.yaml
       attncli compute examples/bert_base.yaml --head 3 --precision 2
+      attncli compute examples/two_heads.yaml --only W_Q --only b_Q --only Q
       attncli compute examples/illustrated.yaml --format json | jq '.weights[0][0]'
       attncli compute examples/two_heads.yaml --only output -o out.json
       cat examples/illustrated.yaml | attncli compute - --scale sqrt --mask causal
@@ -90,9 +93,9 @@ def compute(
             index = head_index(selected, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
             title = f"attncli compute {Path(file).name}"
-            picture = make_picture(lambda color: tables, export, title)
+            picture = make_picture(lambda color: tables, export, title, theme)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-                emit(make_picture(lambda color: tables, output, title)[1], output, inputs, picture)
+                emit(make_picture(lambda color: tables, output, title, theme)[1], output, inputs, picture)
             else:
                 emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 

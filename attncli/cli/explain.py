@@ -17,6 +17,7 @@ from attncli.cli.options import (
     Precision,
     ScaleOption,
     TableOrJson,
+    ThemeOption,
     head_choice,
     overrides,
     whole_number,
@@ -42,6 +43,7 @@ def explain(
     mask: MaskOption = None,
     heads: HeadsOption = None,
     export: ExportOption = None,
+    theme: ThemeOption = None,
     debug: Debug = False,
 ) -> None:
     """Explain attention step by step, with the numbers of FILE (or of the built-in example).
@@ -96,7 +98,7 @@ def explain(
         t = texts(language)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
-        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain"))
+        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme))
 
     run(action, debug)
 

@@ -108,7 +108,15 @@ def head_choice(text: Optional[str]) -> Optional[int]:
     return number
 
 
-ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.html or FILE.txt (atomically).")]
+ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.png (needs attncli[png]), FILE.html or FILE.txt (atomically).")]
+
+
+class Theme(str, Enum):
+    dark = "dark"
+    light = "light"
+
+
+ThemeOption = Annotated[Optional[Theme], typer.Option("--theme", help="The look of an --export picture: dark, a terminal window (the default for .svg and .png), or light, black on white with no frame, for slides and papers (the default for .html).")]
 
 
 def whole_number(text: str) -> int | None:

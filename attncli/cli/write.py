@@ -105,10 +105,12 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
     """Refuse a bad --export before anything is computed or written."""
     if export is None:
         return
-    from attncli.views.picture import EXPORT_KINDS
+    from attncli.views.picture import EXPORT_KINDS, PNG_NEEDS, png_ready
 
     if export.suffix.lower() not in EXPORT_KINDS:
-        raise AttnError("expected a file name ending in .svg, .html or .txt", "--export")
+        raise AttnError("expected a file name ending in .svg, .png, .html or .txt", "--export")
+    if export.suffix.lower() == ".png" and not png_ready():
+        raise AttnError(PNG_NEEDS, "--export")
     if output is not None and output.suffix.lower() in (".npz", ".npy"):
         raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead", "--export")
     if not usable:
@@ -117,8 +119,11 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
         raise AttnError("is the same file as --output; choose another name", "--export")
 
 
-def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str) -> Optional[tuple[Path, bytes]]:
-    """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.html, shades for .txt."""
+def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str, theme=None) -> Optional[tuple[Path, bytes]]:
+    """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.png/.html, shades for .txt.
+
+    ``theme``: --theme (dark or light), or None for the kind's own default.
+    """
     if export is None:
         return None
     from attncli.views.picture import picture
@@ -128,4 +133,4 @@ def make_picture(make: Callable[[bool], list], export: Optional[Path], title: st
     # the terminal's width (or COLUMNS); off a terminal 120: wide enough for BERT-sized tables, narrow enough for prose
     on_terminal = sys.stdout is not None and sys.stdout.isatty()
     width = console().width if on_terminal or columns() else 120
-    return export, picture(make(color), suffix, width, title)
+    return export, picture(make(color), suffix, width, title, theme.value if theme is not None else None)

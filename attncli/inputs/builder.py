@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, plural, quoted, shape_str, unknown_key
+from attncli.core.errors import AttnError, plural, quoted, shape_str
 from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
 from attncli.inputs.document import Document
@@ -23,7 +23,15 @@ from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
 from attncli.inputs.matrices import read_value
 from attncli.inputs.modern import MODERN_KEYS, check_grouping, kv_heads_of, read_modern
 from attncli.inputs.reading import real_path
-from attncli.inputs.values import check_identity_fits, head_count, mapping_of, scale_of, split_tokens, token_labels
+from attncli.inputs.values import (
+    check_identity_fits,
+    head_count,
+    mapping_of,
+    scale_of,
+    split_tokens,
+    token_labels,
+    unknown_document_key,
+)
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
@@ -51,7 +59,7 @@ class _Builder:
     def __init__(self, data: dict[str, Any], folder: Path):
         for key in data:
             if key not in TOP_KEYS:
-                raise unknown_key(key, TOP_KEYS)
+                raise unknown_document_key(key, TOP_KEYS)
         self.data, self.folder = data, folder
         self.cache: dict[str, np.ndarray] = {}
         self.files: set[Path] = set()

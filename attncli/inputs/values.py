@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, plural, shorten, unknown_key
+from attncli.core.errors import AttnError, describe, plural, quoted, shorten, unknown_key
 from attncli.core.memory import beyond, memory_budget
 from attncli.inputs.document import OutOfRange
 
@@ -53,7 +53,10 @@ def finite_number(value: Any) -> float | None:
 
 def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     """``scale:`` -> (the factor the scores are multiplied by, sqrt | none | number)."""
-    if value == "sqrt" or value is None:
+    if value is None:  # YAML's null, ~ or an empty value: neither of the two meanings it could have is safe to guess
+        raise AttnError("null (or an empty value) is not a scale: write scale: none to leave the scores unscaled (× 1), or leave scale "
+                        "out for the default 1/√d_k (scale: sqrt)", "scale")
+    if value == "sqrt":
         return 1.0 / math.sqrt(d_k), "sqrt"
     if value == "none":
         return 1.0, "none"
@@ -103,8 +106,59 @@ def mapping_of(value: Any, key: str, names: tuple[str, ...], what: str | None = 
         raise AttnError(f"expected {what or 'a mapping with any of ' + ', '.join(names)}", key)
     for name in value:
         if name not in names:
-            raise unknown_key(name, names).at(key)
+            raise unknown_document_key(name, names, key).at(key)
     return value
+
+
+# How papers and code spell what a document writes otherwise: an unknown key spelt so is answered with the place
+# it belongs (its letters compared without case, underscores, hyphens or dots). "*" is the section's own kind
+# (`q:` under `bias` is bias.query); at the top level it stands for the weights.
+SPELLINGS = {
+    ("*", "query"): ("q", "wq", "queryweight", "queryweights", "weightquery", "weightsquery", "wquery", "qweight", "qproj",
+                     "queryproj", "queryprojection", "inprojq"),
+    ("*", "key"): ("k", "wk", "keyweight", "keyweights", "weightkey", "weightskey", "wkey", "kweight", "kproj", "keyproj",
+                   "keyprojection", "inprojk"),
+    ("*", "value"): ("v", "wv", "valueweight", "valueweights", "weightvalue", "weightsvalue", "wvalue", "vweight", "vproj",
+                     "valueproj", "valueprojection", "inprojv"),
+    ("*", "output"): ("o", "wo", "outputweight", "outputweights", "weightoutput", "weightsoutput", "woutput", "oweight",
+                      "oproj", "outproj", "outputproj", "outputprojection", "cproj"),
+    ("bias", "query"): ("bq", "querybias", "biasquery", "qbias", "bquery", "qprojbias"),
+    ("bias", "key"): ("bk", "keybias", "biaskey", "kbias", "bkey", "kprojbias"),
+    ("bias", "value"): ("bv", "valuebias", "biasvalue", "vbias", "bvalue", "vprojbias"),
+    ("bias", "output"): ("bo", "outputbias", "biasoutput", "obias", "boutput", "oprojbias", "outprojbias"),
+    ("", "score_bias"): ("attnbias", "attentionbias", "positionbias", "positionalbias", "alibi", "relativebias",
+                         "relativeattentionbias", "scorebiases"),
+}
+_SPELLED = {spelling: place for place, spellings in SPELLINGS.items() for spelling in spellings}
+_WEIGHTS_ONLY = ("q", "k", "v", "o")  # only these few letters depend on the section: W_Q is a weight anywhere
+
+
+def spelling_hint(name: Any, section: str = "") -> str | None:
+    """Where a key spelt as in a paper or in code belongs, said from ``section`` (``''``: the top level), or None.
+
+    >>> spelling_hint("W_Q"), spelling_hint("Wq", "weights"), spelling_hint("q", "bias"), spelling_hint("b_o", "weights")
+    ('weights.query', 'query', 'query', 'bias.output')
+    >>> spelling_hint("attn_bias"), spelling_hint("attn_bias", "bias"), spelling_hint("cat")
+    ('score_bias', None, None)
+    """
+    folded = re.sub(r"[\s_.\-]", "", str(name)[:100]).casefold()
+    place = _SPELLED.get(folded)
+    if place is None or section not in ("", "weights", "bias"):
+        return None
+    kind, leaf = place
+    if kind == "":
+        return leaf if section == "" else None
+    if kind == "*":
+        kind = section if section and folded in _WEIGHTS_ONLY else "weights"
+    return leaf if kind == section else f"{kind}.{leaf}"
+
+
+def unknown_document_key(name: Any, known: tuple[str, ...], section: str = "") -> AttnError:
+    """``unknown key 'W_Q' (did you mean 'weights.query'?)``: a known spelling first, else the nearest known key."""
+    hint = spelling_hint(name, section)
+    if hint is None:
+        return unknown_key(name, known)
+    return AttnError(f"unknown key {quoted(name)} (did you mean {hint!r}?)")
 
 
 def head_count(value: Any, key: str) -> int | None:

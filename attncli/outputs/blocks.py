@@ -26,8 +26,9 @@ from attncli.outputs.formulas import (
 )
 from attncli.outputs.numbers import dims
 
-PER_HEAD = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "scores", "scaled_scores", "weights", "head_outputs")
-KV_KEYS = ("keys", "values", "keys_rotated")  # one per key/value head
+PER_HEAD = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "scores", "scaled_scores", "weights", "head_outputs",
+            "weight_query", "bias_query", "weight_key", "bias_key", "weight_value", "bias_value")
+KV_KEYS = ("keys", "values", "keys_rotated", "weight_key", "bias_key", "weight_value", "bias_value")  # one per key/value head
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     With grouped-query heads, each key/value head's K and V come once, before the first
     query head that uses it, titled with the query heads that share it.
     """
+    from attncli.outputs.serialize import check_present
+
+    check_present(trace, only)  # --only bias_query without a bias.query is an error, in every format
     spec = trace.spec
     x_text, x_tex = ("(X + P)", "(X + P)") if spec.positional is not None else ("X", "X")
     x_sum = "X + P" if spec.positional is not None else "X"
@@ -75,12 +79,22 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     c_text, c_tex = ("C", "C") if spec.context is not None else (x_text, x_tex)
     h_all, g = spec.heads, spec.kv_heads
     group = h_all // g
+    wanted = set(only or ())  # the projections are shown only when asked for
+
+    def projection(key: str, name: str, sym: str, tex: str, w: np.ndarray, b: np.ndarray | None, bias_key: str) -> list[Block]:
+        """W and b of one projection (of one head), when ``--only`` names them."""
+        shown = [Block(key, f"{name} projection", sym, tex, w, dims(w.shape[0]), dims(w.shape[1]))] if key in wanted else []
+        if b is not None and bias_key in wanted:
+            b_sym = "b" + sym[1:]
+            shown.append(Block(bias_key, f"{name} bias", b_sym, "b" + tex[1:], b.reshape(1, -1), [b_sym], dims(b.size)))
+        return shown
     for h in range(h_all) if head is None else [head]:
         prefix = f"Head {h + 1} · " if h_all > 1 else ""
         up = (lambda s: f"{s}^{{({h + 1})}}") if h_all > 1 else (lambda s: s)  # noqa: B023  (used in this pass)
         bias = lambda b, sym: (f" + {sym}", f" + {up(sym)}") if b is not None else ("", "")  # noqa: B023, E731
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
         scaled_tex = scaled_latex(spec, s)
+        found += projection("weight_query", f"{prefix}Query", "W_Q", up("W_Q"), spec.w_q[h], _row(spec.b_q, h), "bias_query")
         if trace.queries is not None:  # (None: only the document's arrays were computed, attncli.core.partial)
             found.append(Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
                                f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)))
@@ -93,11 +107,14 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
             k_tex, v_tex = kv_up("K"), kv_up("V")
         else:
             kv_prefix, kv_up, bias_kv, k_tex, v_tex = (prefix, up, bias, k, v) if g == h_all else (None,) * 5
+        if kv_prefix is not None:
+            found += projection("weight_key", f"{kv_prefix}Key", "W_K", kv_up("W_K"), spec.w_k[j], _row(spec.b_k, j), "bias_key")
         if kv_prefix is not None and trace.keys is not None:
             found += [
                 Block("keys", f"{kv_prefix}Keys", f"K = {c_text}·W_K" + bias_kv(spec.b_k, "b_K")[0],
                       f"{k_tex} = {c_tex} {kv_up('W_K')}" + bias_kv(spec.b_k, "b_K")[1], trace.keys[j], spec.context_tokens,
                       dims(spec.d_k)),
+                *projection("weight_value", f"{kv_prefix}Value", "W_V", kv_up("W_V"), spec.w_v[j], _row(spec.b_v, j), "bias_value"),
                 Block("values", f"{kv_prefix}Values", f"V = {c_text}·W_V" + bias_kv(spec.b_v, "b_V")[0],
                       f"{v_tex} = {c_tex} {kv_up('W_V')}" + bias_kv(spec.b_v, "b_V")[1], trace.values[j], spec.context_tokens,
                       dims(spec.d_v)),
@@ -125,6 +142,10 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
             ]
         if trace.head_outputs is not None:  # (None: only the stages before the scores ran)
             found.append(Block("head_outputs", f"{prefix}Head output", "H = A·V", f"{hh} = {a} {v}", trace.head_outputs[h], spec.tokens, dims(spec.d_v)))
+    if spec.w_o is not None:
+        found += projection("weight_output", "Output", "W_O", "W_O", spec.w_o, spec.b_o, "bias_output")
+    elif spec.b_o is not None and "bias_output" in wanted:
+        found.append(Block("bias_output", "Output bias", "b_O", "b_O", spec.b_o.reshape(1, -1), ["b_O"], dims(spec.b_o.size)))
     if trace.output is not None:
         found.append(Block("output", "Output", output_formula(spec), output_latex(spec), trace.output, spec.tokens, dims(trace.output.shape[1])))
     if trace.normalized_output is not None:
@@ -137,3 +158,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     if trace.normalized is not None:
         found.append(Block("normalized", "Add & Norm", "LayerNorm(R)", r"\operatorname{LayerNorm}(R)", trace.normalized, spec.tokens, dims(trace.normalized.shape[1])))
     return [b for b in found if only is None or b.key in only]
+
+
+def _row(bias: np.ndarray | None, head: int) -> np.ndarray | None:
+    return None if bias is None else bias[head]

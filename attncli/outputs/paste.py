@@ -23,15 +23,17 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, visible
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
+from attncli.outputs.serialize import PROJECTIONS
 
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
 
 
-def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str]) -> tuple[list[int | None], list[int | None], list[list[str]]]:
-    """The shown rows and columns, and their cells as text (``dots``: left-out column, row, both)."""
+def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str],
+           cols: list[int | None] | None = None) -> tuple[list[int | None], list[int | None], list[list[str]]]:
+    """The shown rows and columns (``cols``, or the usual summary), and their cells as text (``dots``: left-out column, row, both)."""
     matrix = block.matrix
     rows = pick(matrix.shape[0], MAX_ROWS, EDGE_ROWS, full)
-    cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full)
+    cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full) if cols is None else cols
     shown = matrix if block.masked is None else np.where(block.masked, 0.0, matrix)
     whole = all_whole(shown)
     cells = []
@@ -85,25 +87,151 @@ def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, mas
 
 
 def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None, only: list[str] | None = None) -> str:
-    """Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment."""
+    r"""Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment.
+
+    Every equation fits the text width of a page (:data:`TEXT_WIDTH_PT`): a summary shows fewer columns around
+    ``\cdots``, and with ``full`` a wide matrix is written in blocks of columns, ``A_{cols 1–8}``, ``A_{cols 9–16}`` …
+    """
     parts = []
     for block in blocks(trace, head, only):
-        n, d = block.matrix.shape
-        shown = len(pick(d, MAX_COLS, EDGE_COLS, full))
-        comment = (f"% {block.name}: {block.text} ({n} × {d}); rows: {_tex_comment(block.rows)}; "
-                   f"columns: {_tex_comment(block.columns)}")
-        lines = [comment]
-        if shown > 10:  # amsmath's matrices hold 10 columns unless told otherwise
-            lines.append(f"\\setcounter{{MaxMatrixCols}}{{{shown}}}")
-        lines += ["\\begin{equation*}", f"{block.latex} = {latex_matrix(block.matrix, precision, full, block.masked)}", "\\end{equation*}"]
-        parts.append("\n".join(lines))
+        parts += [part for part in _latex_block(block, precision, full) if part]
     return "\n\n".join(parts) + "\n"
 
 
-def _tex_comment(labels: list[str]) -> str:
-    """Labels in a LaTeX comment: one line each (a line break would end the comment), control characters visible."""
-    text = ", ".join(visible(" ".join(label.split())) for label in labels[:MAX_COLS])
-    return text + (f", … ({len(labels)} in all)" if len(labels) > MAX_COLS else "")
+# Does an equation fit the text of a page?  Widths in points, as TeX sets Computer Modern at 10 pt in LaTeX's article
+# class (its text is 345 pt wide), measured with pdflatex: digits 5 pt, a point 2.78, a leading minus 7.78, the
+# columns of a matrix 2 × 5 pt apart (\arraycolsep), its brackets about 7 pt each; in a formula, capitals about 8 pt,
+# small letters 5, = and + with their spaces 13.3 and 12.2, a superscript or subscript at 0.75 of its size. The
+# estimate of a formula is taken 8 % wide, so that it errs on the safe side (the tests compare it with pdflatex).
+TEXT_WIDTH_PT = 345.0
+_CELL_PT = {"-": 7.78, ".": 2.78, "e": 4.66, "+": 12.2, MASKED_LATEX: 17.8, r"\cdots": 13.4, r"\vdots": 2.78, r"\ddots": 13.4}
+_COMMAND_PT = {"cdot": 7.2, "dots": 13.4, "cdots": 13.4, "top": 7.8, "infty": 10.0, "sqrt": 8.3, "tanh": 19.4, ",": 1.7,
+               " ": 3.3, "quad": 10.0}  # \left, \frac, \operatorname, \text …: nothing of their own, their arguments counted
+_CHAR_PT = {"(": 3.9, ")": 3.9, "[": 2.8, "]": 2.8, "=": 13.3, "+": 12.2, "-": 12.2, ",": 4.4, "'": 2.8, "/": 5.0, ".": 2.8,
+            "–": 5.0}
+_DOTS_LATEX = (r"\cdots", r"\vdots", r"\ddots")
+
+
+def _cell_pt(text: str) -> float:
+    if text in _CELL_PT:
+        return _CELL_PT[text]
+    return sum(_CELL_PT.get(c, 5.0) if i == 0 or c != "-" else 12.2 for i, c in enumerate(text))  # 1.5e-05: a binary minus
+
+
+def _char_pt(c: str) -> float:
+    if c in _CHAR_PT:
+        return _CHAR_PT[c]
+    return 5.0 if c.isdigit() else 8.0 if c.isupper() else 5.0 if c.isalpha() else 6.0
+
+
+def _formula_pt(tex: str) -> float:
+    r"""The width of ``tex = `` in display math, a little more than TeX makes it.
+
+    >>> round(_formula_pt(r"H^{(1)} = A^{(1)} V^{(1)}"))  # pdflatex: 80.8 pt
+    85
+    """
+    total, scales, i, script = 0.0, [1.0], 0, None
+    tex = tex.replace("--", "–")  # an en dash, in \text
+    while i < len(tex):
+        c = tex[i]
+        if c in "^_":
+            script, i = scales[-1] * 0.75, i + 1
+            continue
+        if c in "{}":
+            if c == "{":
+                scales.append(script or scales[-1])
+            elif len(scales) > 1:
+                scales.pop()
+            script, i = None, i + 1
+            continue
+        if c == "\\":
+            name = re.match(r"\\([A-Za-z]+|.)", tex[i:]).group(1)
+            width, i = _COMMAND_PT.get(name, 0.0), i + 1 + len(name)
+            if width == 0.0:
+                continue
+        else:
+            width, i = _char_pt(c), i + 1
+            if c.isspace():
+                continue
+        total += width * (script or scales[-1])
+        script = None
+    return 1.08 * total + 13.3  # and " = " before the matrix
+
+
+def _column_pts(cells: list[list[str]]) -> list[float]:
+    return [max(_cell_pt(line[j]) for line in cells) for j in range(len(cells[0]))]
+
+
+def _matrix_pt(cells: list[list[str]], widths: list[float] | None = None) -> float:
+    """The width of a ``bmatrix`` of ``cells`` (or of columns this wide)."""
+    widths = _column_pts(cells) if widths is None else widths
+    return sum(widths) + 10.0 * (len(widths) - 1) + 14.0
+
+
+def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
+    r"""The equations of one matrix: one when it fits the page beside its formula (a summary first drops columns
+    around ``\cdots``, then leaves the formula on a line of its own), else the formula and blocks of columns."""
+    d = block.matrix.shape[1]
+    symbol = block.latex.split(" = ")[0]
+    tries = [(block.latex, None)] if full else [(lhs, fits) for lhs in (block.latex, symbol) for fits in range(MAX_COLS, 2, -1)]
+    for lhs, fits in tries:
+        chosen = None if fits is None else pick(d, MAX_COLS, EDGE_COLS, False, fits)
+        rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
+        if _formula_pt(lhs) + _matrix_pt(cells) <= TEXT_WIDTH_PT:
+            equation = _equation(block, rows, cols, cells, lhs)
+            return [equation] if lhs == block.latex else [_formula_alone(block), equation]
+    parts = [_formula_alone(block)]
+    widest = f"{{{symbol}}}_{{\\text{{cols }}{d}\\text{{--}}{d}}}"
+    for start, stop in _column_blocks(cells, TEXT_WIDTH_PT - _formula_pt(widest)):
+        shown = [j + 1 for j in cols[start:stop] if j is not None]
+        if not shown:
+            continue  # a block of the \cdots column alone: it stands between the blocks around it
+        span = f"{shown[0]}" if len(shown) == 1 else f"{shown[0]}\\text{{--}}{shown[-1]}"
+        lhs = f"{{{symbol}}}_{{\\text{{col{'s' if len(shown) > 1 else ''} }}{span}}}"
+        parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs,
+                               f", columns {shown[0]}–{shown[-1]} of {d}"))
+    return parts
+
+
+def _column_blocks(cells: list[list[str]], room: float) -> list[tuple[int, int]]:
+    """(start, stop) of blocks of columns each at most ``room`` wide, as few as fit and as even as they can be."""
+    widths = _column_pts(cells)
+    d = len(widths)
+    count, start = 0, 0
+    while start < d:  # how many blocks, filling each in turn
+        stop = start + 1
+        while stop < d and _matrix_pt([], widths[start:stop + 1]) <= room:
+            stop += 1
+        count, start = count + 1, stop
+    while True:  # then the same number (or one more, where the widths are uneven) of even blocks
+        size = -(-d // count)
+        spans = [(a, min(a + size, d)) for a in range(0, d, size)]
+        if size == 1 or all(_matrix_pt([], widths[a:b]) <= room for a, b in spans):
+            return spans
+        count += 1
+
+
+def _formula_alone(block: Block) -> str:
+    n, d = block.matrix.shape
+    lines = [f"% {block.name}: {block.text} ({n} × {d}), its numbers below", "\\begin{equation*}", block.latex, "\\end{equation*}"]
+    return "\n".join(lines) if " = " in block.latex else ""
+
+
+def _equation(block: Block, rows: list[int | None], cols: list[int | None], cells: list[list[str]], lhs: str, part: str = "") -> str:
+    n, d = block.matrix.shape
+    lines = [f"% {block.name}: {block.text} ({n} × {d}){part}; rows: {_tex_comment(block.rows, rows)}; "
+             f"columns: {_tex_comment(block.columns, cols)}"]
+    if len(cols) > 10:  # amsmath's matrices hold 10 columns unless told otherwise
+        lines.append(f"\\setcounter{{MaxMatrixCols}}{{{len(cols)}}}")
+    body = " \\\\\n".join(" & ".join(line) for line in cells)
+    lines += ["\\begin{equation*}", f"{lhs} = \\begin{{bmatrix}}\n{body}\n\\end{{bmatrix}}", "\\end{equation*}"]
+    return "\n".join(lines)
+
+
+def _tex_comment(labels: list[str], shown: list[int | None]) -> str:
+    """The labels of the rows or columns shown, ``…`` for those left out: one line (a line break would end the
+    comment), control characters visible."""
+    return ", ".join("…" if i is None else visible(" ".join(labels[i].split())) for i in shown)
 
 
 def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
@@ -125,7 +253,8 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
     shared = key in KV_KEYS and trace.spec.kv_heads < trace.spec.heads
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + ["token", *map(visible, found[0].columns)])  # labels: never raw escapes
+    rows = "row" if key in PROJECTIONS else "token"  # a projection's rows are its input's dimensions
+    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + [rows, *map(visible, found[0].columns)])  # labels: never raw escapes
     for h, block in enumerate(found):
         for i, label in enumerate(block.rows):
             cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]

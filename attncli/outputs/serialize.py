@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.attention import Trace
-from attncli.core.errors import AttnError, unknown_key
+from attncli.core.errors import AttnError, quoted, unknown_key
 
 ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")
 ARRAYS = (
@@ -32,8 +32,31 @@ ARRAYS = (
     "residual",
     "normalized",
 )
-KEYS = ALWAYS + ARRAYS
+# The projection matrices: written only when --only names them (the default output is the contract's, unchanged).
+# JSON key -> the Spec field; per head (head axis first) like the queries, keys and values they make.
+PROJECTIONS = {
+    "weight_query": "w_q", "bias_query": "b_q",
+    "weight_key": "w_k", "bias_key": "b_k",
+    "weight_value": "w_v", "bias_value": "b_v",
+    "weight_output": "w_o", "bias_output": "b_o",
+}
+ORDER = (*ARRAYS[:4], *list(PROJECTIONS)[:6], *ARRAYS[4:13], "weight_output", "bias_output", *ARRAYS[13:])  # as computed
+KEYS = ALWAYS + ORDER
+# --only also takes the names of the formulas (docs/format.md): any case, with or without the underscore, ' for ′.
+ALIASES = {
+    "X": "inputs", "P": "positional", "X̂": "normalized_inputs", "Xhat": "normalized_inputs", "C": "context",
+    "W_Q": "weight_query", "b_Q": "bias_query", "W_K": "weight_key", "b_K": "bias_key",
+    "W_V": "weight_value", "b_V": "bias_value", "Q": "queries", "K": "keys", "V": "values",
+    "Q′": "queries_rotated", "K′": "keys_rotated", "S": "scores", "Z": "scaled_scores", "A": "weights",
+    "H": "head_outputs", "W_O": "weight_output", "b_O": "bias_output", "Y": "output", "R": "residual",
+    "N": "normalized",
+}
 NEEDS = {  # the keys present only when the document has what makes them, and what that is
+    "bias_query": "bias.query:",
+    "bias_key": "bias.key:",
+    "bias_value": "bias.value:",
+    "weight_output": "weights.output:",
+    "bias_output": "bias.output:",
     "context": "a context",
     "positional": "positional:",
     "normalized_inputs": "pre_norm:",
@@ -47,20 +70,52 @@ NEEDS = {  # the keys present only when the document has what makes them, and wh
 OPTIONAL = tuple(NEEDS)
 
 
+def _folded(name: str) -> str:
+    return name.replace("_", "").replace("'", "′").strip().casefold()
+
+
+_BY_SYMBOL = {_folded(symbol): key for symbol, key in ALIASES.items()}
+
+
+def key_of(name: str) -> str | None:
+    """A JSON key, or a formula's name for one (``W_Q``, ``wq``, ``A``, ``Q'``), -> the JSON key; None if neither.
+
+    >>> key_of("weights"), key_of("A"), key_of("w_q"), key_of("Q'"), key_of("Weights")
+    ('weights', 'weights', 'weight_query', 'queries_rotated', None)
+    """
+    return name if name in KEYS else _BY_SYMBOL.get(_folded(name))
+
+
 def check_only(only: list[str] | None) -> list[str] | None:
-    """Validate ``--only`` keys -> the arrays to keep (``[]``: only the always-present keys), or None for all."""
+    """Validate ``--only`` keys (or formula names) -> the arrays to keep (``[]``: only the always-present keys), or None for all."""
     if not only:
         return None
-    for key in only:
-        if key not in KEYS:
-            raise unknown_key(key, ARRAYS).at("--only")
-    return [key for key in ARRAYS if key in only]
+    keys = set()
+    for name in only:
+        key = key_of(name)
+        if key is None:
+            close = unknown_key(name, (*ORDER, *ALIASES))
+            if "did you mean" in close.message:
+                raise close.at("--only")
+            raise AttnError(f"unknown key {quoted(name)} (expected a key of the JSON, such as queries, keys, values, scores, "
+                            "weights, output or weight_query, or a formula's name, such as Q, K, V, S, Z, A, H, Y, W_Q or "
+                            "b_Q; attncli compute --help lists them all)", "--only")
+        keys.add(key)
+    return [key for key in ORDER if key in keys]
+
+
+def check_present(trace: Trace, only: list[str] | None) -> None:
+    """Every array ``only`` names exists for this document (``bias_query`` needs a ``bias.query``), else an error."""
+    for _ in kept(trace, only if only else []):
+        pass
 
 
 def array_of(trace: Trace, key: str) -> np.ndarray | None:
-    """The array behind a JSON key (``context`` is None for self-attention)."""
+    """The array behind a JSON key (``context`` is None for self-attention; ``bias_query`` None without one)."""
     if key in ("inputs", "context", "positional"):
         return getattr(trace.spec, key)
+    if key in PROJECTIONS:
+        return getattr(trace.spec, PROJECTIONS[key])
     return getattr(trace, key)
 
 

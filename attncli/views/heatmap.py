@@ -1,7 +1,8 @@
-"""Heat maps of the n × m attention matrices,.
+"""Heat maps of the n × m attention matrices.
 
 Query tokens run down the side, key tokens across the top.  On a terminal each
-cell is coloured on a viridis scale; without colour (``NO_COLOR``, a pipe, a
+cell is coloured on the scale of :mod:`attncli.views.colours` (the one the
+tables of ``compute`` use, readable on dark and light backgrounds); without colour (``NO_COLOR``, a pipe, a
 ``.txt`` export) it is drawn with the shades `` ░▒▓█`` so the picture survives
 copy and paste.  Masked cells are hatched ``╱╱`` either way.  One head is drawn
 large with its numbers; several heads as small multiples on one shared scale.
@@ -21,10 +22,10 @@ from attncli.core.attention import Trace
 from attncli.core.errors import visible
 from attncli.outputs.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
+from attncli.views.colours import heat_style, swatches
 
 SHADES = " ░▒▓█"
 HATCH = "╱"
-VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
 LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
@@ -54,13 +55,6 @@ def fit(label: str, width: int, align: str = "left") -> str:
     room = width - cell_len(label)
     left = {"left": 0, "right": room, "center": room // 2}[align]
     return " " * left + label + " " * (room - left)
-
-
-def viridis(t: float) -> tuple[int, int, int]:
-    x = t * (len(VIRIDIS) - 1)
-    i = min(int(x), len(VIRIDIS) - 2)
-    a, b = VIRIDIS[i], VIRIDIS[i + 1]
-    return tuple(round(p + (q - p) * (x - i)) for p, q in zip(a, b))  # type: ignore[return-value]
 
 
 def shade(t: float) -> str:
@@ -116,9 +110,7 @@ class HeatMap:
         t = self.scale.t(value)
         text = format_number(value, self.precision) if number else ""
         if self.color:
-            r, g, b = viridis(t)
-            ink = "black" if t > 0.55 else "white"
-            return Text(text.center(width), style=f"{ink} on rgb({r},{g},{b})")
+            return Text(text.center(width), style=heat_style(t))
         if number:  # two shade characters, then the number
             return Text(" " + shade(t) * 2 + text.rjust(width - 3))
         return Text(shade(t) * width)
@@ -185,9 +177,10 @@ class HeatMap:
         """The colour (or shade) scale, the masked mark and what rows and columns are, in lines of ``room`` cells."""
         bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
         if self.color:
-            for k in range(10):
-                r, g, b = viridis(k / 9)
-                bar.append("  ", style=f"on rgb({r},{g},{b})")
+            bar.append("▕")
+            for style in swatches():
+                bar.append("  ", style=style)
+            bar.append("▏")
         else:
             bar.append("▕" + SHADES + "▏")
         bar.append(" " + format_number(self.scale.hi, self.precision))

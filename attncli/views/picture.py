@@ -1,9 +1,11 @@
-"""Pictures of what the terminal shows: any Rich renderables saved as SVG, an HTML page or text.
+"""Pictures of what the terminal shows: any Rich renderables saved as SVG, PNG, an HTML page or text.
 
 Used by ``--export`` on compute, explain and heatmap.  The font stack names a
 Latin monospace first and then fonts with Chinese glyphs; every double-width
 character is placed on the grid by itself, so Chinese tokens line up in a
-browser and in ``rsvg-convert`` alike.
+browser and in ``rsvg-convert`` alike.  Two themes: ``dark``, a terminal window
+with its frame, and ``light``, black on white without a frame (for slides and
+papers).  PNG is the SVG rasterised by resvg (the optional package resvg-py).
 """
 
 from __future__ import annotations
@@ -17,33 +19,82 @@ from rich.console import CONSOLE_HTML_FORMAT, CONSOLE_SVG_FORMAT, Console
 from rich.measure import Measurement
 from rich.terminal_theme import DEFAULT_TERMINAL_THEME, SVG_EXPORT_THEME, TerminalTheme
 
+from attncli.core.errors import AttnError
+
 # A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
 FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
 FONT_ASPECT = 1233 / 2048  # advance ÷ size of DejaVu Sans Mono (and Menlo): SVG cells as wide as its glyphs
-EXPORT_KINDS = (".svg", ".html", ".htm", ".txt")
+EXPORT_KINDS = (".svg", ".png", ".html", ".htm", ".txt")
+THEMES = ("dark", "light")
+PNG_ZOOM = 2  # pixels per SVG unit: sharp on a projector and a high-density screen (a 3 × 3 table: about 600 × 270 × 2)
+PNG_NEEDS = "writing .png needs the optional package resvg-py (a wheel, no system libraries): pip install 'attncli[png]'"
 
 
-def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli") -> bytes:
-    """``renderables`` as the terminal shows them, saved as an SVG, an HTML page or text (``suffix``).
+def default_theme(suffix: str) -> str:
+    """What each kind of picture was before ``--theme``: a dark terminal window for SVG (and PNG), a white page for HTML."""
+    return "light" if suffix in (".html", ".htm") else "dark"
 
-    The picture is as wide as its widest renderable (at most ``max_width`` cells).
+
+def png_ready() -> bool:
+    """Whether resvg-py can be imported (checked before anything is computed or written)."""
+    import importlib.util
+
+    return importlib.util.find_spec("resvg_py") is not None
+
+
+def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli", theme: str | None = None) -> bytes:
+    """``renderables`` as the terminal shows them, saved as an SVG, a PNG, an HTML page or text (``suffix``).
+
+    The picture is as wide as its widest renderable (at most ``max_width`` cells). ``theme``: ``dark``, ``light``,
+    or None for the kind's default (:func:`default_theme`); text has none.
     """
+    theme = theme or default_theme(suffix)
+    framed = theme == "dark" and suffix in (".svg", ".png")
     record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
                      color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
     widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
-    record.width = max(20, cell_len(title) + 16, min(widest, max_width))  # room for the title beside the window buttons
+    room = cell_len(title) + 16 if framed else 0  # room for the title beside the window buttons
+    record.width = max(20, room, min(widest, max_width))
     for item in renderables:
         record.print(item)
         record.print()
     if suffix == ".txt":
         return record.export_text().encode("utf-8")
+    colours = _inks(DEFAULT_TERMINAL_THEME if theme == "light" else SVG_EXPORT_THEME)
     if suffix in (".html", ".htm"):
         page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
         page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
-        return record.export_html(theme=_inks(DEFAULT_TERMINAL_THEME), code_format=page, inline_styles=True).encode("utf-8")
+        return record.export_html(theme=colours, code_format=page, inline_styles=True).encode("utf-8")
     svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
-    picture = record.export_svg(title=title, theme=_inks(SVG_EXPORT_THEME), code_format=svg, font_aspect_ratio=FONT_ASPECT)
-    return _fix_text_runs(picture).encode("utf-8")
+    svg = svg.replace("font-family: arial;", 'font-family: Arial, "DejaVu Sans", sans-serif;')  # the title: resvg needs a fallback
+    if not framed:
+        svg = svg.replace("{chrome}", _BACKGROUND)
+    picture = record.export_svg(title=title, theme=colours, code_format=svg, font_aspect_ratio=FONT_ASPECT)
+    picture = _fix_text_runs(picture if framed else _unframed(picture, colours.background_color.hex))
+    return to_png(picture) if suffix == ".png" else picture.encode("utf-8")
+
+
+def to_png(svg: str) -> bytes:
+    """The SVG rasterised by resvg at :data:`PNG_ZOOM` pixels per unit, with the fonts of the system."""
+    try:
+        import resvg_py
+    except ImportError:  # (the command checked first; here for the Python caller)
+        raise AttnError(PNG_NEEDS, "--export") from None
+    return bytes(resvg_py.svg_to_bytes(svg_string=svg, zoom=PNG_ZOOM))
+
+
+_BACKGROUND = "<!-- attncli: background -->"
+MARGIN = 12  # around the text of a picture without a frame
+
+
+def _unframed(svg: str, background: str) -> str:
+    """The picture cut to its text and a margin, on a plain background: no window, title or buttons."""
+    width, height = (float(v) for v in re.search(r'-clip-terminal">\s*<rect x="0" y="0" width="([\d.]+)" height="([\d.]+)"', svg).groups())
+    x, y = (float(v) for v in re.search(r'<g transform="translate\(([\d.]+), ([\d.]+)\)" clip-path', svg).groups())
+    box = (x - MARGIN, y - MARGIN, width + 2 * MARGIN, height + 2 * MARGIN)
+    svg = re.sub(r'viewBox="[^"]*"', 'viewBox="{:g} {:g} {:g} {:g}"'.format(*box), svg, count=1)
+    rect = '<rect x="{:g}" y="{:g}" width="{:g}" height="{:g}" fill="{}"/>'.format(*box, background)
+    return svg.replace(_BACKGROUND, rect, 1)
 
 
 def _inks(theme: TerminalTheme) -> TerminalTheme:

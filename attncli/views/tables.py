@@ -20,6 +20,7 @@ from attncli.core.errors import visible
 from attncli.core.trace import Trace
 from attncli.outputs.blocks import blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
+from attncli.views.colours import heat_style
 
 MASKED = "masked"
 
@@ -158,7 +159,7 @@ class MatrixTable:
                     cells.append(Text(MASKED, style="dim italic"))
                 else:
                     text = self.cells(j)[r]
-                    cells.append(Text(text, style=_heat_style(self.matrix[i, j])) if self.heat else text)
+                    cells.append(Text(text, style=heat_style(self.matrix[i, j])) if self.heat else text)
             table.add_row(label(self.rows[i]), *cells)
         return table
 
@@ -174,22 +175,8 @@ class MatrixTable:
         return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
 
 
-def _heat_style(weight: float) -> str:
-    """Stronger colour for more weight: a blue that deepens with the weight, under black or white text.
-
-    The text colour is the one with more contrast against the cell (WCAG relative luminance):
-    black up to a weight of about 0.8, white on the deepest blues.
-    """
-    w = float(min(max(weight, 0.0), 1.0))
-    rgb = [int(round(255 + (t - 255) * w)) for t in (30, 80, 200)]
-    linear = [c / 3294.6 if c <= 10.31 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
-    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-    white_wins = 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05
-    return f"{'white' if white_wins else 'black'} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
-
-
 def compute_tables(trace: Trace, view: View = View(), head: int | None = None, only: list[str] | None = None) -> list[Table]:
-    """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`), weights shaded.
+    """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`), weights shaded as heat maps are.
 
     ``head`` (0-based) keeps one head; ``only`` keeps the tables of those JSON keys.
     """

@@ -1,0 +1,56 @@
+"""The one colour scale of attncli: attention weights in tables, heat maps and pictures, all shaded alike.
+
+A value is first mapped onto t in 0 … 1 (a weight is t itself).  The lowest eighth of the scale has no colour at
+all: the terminal's own background and text, as a weight near 0 should look.  Above it the cell takes a colour
+that keeps one lightness (OKLab L = 0.66) and only gains chroma as t grows, turning from a grey violet to a full
+orange: OKLCH(0.66, 0.03 + 0.16u, 290° + 130°u) for u from 0 to 1.  A scale that runs from dark to light (viridis,
+or white to blue) reads backwards on one kind of terminal: its lowest end is the brightest cell on a dark
+background, or the darkest on a light one.  One of even lightness reads the same on both, lighter than a dark
+background and darker than a light one, and the more weight, the more vivid the cell.  Numbers on it are
+written in black, the ink with more contrast on every colour of the scale (WCAG: above 6 : 1).
+"""
+
+from __future__ import annotations
+
+UNCOLOURED = 1 / 8  # t below this: no colour (as the blank of the shades ░▒▓█)
+# OKLCH(0.66, 0.03 + 0.16u, 290° + 130°u) at u = 0, 1/6 … 1, in sRGB; between two of them, linear.
+RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64), (226, 109, 0))
+STEPS = 8  # swatches in a legend: the uncoloured one, then seven colours
+
+
+def heat_rgb(t: float) -> tuple[int, int, int] | None:
+    """The colour of ``t`` (clamped to 0 … 1), or None below :data:`UNCOLOURED`.
+
+    >>> heat_rgb(0.0), heat_rgb(1.0), heat_rgb(UNCOLOURED)
+    (None, (226, 109, 0), (145, 143, 164))
+    """
+    t = float(min(max(t, 0.0), 1.0))
+    if t < UNCOLOURED:
+        return None
+    x = (t - UNCOLOURED) / (1 - UNCOLOURED) * (len(RAMP) - 1)
+    i = min(int(x), len(RAMP) - 2)
+    a, b = RAMP[i], RAMP[i + 1]
+    return tuple(round(p + (q - p) * (x - i)) for p, q in zip(a, b))  # type: ignore[return-value]
+
+
+def ink(rgb: tuple[int, int, int]) -> str:
+    """``black`` or ``white``: the text colour with more contrast on ``rgb`` (WCAG relative luminance)."""
+    linear = [c / 3294.6 if c <= 10.31 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return "white" if 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05 else "black"
+
+
+def heat_style(t: float) -> str:
+    """The Rich style of a cell (with or without a number in it) at ``t``: ``''`` for the uncoloured low end.
+
+    >>> heat_style(0.0), heat_style(1.0)
+    ('', 'black on rgb(226,109,0)')
+    """
+    rgb = heat_rgb(t)
+    return "" if rgb is None else f"{ink(rgb)} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
+
+
+def swatches() -> list[str]:
+    """The background styles of a legend, low to high (``''`` first: the uncoloured end)."""
+    return [""] + [f"on rgb({r},{g},{b})" for r, g, b in (heat_rgb(UNCOLOURED + (1 - UNCOLOURED) * k / (STEPS - 2))
+                                                           for k in range(STEPS - 1))]
