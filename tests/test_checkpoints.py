@@ -639,3 +639,30 @@ def test_llama_attention_from_a_bfloat16_checkpoint(monkeypatch, tmp_path, torch
            "weights": {name: {"file": path, "tensor": f"{prefix}{name[0]}_proj.weight", "layout": "torch"}
                        for name in ("query", "key", "value", "output")}}
     compare(attncli.compute(doc), rec.expected(heads, kv_heads), allowed, "Llama from a bfloat16 checkpoint")
+
+
+def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, torch, save_file):
+    """The README's checkpoint example, as written: its document reads what its Python saved, as torch computes."""
+    import re
+
+    from conftest import ROOT
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Matrices from checkpoints\n")[1].split("\n## ")[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "mha.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    monkeypatch.chdir(tmp_path)
+    torch.manual_seed(0)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    mha = namespace["mha"].double()
+    with torch.no_grad():
+        for p in mha.parameters():  # the weights the checkpoint holds: rounded to bfloat16
+            p.copy_(p.to(torch.bfloat16).double())
+        mha.in_proj_bias.copy_(torch.randn(192, dtype=torch.float64).to(torch.bfloat16).double())
+    save_file({name: t.to(torch.bfloat16) for name, t in mha.state_dict().items()}, tmp_path / "mha.safetensors")
+    trace = attncli.compute(str(tmp_path / "mha.yaml"))
+    x = torch.from_numpy(trace.inputs)[None]
+    n = x.shape[1]
+    want, weights = mha(x, x, x, attn_mask=torch.ones(n, n, dtype=torch.bool).triu(1), average_attn_weights=False)
+    assert np.abs(trace.output - want[0].detach().numpy()).max() < TOL
+    assert np.abs(trace.weights - weights[0].detach().numpy()).max() < TOL

@@ -78,7 +78,7 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
         raw = None
         if mapped:
             try:
-                raw = np.memmap(f, dtype=dtype, mode="r", offset=data_start + begin, shape=shape)
+                raw = np.asarray(np.memmap(f, dtype=dtype, mode="r", offset=data_start + begin, shape=shape))
             except (ValueError, OSError):  # a file that cannot be mapped is read instead
                 raw = None
         if raw is None:
