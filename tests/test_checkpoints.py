@@ -256,10 +256,18 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "open", counting_open)
     monkeypatch.setattr(np, "memmap", None)  # mapping would not be counted: none may happen
     start = time.perf_counter()
-    got = read({"file": "big.safetensors", "tensor": "w", "rows": [0, 2]}, tmp_path)
+    got = read({"file": "big.safetensors", "tensor": "w", "layout": "torch"}, tmp_path)
     assert time.perf_counter() - start < 1.0
-    assert got.shape == (2, 1024) and (got == 0.5).all()
+    assert got.shape == (1024, 1024) and (got == 0.5).all()
     assert small <= counted["bytes"] < small + 8 + len(header) + 4096
+    for cut, shape, kept in [({"rows": [3, 5]}, (2, 1024), 2 * 4096), ({"layout": "torch", "columns": [3, 5]}, (1024, 2), 2 * 4096),
+                             ({"columns": [3, 5]}, (1024, 2), small)]:  # only the stored rows kept are read
+        counted["bytes"] = 0
+        assert read({"file": "big.safetensors", "tensor": "w"} | cut, tmp_path).shape == shape
+        assert kept <= counted["bytes"] < kept + 8 + len(header) + 4096, cut
+    counted["bytes"] = 0  # a 1 GiB vector: four of its entries, neither read nor mapped whole
+    assert np.array_equal(read({"file": "big.safetensors", "tensor": "huge", "columns": [7, 11]}, tmp_path), np.zeros(4))
+    assert 16 <= counted["bytes"] < 16 + 8 + len(header) + 4096
 
 
 def test_a_large_tensor_is_mapped(tmp_path, monkeypatch):
@@ -474,8 +482,7 @@ def test_a_huge_tensor_is_refused_by_size(runner, tmp_path, monkeypatch):
                    "inputs: reading m.safetensors, tensor 'w' (32768×32768 F32) would need", "more than the 1 GiB",
                    "ATTNCLI_MEMORY")
     cut = doc | {"inputs": {"file": "m.safetensors", "tensor": "w", "rows": [0, 4], "columns": [0, 4]}}
-    monkeypatch.undo()
-    result = compute(runner, tmp_path, cut, env={"ATTNCLI_MEMORY": "1G"})  # a cut needs only what it keeps
+    result = compute(runner, tmp_path, cut, env={"ATTNCLI_MEMORY": "1G"})  # a cut needs (and reads) only what it keeps
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["inputs"] == [[0.0] * 4] * 4
 
@@ -640,3 +647,58 @@ def test_llama_attention_from_a_bfloat16_checkpoint(monkeypatch, tmp_path, torch
            "weights": {name: {"file": path, "tensor": f"{prefix}{name[0]}_proj.weight", "layout": "torch"}
                        for name in ("query", "key", "value", "output")}}
     compare(attncli.compute(doc), rec.expected(heads, kv_heads), allowed, "Llama from a bfloat16 checkpoint")
+
+
+def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, torch, save_file):
+    """The README's checkpoint example, as written: its document reads what its Python saved, as torch computes."""
+    import re
+
+    from conftest import ROOT
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Matrices from checkpoints\n")[1].split("\n## ")[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "mha.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    monkeypatch.chdir(tmp_path)
+    torch.manual_seed(0)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    mha = namespace["mha"].double()
+    with torch.no_grad():
+        for p in mha.parameters():  # the weights the checkpoint holds: rounded to bfloat16
+            p.copy_(p.to(torch.bfloat16).double())
+        mha.in_proj_bias.copy_(torch.randn(192, dtype=torch.float64).to(torch.bfloat16).double())
+    save_file({name: t.to(torch.bfloat16) for name, t in mha.state_dict().items()}, tmp_path / "mha.safetensors")
+    trace = attncli.compute(str(tmp_path / "mha.yaml"))
+    x = torch.from_numpy(trace.inputs)[None]
+    n = x.shape[1]
+    want, weights = mha(x, x, x, attn_mask=torch.ones(n, n, dtype=torch.bool).triu(1), average_attn_weights=False)
+    assert np.abs(trace.output - want[0].detach().numpy()).max() < TOL
+    assert np.abs(trace.weights - weights[0].detach().numpy()).max() < TOL
+
+
+@pytest.mark.slow
+def test_under_an_address_space_limit(tmp_path):
+    """A real process under ulimit -v: a 4 GiB tensor is refused by that limit before it is mapped, and a cut of it
+    (which reads 512 KiB) runs."""
+    import resource
+    import subprocess
+    import sys
+
+    sparse_checkpoint(tmp_path / "m.safetensors", 32768, 32768)
+    script = Path(sys.executable).parent / "attncli"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "attncli"]
+    limit = 3 << 30
+
+    def run(doc: dict):
+        (tmp_path / "doc.json").write_text(json.dumps(doc))
+        return subprocess.run([*command, "compute", str(tmp_path / "doc.json"), "--format", "json"], capture_output=True,
+                              text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "ATTNCLI_MEMORY"},
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+
+    whole = run({"inputs": {"file": "m.safetensors", "tensor": "w"}})
+    assert whole.returncode == 2 and whole.stdout == "" and whole.stderr.count("\n") == 1, whole.stderr
+    assert "reading m.safetensors, tensor 'w' (32768×32768 F32) would need" in whole.stderr
+    assert "Traceback" not in whole.stderr
+    cut = run({"inputs": {"file": "m.safetensors", "tensor": "w", "rows": [100, 103], "columns": [0, 5]}})
+    assert cut.returncode == 0, cut.stderr
+    assert json.loads(cut.stdout)["inputs"] == [[0.0] * 5] * 3

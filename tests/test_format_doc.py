@@ -21,7 +21,6 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
 JSON_HEADING = "## The JSON output"
 TOP_HEADING = "### Top-level keys"
 SECTIONS_HEADING = "### Keys inside the sections"
-COMING_HEADING = "## Coming: the attention of today's models"
 NOT_A_KEY = "qqqq"  # close to no key, so the error lists every known key
 
 
@@ -319,25 +318,3 @@ def test_an_unknown_key_is_refused_with_the_nearest_one(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert "unknown key 'wieghts' (did you mean 'weights'?)" in result.stderr
     assert "Traceback" not in result.output
-
-
-def _coming_keys() -> set[str]:
-    lines = _lines()
-    assert COMING_HEADING in lines
-    keys = set()
-    for line in lines[lines.index(COMING_HEADING) + 1 :]:
-        if line.startswith("## "):
-            break
-        match = re.match(r"- ((?:`\w+`(?:, )?)+):", line)
-        if match:
-            keys |= set(_backticked(match.group(1)))
-    return keys
-
-
-def test_the_coming_keys_are_not_accepted_yet(tmp_path: Path) -> None:
-    coming = _coming_keys()
-    assert coming.isdisjoint(_first_column(TOP_HEADING))
-    for key in sorted(coming):
-        result = _compute(tmp_path, {"inputs": PLAIN, key: True})
-        assert result.exit_code == 2, f"{key} is accepted now: move it out of the 'Coming' section"
-        assert f"unknown key '{key}'" in result.stderr

@@ -128,11 +128,20 @@ class TensorPlan:
                 matrix[axis] = stop - start
         return tuple(matrix) if len(shape) == 2 else (matrix[1],)
 
-    def apply(self, array: np.ndarray) -> np.ndarray:
+    def leading(self, shape: tuple[int, ...]) -> tuple[int, int]:
+        """The part of the stored array's first axis the cuts keep (so that only its bytes need be read): the rows
+        as stored, the columns after layout: torch (the stored rows), a vector's entries; all of it otherwise."""
+        key = None if len(shape) == 3 else "columns" if len(shape) == 1 or self.layout == "torch" else "rows"
+        return self.cuts.get(key, (0, shape[0])) if key else (0, shape[0])
+
+    def apply(self, array: np.ndarray, first_axis_cut: bool = False) -> np.ndarray:
+        """The array as the document sees it; ``first_axis_cut``: the reader kept only :meth:`leading` already."""
         if self.layout == "torch" and array.ndim == 2:
             array = array.T
         if self.cuts:
             (r0, r1), (c0, c1) = self.cuts.get("rows", (0, None)), self.cuts.get("columns", (0, None))
+            if first_axis_cut:
+                r0, r1, c0, c1 = (r0, r1, 0, None) if array.ndim == 1 or self.layout == "torch" else (0, None, c0, c1)
             array = array[r0:r1, c0:c1] if array.ndim == 2 else array[c0:c1]
         return array
 

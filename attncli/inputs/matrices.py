@@ -45,8 +45,8 @@ def read_value(
     if isinstance(value, str):
         return read_file(value, folder, boolean, minus_inf)
     if is_archive(value):
-        array, name = read_tensor(value, folder)
-        return np.ascontiguousarray(_checked_array(array, name, boolean, minus_inf))  # (a transposed or cut view)
+        array, name = read_tensor(value, folder)  # (a transposed or cut view: made contiguous before it is widened)
+        return _checked_array(np.ascontiguousarray(array), name, boolean, minus_inf)
     if isinstance(value, dict):
         check_spelling(value)
         if boolean:

@@ -73,24 +73,28 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
         if data_start + end > size:
             raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown} ends at byte "
                             f"{data_start + end} but the file has {size} (cut short?)", where)
-        mapped = need >= MMAP_MIN_BYTES
-        plan.ensure_room(shape, kind, 0 if mapped else need, need if mapped else 0)
+        plan.check(shape, kind)
+        first, last = plan.leading(shape)  # only the stored rows the cuts keep are read: they are one run of bytes
+        row = need // shape[0]
+        offset, part, kept = data_start + begin + first * row, (last - first) * row, (last - first, *shape[1:])
+        mapped = part >= MMAP_MIN_BYTES
+        plan.ensure_room(shape, kind, 0 if mapped else part, part if mapped else 0)
         raw = None
         if mapped:
             try:
-                raw = np.memmap(f, dtype=dtype, mode="r", offset=data_start + begin, shape=shape)
+                raw = np.asarray(np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=kept))
             except (ValueError, OSError):  # a file that cannot be mapped is read instead
                 raw = None
         if raw is None:
-            f.seek(data_start + begin)
-            buffer = bytearray(need)
-            if f.readinto(buffer) != need:
+            f.seek(offset)
+            buffer = bytearray(part)
+            if f.readinto(buffer) != part:
                 raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early", where)
-            raw = np.frombuffer(buffer, dtype=dtype).reshape(shape)
+            raw = np.frombuffer(buffer, dtype=dtype).reshape(kept)
     if kind == "BOOL" and (raw > 1).any():
         raise AttnError(f"is not a readable .safetensors file: BOOL tensor {plan.shown} holds a byte that is not "
                         "0 or 1", where)
-    return _widen(plan.apply(raw), kind)
+    return _widen(plan.apply(raw, first_axis_cut=True), kind)
 
 
 def _check_signature(start: bytes, where: str) -> None:
