@@ -531,6 +531,11 @@ CASES = [
          ["score_bias.relative:", "max_distance 2", "no logarithmic buckets"]),
     Case("relative-max-distance-zero", f"score_bias: {{relative: {{table: {TABLE}, max_distance: 0}}}}\n",
          ["score_bias.relative.max_distance:", "0 is not a whole number"]),
+    Case("window-huge", "mask: {window: 100000000000}\n", ["mask.window:", "more than 2^31 keys"]),
+    Case("relative-buckets-huge", f"score_bias: {{relative: {{table: {TABLE}, buckets: 100000000000}}}}\n",
+         ["score_bias.relative.buckets:", "more than 2^31"]),
+    Case("relative-max-distance-huge", f"score_bias: {{relative: {{table: {TABLE}, max_distance: 10000000000}}}}\n",
+         ["score_bias.relative.max_distance:", "more than 2^31"]),
     Case("relative-bidirectional-word", f"score_bias: {{relative: {{table: {TABLE}, bidirectional: yes}}}}\n",
          ["score_bias.relative.bidirectional:", "'yes'"]),
     Case("relative-key-typo", f"score_bias: {{relative: {{table: {TABLE}, bucket: 8}}}}\n",
@@ -566,3 +571,54 @@ def test_python_api_names_the_key_too():
         attncli.load({"inputs": np.eye(3), "mask": {"keys": np.array([True, False])}})
     with pytest.raises(AttnError, match=r"score_bias\.alibi\.slopes"):
         attncli.load({"inputs": np.eye(3), "heads": 3, "score_bias": {"alibi": {"slopes": np.ones(2)}}})
+
+
+# ---------------------------------------------------------------- extremes: both paths agree
+
+
+def both_paths(doc: dict, rows: int = 1):
+    spec = attncli.load(doc)
+    full = attend(spec)
+    with blocks_of(rows):
+        return full, attend_streamed(spec, threads=2)
+
+
+def test_relative_bias_of_positions_beyond_int64_is_the_last_bucket():
+    """Whole-number positions up to 1e308 are allowed: every distance of max_distance or more has the last bucket
+    of its side (it was an internal error past 2^63)."""
+    table = np.arange(8.0)[:, None] * [1.0, -1.0]  # bucket b of head 0 is b
+    doc = {"inputs": np.eye(4)[:3], "heads": 2, "positions": [0.0, 1e300, -1e19],
+           "score_bias": {"relative": {"table": table, "buckets": 8, "max_distance": 9}}}
+    full, streamed = both_paths(doc)
+    # bidirectional, 8 buckets: 4 a side, the last of the far side is 3 (keys before) or 7 (keys after)
+    assert full.score_bias[0].tolist() == [[0, 7, 3], [3, 0, 3], [7, 7, 0]]
+    assert np.abs(full.output - streamed.output).max() <= TOL
+    near = dict(doc, positions=[0, 1000, -1000])
+    assert np.array_equal(attncli.compute(near).score_bias, full.score_bias)
+
+
+def test_softcap_of_an_overflowing_scaled_score_is_the_cap_in_both_paths():
+    """scale·S beyond float64 is capped to ±c (c·tanh(∞) = c) by the full computation; streamed did call it an
+    overflow."""
+    x = np.array([[1e75, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    doc = {"inputs": x, "weights": {"query": np.diag([1e75, 1.0]), "key": np.diag([1e75, 1.0]), "value": np.eye(2)},
+           "scale": 1e10, "softcap": 5.0, "score_bias": {"alibi": True}}
+    full, streamed = both_paths(doc)
+    assert full.scaled_scores[0, 0, 0] == 5.0 - 0.0  # capped, then the bias (0 on the diagonal)
+    assert np.abs(full.output - streamed.output).max() <= TOL * np.abs(full.output).max()
+
+
+@pytest.mark.parametrize("doc", [
+    {"score_bias": {"alibi": {"slopes": [1e308]}}, "positions": [0, 1, 2]},  # B itself is ∞ at row 1
+    {"score_bias": {"matrix": [[0, 0, 0], [0, 0, 0], [0, 0, 1.7e308]]}, "scale": 1.0},  # Z + B overflows at row 3
+], ids=["alibi", "matrix"])
+def test_an_overflowing_bias_names_the_same_query_in_both_paths(doc):
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [1e154, 1.0]])
+    doc = {"inputs": x, "weights": {"query": np.eye(2), "key": np.eye(2), "value": np.eye(2)}} | doc  # S₂₂ = 1e308
+    spec = attncli.load(doc)
+    with pytest.raises(AttnError) as full:
+        attend(spec)
+    with blocks_of(1), pytest.raises(AttnError) as streamed:
+        attend_streamed(spec)
+    assert "scaled scores overflow float64 at head 1, row" in full.value.message, full.value.message
+    assert streamed.value.message == full.value.message
