@@ -378,15 +378,16 @@ def bloom_case(heads: int, n: int, seed: int):
     return attn, x, alibi, doc, bloom
 
 
-@pytest.mark.parametrize("heads", [4, 6], ids=["h=4", "h=6 (not a power of two)"])
+@pytest.mark.parametrize("heads", [4, 6, 12], ids=["h=4", "h=6 (not a power of two)", "h=12 (slopes not float32)"])
 def test_bloom_alibi(monkeypatch, heads):
     """BLOOM's eager attention takes its softmax in float32 even in a float64 model, so the comparison is made twice:
 
     1. the module as it is, against attncli's document with ``alibi: true`` (the contract's float64 slopes): weights,
        output and residual to 1e-6, a float32-sized tolerance;
-    2. the module with its softmax kept in float64 (``F.softmax`` replaced within this test, as Recorder does) and
-       the document with BLOOM's own float32 slopes as ``alibi.slopes``: every key to 1e-9, the scaled scores and the
-       bias taken from BLOOM's own alibi tensor and softmax input.
+    2. the module with its softmax kept in float64 (``F.softmax`` replaced within this test, as Recorder does):
+       every key to 1e-9 against the document whose ``score_bias.matrix`` is BLOOM's own alibi tensor, then against
+       ``alibi: {slopes: BLOOM's float32 slopes}``.  BLOOM multiplies slope·p_j in float32: exact when the slopes
+       are powers of two (h = 4, 6), rounded otherwise (h = 12: that comparison is to 1e-6).
 
     BLOOM adds slope·p_j; the contract's bias is slope·(p_j − p_i), one constant less per row, which the softmax
     ignores: the weights are the same, and the scaled scores differ from BLOOM's by exactly slope·p_i.
@@ -413,19 +414,28 @@ def test_bloom_alibi(monkeypatch, heads):
     with torch.no_grad():
         residual, probs = attn(x, residual=x, alibi=alibi, attention_mask=mask, output_attentions=True)
     q, k, v = raw["qkv"].reshape(n, heads, 3, 4).permute(2, 1, 0, 3)
-    slopes = bloom._get_alibi_slopes(heads, "cpu").to(F64)
-    assert torch.equal(alibi[:, 0, 1], slopes)  # the slope of each head, p = 1
-    p = torch.arange(n, dtype=F64)
-    expected = {"queries": q, "keys": k, "values": v, "scores": q @ k.transpose(-1, -2),
-                "score_bias": alibi - slopes[:, None, None] * p[None, :, None],  # slope·(p_j − p_i)
-                "scaled_scores": raw["z"][0] - slopes[:, None, None] * p[None, :, None],
-                "weights": probs[0], "head_outputs": split(raw["concat"], heads), "output": raw["output"],
-                "residual": residual[0]}
+    rows = alibi[:, 0, :][:, None, :].expand(heads, n, n)  # what BLOOM adds to every row: slope·p_j
+    expected = {"queries": q, "keys": k, "values": v, "scores": q @ k.transpose(-1, -2), "score_bias": rows,
+                "scaled_scores": raw["z"][0], "weights": probs[0], "head_outputs": split(raw["concat"], heads),
+                "output": raw["output"], "residual": residual[0]}
     expected = {key: t.detach().numpy() for key, t in expected.items()}
-    trace = attncli.compute(doc | {"score_bias": {"alibi": {"slopes": slopes.numpy()}}})
-    compare(trace, expected, allowed, f"BLOOM ALiBi h={heads}")
-    if heads == 6:  # the contract's float64 slopes are BLOOM's float32 ones, rounded: 2^(−8k/4), then 2^(−1), 2^(−3)
+    compare(attncli.compute(doc | {"score_bias": {"matrix": rows.numpy()}}), expected, allowed,
+            f"BLOOM h={heads}, its alibi tensor as score_bias.matrix")
+
+    slopes = bloom._get_alibi_slopes(heads, "cpu").to(F64)
+    p = torch.arange(n, dtype=F64)
+    exact = torch.equal(alibi[:, 0, :], slopes[:, None] * p)  # float32 held slope·p exactly
+    assert exact == (heads != 12)
+    shift = (slopes[:, None, None] * p[None, :, None]).numpy()  # slope·p_i
+    expected |= {"score_bias": expected["score_bias"] - shift, "scaled_scores": expected["scaled_scores"] - shift}
+    compare(attncli.compute(doc | {"score_bias": {"alibi": {"slopes": slopes.numpy()}}}), expected, allowed,
+            f"BLOOM ALiBi h={heads}, its slopes", tol=TOL if exact else 1e-6)
+    if heads == 6:  # the contract's float64 slopes are BLOOM's float32 ones, exactly: 2^(−8k/4), then 2^(−1), 2^(−3)
         assert np.array_equal(slopes.numpy(), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
+    if heads == 12:  # the odd powers of 2^(−1/2) are not float32 numbers: BLOOM's slopes are the contract's, rounded
+        contract = [2.0 ** (-k) for k in range(1, 9)] + [2.0 ** (-0.5 * k) for k in (1, 3, 5, 7)]
+        assert 0 < np.abs(slopes.numpy() - contract).max() < 1e-7
+        assert np.abs(attncli.compute(doc | {"score_bias": {"alibi": True}}).score_bias[:, 0, 1] - contract).max() == 0
 
 
 # ---------------------------------------------------------------- Hugging Face: Mistral's sliding window
