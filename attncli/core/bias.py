@@ -34,8 +34,12 @@ def alibi_slopes(heads: int) -> np.ndarray:
 
 
 def relative_bucket(distance: np.ndarray, bidirectional: bool, buckets: int, max_distance: int) -> np.ndarray:
-    """T5's _relative_position_bucket of ``distance`` = p_j − p_i (integers, any shape), its logarithm in float32."""
-    distance = np.asarray(distance, dtype=np.int64)
+    """T5's _relative_position_bucket of ``distance`` = p_j − p_i (integers, any shape), its logarithm in float32.
+
+    Every distance of max_distance or more (either sign) has the last bucket of its side: distances are clipped to
+    ±max_distance first, so that positions beyond int64 (whole numbers up to 1e308) give the same buckets.
+    """
+    distance = np.clip(distance, -max_distance, max_distance).astype(np.int64)
     bucket = np.zeros_like(distance)
     if bidirectional:
         buckets //= 2

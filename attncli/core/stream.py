@@ -161,12 +161,12 @@ def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int 
             raise _Overflow
         if not prescale and scale != 1.0:
             z *= scale
-            if checked and not np.isfinite(z).all():
-                raise _Overflow
-        if cap is not None:  # z → c·tanh(z / c)
+        if cap is not None:  # z → c·tanh(z / c); an infinite scale·S becomes ±c, as in attend
             z /= cap
             np.tanh(z, out=z)
             z *= cap
+        if checked and not np.isfinite(z).all():
+            raise _Overflow
         if bias is not None:
             z += bias.block(spec.heads, p_q, p_k, lo, hi, start, stop, head=h)
             if checked and not np.isfinite(z).all():
@@ -242,14 +242,15 @@ def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.
 
 
 def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
-    """attend's overflow error, exactly: the first (head, row) of S, then of scale·S, over all blocks."""
+    """attend's overflow error, exactly: the first (head, row) of S, then of scale·S (capped), then of Z + B, over
+    all blocks."""
     blocks = _blocks(spec.n, _generic_rows(spec))
-    for name, factor in (("scores", None), ("scaled scores", spec.scale)):
+    stages = (("scores", lambda s, lo, hi: s), ("scaled scores", lambda s, lo, hi: scaled(s, spec)),
+              ("scaled scores", lambda s, lo, hi: biased(scaled(s, spec), spec, lo, hi)))
+    for name, stage in stages:
         first = None
         for lo, hi in blocks:
-            z = scores(q[:, lo:hi], k, spec)
-            if factor is not None:
-                z = factor * z
+            z = stage(scores(q[:, lo:hi], k, spec), lo, hi)
             bad = np.argwhere(~np.isfinite(z))
             if len(bad):
                 here = (int(bad[0][0]), int(bad[0][1]) + lo)

@@ -52,7 +52,7 @@ def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
     if "random" in value:
         raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
     value = mapping_of(value, "mask", MASK_PARTS)
-    if not any(value.get(part) not in (None, False) for part in MASK_PARTS[:4]):
+    if all(value.get(part) is None or value.get(part) is False for part in MASK_PARTS[:4]):  # (`in` would compare arrays)
         raise AttnError("gives none of causal, window, keys, matrix (write mask: none to attend everywhere)", "mask")
     convention = value.get("convention", "allow")
     if convention not in CONVENTIONS:
@@ -67,7 +67,7 @@ def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
         raise AttnError(f"{describe(causal)} is not true, upper_left or lower_right", "mask.causal")
     window = value.get("window")
     if window is not None:
-        window = head_count(window, "mask.window")
+        window = head_count(window, "mask.window", "is more than 2^31 keys (a window of m keys allows every key)")
     keys = None
     if value.get("keys") is not None:
         keys = builder.read("mask.keys", value["keys"], (m,), boolean=True)
@@ -151,8 +151,9 @@ def _relative(builder: Any, value: Any, h: int, positions: tuple[np.ndarray, np.
         return None
     key = "score_bias.relative"
     value = mapping_of(value, key, RELATIVE_KEYS, "a mapping with table and any of buckets, max_distance, bidirectional")
-    buckets = head_count(value.get("buckets", 32), f"{key}.buckets")
-    max_distance = head_count(value.get("max_distance", 128), f"{key}.max_distance")
+    buckets = head_count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
+    max_distance = head_count(value.get("max_distance", 128), f"{key}.max_distance",
+                              "is more than 2^31 (T5 uses 128)")
     bidirectional = value.get("bidirectional", True)
     if not isinstance(bidirectional, bool):
         raise AttnError(f"{describe(bidirectional)} is not true (an encoder) or false (a decoder's self-attention)",

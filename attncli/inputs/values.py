@@ -161,8 +161,10 @@ def unknown_document_key(name: Any, known: tuple[str, ...], section: str = "") -
     return AttnError(f"unknown key {quoted(name)} (did you mean {hint!r}?)")
 
 
-def head_count(value: Any, key: str) -> int | None:
-    """``heads:`` or ``kv_heads:`` as a whole number ≥ 1 (a numpy integer from the Python API too), or None."""
+def head_count(value: Any, key: str, too_large: str = "heads are more than any weight has columns to split among them"
+               ) -> int | None:
+    """``heads:`` or ``kv_heads:`` (or another count: ``too_large`` says why beyond 2^31 is refused) as a whole
+    number ≥ 1 (a numpy integer from the Python API too), or None."""
     if value is None:
         return None
     if isinstance(value, np.integer):
@@ -170,5 +172,5 @@ def head_count(value: Any, key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
     if value > 2**31:
-        raise AttnError(f"{describe(value)} heads are more than any weight has columns to split among them", key)
+        raise AttnError(f"{describe(value)} {too_large}", key)
     return value
