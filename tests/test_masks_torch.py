@@ -24,6 +24,8 @@ import pytest
 import attncli
 from attncli.cli import app
 
+pytestmark = pytest.mark.torch  # a comparison: `pytest -m torch` runs it (CI, after installing PyTorch)
+
 torch = pytest.importorskip("torch", minversion="2.5")
 transformers = pytest.importorskip("transformers", minversion="5.23")
 from test_masks_reference import MINUS_INF  # noqa: E402
