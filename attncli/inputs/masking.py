@@ -73,7 +73,8 @@ def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
         keys = builder.read("mask.keys", value["keys"], (m,), boolean=True)
         keys = keys.reshape(-1) if keys.ndim == 2 and keys.shape[0] == 1 else keys
         if keys.shape != (m,):
-            raise AttnError(f"is {shape_str(keys.shape)} but there are {m} keys: one flag per key", "mask.keys")
+            given = f"has {keys.shape[0]} flags" if keys.ndim == 1 else f"is {shape_str(keys.shape)}"
+            raise AttnError(f"{given} but there are {m} keys: one flag per key", "mask.keys")
     matrix = None
     if value.get("matrix") is not None:
         matrix = _boolean_matrix(builder, "mask.matrix", value["matrix"], n, m, h)
