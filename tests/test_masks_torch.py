@@ -29,30 +29,22 @@ pytestmark = pytest.mark.torch  # a comparison: `pytest -m torch` runs it (CI, a
 torch = pytest.importorskip("torch", minversion="2.5")
 transformers = pytest.importorskip("transformers", minversion="5.23")
 from test_masks_reference import MINUS_INF  # noqa: E402
-from test_modern_torch import F64, Recorder, T, config, heads_of, randomize, rope_tables, theta_frequencies  # noqa: E402
+from test_modern_torch import (  # noqa: E402
+    F64,
+    Recorder,
+    T,
+    compare,
+    config,
+    heads_of,
+    randomize,
+    rope_tables,
+    theta_frequencies,
+)
 
 masking = pytest.importorskip("transformers.masking_utils")
 causal_bias = pytest.importorskip("torch.nn.attention.bias")  # causal_upper_left, causal_lower_right
 F = torch.nn.functional
 TOL = 1e-9
-
-
-def compare(trace, expected: dict, allowed: np.ndarray, label: str, tol: float = TOL) -> dict:
-    """The largest |attncli − reference| of each key, all below ``tol``; scaled scores where ``allowed`` (n × m or
-    h × n × m); the reference's masked weights are 0."""
-    allowed = np.broadcast_to(allowed, np.shape(expected["weights"]))
-    diffs = {}
-    for key, want in expected.items():
-        got = np.asarray(trace[key] if isinstance(trace, dict) else getattr(trace, key), dtype=np.float64)
-        want = np.asarray(want, dtype=np.float64)
-        assert got.shape == want.shape, (key, got.shape, want.shape)
-        if key == "scaled_scores":
-            got, want = got[allowed], want[allowed]
-        diffs[key] = float(np.abs(got - want).max(initial=0.0))
-    print(f"\n{label}: " + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
-    assert all(v < tol for v in diffs.values()), diffs
-    assert np.all(np.asarray(expected["weights"])[~allowed] == 0)
-    return diffs
 
 
 def split(t, heads: int) -> torch.Tensor:

@@ -134,19 +134,21 @@ class Recorder:
         }
 
 
-def compare(trace, expected: dict, allowed: np.ndarray, label: str) -> dict:
-    """The largest |attncli − reference| of each key (scaled scores where the mask allows), all below TOL."""
+def compare(trace, expected: dict, allowed: np.ndarray, label: str, tol: float = TOL) -> dict:
+    """The largest |attncli − reference| of each key, all below ``tol``; scaled scores where ``allowed`` (n × m or
+    h × n × m); the reference's masked weights are 0."""
+    allowed = np.broadcast_to(allowed, np.shape(expected["weights"]))
     diffs = {}
     for key, want in expected.items():
         got = np.asarray(trace[key] if isinstance(trace, dict) else getattr(trace, key), dtype=np.float64)
         want = np.asarray(want, dtype=np.float64)
         assert got.shape == want.shape, (key, got.shape, want.shape)
         if key == "scaled_scores":
-            got, want = got[:, allowed], want[:, allowed]
-        diffs[key] = float(np.abs(got - want).max())
+            got, want = got[allowed], want[allowed]
+        diffs[key] = float(np.abs(got - want).max(initial=0.0))
     print(f"\n{label}: " + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
-    assert all(v < TOL for v in diffs.values()), diffs
-    assert np.all(np.asarray(expected["weights"])[:, ~allowed] == 0)
+    assert all(v < tol for v in diffs.values()), diffs
+    assert np.all(np.asarray(expected["weights"])[~allowed] == 0)
     return diffs
 
 

@@ -20,7 +20,7 @@ from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, read_tensor
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
-from attncli.inputs.reading import file_status
+from attncli.inputs.reading import file_status, npy_header
 from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -305,7 +305,6 @@ def _load_npy(path: Path, mapped: bool) -> np.ndarray:
 
 def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype, int]:
     """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned with them)."""
-    fmt = np.lib.format
     with path.open("rb") as f:
         start = f.read(6)
         if start[:2] == b"PK":
@@ -314,11 +313,7 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype,
             raise AttnError("is not a readable .npy file: it does not start with the .npy signature (\\x93NUMPY)", name)
         f.seek(0)
         try:
-            version = fmt.read_magic(f)
-            read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
-            if read_header is None:
-                raise AttnError(f"is a .npy file of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", name)
-            shape, _, dtype = read_header(f)
+            shape, _, dtype = npy_header(f, "is a .npy file", name)
         except AttnError:
             raise
         except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file

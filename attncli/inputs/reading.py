@@ -74,3 +74,17 @@ def decode_utf8(raw: bytes, name: str) -> str:
         line = raw[: e.start].count(b"\n") + 1
         raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
     return text.removeprefix("\ufeff")
+
+
+def npy_header(stream, what: str, where: str) -> tuple:
+    """(shape, fortran order, dtype) of the .npy at the stream's position, format 1.0 or 2.0 (another version is an
+    AttnError: ``what`` names the array, ``where`` the key or file).  numpy parses the header text with Python's
+    tokenizer, so a damaged header may raise anything else: the caller names it."""
+    import numpy as np
+
+    fmt = np.lib.format
+    version = fmt.read_magic(stream)
+    read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+    if read_header is None:
+        raise AttnError(f"{what} of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", where)
+    return read_header(stream)

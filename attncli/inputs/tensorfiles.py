@@ -18,6 +18,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
+from attncli.inputs.reading import npy_header
 
 if TYPE_CHECKING:
     from attncli.inputs.archives import TensorPlan
@@ -203,15 +204,10 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     """One ``.npy`` member of the archive, its header checked before its data is read."""
     import zipfile
 
-    fmt = np.lib.format
     where = plan.file
     bad = f"is not a readable .npz archive: array {plan.shown}"
     try:
-        version = fmt.read_magic(member)
-        read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
-        if read_header is None:
-            raise AttnError(f"{bad} is a .npy of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", where)
-        shape, fortran, dtype = read_header(member)
+        shape, fortran, dtype = npy_header(member, f"{bad} is a .npy", where)
     except (AttnError, EOFError, OSError, zipfile.BadZipFile):  # (a damaged member: said by the caller)
         raise
     except Exception:  # numpy parses the header text with Python's tokenizer: any failure is a bad member
