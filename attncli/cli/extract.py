@@ -9,7 +9,7 @@ import typer
 from attncli.cli.app import app
 from attncli.cli.options import Debug, output_path
 from attncli.cli.run import run
-from attncli.core.errors import AttnError, shape_str, shorten
+from attncli.core.errors import AttnError, shape_str, visible
 
 DOCUMENT_SUFFIXES = (".yaml", ".yml")
 
@@ -73,5 +73,5 @@ def _report(found, output: Path, inputs: Path) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [found.summary, "The document reproduces the model (max |difference|):"]
     lines += [f"  {k:<{widths[0]}}  {d:>{widths[1]}}  {s:<{widths[2]}}  {m}" for k, d, s, m in rows]
-    lines.append(f"Wrote {shorten(str(output))} and {shorten(str(inputs))}.")
+    lines.append(f"Wrote {visible(str(output))} and {visible(str(inputs))}.")
     return "\n".join(lines) + "\n"

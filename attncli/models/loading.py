@@ -133,7 +133,13 @@ def require() -> tuple[Any, Any]:
     return torch, transformers
 
 
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model",
+                   "sentencepiece.bpe.model")
+
+
 def load_tokenizer(transformers: Any, folder: Folder) -> Any:
+    if not any((folder.path / name).is_file() for name in TOKENIZER_FILES):  # (transformers would make an empty one)
+        raise AttnError(f"has no tokenizer: none of {', '.join(TOKENIZER_FILES)}", folder.name)
     try:
         return transformers.AutoTokenizer.from_pretrained(str(folder.path), local_files_only=True)
     except Exception as e:  # transformers raises many kinds here (OSError, ValueError, its own)
