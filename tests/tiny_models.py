@@ -143,11 +143,15 @@ def reference(torch, transformers, family: str, folder: Path, layer: int, monkey
         monkeypatch.setattr(bloom, "_get_alibi_slopes",
                             lambda heads, device: 2.0 ** (-8.0 * torch.arange(1, heads + 1, dtype=f64) / heads))
     caught = {}
-    name = OUTPUT[family].format(L=layer, S=stack)
-    model.get_submodule(name).register_forward_hook(lambda m, i, o: caught.setdefault("output", o))
+
+    def keeping(key: str):
+        def hook(module, args, output) -> None:  # (returning something would replace the output)
+            caught.setdefault(key, output)
+        return hook
+
+    model.get_submodule(OUTPUT[family].format(L=layer, S=stack)).register_forward_hook(keeping("output"))
     if family in ADD_NORM:
-        norm = ADD_NORM[family].format(L=layer)
-        model.get_submodule(norm).register_forward_hook(lambda m, i, o: caught.setdefault("normalized", o))
+        model.get_submodule(ADD_NORM[family].format(L=layer)).register_forward_hook(keeping("normalized"))
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     ids = tok(text, return_tensors="pt")["input_ids"]
     inputs = {"input_ids": ids}
