@@ -63,3 +63,40 @@ def test_minilm_layer_reproduces_the_model(runner, minilm, layer, tmp_path):
     assert np.array_equal(np.load(doc.with_suffix(".npy")), out.hidden_states[layer][0].numpy())
     assert np.allclose(weights.sum(axis=-1), 1.0) and weights.max() > 0.5  # a real, peaked attention
     assert f"file: {folder}/model.safetensors" in doc.read_text()  # the weights are the package's own file
+
+
+def test_the_readme_session(minilm, tmp_path):
+    """The README's "Real models" session, run in one folder (80 columns, no colour): what it shows is printed.
+
+    The differences the agreement reports are compared as numbers below 1e-12 (their last digits depend on the
+    machine's BLAS); an output shown up to a line ``…`` is compared up to there.
+    """
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = minilm[3]
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Real models", 1)[1].split("\n## ", 1)[0]
+    body = re.search(r"```shell-session\n(.*?)```", section, re.S).group(1)
+    parts = re.split(r"^\$ (.*)$", body, flags=re.M)
+    (tmp_path / "minilm").symlink_to(folder)
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("FORCE_COLOR", None)
+    difference = re.compile(r"^(  \w+ +)(\d\.\de-\d\d)(  .*)$")
+    for command, output in zip(parts[1::2], parts[2::2]):
+        shown = [line.rstrip() for line in output.strip("\n").splitlines()]
+        run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr
+        printed = [line.rstrip() for line in (run.stdout + run.stderr).strip("\n").splitlines()]
+        if "…" in shown:
+            shown = shown[: shown.index("…")]
+            printed = printed[: len(shown)]
+        for i, (want, got) in enumerate(zip(shown, printed)):
+            a, b = difference.match(want), difference.match(got)
+            if a and b and a.group(1) == b.group(1) and a.group(3) == b.group(3):
+                assert float(b.group(2)) < 1e-12, got
+                shown[i] = printed[i]
+        assert printed == shown, command

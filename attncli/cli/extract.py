@@ -9,7 +9,7 @@ import typer
 from attncli.cli.app import app
 from attncli.cli.options import Debug, output_path
 from attncli.cli.run import run
-from attncli.core.errors import AttnError, shape_str, visible
+from attncli.core.errors import AttnError, visible
 
 DOCUMENT_SUFFIXES = (".yaml", ".yml")
 
@@ -36,11 +36,7 @@ def extract_command(
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
 
-    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own
-    .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with
-    the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not
-    reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral,
-    Qwen2, T5, BLOOM. Needs PyTorch and transformers: pip install 'attncli[models]'.
+    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, T5, BLOOM. MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
 
     [bold]Examples[/bold]
 
@@ -69,9 +65,8 @@ def extract_command(
 
 
 def _report(found, output: Path, inputs: Path) -> str:
-    rows = [(a.key, f"{a.difference:.1e}", shape_str(a.shape), a.module) for a in found.agreement]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    width = max(len(a.key) for a in found.agreement)
     lines = [found.summary, "The document reproduces the model (max |difference|):"]
-    lines += [f"  {k:<{widths[0]}}  {d:>{widths[1]}}  {s:<{widths[2]}}  {m}" for k, d, s, m in rows]
+    lines += [f"  {a.key:<{width}}  {a.difference:.1e}  {a.module}" for a in found.agreement]
     lines.append(f"Wrote {visible(str(output))} and {visible(str(inputs))}.")
     return "\n".join(lines) + "\n"
