@@ -137,6 +137,17 @@ def test_what_each_family_writes(runner, hf, folders, tmp_path):
         assert "inputs: " + doc.with_suffix(".npy").name in text
 
 
+def test_a_document_inside_the_model_folder_names_its_files_relatively(runner, hf, folders, tmp_path):
+    import shutil
+
+    folder = shutil.copytree(folders["gpt2"], tmp_path / "gpt2")
+    (folder / "layers").mkdir()
+    assert extract(runner, folder, folder / "layers" / "l0.yaml", "--layer", "0").exit_code == 0
+    assert "{file: ../model.safetensors, tensor: transformer.h.0.attn.c_attn.weight" in (folder / "layers/l0.yaml").read_text()
+    moved = shutil.move(folder, tmp_path / "elsewhere")  # the pair moves together
+    assert runner.invoke(app, ["compute", str(Path(moved) / "layers/l0.yaml"), "--only", "output"]).exit_code == 0
+
+
 def test_bfloat16_and_sharded_checkpoints(runner, hf, folders, tmp_path, monkeypatch):
     check_family(runner, hf, folders, "llama", 1, tmp_path, monkeypatch, folder_key="llama-bf16")
     assert (folders["gpt2-sharded"] / "model.safetensors.index.json").is_file()
@@ -225,6 +236,11 @@ CASES = {  # id: (family or a model name, change of the copied folder, extra arg
     "other-family": ("bert", set_config(model_type="gpt_neox"), [],
                      ["model_type 'gpt_neox' is not supported; extract knows bert, roberta, distilbert, gpt2, llama, "
                       "mistral, qwen2, t5, bloom"]),
+    "yarn-rope": ("llama", set_config(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                                                       "original_max_position_embeddings": 6}), [],
+                  ["config.json: rope_type 'yarn' scales cos and sin by"]),
+    "bloom-residual": ("bloom", set_config(apply_residual_connection_post_layernorm=True), [],
+                       ["config.json: apply_residual_connection_post_layernorm adds the normalised inputs back"]),
     "no-weights": ("bert", remove("*.safetensors"), [], ["has no .safetensors weights: it holds no weights"]),
     "pickle-only": ("bert", lambda f: [p.unlink() for p in f.glob("*.safetensors")] and None
                     or (f / "pytorch_model.bin").write_bytes(b"PK"), [], ["only pytorch_model.bin (a Python pickle"]),
@@ -280,6 +296,16 @@ def test_a_document_that_does_not_reproduce_the_model_is_refused(runner, hf, fol
                   "layer 1: the document does not reproduce the model: weights differs by",
                   "from the model's output_attentions (more than 1e-08); nothing was written")
     assert str(folders["bert"]) in err
+
+
+def test_a_model_that_fails_to_run_is_one_line(runner, hf, folders, tmp_path, monkeypatch):
+    def fail(self, *args, **kwargs):
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6)\nmore detail")
+
+    monkeypatch.setattr(hf[1].BertModel, "forward", fail)
+    out = tmp_path / "layer.yaml"
+    refused(extract(runner, folders["bert"], out, "--layer", "0"), out,
+            "layer 0: the model failed to run on the sentence (mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6))")
 
 
 def test_without_the_extra_it_says_what_to_install(tmp_path):

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.errors import AttnError
 from attncli.models.families import Plan
 
 
@@ -61,6 +62,9 @@ def run(torch: Any, model: Any, plan: Plan, inputs: dict[str, Any], float64: boo
         with float64_steps(torch, model, plan) if float64 else _nothing():
             with torch.no_grad():
                 result = model(**inputs, output_attentions=True)
+    except (RuntimeError, ValueError, TypeError, IndexError) as e:  # the model itself refuses (shapes, a config)
+        detail = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        raise AttnError(f"the model failed to run on the sentence ({detail})") from None
     finally:
         for handle in handles:
             handle.remove()

@@ -66,7 +66,10 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     encoded = tokenizer(text, return_tensors="pt")
     ids = encoded["input_ids"]
     net = loading.load_model(torch, transformers, folder, family.model_class, dtype)
-    plan = family.plan(config, net, layer, stack)
+    try:
+        plan = family.plan(config, net, layer, stack)
+    except AttnError as e:  # a variant of the family that a document cannot write
+        raise e.at(f"{model}/config.json") from None
     n = ids.shape[1]
     if n == 0:
         raise AttnError("gives no tokens with this model's tokenizer", "--text")
@@ -79,10 +82,13 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
         inputs["decoder_input_ids"] = net._shift_right(ids)
         ids = inputs["decoder_input_ids"]
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
-    caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)
+    where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
+    try:
+        caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)
+    except AttnError as e:
+        raise e.at(f"{model}: {where}") from None
     x = caught.pop("inputs")
     keys = {name: _references(value, folder, net, output.parent) for name, value in plan.keys.items()}
-    where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
     summary = f"{folder.name}: {folder.model_type}, {where} of 0–{count - 1}, {n} tokens, {dtype}"
     npy_name = output.with_suffix(".npy").name
 
@@ -144,10 +150,9 @@ def _reference(param: Param, folder: loading.Folder, net: Any, doc_folder: Path)
     if folder.shapes[name] != shape:
         raise AttnError(f"tensor {quoted(name, 60)} is {folder.shapes[name]} in the checkpoint but {shape} in the "
                         "model", folder.name)
-    file = folder.tensors[name]
-    inside = doc_folder.resolve() in file.parents
-    reference: dict[str, Any] = {"file": os.path.relpath(file, doc_folder.resolve()) if inside else str(file),
-                                 "tensor": name}
+    file, here = folder.tensors[name], doc_folder.resolve()
+    together = here in file.parents or folder.path in (here, *here.parents)  # one tree: the pair may move together
+    reference: dict[str, Any] = {"file": os.path.relpath(file, here) if together else str(file), "tensor": name}
     if param.layout != "rows":
         reference["layout"] = param.layout
     if param.columns:
