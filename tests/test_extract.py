@@ -144,6 +144,11 @@ def test_a_document_inside_the_model_folder_names_its_files_relatively(runner, h
     (folder / "layers").mkdir()
     assert extract(runner, folder, folder / "layers" / "l0.yaml", "--layer", "0").exit_code == 0
     assert "{file: ../model.safetensors, tensor: transformer.h.0.attn.c_attn.weight" in (folder / "layers/l0.yaml").read_text()
+    again = extract(runner, folder, folder / "layers" / "l0.yaml", "--layer", "0")  # its own files are no inputs
+    assert again.exit_code == 0, again.stderr
+    assert extract(runner, folder, folder / "l1.yaml", "--layer", "1").exit_code == 0
+    assert extract(runner, folder, folder / "l1.yaml", "--layer", "1").exit_code == 0
+    assert "{file: model.safetensors, tensor: transformer.h.1.attn.c_attn.weight" in (folder / "l1.yaml").read_text()
     moved = shutil.move(folder, tmp_path / "elsewhere")  # the pair moves together
     assert runner.invoke(app, ["compute", str(Path(moved) / "layers/l0.yaml"), "--only", "output"]).exit_code == 0
 

@@ -21,6 +21,7 @@ INSTALL = "pip install 'attncli[models]'"
 MIN_TRANSFORMERS = (5, 23)  # rope_parameters, the eager attention interfaces, output_attentions by hooks
 HEADER_LIMIT = 100_000_000  # bytes of a .safetensors header (the safetensors package's limit)
 INDEX = "model.safetensors.index.json"
+WRITTEN = (".yaml", ".yml", ".npy")  # what extract writes: never read when the model is loaded
 
 
 @dataclass
@@ -38,8 +39,9 @@ class Folder:
         return str(self.config.get("model_type", ""))
 
     def files(self) -> set[Path]:
-        """Every file in the folder: inputs of the run, which no output may replace."""
-        return {p.resolve() for p in self.path.rglob("*") if p.is_file()}
+        """The folder's files, inputs of the run, which no output may replace: all but the documents and arrays
+        extract writes (.yaml, .npy), which loading a model never reads (a layer extracted into the folder before)."""
+        return {p.resolve() for p in self.path.rglob("*") if p.is_file() and p.suffix.lower() not in WRITTEN}
 
 
 def open_folder(model: str) -> Folder:
