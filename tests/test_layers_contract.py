@@ -5,6 +5,7 @@
     outputs   numbers and formulas as text, JSON and arrays, paste formats, files   -> core
     views     Rich tables, heat maps, pictures   -> outputs, core
     teach     explain, check, starter documents, texts   -> views, outputs, inputs, core
+    models    real models (attncli extract): PyTorch and transformers, imported lazily   -> outputs, inputs, core
     cli       one module per command   -> everything
 
 Every ``import`` is counted, also those inside functions (a lazy import is still a dependency).
@@ -26,7 +27,8 @@ ALLOWED = {
     "outputs": {"outputs", "core"},
     "views": {"views", "outputs", "core"},
     "teach": {"teach", "views", "outputs", "inputs", "core"},
-    "cli": {"cli", "teach", "views", "outputs", "inputs", "core", "package"},
+    "models": {"models", "outputs", "inputs", "core"},
+    "cli": {"cli", "teach", "views", "models", "outputs", "inputs", "core", "package"},
     "package": {"package", "core", "inputs", "outputs"},  # attncli/__init__.py: the Python API
     "main": {"cli"},  # attncli/__main__.py: python -m attncli
 }
@@ -36,6 +38,7 @@ THIRD_PARTY = {  # what each layer may import from outside the standard library
     "outputs": {"numpy", "orjson"},
     "views": {"numpy", "rich", "resvg_py"},  # resvg_py: the optional .png pictures (attncli[png])
     "teach": {"numpy", "rich"},
+    "models": {"numpy", "torch", "transformers"},  # (the extra, attncli[models]: imported inside functions only)
     "cli": {"numpy", "rich", "typer", "click"},
     "package": {"numpy"},
     "main": set(),
@@ -106,6 +109,7 @@ def test_the_contract_catches_a_wrong_import(tmp_path):
 
 @pytest.mark.parametrize("package, absent", [
     ("attncli.core", ("yaml", "rich", "typer", "orjson")),
+    ("attncli.models.extract", ("torch", "transformers", "rich", "typer")),
     ("attncli.outputs.paste", ("rich", "typer", "yaml")),
     ("attncli", ("yaml", "rich", "typer")),
 ])

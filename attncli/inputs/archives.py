@@ -54,7 +54,28 @@ def read_tensor(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
 
     Its dtype is the file's (integers, bool, floats; bfloat16 already widened to
     float32, exactly); the caller turns it into float64 or a mask and checks it.
+    ``rows`` or ``columns`` may list several ranges, ``[[start, stop], …]``: the
+    blocks are placed side by side in that order (one head's columns of BLOOM's
+    fused ``query_key_value`` after another's).
     """
+    for key in ("rows", "columns"):
+        ranges = spec.get(key)
+        if isinstance(ranges, list) and ranges and all(isinstance(r, list) for r in ranges):
+            return _blocks(spec, folder, key, ranges)
+    return _read_one(spec, folder)
+
+
+def _blocks(spec: dict, folder: Path, key: str, ranges: list) -> tuple[np.ndarray, str]:
+    """``key`` as several ranges: each block read as its own ``[start, stop]``, then joined along that axis."""
+    parts = [_read_one({**spec, key: r}, folder) for r in ranges]
+    arrays = [array for array, _ in parts]
+    if arrays[0].ndim == 1 and key == "rows":
+        raise AttnError("a vector is one row: cut its entries with columns", key)
+    axis = 0 if key == "rows" else arrays[0].ndim - 1
+    return np.concatenate(arrays, axis=axis), parts[0][1]
+
+
+def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
     for key in spec:
         if key not in ARCHIVE_KEYS:
             raise unknown_key(key, ARCHIVE_KEYS)

@@ -1,0 +1,174 @@
+"""``attncli extract``: one attention layer of a model folder, on a sentence, as a document that computes it.
+
+The model runs on the sentence (:mod:`attncli.models.capture`); the document holds the tokens, the layer's input
+X (an ``.npy`` beside it) and references into the checkpoint's own ``.safetensors`` for every weight, bias and
+norm (no copy); it is then read back with attncli's reader, computed with attncli's core, and compared with the
+model's attention probabilities, its attention output and what the model adds back (the residual, the
+Add & Norm). A document that does not reproduce the model is refused.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, quoted, shorten
+from attncli.models import capture, loading
+from attncli.models.families import Param, Plan, family_of
+from attncli.models.render import render
+
+TOLERANCE = {"float64": 1e-8, "float32": 1e-4}  # max |difference| allowed (float32: relative to the largest value)
+COMPARED = ("weights", "normalized_inputs", "output", "residual", "normalized")  # the Trace's keys, as the model has them
+
+
+@dataclass
+class Agreement:
+    key: str
+    difference: float
+    shape: tuple[int, ...]
+    module: str  # the module (or output) of the model it was compared with
+
+
+@dataclass
+class Extracted:
+    document: bytes
+    inputs: bytes  # the .npy of X
+    agreement: list[Agreement]
+    summary: str  # one line: which model, which layer, how many tokens, which dtype
+    files: set[Path]  # the model folder's files: no output may replace one
+
+
+def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float64", stack: str | None = None) -> Extracted:
+    """Layer ``layer`` (from 0) of the model in the folder ``model``, on ``text``, as the document ``output``."""
+    if not text.strip():
+        raise AttnError("is empty; give the sentence to run the model on", "--text")
+    if dtype not in TOLERANCE:
+        raise AttnError(f"{quoted(dtype)} is not float64 or float32", "--dtype")
+    folder = loading.open_folder(model)
+    family, stack = family_of(folder.model_type, stack, model)
+    torch, transformers = loading.require()
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(folder.path), local_files_only=True)
+    except Exception as e:
+        raise AttnError(f"cannot be read as a {folder.model_type} config ({loading._first_line(e)})",
+                        f"{model}/config.json") from None
+    count = family.layers(config)
+    if not 0 <= layer < count:
+        which = f"{stack} layers" if folder.model_type == "t5" else "layers"
+        raise AttnError(f"{shorten(layer)} is out of range: this {folder.model_type} model's {which} are 0 to "
+                        f"{count - 1}", "--layer")
+    tokenizer = loading.load_tokenizer(transformers, folder)
+    encoded = tokenizer(text, return_tensors="pt")
+    ids = encoded["input_ids"]
+    net = loading.load_model(torch, transformers, folder, family.model_class, dtype)
+    try:
+        plan = family.plan(config, net, layer, stack)
+    except AttnError as e:  # a variant of the family that a document cannot write
+        raise e.at(f"{model}/config.json") from None
+    n = ids.shape[1]
+    if n == 0:
+        raise AttnError("gives no tokens with this model's tokenizer", "--text")
+    if plan.limit is not None and n > plan.limit:
+        raise AttnError(f"is {n} tokens long, more than the {plan.limit} positions of this model", "--text")
+    inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": encoded["attention_mask"]}
+    if "token_type_ids" in encoded and folder.model_type in ("bert", "roberta"):
+        inputs["token_type_ids"] = encoded["token_type_ids"]
+    if stack == "decoder":  # the sentence as the decoder reads it in training: shifted right behind the start token
+        inputs["decoder_input_ids"] = net._shift_right(ids)
+        ids = inputs["decoder_input_ids"]
+    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
+    where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
+    try:
+        caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)
+    except AttnError as e:
+        raise e.at(f"{model}: {where}") from None
+    x = caught.pop("inputs")
+    keys = {name: _references(value, folder, net, output.parent) for name, value in plan.keys.items()}
+    summary = f"{folder.name}: {folder.model_type}, {where} of 0–{count - 1}, {n} tokens, {dtype}"
+    npy_name = output.with_suffix(".npy").name
+
+    def document(agreement: list[Agreement]) -> str:
+        return render(keys, tokens, npy_name, x.shape, text, summary, [(a.key, a.difference) for a in agreement], where)
+
+    try:
+        agreement = _compare(document([]), x, output, caught, plan, dtype)
+    except AttnError as e:
+        raise e.at(f"{model}: {where}") from None
+    buffer = io.BytesIO()
+    np.save(buffer, x.astype(np.float64), allow_pickle=False)
+    return Extracted(document(agreement).encode("utf-8"), buffer.getvalue(), agreement, summary, folder.files())
+
+
+def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarray], plan: Plan,
+             dtype: str) -> list[Agreement]:
+    """The document as written, read back (its X from memory) and computed; every key against the model's."""
+    from attncli.core.attention import attend
+    from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import Document, parse_text
+
+    data = parse_text(text, str(output))
+    data["inputs"] = x.astype(np.float64)
+    trace = attend(build_spec(Document(data, str(output), output.parent.resolve())))
+    modules = {"weights": "the model's output_attentions", "normalized_inputs": f"output of {plan.pre_norm}",
+               "output": f"output of {plan.output}", "normalized": f"output of {plan.normalized}"}
+    if plan.residual:
+        modules["residual"] = f"{plan.residual[1]} of {plan.residual[0]}"
+    found = []
+    for key in COMPARED:
+        if key not in caught:
+            continue
+        ours, theirs = getattr(trace, key), caught[key]
+        if ours is None or ours.shape != theirs.shape:
+            raise AttnError(f"the document gives {key} of shape {None if ours is None else ours.shape}, the model "
+                            f"{theirs.shape} (a bug of extract for this model)")
+        difference = float(np.max(np.abs(ours - theirs)))
+        found.append(Agreement(key, difference, theirs.shape, str(modules[key])))
+        scale = max(1.0, float(np.max(np.abs(theirs)))) if dtype == "float32" else 1.0
+        if not difference <= TOLERANCE[dtype] * scale:  # (NaN too)
+            raise AttnError(f"the document does not reproduce the model: {key} differs by {difference:.1e} from "
+                            f"{modules[key]} (more than {TOLERANCE[dtype] * scale:.0e}); nothing was written")
+    return found
+
+
+def _references(value: Any, folder: loading.Folder, net: Any, doc_folder: Path) -> Any:
+    """The plan's keys with each :class:`Param` as a ``{file, tensor, layout, columns}`` mapping into the checkpoint."""
+    if isinstance(value, Param):
+        return _reference(value, folder, net, doc_folder)
+    if isinstance(value, dict):
+        return {k: _references(v, folder, net, doc_folder) for k, v in value.items()}
+    return value
+
+
+def _reference(param: Param, folder: loading.Folder, net: Any, doc_folder: Path) -> dict[str, Any]:
+    shape = tuple(net.get_parameter(param.name).shape)
+    name = _tensor_name(param.name, folder, getattr(net, "base_model_prefix", ""))
+    if folder.shapes[name] != shape:
+        raise AttnError(f"tensor {quoted(name, 60)} is {folder.shapes[name]} in the checkpoint but {shape} in the "
+                        "model", folder.name)
+    file, here = folder.tensors[name], doc_folder.resolve()
+    together = here in file.parents or folder.path in (here, *here.parents)  # one tree: the pair may move together
+    reference: dict[str, Any] = {"file": os.path.relpath(file, here) if together else str(file), "tensor": name}
+    if param.layout != "rows":
+        reference["layout"] = param.layout
+    if param.columns:
+        reference["columns"] = list(param.columns[0]) if len(param.columns) == 1 else [list(c) for c in param.columns]
+    return reference
+
+
+def _tensor_name(name: str, folder: loading.Folder, prefix: str) -> str:
+    """The checkpoint's name of the model's parameter ``name``: as it is, under the base model's prefix, or with
+    the old LayerNorm names (gamma, beta)."""
+    candidates = [name, f"{prefix}.{name}"] if prefix else [name]
+    if prefix and name.startswith(prefix + "."):
+        candidates.append(name[len(prefix) + 1:])
+    if "LayerNorm" in name or "layer_norm" in name:
+        candidates += [c.replace(".weight", ".gamma").replace(".bias", ".beta") for c in candidates]
+    for candidate in candidates:
+        if candidate in folder.tensors:
+            return candidate
+    raise AttnError(f"the checkpoint has no tensor for the model's {quoted(name, 60)}", folder.name)

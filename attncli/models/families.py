@@ -1,0 +1,249 @@
+"""Each model family's attention layer, as the keys of a document and the modules that hold its numbers.
+
+A family function gets the transformers config and the loaded model (its base model, whose module and parameter
+names are relative to it) and returns a :class:`Plan`: the document keys, with each weight a :class:`Param`
+(a parameter's name, its layout and the columns to keep) that :mod:`attncli.models.extract` turns into a
+``{file, tensor, layout, columns}`` reference into the checkpoint, and where the hooks of
+:mod:`attncli.models.capture` catch the layer's input X, its normalised input X̂, the attention output Y, the
+residual R and the Add & Norm N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from attncli.core.errors import AttnError, quoted
+
+STACKS = ("encoder", "decoder")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One of the model's parameters, as the document reads it from the checkpoint."""
+
+    name: str  # relative to the base model, e.g. encoder.layer.3.attention.self.query.weight
+    layout: str = "rows"  # torch: an nn.Linear.weight (transposed on reading)
+    columns: tuple[tuple[int, int], ...] = ()  # the blocks kept (all when empty), side by side
+
+
+@dataclass
+class Plan:
+    """Layer L of one model: the document's keys and the hook points."""
+
+    keys: dict[str, Any]  # heads, weights, bias, pre_norm, rope, mask, score_bias, … (Params inside)
+    block: str  # the layer: its input is X
+    output: str  # the attention's output projection: its output is Y
+    pre_norm: str | None = None  # its output is X̂
+    residual: tuple[str, str] | None = None  # (module, "input" | "output"): where R = X + Y is seen
+    normalized: str | None = None  # its output is N = LayerNorm(R) (post-norm models)
+    float64: dict[str, Any] = field(default_factory=dict)  # what capture switches to float64 (rope, alibi)
+    limit: int | None = None  # the model's positions (None: relative positions, no limit)
+
+
+@dataclass(frozen=True)
+class Family:
+    model_class: str  # the transformers class that loads the base model
+    layers: Callable[[Any], int]
+    plan: Callable[[Any, Any, int, str], Plan]
+    attentions: str = "attentions"  # the field of the model's output holding the attention probabilities
+
+
+def _linear(module: str, has_bias: bool) -> tuple[Param, Param | None]:
+    return Param(f"{module}.weight", "torch"), Param(f"{module}.bias") if has_bias else None
+
+
+def _projections(model: Any, names: dict[str, str]) -> dict[str, Any]:
+    """``weights`` and ``bias`` of four nn.Linear modules (query, key, value, output): biases where they exist."""
+    weights, bias = {}, {}
+    for key, path in names.items():
+        weights[key], b = _linear(path, model.get_submodule(path).bias is not None)
+        if b is not None:
+            bias[key] = b
+    return {"weights": weights, **({"bias": bias} if bias else {})}
+
+
+def _scale(scaling: float, d_k: int) -> dict[str, Any]:
+    """The ``scale`` key: nothing for 1/√d_k, none for 1, else the number."""
+    if scaling == 1.0:
+        return {"scale": "none"}
+    if abs(scaling - d_k**-0.5) <= 1e-15:
+        return {}
+    return {"scale": float(scaling)}
+
+
+def _layer_norm(module: Any, path: str) -> dict[str, Any]:
+    return {"gamma": Param(f"{path}.weight"), "beta": Param(f"{path}.bias"), "eps": float(module.eps)}
+
+
+# ---------------------------------------------------------------- encoders: BERT, RoBERTa, DistilBERT
+
+
+def _bert(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    kind = getattr(config, "position_embedding_type", "absolute") or "absolute"
+    if kind != "absolute":
+        raise AttnError(f"position_embedding_type {quoted(kind)} is not supported (absolute positions only)")
+    p = f"encoder.layer.{layer}.attention"
+    keys = {"heads": config.num_attention_heads,
+            **_projections(model, {"query": f"{p}.self.query", "key": f"{p}.self.key", "value": f"{p}.self.value",
+                                   "output": f"{p}.output.dense"}),
+            **_scale(model.get_submodule(f"{p}.self").scaling, config.hidden_size // config.num_attention_heads),
+            **({"mask": "causal"} if config.is_decoder else {}),
+            "add_norm": _layer_norm(model.get_submodule(f"{p}.output.LayerNorm"), f"{p}.output.LayerNorm")}
+    offset = config.pad_token_id + 1 if config.model_type == "roberta" else 0  # RoBERTa counts positions from pad + 1
+    return Plan(keys, f"encoder.layer.{layer}", f"{p}.output.dense", residual=(f"{p}.output.LayerNorm", "input"),
+                normalized=f"{p}.output.LayerNorm", limit=config.max_position_embeddings - offset)
+
+
+def _distilbert(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block = f"transformer.layer.{layer}"
+    p = f"{block}.attention"
+    keys = {"heads": config.n_heads,
+            **_projections(model, {"query": f"{p}.q_lin", "key": f"{p}.k_lin", "value": f"{p}.v_lin",
+                                   "output": f"{p}.out_lin"}),
+            **_scale(model.get_submodule(p).scaling, config.dim // config.n_heads),
+            "add_norm": _layer_norm(model.get_submodule(f"{block}.sa_layer_norm"), f"{block}.sa_layer_norm")}
+    return Plan(keys, block, f"{p}.out_lin", residual=(f"{block}.sa_layer_norm", "input"),
+                normalized=f"{block}.sa_layer_norm", limit=config.max_position_embeddings)
+
+
+# ---------------------------------------------------------------- decoders: GPT-2, Llama, Mistral, Qwen2, BLOOM
+
+
+def _gpt2(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block = f"h.{layer}"
+    d = config.n_embd
+    cut = {name: ((i * d, (i + 1) * d),) for i, name in enumerate(("query", "key", "value"))}
+    fused = f"{block}.attn.c_attn"  # Conv1D: weight d × 3d, already d_in × d_out
+    keys = {"heads": config.n_head,
+            "weights": {**{k: Param(f"{fused}.weight", columns=c) for k, c in cut.items()},
+                        "output": Param(f"{block}.attn.c_proj.weight")},
+            "bias": {**{k: Param(f"{fused}.bias", columns=c) for k, c in cut.items()},
+                     "output": Param(f"{block}.attn.c_proj.bias")},
+            **_scale(model.get_submodule(f"{block}.attn").scaling, d // config.n_head),
+            "mask": "causal",
+            "pre_norm": {"kind": "layer", **_layer_norm(model.get_submodule(f"{block}.ln_1"), f"{block}.ln_1")},
+            "residual": True}
+    return Plan(keys, block, f"{block}.attn.c_proj", pre_norm=f"{block}.ln_1", residual=(f"{block}.ln_2", "input"),
+                float64={"no_upcast": True}, limit=config.n_positions)
+
+
+def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """Llama, Mistral and Qwen2: RMSNorm, grouped-query heads, rotate_half RoPE, causal (sliding) mask."""
+    block = f"layers.{layer}"
+    p = f"{block}.self_attn"
+    attn = model.get_submodule(p)
+    head_dim = attn.head_dim
+    rotary = model.rotary_emb
+    if float(getattr(rotary, "attention_scaling", 1.0)) != 1.0:
+        raise AttnError(f"rope_type {quoted(rotary.rope_type)} scales cos and sin by {rotary.attention_scaling:g}, "
+                        "which a rotation cannot write; only RoPE types without that scale are supported")
+    if rotary.rope_type == "default":
+        theta = float(config.rope_parameters["rope_theta"])
+        rope: dict[str, Any] = {"base": theta}
+        frequencies = None  # attncli's own θ^(−2i/d), in float64, in the model too
+    else:
+        frequencies = [float(f) for f in rotary.inv_freq.double().tolist()]
+        rope = {"frequencies": frequencies}
+    if 2 * len(rotary.inv_freq) != head_dim:
+        raise AttnError(f"RoPE turns {2 * len(rotary.inv_freq)} of the {head_dim} dimensions of a head; "
+                        "only full rotary is supported here")
+    window = config.sliding_window if config.model_type == "mistral" else getattr(attn, "sliding_window", None)
+    norm = model.get_submodule(f"{block}.input_layernorm")
+    keys = {"heads": config.num_attention_heads,
+            **({"kv_heads": config.num_key_value_heads}
+               if config.num_key_value_heads != config.num_attention_heads else {}),
+            **_projections(model, {"query": f"{p}.q_proj", "key": f"{p}.k_proj", "value": f"{p}.v_proj",
+                                   "output": f"{p}.o_proj"}),
+            **_scale(attn.scaling, head_dim),
+            "mask": {"causal": True, "window": int(window)} if window else "causal",
+            "pre_norm": {"kind": "rms", "gamma": Param(f"{block}.input_layernorm.weight"),
+                         "eps": float(norm.variance_epsilon)},
+            "rope": {**rope, "style": "half"},
+            "residual": True}
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"),
+                float64={"rope": frequencies if frequencies is not None else ("base", rope["base"], head_dim)},
+                limit=config.max_position_embeddings)
+
+
+def _bloom(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    if config.apply_residual_connection_post_layernorm:
+        raise AttnError("apply_residual_connection_post_layernorm adds the normalised inputs back, not the inputs; "
+                        "that residual is not supported")
+    block = f"h.{layer}"
+    h, d = config.n_head, config.hidden_size
+    hd = d // h
+    fused = f"{block}.self_attention.query_key_value"  # per head: its q, k and v rows next to each other
+    cut = {name: tuple((j * 3 * hd + i * hd, j * 3 * hd + (i + 1) * hd) for j in range(h))
+           for i, name in enumerate(("query", "key", "value"))}
+    dense = f"{block}.self_attention.dense"
+    keys = {"heads": h,
+            "weights": {**{k: Param(f"{fused}.weight", "torch", c) for k, c in cut.items()},
+                        "output": Param(f"{dense}.weight", "torch")},
+            "bias": {**{k: Param(f"{fused}.bias", columns=c) for k, c in cut.items()},
+                     "output": Param(f"{dense}.bias")},
+            **_scale(model.get_submodule(f"{block}.self_attention").inv_norm_factor, hd),
+            "mask": "causal",
+            "score_bias": {"alibi": True},
+            "pre_norm": {"kind": "layer", **_layer_norm(model.get_submodule(f"{block}.input_layernorm"),
+                                                        f"{block}.input_layernorm")},
+            "residual": True}
+    return Plan(keys, block, dense, pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"), float64={"alibi": h})
+
+
+# ---------------------------------------------------------------- T5: either stack's self-attention
+
+
+def _t5(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block = f"{stack}.block.{layer}"
+    p = f"{block}.layer.0"
+    table = Param(f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight")  # layer 0's, shared
+    norm = model.get_submodule(f"{p}.layer_norm")
+    keys = {"heads": config.num_heads,
+            **_projections(model, {k: f"{p}.SelfAttention.{n}" for k, n in
+                                   (("query", "q"), ("key", "k"), ("value", "v"), ("output", "o"))}),
+            "scale": "none",
+            **({"mask": "causal"} if stack == "decoder" else {}),
+            "score_bias": {"relative": {"table": table, "buckets": config.relative_attention_num_buckets,
+                                        "max_distance": config.relative_attention_max_distance,
+                                        "bidirectional": stack == "encoder"}},
+            "pre_norm": {"kind": "rms", "gamma": Param(f"{p}.layer_norm.weight"), "eps": float(norm.variance_epsilon)},
+            "residual": True}
+    return Plan(keys, block, f"{p}.SelfAttention.o", pre_norm=f"{p}.layer_norm", residual=(p, "output"))
+
+
+def _t5_layers(config: Any, stack: str = "encoder") -> int:
+    return config.num_decoder_layers if stack == "decoder" else config.num_layers
+
+
+FAMILIES: dict[str, Family] = {
+    "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
+    "roberta": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
+    "distilbert": Family("AutoModel", lambda c: c.n_layers, _distilbert),
+    "gpt2": Family("AutoModel", lambda c: c.n_layer, _gpt2),
+    "llama": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
+    "mistral": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
+    "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
+    "t5": Family("T5EncoderModel", _t5_layers, _t5),
+    "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
+}
+
+
+def family_of(model_type: str, stack: str | None, where: str) -> tuple[Family, str]:
+    """The family of ``model_type`` and the stack to read (``encoder`` unless T5's decoder is asked for)."""
+    family = FAMILIES.get(model_type)
+    if family is None:
+        known = ", ".join(FAMILIES)
+        raise AttnError(f"model_type {quoted(model_type) if model_type else '(none)'} is not supported; extract "
+                        f"knows {known}", f"{where}/config.json")
+    if stack is not None and stack not in STACKS:
+        raise AttnError(f"{quoted(stack)} is not encoder or decoder", "--stack")
+    if stack == "decoder":
+        if model_type != "t5":
+            raise AttnError(f"only T5 has a decoder stack besides its encoder; a {model_type} model has one stack",
+                            "--stack")
+        family = Family("T5Model", lambda c: _t5_layers(c, "decoder"), _t5, "decoder_attentions")
+    return family, stack or "encoder"

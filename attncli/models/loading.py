@@ -1,0 +1,169 @@
+"""A model folder in the Hugging Face layout, opened without downloading anything.
+
+The folder is checked with the standard library first (``config.json``, its
+``model_type``, the ``.safetensors`` files and the names of the tensors in them);
+then PyTorch and transformers are imported (:func:`require`), with the hub's
+offline switches set, and the tokenizer and the model are loaded from the folder
+alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attncli.core.errors import AttnError, quoted, shorten
+
+INSTALL = "pip install 'attncli[models]'"
+MIN_TRANSFORMERS = (5, 23)  # rope_parameters, the eager attention interfaces, output_attentions by hooks
+HEADER_LIMIT = 100_000_000  # bytes of a .safetensors header (the safetensors package's limit)
+INDEX = "model.safetensors.index.json"
+WRITTEN = (".yaml", ".yml", ".npy")  # what extract writes: never read when the model is loaded
+
+
+@dataclass
+class Folder:
+    """What the folder holds: its config, and where each tensor of its checkpoint is."""
+
+    name: str  # as the user gave it, for messages
+    path: Path  # resolved
+    config: dict[str, Any]
+    tensors: dict[str, Path] = field(default_factory=dict)  # tensor name -> its .safetensors file
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def model_type(self) -> str:
+        return str(self.config.get("model_type", ""))
+
+    def files(self) -> set[Path]:
+        """The folder's files, inputs of the run, which no output may replace: all but the documents and arrays
+        extract writes (.yaml, .npy), which loading a model never reads (a layer extracted into the folder before)."""
+        return {p.resolve() for p in self.path.rglob("*") if p.is_file() and p.suffix.lower() not in WRITTEN}
+
+
+def open_folder(model: str) -> Folder:
+    """The folder ``model`` with its config and tensor names, or one clear error."""
+    path = Path(model).expanduser()
+    if not path.exists():
+        hub = "" if os.sep in model or model.startswith(".") else (
+            f"; a name on the Hugging Face Hub is not fetched: download the folder first (hf download {shorten(model)} "
+            "--local-dir DIR) and give DIR")
+        raise AttnError("no such folder: extract reads a model folder on this machine (config.json, .safetensors "
+                        f"weights, tokenizer files) and never downloads one{hub}", model)
+    if not path.is_dir():
+        raise AttnError("is not a folder: give the model's folder (with config.json, .safetensors weights and the "
+                        "tokenizer files)", model)
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        raise AttnError("has no config.json: not a model folder in the Hugging Face layout", model)
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise AttnError(f"cannot be read as JSON ({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
+                        f"{model}/config.json") from None
+    if not isinstance(config, dict):
+        raise AttnError("is not a JSON object", f"{model}/config.json")
+    folder = Folder(model, path.resolve(), config)
+    _find_tensors(folder)
+    return folder
+
+
+def _find_tensors(folder: Folder) -> None:
+    """``tensors`` and ``shapes`` from the index of a sharded checkpoint, or from every ``*.safetensors`` file."""
+    index = folder.path / INDEX
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            shards = {name: folder.path / file for name, file in weight_map.items()}
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+            raise AttnError("is not an index of safetensors shards (a JSON object with a weight_map)",
+                            f"{folder.name}/{INDEX}") from None
+        files = sorted(set(shards.values()))
+    else:
+        files = sorted(folder.path.glob("*.safetensors"))
+    if not files:
+        pickles = [p.name for p in folder.path.glob("*.bin")] + [p.name for p in folder.path.glob("*.pt")]
+        why = (f"only {pickles[0]} (a Python pickle, which attncli never reads); save the model again with "
+               "save_pretrained(folder, safe_serialization=True)") if pickles else "no weights"
+        raise AttnError(f"has no .safetensors weights: it holds {why}", folder.name)
+    for file in files:
+        for name, shape in _header(file, folder.name).items():
+            folder.tensors[name], folder.shapes[name] = file, shape
+
+
+def _header(file: Path, model: str) -> dict[str, tuple[int, ...]]:
+    """The tensor names and shapes a .safetensors file's header lists (the tensors are read later, by attncli)."""
+    where = f"{model}/{file.name}"
+    try:
+        with file.open("rb") as f:
+            length = int.from_bytes(f.read(8), "little")
+            if not 2 <= length <= HEADER_LIMIT:
+                raise ValueError
+            table = json.loads(f.read(length))
+        return {name: tuple(entry["shape"]) for name, entry in table.items() if name != "__metadata__"}
+    except FileNotFoundError:
+        raise AttnError("is named by the index but missing", where) from None
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", where) from None
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError):
+        raise AttnError("is not a .safetensors file (its header cannot be read)", where) from None
+
+
+def require() -> tuple[Any, Any]:
+    """PyTorch and transformers, imported offline and quiet; without them, what to install."""
+    os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: the hub is never asked
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        missing = {"torch": "PyTorch", "transformers": "transformers"}.get((e.name or "").split(".")[0], e.name)
+        raise AttnError(f"needs PyTorch and Hugging Face transformers, and {missing} is not installed: {INSTALL}",
+                        "extract") from None
+    version = tuple(int(part) for part in transformers.__version__.split(".")[:2] if part.isdigit())
+    if version < MIN_TRANSFORMERS:
+        raise AttnError(f"needs transformers {'.'.join(map(str, MIN_TRANSFORMERS))} or later, and "
+                        f"{transformers.__version__} is installed: pip install -U 'attncli[models]'", "extract")
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    return torch, transformers
+
+
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model",
+                   "sentencepiece.bpe.model")
+
+
+def load_tokenizer(transformers: Any, folder: Folder) -> Any:
+    if not any((folder.path / name).is_file() for name in TOKENIZER_FILES):  # (transformers would make an empty one)
+        raise AttnError(f"has no tokenizer: none of {', '.join(TOKENIZER_FILES)}", folder.name)
+    try:
+        return transformers.AutoTokenizer.from_pretrained(str(folder.path), local_files_only=True)
+    except Exception as e:  # transformers raises many kinds here (OSError, ValueError, its own)
+        raise AttnError(f"its tokenizer cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
+
+
+def load_model(torch: Any, transformers: Any, folder: Folder, kind: str, dtype: str) -> Any:
+    """The model (``kind``: AutoModel, or a class of transformers) in ``dtype``, with the eager attention."""
+    cls = getattr(transformers, kind)
+    try:
+        model, info = cls.from_pretrained(str(folder.path), dtype=getattr(torch, dtype), attn_implementation="eager",
+                                          local_files_only=True, output_loading_info=True)
+    except Exception as e:
+        raise AttnError(f"the model cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
+    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise AttnError(f"the checkpoint has no tensor for {quoted(sorted(missing)[0], 60)}{more}, which transformers "
+                        "would make up at random", folder.name)
+    return model.eval()
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return shorten(text[0] if text else type(e).__name__, 160)
