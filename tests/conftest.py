@@ -16,7 +16,7 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-ORACLE_FIXTURES = ("torch", "hf", "save_file")  # fixtures that import PyTorch or transformers (importorskip)
+ORACLE_FIXTURES = ("torch", "hf", "save_file", "minilm")  # fixtures that import PyTorch or transformers (importorskip)
 
 
 def pytest_collection_modifyitems(items):
