@@ -61,8 +61,7 @@ def check(
     def action() -> None:
         nonlocal wrong
         from attncli.core.errors import AttnError
-        from attncli.teach.check import check as check_answer
-        from attncli.teach.check import check_tolerance, read_answer
+        from attncli.teach.check import check_tolerance, diagnose, read_answer
         from attncli.teach.check_view import check_json, check_report
 
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
@@ -75,14 +74,14 @@ def check(
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
-        findings = check_answer(trace, answer, tol)
+        report = diagnose(trace, answer, tol, lang.value)
         spec = trace.spec
         if format is TableOrJson.json:
-            emit(check_json(findings, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
+            emit(check_json(report, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
         else:
-            report = check_report(findings, spec.tokens, spec.context_tokens, tol, lang.value)
-            emit(render_text([report], to_terminal=True), None, set())
-        wrong = not all(f.ok for f in findings)
+            shown = check_report(report, spec.tokens, spec.context_tokens, tol, lang.value)
+            emit(render_text([shown], to_terminal=True), None, set())
+        wrong = not all(f.ok for f in report.findings)
 
     run(action, debug)
     if wrong:

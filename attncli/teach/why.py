@@ -104,7 +104,7 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
     from attncli.teach.check import shown
-    from attncli.teach.check_view import cell_name
+    from attncli.teach.check_view import place
 
     wrong = next((f for f in findings if not f.ok), None)
     if wrong is None:
@@ -113,7 +113,7 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
     if wrong.problem:
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
-        cell = cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
+        cell = place(wrong, spec.tokens, spec.context_tokens, t["check"]["cell"])
         notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected), given=shown(wrong.given))]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))

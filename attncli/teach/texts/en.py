@@ -4,15 +4,14 @@ Placeholders in braces are filled from :func:`attncli.teach.explain.context` (``
 query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncli.teach.texts.zh`.
 """
 
+from attncli.teach.texts.check_en import CHECK, SLIPS
+
 TEXTS = {
     "step": "Step",
     "formula": "Formula",
     "of_head": "{title} (head {head})",  # a step's title with --head all
-    "check": {  # attncli check's fixed lines (the hints are issue 19's to translate)
-        "title": "Your answer, step by step (tolerance {tol})", "correct": "correct", "wrong": "wrong: {problem}",
-        "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
-        "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')"},
-    },
+    "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
+    "slips": SLIPS,
     "label": {
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
         "embedded": "Inputs with positions  X + P",

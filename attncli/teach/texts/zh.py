@@ -3,15 +3,14 @@
 花括号中的占位符由 :func:`attncli.teach.explain.context` 填入；键名与 :mod:`attncli.teach.texts.en` 一一对应。
 """
 
+from attncli.teach.texts.check_zh import CHECK, SLIPS
+
 TEXTS = {
     "step": "步骤",
     "formula": "公式",
     "of_head": "{title}（第 {head} 个头）",
-    "check": {
-        "title": "你的答案，逐步核对（容差 {tol}）", "correct": "正确", "wrong": "错误：{problem}",
-        "wrong_at": "错在{cell}：应为 {expected}，你写的是 {given}", "hint": "提示（英文）：{hint}",
-        "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）"},
-    },
+    "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
+    "slips": SLIPS,
     "label": {
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
         "embedded": "加上位置编码的输入  X + P",
