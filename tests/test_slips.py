@@ -166,6 +166,7 @@ CASES = [
     ("scores_transposed", "multi", {}, {"k_q": True}, ("scores",), {"head": 2, "query": 1}),
     ("softmax_axis", "illustrated", {}, {"axis": True}, ("weights",), {}),
     ("softmax_axis", "multi", {}, {"axis": True}, ("output",), {}),
+    ("softmax_axis", "cross", {}, {"axis": True}, ("weights",), {}),
     ("not_divided", "illustrated", {}, {"not_divided": True}, ("output",), {"decimals": 2}),
     ("not_divided", "multi", {}, {"not_divided": True}, ("weights",), {"head": 1}),
     ("not_divided", "cross", {}, {"not_divided": True}, ("output",), {}),
@@ -230,7 +231,7 @@ def test_the_slips_cover_the_three_documents():
         where.setdefault(slip, set()).add(doc)
     cannot = {"scale_twice": {"multi", "cross"}, "scale_d_model": {"cross"},  # a number scale; d_model = d_k
               "scores_transposed": {"illustrated", "cross"},  # Q·Kᵀ is symmetric there; n ≠ m
-              "softmax_axis": {"cross"}, "weights_column": {"illustrated", "cross"}, "causal_strict": {"cross"},
+              "weights_column": {"illustrated", "cross"}, "causal_strict": {"cross"},
               "causal_future": {"cross"}, "rounded_half": {"multi", "cross"}, "rounded_1": {"multi"},
               "rounded_2": {"illustrated", "cross"},  # one rounding per document is enough
               "w_o_left_out": {"illustrated", "cross"}, "w_o_left_out_b_o_kept": {"illustrated", "cross"},
@@ -446,3 +447,41 @@ def test_residual_left_out(runner, tmp_path, doc):
         document = {**DOCS[doc], "residual": True}
         code, found = run(runner, tmp_path, document, {"residual": np.round(learner(document)["output"], 4).tolist()})
     assert found["slips"][0]["name"] == "residual_left_out"
+
+
+def test_the_keys_instead_of_the_values_with_d_k_not_d_v_is_named_on_the_wrong_shape(runner, tmp_path):
+    """examples/cross_attention.yaml: d_k = 3, d_v = 2, so A·K has the wrong shape; the slip is still named."""
+    doc = yaml.safe_load(open("examples/cross_attention.yaml", encoding="utf-8"))
+    numbers = learner(doc, times_keys=True)
+    code, found = run(runner, tmp_path, doc, {"head_outputs": np.round(numbers["head_outputs"][0], 3).tolist()})
+    (finding,) = found["findings"]
+    assert finding["problem"] == "has shape 2 × 3 but head_outputs here are 2 × 2"
+    assert finding["hint"].startswith("the weights multiplied the keys instead of the values")
+
+
+def test_two_heads_divided_by_2_is_d_k_and_also_the_root_of_d_model(runner, tmp_path):
+    doc = yaml.safe_load(open("examples/two_heads.yaml", encoding="utf-8"))
+    code, found = run(runner, tmp_path, doc, given(learner(doc, scale=0.5), ("output",)))
+    assert found["slips"][0]["name"] == "scale_twice_dk_model"
+    assert found["slips"][0]["hint"] == ("the scores were divided by 2, which is d_k (the scale applied twice) and also "
+                                         "√d_model = √4 (the width of the inputs): divide every score by √d_k = √2, one "
+                                         "head's width")
+
+
+def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
+    right = learner({**ILLUSTRATED, "scale": "sqrt"})
+    doc = {**ILLUSTRATED, "scale": "sqrt", "mask": "causal"}
+    masked = learner(doc)
+    z = [[v if j <= i else "-.inf" for j, v in enumerate(row)] for i, row in enumerate(np.round(masked["scaled_scores"][0], 3).tolist())]
+    path = tmp_path / "hw.yaml"
+    path.write_text(yaml.safe_dump({**doc, "answer": {"scaled_scores": z}}).replace("'-.inf'", "-.inf"))
+    assert runner.invoke(app, ["check", str(path)]).exit_code == 0  # −inf in a masked cell, as PyTorch writes it
+    z21 = round(float(masked["scaled_scores"][0][1][0]), 3)
+    code, found = run(runner, tmp_path, doc, {"query": 2, "scaled_scores": [z21, float("-inf"), None]})
+    assert found["findings"][0]["given"] is None and "(or −inf)" in found["findings"][0]["hint"]
+    code, found = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(learner(ILLUSTRATED)["output"], 1).tolist()})
+    assert found["findings"][0]["hint"] == ("these are right as far as the decimals you wrote go, but the tolerance 0.005 "
+                                            "asks for more: keep more decimals, or check with --tol 0.05")
+    weights = np.round(right["weights"][0], 4)
+    code, found = run(runner, tmp_path, {**ILLUSTRATED, "scale": "sqrt"}, {"weights": weights.T.tolist()})
+    assert found["findings"][0]["hint"].startswith("these are the right numbers with rows and columns swapped")

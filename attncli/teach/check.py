@@ -105,22 +105,26 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             given = given.reshape(expected.shape)
         rows = (given.shape != expected.shape and given.ndim == 1 and expected.ndim >= 2
                 and expected.shape[-1] == given.shape[0])
-        if given.shape != expected.shape and not rows:
+        if given.shape != expected.shape and not rows:  # a slip may still make numbers of this shape (A·K)
             hint = words["transposed"] if given.shape == expected.T.shape and expected.ndim == 2 else None
             problem = words["problem"].format(given=_shape(given.shape, words), key=key, expected=_shape(expected.shape, words))
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
+            givens.append(Given(key, given, np.zeros(given.shape, dtype=bool), False))
             continue
         g = Given(key, given, may_be_null(trace, key, answer), rows)
         givens.append(g)
         findings.append(_compare(g, expected, steps[key], tol))
-    wrong = [f.key for f in findings if not f.ok and not f.problem]
+    wrong = [f.key for f in findings if not f.ok]
     rounded = {g.key: rounded_right(trace, answer, g, tol, words) for g in givens if g.key in wrong}
     wrong = [key for key in wrong if not rounded[key]]  # right as far as the learner's decimals go: no slip
     hints, slips = _slip_hints(trace, answer, givens, wrong, tol, lang) if wrong else ({}, [])
     hints.update({key: hint for key, hint in rounded.items() if hint})
     for i, f in enumerate(findings):
-        if not f.ok and not f.problem:
-            hint = words["left_empty"] if not math.isfinite(f.given) else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words)
+        if f.problem and f.key in hints:
+            findings[i] = f = Finding(**{**f.__dict__, "hint": hints[f.key]})
+        elif not f.ok and not f.problem:
+            blank = not math.isfinite(f.given)
+            hint = words["left_empty"] if blank else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words)
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)

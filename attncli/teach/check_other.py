@@ -55,6 +55,8 @@ def carried(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, wo
         if STAGE.get(g.key, len(STAGE)) < stage and not g.rows:
             full = array_of(trace, g.key).copy()
             index = part(g.key, answer, trace.spec, full.ndim)
+            if full[index].shape != g.values.shape:  # (a quantity of the wrong shape)
+                continue
             mine = np.where(g.blank, full[index], g.values)
             if not np.allclose(mine, full[index], atol=tol, rtol=0):
                 full[index] = mine

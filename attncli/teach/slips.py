@@ -95,11 +95,14 @@ def rerun(trace: Trace, start: Arrays, rounding: float | None = None,
         v = shared(got["values"], spec.heads)
         got["head_outputs"] = a @ v if mix is None else mix(a, v)
     if "output" not in start and (heads_again or level < STAGE["output"] or project is not None):
-        got["output"] = output_projection(got["head_outputs"], spec) if project is None else project(got["head_outputs"])
+        try:
+            got["output"] = output_projection(got["head_outputs"], spec) if project is None else project(got["head_outputs"])
+        except ValueError:  # head outputs of another width (the keys instead of the values) meet no W_O
+            got["output"] = None
     if level <= STAGE["output"] or heads_again or project is not None:
         try:
             got["residual"], got["normalized"], got["normalized_output"] = add_residual(got["output"], spec)
-        except ValueError:  # an output of another width (W_O left out) has no residual: the rest still counts
+        except (ValueError, TypeError):  # an output of another width (W_O left out) has no residual: the rest still counts
             got["residual"] = got["normalized"] = got["normalized_output"] = None
     return got
 
@@ -131,17 +134,17 @@ def classic_slips(trace: Trace) -> list[Slip]:
     add = lambda name, make, rounded=True, **words: found.append(Slip(name, make, words, rounded))  # noqa: E731
     root = f"√{spec.d_k}"
     scale = {"sqrt": f"1/{root}", "none": "1"}.get(spec.scale_name, f"{spec.scale:g}")
+    d_model = spec.inputs.shape[1]
     if spec.scale != 1.0:
         add("scale_left_out", by_spec(trace, scale=1.0), scale=scale)
     if spec.scale_name == "none" and spec.score == "dot" and spec.d_k > 1:
         add("scale_added", by_spec(trace, scale=1 / np.sqrt(spec.d_k)), root=root)
     if spec.scale != 1.0:
-        add("scale_twice_dk" if spec.scale_name == "sqrt" else "scale_twice", by_spec(trace, scale=float(np.square(spec.scale))),
-            scale=scale, root=root, d_k=spec.d_k)
+        twice = "scale_twice" if spec.scale_name != "sqrt" else "scale_twice_dk" if d_model != spec.d_k ** 2 else "scale_twice_dk_model"
+        add(twice, by_spec(trace, scale=float(np.square(spec.scale))), scale=scale, root=root, d_k=spec.d_k, d_model=d_model)
     if spec.scale_name == "sqrt":
         add("scale_inverted", by_spec(trace, scale=np.sqrt(spec.d_k)), root=root)
-        d_model = spec.inputs.shape[1]
-        if d_model not in (spec.d_k, spec.d_k ** 2):  # (d_k² would be the slip above)
+        if d_model not in (spec.d_k, spec.d_k ** 2):  # (d_k² is the slip above)
             add("scale_d_model", by_spec(trace, scale=1 / np.sqrt(d_model)), d_model=d_model, root=root)
     q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
     k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, spec.heads)
@@ -153,14 +156,12 @@ def classic_slips(trace: Trace) -> list[Slip]:
     z = trace.scaled_scores
     flipped = None if allowed is None else np.swapaxes(np.broadcast_to(allowed, z.shape), -1, -2)
     if spec.normalize == "softmax":
-        if spec.n == spec.m:
-            add("softmax_axis", by_stage(trace, lambda: {"weights": np.swapaxes(softmax(np.swapaxes(z, -1, -2), flipped), -1, -2)}))
+        add("softmax_axis", by_stage(trace, lambda: {"weights": np.swapaxes(softmax(np.swapaxes(z, -1, -2), flipped), -1, -2)}))
         add("not_divided", by_stage(trace, lambda: {"weights": exp_rows(z, allowed, shift=False)}))
         add("sum_not_softmax", by_stage(trace, lambda: {"weights": weights_of(z, "sum", allowed, spec.tokens)}))
     if allowed is not None and not np.all(allowed):
         mask_slips(trace, add)
-    if spec.d_k == spec.d_v:
-        add("times_keys", by_stage(trace, lambda: {}, mix=lambda a, v: a @ k))
+    add("times_keys", by_stage(trace, lambda: {}, mix=lambda a, v: a @ k))  # (with d_k ≠ d_v: an answer of another shape)
     if spec.m > 1:
         for j in range(min(spec.m, 16)):  # one weighted value left out of the sum
             add("left_out_one", by_stage(trace, lambda: {}, mix=lambda a, v, j=j: a @ v - a[..., j:j + 1] * v[:, j:j + 1, :]),
@@ -177,7 +178,7 @@ def classic_slips(trace: Trace) -> list[Slip]:
     if spec.heads > 1:
         add("heads_split", by_spec(trace, **interleaved(spec)))
         add("heads_order", by_stage(trace, lambda: {}, project=lambda heads: output_projection(heads[::-1].copy(), spec)))
-    if spec.context is not None and spec.context.shape[1] == spec.inputs.shape[1] and spec.n == spec.m:
+    if spec.context is not None and spec.context.shape[1] == spec.inputs.shape[1] and (spec.mask is None or spec.n == spec.m):
         add("keys_from_inputs", by_spec(trace, context=None))
     for name, step in (("rounded_half", 0.5), ("rounded_1", 0.1), ("rounded_2", 0.01)):
         add(name, lambda rounding, step=step: rerun(trace, {}, step), rounded=False)

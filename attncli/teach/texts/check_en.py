@@ -40,6 +40,8 @@ SLIPS = {
     "scale_twice": "the scale was applied twice: multiply every score by {scale} once",
     "scale_twice_dk": "the scale was applied twice (each score divided by d_k = {d_k}, not by {root}): divide every "
                       "score by {root} once",
+    "scale_twice_dk_model": "the scores were divided by {d_k}, which is d_k (the scale applied twice) and also √d_model "
+                            "= √{d_model} (the width of the inputs): divide every score by √d_k = {root}, one head's width",
     "scale_inverted": "the scores were multiplied by √d_k instead of divided by it: divide every score by {root}",
     "scale_d_model": "the scores were divided by √d_model = √{d_model}, the width of the inputs: divide them by "
                      "√d_k = {root}, the width of one head's queries and keys",

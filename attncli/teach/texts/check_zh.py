@@ -31,6 +31,7 @@ SLIPS = {
     "scale_added": "本文档写的是 scale: none，却把得分除以了 {root}：应把得分原样交给 softmax",
     "scale_twice": "缩放用了两次：每个得分只乘一次 {scale}",
     "scale_twice_dk": "缩放用了两次（每个得分除以了 d_k = {d_k}，而不是 {root}）：每个得分只除一次 {root}",
+    "scale_twice_dk_model": "得分除以了 {d_k}，它既是 d_k（相当于缩放用了两次），也是 √d_model = √{d_model}（输入的宽度）：每个得分应除以 √d_k = {root}，即一个头的宽度",
     "scale_inverted": "得分乘以了 √d_k，而不是除以它：每个得分都应除以 {root}",
     "scale_d_model": "得分除以了 √d_model = √{d_model}，即输入的宽度：应除以 √d_k = {root}，即一个头的查询和键的宽度",
     "scores_scaled": "这些得分已经缩放过了：scores 是缩放之前的 Q·Kᵀ（缩放后的写在 scaled_scores 下）",
