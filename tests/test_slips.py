@@ -469,7 +469,6 @@ def test_two_heads_divided_by_2_is_d_k_and_also_the_root_of_d_model(runner, tmp_
 
 
 def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
-    right = learner({**ILLUSTRATED, "scale": "sqrt"})
     doc = {**ILLUSTRATED, "scale": "sqrt", "mask": "causal"}
     masked = learner(doc)
     z = [[v if j <= i else "-.inf" for j, v in enumerate(row)] for i, row in enumerate(np.round(masked["scaled_scores"][0], 3).tolist())]
@@ -482,6 +481,6 @@ def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
     code, found = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(learner(ILLUSTRATED)["output"], 1).tolist()})
     assert found["findings"][0]["hint"] == ("these are right as far as the decimals you wrote go, but the tolerance 0.005 "
                                             "asks for more: keep more decimals, or check with --tol 0.05")
-    weights = np.round(right["weights"][0], 4)
-    code, found = run(runner, tmp_path, {**ILLUSTRATED, "scale": "sqrt"}, {"weights": weights.T.tolist()})
+    weights = np.round(learner(MULTI)["weights"][0], 4)  # (on the illustrated example Aᵀ is softmax down the columns)
+    code, found = run(runner, tmp_path, MULTI, {"head": 1, "weights": weights.T.tolist()})
     assert found["findings"][0]["hint"].startswith("these are the right numbers with rows and columns swapped")

@@ -76,7 +76,7 @@ def check_json(report, tokens: list[str], key_tokens: list[str], tol: float, lan
             "key": f.key, "step": f.step, "ok": f.ok,
             "cell": None if f.cell is None else [i + 1 for i in f.cell],
             "where": None if f.cell is None else place(f, tokens, key_tokens, words),
-            "expected": f.expected, "given": None if f.given is None or math.isnan(f.given) else f.given,
+            "expected": number_or_null(f.expected), "given": number_or_null(f.given),
             "problem": f.problem, "hint": None if f.ok else f.hint,
         })
     body = {"tolerance": tol, "correct": all(f.ok for f in report.findings), "lang": lang, "findings": items,
@@ -84,6 +84,11 @@ def check_json(report, tokens: list[str], key_tokens: list[str], tol: float, lan
     from attncli.outputs.serialize import escape_controls
 
     return escape_controls((json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def number_or_null(value: float | None) -> float | None:
+    """A value as strict JSON has it: a blank (null, or −inf written for a masked score) or a −inf bias is null."""
+    return None if value is None or not math.isfinite(value) else value
 
 
 def place(f, tokens: list[str], key_tokens: list[str], words: dict) -> str:
