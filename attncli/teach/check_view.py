@@ -36,7 +36,7 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
         row = Table.grid()
         row.add_column(no_wrap=True)
         row.add_column()
-        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"{t['step'].lower()} {f.step}  {f.key:<13} "),
+        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
                     message)
         lines.append(row)
         if f.hint and not f.ok:
