@@ -175,14 +175,19 @@ def check_lines(where: str, trace, i: int, lines3: list[str], lines4: list[str])
     assert lines3[0].startswith(f"{spec.tokens[i]}: q{sub(i + 1)} = "), (where, lines3[0])
     assert lines3[1].startswith(f"{spec.context_tokens[0]}: k₁ = ") and lines3[2].startswith(f"{spec.context_tokens[0]}: v₁ = ")
     prime = "" if spec.rope is None else "′"
+    if spec.score == "additive":  # its hidden terms: q·W₁ first, then vᵀ·tanh(q·W₁ + k·W₂) written out per key
+        assert lines4[0].startswith(f"q{prime}{sub(i + 1)}·W₁ = ["), (where, lines4[0])
+        lines4 = lines4[1:]
     for j, line in enumerate(lines4[:12]):
         if line == "…":
             continue
         token = spec.context_tokens[j]
         if spec.score == "additive":
-            assert line.startswith(f"{token}: vᵀ·tanh(q{prime}{sub(i + 1)}·W₁ + k{prime}{sub(j + 1)}·W₂) = "), (where, line)
-            continue
-        head = f"{token}: q{prime}{sub(i + 1)} · k{prime}{sub(j + 1)} = "
+            head = f"{token}: vᵀ·tanh(q{prime}{sub(i + 1)}·W₁ + k{prime}{sub(j + 1)}·W₂) = vᵀ·tanh("
+            assert line.startswith(head), (where, line)
+            head = line[:line.index(") = ", len(head)) + 4]
+        else:
+            head = f"{token}: q{prime}{sub(i + 1)} · k{prime}{sub(j + 1)} = "
         assert line.startswith(head), (where, line)
         dot = line[len(head):].split("   →   ")[0]
         products, total = dot.rsplit(" = ", 1)

@@ -138,12 +138,14 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
     unbiased = z if trace.score_bias is None else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i])
-    lines = []
+    hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
     prime = "" if spec.rope is None else "′"
     for j in range(min(spec.m, MAX_LINES)):
         qi, kj = f"q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
-        if spec.score == "additive":
-            lines.append(f"{spec.context_tokens[j]}: vᵀ·tanh({qi}·W₁ + {kj}·W₂) = {vector([s[j]], p)[1:-1]}")
+        if hidden is not None:  # vᵀ·tanh(q·W₁ + k·W₂), the sum inside the tanh and the products with v written out
+            inside, th, v = hidden[0][j], hidden[1][j], spec.v_a[h]
+            lines.append(f"{spec.context_tokens[j]}: vᵀ·tanh({qi}·W₁ + {kj}·W₂) = vᵀ·tanh({vector(inside, p)}) = "
+                         f"{dot_line(v, th, s[j], p)}")
         else:
             lines.append(f"{spec.context_tokens[j]}: {qi} · {kj} = {dot_line(q[h, i], k[kv, j], s[j], p)}")
         lines[-1] += modern.scaled_lines(s[j], spec, unbiased[j], p) + modern.bias_line(trace, h, i, j, p)
@@ -162,7 +164,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += symmetry
     ctx = dict(ctx, z=notes.z_formula(spec), **words)
     masked = None if spec.mask is None else ~allowed[None, :]
-    numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens)]
+    numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
         numbers.append(Numbers("score_bias", t["label"]["score_bias"], trace.score_bias[h, i][None, :], [spec.tokens[i]],
                                spec.context_tokens, masked))

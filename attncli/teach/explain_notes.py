@@ -5,6 +5,7 @@
   every query is its key and the scores are symmetric by construction; otherwise an asymmetric pair is
   named with its numbers, or the symmetry is called a coincidence of these inputs and weights;
 - step 4, scale: what the document's scale does, for a dot product or an additive score, and what z is;
+- step 4 of an additive score: its hidden terms, q·W₁, k·W₂ and the tanh vector;
 - steps 6 and 7 on the built-in example: the illustrated walkthrough's own rounded figures for each query.
 """
 
@@ -15,8 +16,9 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.outputs import formulas
 from attncli.outputs.numbers import number
-from attncli.teach.lines import fixed, subscript
-from attncli.teach.step import Focus, inputs_symbol, kv_head
+from attncli.teach.lines import fixed, subscript, vector
+from attncli.outputs.numbers import dims
+from attncli.teach.step import Focus, Numbers, inputs_symbol, kv_head
 
 # The walkthrough's figures round each query's weights (query 1 to halves, queries 2 and 3 to one decimal)
 # and show the output of those rounded weights: [2.0, 7.0, 1.5], [2.0, 8.0, 0.0], [2.0, 7.8, 0.3].
@@ -83,3 +85,21 @@ def article(trace: Trace, focus: Focus) -> dict:
     return {"rounded_weights": fixed(weights, 1), "rounded_rows": ", ".join(fixed(row, 1) for row in rows),
             "rounded": fixed(weights @ v, 1), "exact": fixed(trace.head_outputs[focus.head, focus.query], 4),
             "exact_weights": fixed(trace.weights[focus.head, focus.query], 4)}
+
+
+def additive(trace: Trace, focus: Focus, t: dict) -> tuple[tuple[np.ndarray, np.ndarray], list[str], list[Numbers]]:
+    """The hidden terms of e_j = vᵀ·tanh(q·W₁ + k_j·W₂) for the chosen query: (q·W₁ + k_j·W₂, its tanh) per key,
+    the line that writes q·W₁ out, and the tables q·W₁, K·W₂ and tanh(q·W₁ + K·W₂)."""
+    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    q = (trace.queries if spec.rope is None else trace.queries_rotated)[h, i]
+    k = (trace.keys if spec.rope is None else trace.keys_rotated)[kv_head(spec, h)]
+    qw, kw = q @ spec.w_1[h], k @ spec.w_2[h]  # (d_a,), (m, d_a)
+    inside = qw[None, :] + kw
+    th = np.tanh(inside)
+    prime = "" if spec.rope is None else "′"
+    line = f"q{prime}{subscript(i + 1)}·W₁ = {vector(qw, p)}"
+    d_a, label = dims(qw.shape[0]), t["label"]
+    numbers = [Numbers("query_w1", label["query_w1"], qw[None, :], [spec.tokens[i]], d_a),
+               Numbers("keys_w2", label["keys_w2"], kw, spec.context_tokens, d_a),
+               Numbers("tanh", label["tanh"], th, spec.context_tokens, d_a)]
+    return (inside, th), [line], numbers

@@ -19,6 +19,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
     "label": {
+        "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
         "embedded": "Inputs with positions  X + P",
         "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",

@@ -18,6 +18,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
     "label": {
+        "query_w1": "查询项  q·W₁", "keys_w2": "键项  K·W₂", "tanh": "隐藏层  tanh(q·W₁ + K·W₂)",
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
         "embedded": "加上位置编码的输入  X + P",
         "w_q": "查询权重  W_Q", "w_k": "键权重  W_K", "w_v": "值权重  W_V",
