@@ -15,9 +15,8 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.outputs import formulas
-from attncli.outputs.numbers import number
+from attncli.outputs.numbers import dims, number
 from attncli.teach.lines import fixed, subscript, vector
-from attncli.outputs.numbers import dims
 from attncli.teach.step import Focus, Numbers, inputs_symbol, kv_head
 
 # The walkthrough's figures round each query's weights (query 1 to halves, queries 2 and 3 to one decimal)
