@@ -88,7 +88,7 @@ def test_why_a_row_summing_to_zero_is_a_note_never_nan(runner, tmp_path):
 
 def test_why_on_cross_attention_leaves_out_the_symmetric_stage(runner):
     data = explain_json(runner, str(EXAMPLES / "cross_attention.yaml"), "--why")
-    assert [s["step"] for s in data["steps"]] == ["a", "b", "c", "d"]
+    assert [s["step"] for s in data["steps"]] == ["a", "b", "c", "d", "e"]  # (e: why the scale, issue 19)
     assert data["steps"][1]["numbers"] == {}
 
 

@@ -270,3 +270,56 @@ def test_chinese_text_never_starts_a_line_with_full_width_punctuation(runner, ma
 def test_the_extra_steps_are_named_in_chinese(runner):
     result = runner.invoke(app, ["explain", str(EXAMPLES / "llama_style.yaml"), "--lang", "zh", "--step", "rope"])
     assert result.stdout.splitlines()[0] == "附加步骤 · 旋转位置编码（RoPE）（--step rope）"
+
+
+# ---------------------------------------------------------------- --why: the seeds' teaching on the document's numbers
+
+
+def why_stages(runner, *args) -> dict:
+    result = runner.invoke(app, ["explain", *args, "--why", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return {s["step"]: s for s in json.loads(result.stdout)["steps"]}
+
+
+def largest_jacobian_entry(a: np.ndarray) -> float:
+    """max |∂a_i/∂z_j| of one softmax row, from the whole Jacobian diag(a) − a·aᵀ."""
+    return float(np.abs(np.diag(a) - np.outer(a, a)).max())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_why_the_scale_shows_saturation_with_and_without_it(runner, lang):
+    x = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], float)
+    s = (x @ np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])) @ (x @ np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])).T
+    stage = why_stages(runner, "--lang", lang)["e"]
+    table = np.array(stage["numbers"]["saturation"]["values"])
+    for i in range(3):
+        for c, (weight, jac) in ((1 / np.sqrt(3), (0, 1)), (1.0, (2, 3))):
+            e = np.exp(c * s[i] - (c * s[i]).max())
+            a = e / e.sum()
+            assert table[i, weight] == pytest.approx(a.max()) and table[i, jac] == pytest.approx(largest_jacobian_entry(a))
+    text = " ".join(stage["text"])
+    assert ("1/√d_k = 1/√3" in text) and ("0.2490" in text and "0.2454" in text)  # query 1: not helped …
+    assert ("“Input 3”" in text and "0.1052" in text and "0.1851" in text)  # … query 3 is, and it is said
+    assert (CJK.search(text) is not None) == (lang == "zh")
+
+
+def test_why_makes_the_asymmetry_visible_on_the_built_in_example(runner):
+    c = " ".join(why_stages(runner)["c"]["text"])
+    # Q·Kᵀ = [[2, 4, 4], [4, 16, 12], [4, 12, 10]] is symmetric here; its rows divided by their sums are not
+    assert "happens to be symmetric as well" in c and "“Input 1” gives “Input 2” the weight 0.4000, while “Input 2” gives " \
+        "“Input 1” 0.1250" in c
+    assert "the query of “Input 1” matches the key of “Input 2” best: q·k = 4" in c  # the dictionary, on the numbers
+    d = " ".join(why_stages(runner)["d"]["text"])
+    assert "“Input 1” spends 47% of its weight at the stall of “Input 2”" in d  # the fruit market: 0.4683
+    two = " ".join(why_stages(runner, str(EXAMPLES / "two_heads.yaml"))["c"]["text"])
+    assert "the relevance of “The” for “sat” is q₁·k₃ = 0.5000, that of “sat” for “The” is q₃·k₁ = 2.0375" in two
+
+
+def test_why_when_every_query_is_its_key_and_for_cross_attention(runner, made):
+    c = " ".join(why_stages(runner, str(made["identity.yaml"]))["c"]["text"])
+    assert "symmetric by construction" in c
+    zh = " ".join(why_stages(runner, str(made["identity.yaml"]), "--lang", "zh")["c"]["text"])
+    assert "对称是结构决定的" in zh
+    cross = why_stages(runner, str(EXAMPLES / "cross_attention.yaml"))
+    assert "both ways" not in " ".join(cross["c"]["text"]) and "“学生”" in " ".join(cross["c"]["text"])
+    assert "e" not in why_stages(runner, str(made["additive.yaml"]))  # the √d_k argument is about dot products

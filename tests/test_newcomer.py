@@ -311,7 +311,7 @@ def test_explain_head_all_follows_each_head_in_turn(runner):
     only4 = json_of(runner, "explain", TWO_HEADS, "--head", "all", "--step", "4", "-f", "json", "--lang", "zh")
     assert [s["title"][-8:] for s in only4["steps"]] == ["（第 1 个头）", "（第 2 个头）"]
     why = json_of(runner, "explain", TWO_HEADS, "--head", "all", "--why", "-f", "json")
-    assert [s["step"] for s in why["steps"]] == ["a", "b", "c", "d"] * 2
+    assert [s["step"] for s in why["steps"]] == ["a", "b", "c", "d", "e"] * 2  # (e: why the scale, issue 19)
 
 
 def test_explain_head_all_marks_the_mistake_in_the_answers_head(runner, tmp_path):

@@ -72,7 +72,7 @@ def explain(
     def action() -> None:
         check_export(export, format is TableOrJson.table)
         if why and step != "all":
-            raise AttnError("shows its own four stages; leave out --step", "--why")
+            raise AttnError("shows its own stages (a to e); leave out --step", "--why")
         chosen_head = head_choice(head) if head is not None else 1  # None: every head
         changes = overrides(scale, mask, heads)
         doc, builtin = _document(file)

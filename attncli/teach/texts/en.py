@@ -5,6 +5,7 @@ query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncl
 """
 
 from attncli.teach.texts.check_en import CHECK, SLIPS
+from attncli.teach.texts.why_en import WHY
 
 TEXTS = {
     "step": "Step",
@@ -19,6 +20,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
     "label": {
+        "saturation": "Saturation  largest weight and Jacobian entry",
         "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
         "embedded": "Inputs with positions  X + P",
@@ -321,38 +323,7 @@ TEXTS = {
                     "layer normalises it again before its own projections (pre-norm), as step pre_norm did here.",
         "no_norm": "There is no normalisation after the addition: the residual is passed on as it is.",
     },
-    "why": {
-        "average": {
-            "title": "First idea: average the values",
-            "body": "The simplest way to let a token take in the others: give it the plain average of all the value "
-                    "rows. Every token then gets the very same output, whatever it is; nothing depends on relevance.",
-        },
-        "symmetric": {
-            "title": "Second idea: weigh by similarity",
-            "body": "Better: weigh each token by how similar it is to ours, measured by the dot products X·Xᵀ, with "
-                    "each row divided by its own sum so that the weights add up to 1. Now outputs differ, but the "
-                    "relevance is symmetric: A is exactly as relevant to B as B is to A. Language is not like that: "
-                    "a pronoun needs the noun it stands for far more than the noun needs the pronoun.",
-            "cross": "With cross-attention the inputs and the context are different sequences, so X·Xᵀ does not say "
-                     "how relevant a context row is; this stage is left out.",
-        },
-        "query_key": {
-            "title": "Third idea: separate queries and keys",
-            "body": "Give every token a query (what it looks for) and a key (what it offers): relevance Q·Kᵀ need "
-                    "no longer be symmetric. Each row is still divided by its own sum.",
-        },
-        "softmax": {
-            "title": "Finally: softmax",
-            "body": "Dividing by the sum fails for negative or cancelling scores. Softmax (after the scale) always "
-                    "gives positive weights adding up to 1: this is attention as transformers use it.",
-        },
-        "masked": "The stages compare ideas, so they leave out the document's mask.",
-        "left_out": "The stages compare ideas, so they leave out the document's {parts}.",
-        "parts": {"mask": "mask", "rope": "rotary position embedding (rope)", "softcap": "soft cap", "sep": ", ",
-                  "and": " and "},
-        "zero_row": "The relevances of {q} add up to 0, so they cannot be divided by their sum; that row is shown "
-                    "as 0. This is one reason softmax replaced the plain sum.",
-    },
+    "why": WHY,  # explain --why (texts/why_en.py)
     "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",
     "mistake_shape": "Your answer first goes wrong here: {key} {problem}.",
     "hint": "Hint: {hint}",

@@ -4,6 +4,7 @@
 """
 
 from attncli.teach.texts.check_zh import CHECK, SLIPS
+from attncli.teach.texts.why_zh import WHY
 
 TEXTS = {
     "step": "步骤",
@@ -18,6 +19,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
     "label": {
+        "saturation": "饱和程度  最大权重与雅可比矩阵最大项",
         "query_w1": "查询项  q·W₁", "keys_w2": "键项  K·W₂", "tanh": "隐藏层  tanh(q·W₁ + K·W₂)",
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
         "embedded": "加上位置编码的输入  X + P",
@@ -257,35 +259,8 @@ TEXTS = {
                     "正如这里的 pre_norm 步骤。",
         "no_norm": "相加之后不再做归一化：残差原样往下传。",
     },
-    "why": {
-        "average": {
-            "title": "思路一：直接平均所有的值",
-            "body": "让一个词元吸收其他词元信息，最简单的办法是给它所有值向量的平均。"
-                    "可这样一来，每个词元得到的输出都一模一样，跟谁更相关毫无关系。",
-        },
-        "symmetric": {
-            "title": "思路二：按相似度加权",
-            "body": "更进一步：按其他词元与自己的相似度来加权，相似度用点积 X·Xᵀ 衡量，每一行再除以本行之和，"
-                    "让权重加起来等于 1。这样输出终于各不相同了，但相关度是对称的：A 与 B 的相关度恰好等于 B 与 A 的。"
-                    "语言却不是这样：代词离不开它所指的名词，名词却未必需要这个代词。",
-            "cross": "交叉注意力中，输入和上下文是两段不同的序列，X·Xᵀ 无法说明上下文中哪一行更相关，所以这一阶段略过。",
-        },
-        "query_key": {
-            "title": "思路三：把查询和键分开",
-            "body": "给每个词元一个查询（它要找什么）和一个键（它能提供什么）：相关度 Q·Kᵀ 从此不必对称。"
-                    "每一行仍然除以本行之和。",
-        },
-        "softmax": {
-            "title": "最后：换成 softmax",
-            "body": "遇到负分或正负相抵时，除以总和就行不通了。softmax（先缩放）总能给出为正、总和为 1 的权重："
-                    "这就是 Transformer 实际使用的注意力。",
-        },
-        "masked": "这几个阶段只是比较不同的思路，因此不使用文档中的掩码。",
-        "left_out": "这几个阶段只是比较不同的思路，因此不使用文档中的{parts}。",
-        "parts": {"mask": "掩码", "rope": "旋转位置编码", "softcap": "软上限", "sep": "、", "and": "和"},
-        "zero_row": "{q} 的相关度加起来等于 0，没法除以总和，这一行只好记为 0。这也是 softmax 取代简单求和的原因之一。",
-    },
+    "why": WHY,  # explain --why (texts/why_zh.py)
     "mistake": "你的答案从这里开始出错：{key}，位置 {cell}：应为 {expected}，你写的是 {given}。",
     "mistake_shape": "你的答案从这里开始出错：{key} {problem}。",
-    "hint": "提示（英文）：{hint}",
+    "hint": "提示：{hint}",
 }
