@@ -4,6 +4,7 @@
 """
 
 from attncli.teach.texts.check_zh import CHECK, SLIPS
+from attncli.teach.texts.modern_zh import MODERN
 from attncli.teach.texts.why_zh import WHY
 
 TEXTS = {
@@ -209,56 +210,9 @@ TEXTS = {
         "post_norm": "相加之前，注意力的输出先自己做一次归一化（post_norm，{norm}）：R = {x0} + {norm}(Y)；"
                      "开头几行算出了 {q} 的这一步。",
     },
-    "pre_norm": {
-        "title_rms": "预归一化：均方根归一化（RMSNorm）",
-        "title_layer": "预归一化：层归一化（LayerNorm）",
-        "body": "在投影之前，先对每一行输入单独做归一化（预归一化，pre-norm）：把它调整到标准的大小，"
-                "这样无论前面各层让这些行变得多大，查询、键和值都由尺度相近的行算出。"
-                "把归一化放在注意力之前、而不是放在残差相加之后，能让很深的模型稳定地训练；GPT-2 以来的大多数模型都这样做。",
-        "rms": "这里用的是均方根归一化 RMSNorm（kind: rms，Llama、Mistral、T5 都用它）：每一行除以它的均方根 "
-               "√(mean(x²) + ε)，ε = {eps}。与层归一化不同，它不减去均值，也没有 β，计算更省，训练效果却不差。",
-        "layer": "这里用的是层归一化 LayerNorm（kind: layer）：先减去这一行的均值，再除以 √(var + ε)，ε = {eps}；"
-                 "然后用 γ 缩放、用 β 平移每个数。",
-        "gamma": "然后每个数再乘以各自的 γ（文档中的 gamma），也就是这一维学到的增益。",
-        "gamma_ones": "这里的 γ 全是 1（默认值），所以不改变结果。",
-        "cross": "只有输入被归一化：提供键和值的上下文原样使用（在编码器–解码器模型中，它已经归一化过了）。",
-        "residual": "最后相加的残差（{res_step} 步骤）用的是原来的 {x0}，而不是 X̂：归一化只影响注意力看到的内容。",
-    },
-    "rope": {
-        "title": "旋转位置编码（RoPE）",
-        "body": "旋转位置编码（RoPE）在投影之后、计算得分之前，把每个词元的位置写进它的查询和键里。"
-                "每个头的数字两两配成一对，每一对 (a, b) 像平面上的一个点一样旋转一个角度 φ = p·f："
-                "位置 p 越靠后，转得越多，每一对有各自的频率 f。旋转只改变一对数的方向，不改变它的长度，"
-                "也不往各行上加任何东西。值不旋转。",
-        "half": "这里第 i 维与第 i + {half} 维配成一对（从 1 数起，第一对是第 {a} 维和第 {b} 维）："
-                "被旋转部分的前一半与后一半配对，Hugging Face 的 Llama、Mistral、Qwen 就是这样做的（rotate_half）。",
-        "interleaved": "这里相邻的两维 2i 与 2i + 1 配成一对（从 1 数起，第一对是第 {a} 维和第 {b} 维），"
-                       "RoFormer、GPT-J 和 Meta 最初的 Llama 代码是这样做的。",
-        "base": "频率为 f_i = θ^(−2i/dims)，i = {i_range}，其中 θ = {base}，dims = {dims}："
-                "f = {freqs}（单位：弧度/位置）。",
-        "given": "文档直接给出了频率：f = {freqs}（单位：弧度/位置；例如经过缩放的 RoPE，或检查点自带的 inv_freq）。",
-        "spread": "频率高的对，相邻位置之间就转过很大的角度，能区分挨得很近的词元；频率低的对几乎不转，"
-                  "要隔得很远才看得出差别。",
-        "partial": "每个头的 {d_k} 个数中只有前 {dims} 个被旋转，其余 {rest} 个原样保留（部分旋转，GPT-NeoX 和 Phi 这样做）。",
-        "positions_default": "位置从 0 开始数：第一个词元在位置 0，所以 {q} 在 p = {p}，{k} 在 p′ = {pk}。",
-        "positions_given": "位置由文档指定（positions: 或 context_positions:）：{q} 在 p = {p}，{k} 在 p′ = {pk}。",
-        "worked": "下面几行把 {q} 的查询和 {k} 的键的第一对各旋转一次：φ = p·f，"
-                  "然后 (a·cos φ − b·sin φ, b·cos φ + a·sin φ)；rot(φ) 表示这样转一次。",
-        "why": "为什么要旋转？设查询的一对 q 在位置 p，键的一对 k 在位置 p′。旋转之后的点积 q′·k′ "
-               "只取决于两个旋转后向量之间的夹角，而这个夹角等于原来的夹角再改变 (p − p′)·f。"
-               "所以 q′·k′ 等于把 q 旋转 (p − p′)·f、k 完全不转时的点积：得分只看两个词元的距离 p − p′，"
-               "而不管它们在文中的具体位置。最后两行用本文档的数字验证了这一点。",
-    },
-    "residual": {
-        "title": "残差连接",
-        "body": "注意力的输出与这一层的输入相加（残差连接）：{r_formula}。这一层只需学会对每一行做些修改，"
-                "原有信息原封不动地传下去，梯度也能顺畅地穿过很深的网络。",
-        "post_norm": "相加之前，输出先自己做一次归一化（post_norm，{norm}），所以残差每次只加上大小稳定的行。",
-        "sandwich": "再加上预归一化，注意力前后各有一次归一化：这就是 Gemma 2 的“三明治”结构。",
-        "pre_norm": "相加之后不再做归一化：残差原样往下传，下一层在自己的投影之前会再做一次归一化（预归一化），"
-                    "正如这里的 pre_norm 步骤。",
-        "no_norm": "相加之后不再做归一化：残差原样往下传。",
-    },
+    "pre_norm": MODERN["pre_norm"],
+    "rope": MODERN["rope"],
+    "residual": MODERN["residual"],
     "why": WHY,  # explain --why (texts/why_zh.py)
     "mistake": "你的答案从这里开始出错：{key}，位置 {cell}：应为 {expected}，你写的是 {given}。",
     "mistake_shape": "你的答案从这里开始出错：{key} {problem}。",
