@@ -134,7 +134,7 @@ def test_scale_left_out_goes_through_the_cap(runner, tmp_path):
     ref = reference()
     unscaled = 5 * np.tanh(ref["s"][0] / 5)  # z = c·tanh(S / c): no 1/√d_k
     result = check(runner, tmp_path, {"head": 1, "query": 4, "scaled_scores": rounded(unscaled[3])})
-    assert result.exit_code == 1 and "hint: the scale was left out: scaled scores are scale × Q′·K′ᵀ" in result.stdout
+    assert result.exit_code == 1 and "hint: the scale was left out: multiply every score by 1/√4 before softmax" in result.stdout
 
 
 def test_projections_from_x_instead_of_x_hat(runner, tmp_path):

@@ -70,7 +70,8 @@ def test_why_symmetric_relevance_is_symmetric_and_query_key_relevance_is_not(run
     heads = {s["step"]: s for s in explain_json(runner, str(EXAMPLES / "two_heads.yaml"), "--why")["steps"]}
     s = numbers(heads["c"], "relevance")
     assert not np.allclose(s, s.T)
-    assert "is not the same as the column" in " ".join(explain_json(runner, str(EXAMPLES / "two_heads.yaml"), "--step", "4")["text"])
+    text = " ".join(explain_json(runner, str(EXAMPLES / "two_heads.yaml"), "--step", "4")["text"])
+    assert "the score of “The” for “sat” is q₁·k₃ = 0.5000, but the score of “sat” for “The” is q₃·k₁ = 2.0375" in text
 
 
 def test_why_a_row_summing_to_zero_is_a_note_never_nan(runner, tmp_path):
@@ -87,7 +88,7 @@ def test_why_a_row_summing_to_zero_is_a_note_never_nan(runner, tmp_path):
 
 def test_why_on_cross_attention_leaves_out_the_symmetric_stage(runner):
     data = explain_json(runner, str(EXAMPLES / "cross_attention.yaml"), "--why")
-    assert [s["step"] for s in data["steps"]] == ["a", "b", "c", "d"]
+    assert [s["step"] for s in data["steps"]] == ["a", "b", "c", "d", "e"]  # (e: why the scale, issue 19)
     assert data["steps"][1]["numbers"] == {}
 
 

@@ -212,7 +212,7 @@ def test_step_5_says_why_it_subtracts_the_max_of_negative_scores(runner, tmp_pat
     en = explain(runner, one_query([-1000, -1001]), tmp_path, "--step", "5")
     assert en["lines"][:3] == ["c1: exp(-1000 − (-1000)) = 1", "c2: exp(-1001 − (-1000)) = 0.3679", "Σ = 1 + 0.3679 = 1.3679"]
     assert en["lines"][3:] == ["c1: a = 1 / 1.3679 = 0.7311", "c2: a = 0.3679 / 1.3679 = 0.2689"]
-    assert any("Every score here is negative" in p and "0 / 0" in p for p in en["text"]), en["text"]
+    assert any("Every score that takes part here is negative" in p and "0 / 0" in p for p in en["text"]), en["text"]
     zh = explain(runner, one_query([-1000, -1001]), tmp_path, "--step", "5", "--lang", "zh")
     assert zh["lines"] == en["lines"]
     assert any("得分全是负数" in p and "0 / 0" in p for p in zh["text"]), zh["text"]
@@ -233,12 +233,12 @@ def test_step_5_with_masked_keys_and_extreme_scores(runner, tmp_path):
      ["--step", "6", "--query", "2"], "x2: 1.0531e-20 × [0, 1.0000e+25] = [0, 105306.1736]"),
     # a scale of 1e-10 times a score of 1e12: it read "0.0000 × 1000000000000 = 100"
     ({"inputs": [[1, 0], [0, 1]], "scale": 1e-10, "weights": {"key": [[1e12, 0], [0, 1]]}},
-     ["--step", "4"], "x1 · x1: 1·1000000000000 + 0·0 = 1000000000000   →   1.0000e-10 × 1000000000000 = 100"),
+     ["--step", "4"], "x1: q₁ · k₁ = 1·1000000000000 + 0·0 = 1000000000000   →   1.0000e-10 × 1000000000000 = 100"),
     ({"inputs": [[1, 0], [0, 1]], "scale": 1e-10, "weights": {"key": [[1e12, 0], [0, 1]]}},
-     ["--step", "4"], "x1 · x2: 1·0 + 0·1 = 0   →   1.0000e-10 × 0 = 0"),  # one scale, written one way
+     ["--step", "4"], "x2: q₁ · k₂ = 1·0 + 0·1 = 0   →   1.0000e-10 × 0 = 0"),  # one scale, written one way
     # a query of 1e-6 against a key of 1e6: it read "0.0000·1000000 = 1"
     ({"inputs": [[1e-6, 1e-6]], "context": [[1e6, 0]], "scale": "none"}, ["--step", "4"],
-     "x1 · c1: 1.0000e-06·1000000 + 0.0000·0 = 1"),  # 1e-6·0 is 0 at any precision
+     "c1: q₁ · k₁ = 1.0000e-06·1000000 + 0.0000·0 = 1"),  # 1e-6·0 is 0 at any precision
     # normalize: sum of tiny scores: it read "0.0000 / 0.0000 = 0.5000"
     ({"inputs": [[1e-6, 0], [1e-6, 1e-6]], "normalize": "sum", "scale": "none"}, ["--step", "5"],
      "x1: a = 1.0000e-12 / 2.0000e-12 = 0.5000"),

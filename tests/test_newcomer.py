@@ -311,7 +311,7 @@ def test_explain_head_all_follows_each_head_in_turn(runner):
     only4 = json_of(runner, "explain", TWO_HEADS, "--head", "all", "--step", "4", "-f", "json", "--lang", "zh")
     assert [s["title"][-8:] for s in only4["steps"]] == ["（第 1 个头）", "（第 2 个头）"]
     why = json_of(runner, "explain", TWO_HEADS, "--head", "all", "--why", "-f", "json")
-    assert [s["step"] for s in why["steps"]] == ["a", "b", "c", "d"] * 2
+    assert [s["step"] for s in why["steps"]] == ["a", "b", "c", "d", "e"] * 2  # (e: why the scale, issue 19)
 
 
 def test_explain_head_all_marks_the_mistake_in_the_answers_head(runner, tmp_path):
@@ -362,7 +362,7 @@ def test_check_in_chinese(runner):
     assert lines[0] == "你的答案，逐步核对（容差 0.005）"
     assert lines[1].split() == ["✓", "步骤", "4", "scores", "正确"]
     assert "错在第 1 列：应为 1.93662，你写的是 2" in lines[3]
-    assert "提示（英文）：the weights were rounded" in text
+    assert "提示：权重取整过早（取成 0、0.5 或 1）：应保留完整精度" in text  # the hint in Chinese too (issue 19)
     found = json_of(runner, "check", HOMEWORK, "-f", "json", "--lang", "ZH")
     assert found["lang"] == "zh" and found["findings"][2]["where"] == "第 1 列"
 

@@ -36,13 +36,15 @@ def check(
     """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
 
     Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
-    cell, the expected and the given value, and a hint when the mistake has a known shape
-    (scaling forgotten or doubled, softmax over the wrong axis, K not transposed, weights
-    applied as W·x, heads split wrongly, rounding too early; with rope: pairs interleaved
-    instead of halves or the reverse, positions counted from 1, rotation forgotten, values
-    rotated too). Exit code 0: all correct;
+    cell, the expected and the given value, and a hint naming the slip: each slip a teacher sees
+    (the scale left out or added, K not transposed, softmax down the columns, the sum left
+    undivided, a weighted value left out, the keys instead of the values, W_O or the biases left
+    out, the mask misapplied, weights rounded too early, the RoPE slips …) is tried on every
+    quantity given, so a slip of step 3 is named from the output alone. A one-row answer
+    without query: is compared with every row. Exit code 0: all correct;
     1: something is wrong; 2: the document itself cannot be used. --scale, --mask and --heads
-    replace the document's, as in compute; --format json gives the findings as JSON.
+    replace the document's, as in compute; --format json gives the findings as JSON; --lang zh
+    writes every line in Chinese.
 
     [bold]Example[/bold] (in the document):
 
@@ -61,8 +63,7 @@ def check(
     def action() -> None:
         nonlocal wrong
         from attncli.core.errors import AttnError
-        from attncli.teach.check import check as check_answer
-        from attncli.teach.check import check_tolerance, read_answer
+        from attncli.teach.check import check_tolerance, diagnose, read_answer
         from attncli.teach.check_view import check_json, check_report
 
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
@@ -75,14 +76,14 @@ def check(
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
-        findings = check_answer(trace, answer, tol)
+        report = diagnose(trace, answer, tol, lang.value)
         spec = trace.spec
         if format is TableOrJson.json:
-            emit(check_json(findings, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
+            emit(check_json(report, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
         else:
-            report = check_report(findings, spec.tokens, spec.context_tokens, tol, lang.value)
-            emit(render_text([report], to_terminal=True), None, set())
-        wrong = not all(f.ok for f in findings)
+            shown = check_report(report, spec.tokens, spec.context_tokens, tol, lang.value)
+            emit(render_text([shown], to_terminal=True), None, set())
+        wrong = not all(f.ok for f in report.findings)
 
     run(action, debug)
     if wrong:

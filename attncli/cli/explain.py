@@ -72,7 +72,7 @@ def explain(
     def action() -> None:
         check_export(export, format is TableOrJson.table)
         if why and step != "all":
-            raise AttnError("shows its own four stages; leave out --step", "--why")
+            raise AttnError("shows its own stages (a to e); leave out --step", "--why")
         chosen_head = head_choice(head) if head is not None else 1  # None: every head
         changes = overrides(scale, mask, heads)
         doc, builtin = _document(file)
@@ -139,7 +139,7 @@ def _every_head(doc, trace, focus, followed, why: bool, step: str) -> list:
         tagged += [(None, s) for s in runs[0][last + 1:]]
     if why or "answer" not in doc.data:
         return [s for _, s in tagged]
-    findings, answer_head = _findings(doc, trace)
+    findings, answer_head = _findings(doc, trace, focus.lang)
     mine = lambda h: h is None or len(runs) == 1 or h == (answer_head or 0)  # noqa: E731  (the head the answer is for)
     marked = iter(mark_mistake([s for h, s in tagged if mine(h)], findings, trace, focus.lang))
     return [next(marked) if mine(h) else s for h, s in tagged]
@@ -199,7 +199,7 @@ def _choose(steps: list, step: str) -> list:
     raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
 
 
-def _findings(doc, trace) -> tuple[list, Optional[int]]:
+def _findings(doc, trace, lang: str) -> tuple[list, Optional[int]]:
     """The learner's answer compared with the computation (attncli check's findings), and the head it is for."""
     from attncli.teach.check import check, read_answer
 
@@ -207,4 +207,4 @@ def _findings(doc, trace) -> tuple[list, Optional[int]]:
         answer = read_answer(doc.data["answer"], trace, doc.folder)
     except AttnError as e:
         raise e.at(doc.name) from None
-    return check(trace, answer), answer.head
+    return check(trace, answer, lang=lang), answer.head

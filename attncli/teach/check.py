@@ -1,62 +1,46 @@
-"""Check a hand calculation: the document's ``answer:`` against the computed trace.
-
-    answer:
-      query: 2            # optional: the answer is this query's row (counting from 1, or a token)
-      head: 1             # optional: for several heads, which one (counting from 1)
-      scores: [4, 16, 12]
-      weights: [0.0, 0.98, 0.02]
+"""Check a hand calculation: the document's ``answer:`` against the computed trace, and name the slip.
 
 Each given key is compared cell by cell within an absolute tolerance.  The keys of today's
 attention (``normalized_inputs``, ``queries_rotated``, ``keys_rotated``, ``residual`` …) may be
 answered when the document computes them; for ``keys``, ``values`` and ``keys_rotated`` with
-``kv_heads``, ``head`` names the query head, and the answer is for the key/value head it uses.  When an
-answer is wrong, the classic mistakes are recomputed and compared too, so the
-report can say *how* it went wrong (scaling forgotten, softmax over the wrong
-axis, rounding too early, …), not only *where*.
+``kv_heads``, ``head`` names the query head, and the answer is for the key/value head it uses.
 
-A cell may be left ``null`` only where there is no number to give: a masked
-scaled score.  Anywhere else a ``null`` is a cell left blank, so it is wrong
-(the report says "yours null"), never quietly correct.
+When an answer is wrong, every slip a teacher sees (:mod:`attncli.teach.slips`, the computation
+done again with one change) is tried on every quantity the answer gives, so a slip made in
+step 3 is named from an answer that gives only the output; when several fit, the one that
+explains the most given numbers is named.  When none does: the numbers of another query or
+head, or numbers that follow correctly from the learner's own wrong earlier quantity; else a
+note says which quantity is the first wrong one and which are right.
+
+A one-row answer without ``query:`` is compared with every row, and the report says which row
+it is.  A cell may be left ``null`` only where there is no number to give: a masked scaled
+score.  Anywhere else a ``null`` is a cell left blank, so it is wrong (the report says "yours
+null"), never quietly correct.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from attncli.core.attention import Trace, attend, softmax
-from attncli.core.errors import AttnError, describe, shorten, unknown_key
-from attncli.core.scores import kv_head_of, shared
-from attncli.core.spec import Spec
-from attncli.inputs.matrices import read_value
-from attncli.outputs.serialize import NEEDS, array_of
-from attncli.teach.check_modern import downstream, modern_mistakes
+from attncli.core.attention import Trace
+from attncli.core.errors import AttnError
+from attncli.outputs.serialize import array_of
+from attncli.teach.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
+from attncli.teach.check_modern import modern_slips
+from attncli.teach.check_other import other_part, rounded_right
+from attncli.teach.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
+from attncli.teach.texts import texts
 
-CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
-             "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual", "normalized")
-ANSWER_KEYS = ("query", "head", *CHECKABLE)
+__all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
 STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "keys": 3, "values": 3,
                               "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4, "scaled_scores": 4,
                               "weights": 5, "head_outputs": 7, "output": 8, "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm"}
-PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1, "scaled_scores": 1,
-                  "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0, "residual": 0, "normalized": 0}
-NOT_PER_HEAD = ("normalized_inputs", "output", "normalized_output", "residual", "normalized")
-KV = ("keys", "values", "keys_rotated")  # one per key/value head
 DEFAULT_TOL = 0.005
-LEFT_EMPTY = "only a masked scaled score may be left null; every other cell has a number (a masked key's weight is 0)"
-
-
-@dataclass(frozen=True)
-class Answer:
-    arrays: dict[str, np.ndarray]  # key -> what the learner wrote (NaN where a cell was left null)
-    query: int | None  # 0-based
-    head: int | None  # 0-based
+MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 
 
 @dataclass(frozen=True)
@@ -69,91 +53,14 @@ class Finding:
     given: float | None = None  # NaN: the learner left the cell null
     problem: str | None = None  # a shape problem, when the answer has the wrong shape
     hint: str | None = None
+    row: tuple[int, ...] | None = None  # a one-row answer without query: the row it was compared with
 
 
-def read_answer(raw: Any, trace: Trace, folder) -> Answer:
-    """Validate the document's ``answer`` section against the trace's sizes."""
-    if not isinstance(raw, dict) or not raw:
-        raise AttnError("expected a mapping with any of " + ", ".join(CHECKABLE), "answer")
-    for key in raw:
-        if key not in ANSWER_KEYS:
-            raise unknown_key(key, ANSWER_KEYS).at("answer")
-    spec = trace.spec
-    query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
-    head = _position(raw.get("head"), [str(i) for i in range(1, spec.heads + 1)], "answer.head", "head")
-    arrays = {}
-    for key in CHECKABLE:
-        if key in raw:
-            if array_of(trace, key) is None:
-                raise AttnError(f"needs {NEEDS[key]} in the document: without it there are no {key.replace('_', ' ')}",
-                                f"answer.{key}")
-            try:
-                arrays[key] = _numbers(raw[key], folder)
-            except AttnError as e:
-                raise e.at(f"answer.{key}") from None
-    if not arrays:
-        raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
-    return Answer(arrays, query, head)
-
-
-def _position(value: Any, labels: list[str], where: str, what: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        if 1 <= value <= len(labels):
-            return value - 1
-        plural = "queries" if what == "query" else f"{what}s"
-        raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 to {len(labels)}", where)
-    if isinstance(value, str) and value in labels:
-        return labels.index(value)
-    if isinstance(value, float) and str(value) in labels:  # (a label YAML reads as a number: 3.10 is '3.1')
-        return labels.index(str(value))
-    shown = ", ".join(shorten(label, 20) for label in labels[:12]) + (", …" if len(labels) > 12 else "")
-    raise AttnError(f"{describe(value)} is neither a {what} number nor a label ({shown})", where)
-
-
-def _numbers(value: Any, folder) -> np.ndarray:
-    """Like any matrix, but a masked cell may be left ``null`` (it is not compared)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return read_value([value], folder)  # checked as a matrix's cell is (beyond float64, NaN)
-    if isinstance(value, list):
-        holes = _nulls(value)
-        return np.where(holes, np.nan, read_value(_fill(value), folder)) if holes.any() else read_value(value, folder)
-    return read_value(value, folder)
-
-
-def _fill(value: Any) -> Any:
-    return [_fill(v) for v in value] if isinstance(value, list) else (0 if value is None else value)
-
-
-def _nulls(value: Any) -> np.ndarray:
-    try:
-        return np.array(_mark(value), dtype=bool)
-    except ValueError:
-        return np.zeros(1, dtype=bool)  # ragged: let read_value report it
-
-
-def _mark(value: Any) -> Any:
-    return [_mark(v) for v in value] if isinstance(value, list) else value is None
-
-
-def expected_of(trace: Trace, key: str, answer: Answer) -> np.ndarray:
-    """The computed array the learner's answer for ``key`` should equal."""
-    return select(array_of(trace, key), key, answer, trace.spec)
-
-
-def select(full: np.ndarray, key: str, answer: Answer, spec: Spec) -> np.ndarray:
-    """The part of ``full`` the answer is for: one head (a key/value head for K, V, K′), one query's row."""
-    array = full
-    per_head = key not in NOT_PER_HEAD
-    heads = spec.kv_heads if key in KV else spec.heads
-    if per_head and (answer.head is not None or heads == 1):
-        head = answer.head or 0
-        array = array[int(kv_head_of(spec.heads, spec.kv_heads)[head]) if key in KV else head]  # one head: may be left out
-    if answer.query is not None and key in PER_QUERY_AXIS:
-        axis = PER_QUERY_AXIS[key] - (1 if per_head and array.ndim < full.ndim else 0)
-        array = np.take(array, answer.query, axis=axis)
-    return array
+@dataclass(frozen=True)
+class Report:
+    findings: list[Finding]
+    notes: list[str] = field(default_factory=list)  # which row a one-row answer is; what is right when no slip fits
+    slips: list[dict] = field(default_factory=list)  # the slips named: {"name", "hint", "keys"}
 
 
 def check_tolerance(tol: float) -> float:
@@ -176,138 +83,140 @@ def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
 
 def shown(value: float | None) -> str:
     """A compared value as the report writes it: ``1.93662``, or ``null`` for a cell left null."""
-    return "null" if value is None or math.isnan(value) else f"{value:.6g}"
+    return "null" if value is None or math.isnan(value) else "-inf" if value == -math.inf else f"{value:.6g}"
 
 
-def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL) -> list[Finding]:
+def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en") -> list[Finding]:
     """One finding per answered key, in the order the steps compute them."""
+    return diagnose(trace, answer, tol, lang).findings
+
+
+def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en") -> Report:
+    """The findings, in the order the steps compute them, each wrong one with the slip that explains it."""
     check_tolerance(tol)
-    findings = []
-    with np.errstate(all="ignore"):  # a mistake's numbers may overflow: it then matches nothing (see _matches)
-        mistakes = _mistakes(trace)
-    spec = trace.spec
+    spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
     steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8,
                  residual=after, normalized_output=after)
+    findings, givens, notes = [], [], []
     for key in sorted(answer.arrays, key=CHECKABLE.index):
         given, expected = answer.arrays[key], expected_of(trace, key, answer)
         if given.shape != expected.shape and given.size == expected.size and given.ndim == 1:
             given = given.reshape(expected.shape)
-        if given.shape != expected.shape:
-            hint = "it looks transposed" if given.shape == expected.T.shape and expected.ndim == 2 else None
-            problem = f"has shape {_shape(given.shape)} but {key.replace('_', ' ')} here are {_shape(expected.shape)}"
+        rows = (given.shape != expected.shape and given.ndim == 1 and expected.ndim >= 2
+                and expected.shape[-1] == given.shape[0])
+        if given.shape != expected.shape and not rows:  # a slip may still make numbers of this shape (A·K)
+            hint = words["transposed"] if given.shape == expected.T.shape and expected.ndim == 2 else None
+            problem = words["problem"].format(given=_shape(given.shape, words), key=key, expected=_shape(expected.shape, words))
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
+            givens.append(Given(key, given, np.zeros(given.shape, dtype=bool), False))
             continue
-        skip = np.isnan(given) & may_be_null(trace, key, answer)  # a masked scaled score left null: nothing to compare
-        wrong = np.argwhere(~skip & ~(np.abs(given - expected) <= tol))  # a null elsewhere (NaN) is wrong
-        if not len(wrong):
-            findings.append(Finding(key, steps[key], True))
-            continue
-        cell = tuple(int(i) for i in wrong[0])
-        if np.isnan(given[cell]):
-            hint = LEFT_EMPTY
-        else:
-            hint = next((text for text, make in mistakes.get(key, []) if _matches(given, make, key, answer, spec, tol, skip)),
-                        None)
-        findings.append(Finding(key, steps[key], False, cell, float(expected[cell]), float(given[cell]), hint=hint))
-    return findings
+        g = Given(key, given, may_be_null(trace, key, answer), rows)
+        givens.append(g)
+        findings.append(_compare(g, expected, steps[key], tol))
+    wrong = [f.key for f in findings if not f.ok]
+    rounded = {g.key: rounded_right(trace, answer, g, tol, words) for g in givens if g.key in wrong}
+    wrong = [key for key in wrong if not rounded[key]]  # right as far as the learner's decimals go: no slip
+    hints, slips = _slip_hints(trace, answer, givens, wrong, tol, lang) if wrong else ({}, [])
+    hints.update({key: hint for key, hint in rounded.items() if hint})
+    for i, f in enumerate(findings):
+        if f.problem and f.key in hints:
+            findings[i] = f = Finding(**{**f.__dict__, "hint": hints[f.key]})
+        elif not f.ok and not f.problem:
+            blank = not math.isfinite(f.given)
+            hint = words["left_empty"] if blank else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words)
+            findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
+        if f.row is not None:
+            where = _row_name(trace, f.key, answer, f.row, words)
+            notes.append(words["row_match" if f.ok else "row_closest"].format(key=f.key, row=where))
+    first = next((f for f in findings if not f.ok), None)
+    if first is not None and first.hint is None:
+        right = [f.key for f in findings if f.ok]
+        template = words["none_fits_right" if right else "none_fits_alone"]
+        notes.append(template.format(key=first.key, step=first.step, keys=words["sep"].join(right)))
+    return Report(findings, notes, slips)
 
 
-def _matches(given: np.ndarray, make: Callable[[], np.ndarray | None], key: str, answer: Answer, spec: Spec, tol: float,
-             skip: np.ndarray) -> bool:
-    """Whether a mistake's numbers are the answer; a mistake whose numbers overflow float64 matches nothing."""
-    try:
-        with np.errstate(all="ignore"):
-            candidate = make()
-    except (AttnError, OverflowError, ZeroDivisionError):  # attend's overflow error, or a Python float's
-        return False
-    return _close(given, None if candidate is None else select(candidate, key, answer, spec), tol, skip)
+def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:
+    """Right, or the first wrong cell (for a one-row answer: against the closest row, named by ``row``)."""
+    if g.rows:
+        width = g.values.shape[0]
+        grid = expected.reshape(-1, width)
+        match = fit(g, expected, tol)
+        leading = expected.shape[:-1]
+        if match is not None:
+            return Finding(g.key, step, True, row=tuple(int(i) for i in np.unravel_index(match, leading)))
+        nullable = g.nullable.reshape(grid.shape)
+        with np.errstate(invalid="ignore"):
+            off = ~((g.blank & nullable) | (np.abs(g.values - grid) <= tol))
+            distance = np.where(g.blank, 0.0, np.abs(g.values - grid)).sum(axis=-1)
+        best = int(np.lexsort((distance, off.sum(axis=-1)))[0])  # fewest wrong cells, then nearest
+        j = int(np.argmax(off[best]))
+        return Finding(g.key, step, False, (j,), float(grid[best, j]), float(g.values[j]),
+                       row=tuple(int(i) for i in np.unravel_index(best, leading)))
+    with np.errstate(invalid="ignore"):
+        wrong = np.argwhere(~((g.blank & g.nullable) | (np.abs(g.values - expected) <= tol)))
+    if not len(wrong):
+        return Finding(g.key, step, True)
+    cell = tuple(int(i) for i in wrong[0])
+    return Finding(g.key, step, False, cell, float(expected[cell]), float(g.values[cell]))
 
 
-def _close(given: np.ndarray, candidate: np.ndarray | None, tol: float, skip: np.ndarray) -> bool:
-    """Does the answer match this mistake's numbers everywhere (but where a masked cell was left null)?"""
-    if candidate is None or candidate.shape != given.shape:
-        return False
-    return bool(np.all(skip | (np.abs(given - candidate) <= tol)))
-
-
-def _shape(shape: tuple[int, ...]) -> str:
-    return " × ".join(map(str, shape)) if shape else "one number"
-
-
-# ---------------------------------------------------------------- the classic mistakes
-
-
-def _mistakes(trace: Trace) -> dict[str, list[tuple[str, Callable[[], np.ndarray]]]]:
-    """For each key, (hint, how that mistake computes the key), tried in order."""
+def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float,
+                lang: str) -> tuple[dict[str, str], list[dict]]:
+    """For each wrong key the slip that explains it, preferring the one that explains the most given numbers."""
     spec = trace.spec
-    redo = lambda **changes: attend(dataclasses.replace(spec, **changes))  # noqa: E731
-    q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
-    k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, spec.heads)  # (h, m, d_k)
-    s = trace.scores
-    a_wrong_axis = softmax(np.swapaxes(trace.scaled_scores, -1, -2), None if spec.allowed is None else np.swapaxes(spec.allowed, -1, -2))
-    a_wrong_axis = np.swapaxes(a_wrong_axis, -1, -2)
-    unscaled = f"the scale was left out: scaled scores are scale × {'Q′·K′ᵀ' if spec.rope is not None else 'Q·Kᵀ'}"
-    twice = "the scale was applied twice"
-    inverted = "the scores were multiplied by √d_k instead of divided by it" if spec.scale_name == "sqrt" else None
-    axis = "softmax ran down the columns (over queries); it runs along each row, over the keys"
-    early = "the weights were rounded too early: keep full precision until the end"
-    mistakes: dict[str, list] = {key: [] for key in CHECKABLE}
-    if spec.scale != 1.0:
-        for key in ("weights", "head_outputs", "output"):
-            mistakes[key] += [(unscaled, lambda key=key: array_of(redo(scale=1.0), key)),
-                              (twice, lambda key=key: array_of(redo(scale=spec.scale * spec.scale), key))]
-        if spec.softcap is None:
-            mistakes["scaled_scores"] += [(unscaled, lambda: s), (twice, lambda: spec.scale * spec.scale * s)]
-        else:  # the cap comes after the scale: the slip is computed again through it
-            mistakes["scaled_scores"] += [(unscaled, lambda: array_of(redo(scale=1.0), "scaled_scores")),
-                                          (twice, lambda: array_of(redo(scale=spec.scale * spec.scale), "scaled_scores"))]
-        if inverted:
-            mistakes["scaled_scores"].append((inverted, lambda: s / spec.scale if spec.softcap is None else
-                                              array_of(redo(scale=1 / spec.scale), "scaled_scores")))
-        mistakes["scores"].append(("these are already scaled: the scores are Q·Kᵀ before scaling", lambda: spec.scale * s))
-    mistakes["weights"].append((axis, lambda: a_wrong_axis))
-    for key in ("head_outputs", "output"):
-        mistakes[key].append((axis, lambda key=key: _from_weights(trace, a_wrong_axis, key)))
-        for step in (0.5, 0.1, 0.01):  # weights rounded to halves (as the walkthrough does), 1 or 2 decimals
-            rounded = lambda step=step: np.round(trace.weights / step) * step  # noqa: E731
-            mistakes[key].append((early, lambda key=key, r=rounded: _from_weights(trace, r(), key)))
-    if q.shape[-1] == k.shape[-2]:  # Q·K only has a shape when d_k = m
-        mistakes["scores"].append(("K was not transposed: the scores are Q·Kᵀ, each query row dotted with each key row", lambda: q @ k))
-    for key, name in (("queries", "w_q"), ("keys", "w_k"), ("values", "w_v")):
-        mistakes[key] += _transposed_weight(spec, key, name)
-    if spec.heads > 1:
-        mistakes_split = lambda key: array_of(attend(_interleaved(spec)), key)  # noqa: E731
-        for key in CHECKABLE:
-            mistakes[key].append(("the heads were split wrongly: head i takes the i-th block of d_k consecutive columns",
-                                  lambda key=key: mistakes_split(key)))
-    for key, found in modern_mistakes(trace).items():
-        mistakes[key] = mistakes.get(key, []) + found
-    return mistakes
+    if spec.heads * spec.n * spec.m > MAX_CELLS:
+        return {}, []
+    sentences = texts(lang)["slips"]
+    scored = []
+    with np.errstate(all="ignore"):  # a slip's numbers may overflow: it then matches nothing
+        slips = classic_slips(trace) + modern_slips(trace)
+    for order, slip in enumerate(slips):
+        how = {g.key: _explained(slip, g, answer, trace, g.slack(tol)) for g in givens}  # None, or the rounding it needed
+        matched = [g for g in givens if how[g.key] is not None]
+        explains = [g.key for g in matched if g.key in wrong]
+        if explains:  # the most given numbers explained; then the slip alone before the slip with rounded weights
+            rounded = sum(1 for g in matched if how[g.key])
+            scored.append((-sum(g.values.size for g in matched), rounded, order, slip, explains))
+    scored.sort(key=lambda item: item[:3])
+    hints, named = {}, []
+    for score, rounded, _, slip, explains in scored:
+        fresh = [key for key in explains if key not in hints]
+        if not fresh:
+            continue
+        text = sentences[slip.name].format(**slip.words)
+        twin = next((other for s, r, _, other, keys in scored if (s, r) == (score, rounded) and keys == explains
+                     and _family(other.name) != _family(slip.name)), None)
+        if twin is not None and not named:  # the same numbers from another slip: say both
+            text = sentences["or_same"].format(first=text, second=sentences[twin.name].format(**twin.words))
+        named.append({"name": slip.name, "hint": text, "keys": fresh})
+        hints.update({key: text for key in fresh})
+    return hints, named
 
 
-def _from_weights(trace: Trace, a: np.ndarray, key: str) -> np.ndarray:
-    return downstream(trace, a @ shared(trace.values, trace.spec.heads), key)  # H = A·V (h, n, d_v), on
+def _family(name: str) -> str:
+    """Slips told apart only by a detail (rounded to halves or to 1 decimal; which bias): one is enough to name."""
+    return "rounded" if name.startswith("rounded_") else name.replace("biases", "bias")
 
 
-def _transposed_weight(spec, key: str, name: str) -> list:
-    """The weight applied as W·x (PyTorch's nn.Linear layout) instead of x·W."""
-    w = getattr(spec, name)  # (h, d_in, d)
-    h, d_in, d = w.shape
-    if d_in != h * d:
-        return []
-    full = w.transpose(1, 0, 2).reshape(d_in, h * d)
-    swapped = full.T.reshape(d_in, h, d).transpose(1, 0, 2)
-    hint = "the weights were applied as W·x; attncli uses row vectors, x·W (transpose PyTorch weights)"
-    return [(hint, lambda: array_of(attend(dataclasses.replace(spec, **{name: swapped})), key))]
+def _explained(slip, g: Given, answer: Answer, trace: Trace, tol: float) -> float | None:
+    """None when the slip does not give these numbers; else 0.0, or the step its weights had to be rounded to."""
+    roundings = (None, *ROUNDINGS) if slip.rounded and g.key in AFTER_WEIGHTS else (None,)
+    for rounding in roundings:
+        array = slip.arrays(rounding).get(g.key)
+        if array is not None and fit(g, select(array, g.key, answer, trace.spec), tol) is not None:
+            return rounding or 0.0
+    return None
 
 
-def _interleaved(spec):
-    """Every head's weights taken as interleaved columns (head i: columns i, i+h, …)."""
-    changes = {}
-    for name in ("w_q", "w_k", "w_v"):
-        w = getattr(spec, name)  # (h, d_in, d)
-        h, d_in, d = w.shape
-        full = w.transpose(1, 0, 2).reshape(d_in, h * d)
-        changes[name] = full.reshape(d_in, d, h).transpose(2, 0, 1)
-    return dataclasses.replace(spec, **changes)
+def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:
+    from attncli.teach.check_view import cell_name
+
+    spec = trace.spec
+    name = cell_name((*row, 0), key, spec.tokens, spec.context_tokens, words["cell"])  # row: (head, row) or (row,)
+    return name.rsplit(words["cell"]["sep"], 1)[0]  # without the column
+
+
+def _shape(shape: tuple[int, ...], words: dict) -> str:
+    return " × ".join(map(str, shape)) if shape else words["one_number"]

@@ -6,64 +6,94 @@ import json
 import math
 
 from rich.console import Group
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from attncli.core.errors import visible
 from attncli.teach.check import shown
+from attncli.teach.explain_view import wrap_cjk
 from attncli.teach.texts import texts
 
 
-def check_report(findings: list, tokens: list[str], key_tokens: list[str], tol: float, lang: str = "en") -> Group:
-    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint.
+def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, lang: str = "en") -> Group:
+    """``attncli check``: each answered quantity, right or where it first goes wrong, with a hint; then the notes.
 
+    A hint already given for an earlier quantity is not repeated: "the same slip as weights above".
     Messages and hints too long for the terminal wrap under themselves, not under the marks.
     """
     t = texts(lang)
     words = t["check"]
     lines: list = [Text(words["title"].format(tol=f"{tol:g}"), style="bold")]
-    for f in findings:
+    first_with: dict[str, str] = {}  # hint -> the key it was first given for
+    for f in report.findings:
         if f.ok:
             message = Text(words["correct"], style="green")
         elif f.problem:
             message = Text(words["wrong"].format(problem=f.problem), style="red")
         else:
-            where = cell_name(f.cell, f.key, tokens, key_tokens, words["cell"])
+            where = place(f, tokens, key_tokens, words["cell"])
             message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=shown(f.given)), style="red")
         row = Table.grid()
         row.add_column(no_wrap=True)
         row.add_column()
-        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"{t['step'].lower()} {f.step}  {f.key:<13} "),
+        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
                     message)
         lines.append(row)
         if f.hint and not f.ok:
-            lines.append(Padding(Text(words["hint"].format(hint=f.hint), style="yellow"), (0, 0, 0, 6), expand=False))
+            hint = f.hint if f.hint not in first_with else words["same_slip"].format(key=first_with[f.hint])
+            first_with.setdefault(f.hint, f.key)
+            lines.append(Indented(words["hint"].format(hint=hint), 6, "yellow"))
+    lines += [Indented(note, 2) for note in report.notes]
     return Group(*lines)
 
 
-def check_json(findings: list, tokens: list[str], key_tokens: list[str], tol: float, lang: str = "en") -> bytes:
-    """``attncli check --format json``: one object, ``{"tolerance", "correct", "lang", "findings": [...]}``.
+class Indented:
+    """A sentence wrapped under itself, ``indent`` cells in, between Chinese characters as between English words."""
+
+    def __init__(self, text: str, indent: int, style: str = ""):
+        self.text, self.indent, self.style = text, indent, style
+
+    def __rich_console__(self, console, options):
+        for line in wrap_cjk(self.text, max(options.max_width - self.indent, 20)):
+            yield Text(" " * self.indent + visible(line), style=self.style)
+
+
+def check_json(report, tokens: list[str], key_tokens: list[str], tol: float, lang: str = "en") -> bytes:
+    """``attncli check --format json``: one object, ``{"tolerance", "correct", "lang", "findings": [...], "notes",
+    "slips"}``.
 
     Each finding has ``key``, ``step``, ``ok``, ``cell`` (the first wrong cell counting from 1, as the text
-    counts: [column], [row, column] or [head, row, column]; null when right or when the shape is wrong),
-    ``where`` (that cell in words), ``expected``, ``given`` (null: the cell was left null), ``problem`` (a
-    wrong shape) and ``hint`` (null, or the known mistake the answer matches).
+    counts: [column], [row, column] or [head, row, column] of the answer as given; null when right or when the
+    shape is wrong), ``where`` (that cell in words; for one row given without ``query:``, with the row it was
+    compared with), ``expected``, ``given`` (null: the cell was left null), ``problem`` (a wrong shape) and
+    ``hint`` (null, or the slip the answer shows).  ``notes`` are the report's closing sentences; ``slips`` the
+    slips named, each ``{"name", "hint", "keys"}``.  Every sentence is in ``lang``.
     """
     words = texts(lang)["check"]["cell"]
     items = []
-    for f in findings:
+    for f in report.findings:
         items.append({
             "key": f.key, "step": f.step, "ok": f.ok,
             "cell": None if f.cell is None else [i + 1 for i in f.cell],
-            "where": None if f.cell is None else cell_name(f.cell, f.key, tokens, key_tokens, words),
-            "expected": f.expected, "given": None if f.given is None or math.isnan(f.given) else f.given,
+            "where": None if f.cell is None else place(f, tokens, key_tokens, words),
+            "expected": number_or_null(f.expected), "given": number_or_null(f.given),
             "problem": f.problem, "hint": None if f.ok else f.hint,
         })
-    body = {"tolerance": tol, "correct": all(f.ok for f in findings), "lang": lang, "findings": items}
+    body = {"tolerance": tol, "correct": all(f.ok for f in report.findings), "lang": lang, "findings": items,
+            "notes": list(report.notes), "slips": list(report.slips)}
     from attncli.outputs.serialize import escape_controls
 
     return escape_controls((json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def number_or_null(value: float | None) -> float | None:
+    """A value as strict JSON has it: a blank (null, or −inf written for a masked score) or a −inf bias is null."""
+    return None if value is None or not math.isfinite(value) else value
+
+
+def place(f, tokens: list[str], key_tokens: list[str], words: dict) -> str:
+    """A finding's first wrong cell in words; for one row given without query:, in the row it was compared with."""
+    return cell_name(((*f.row, *f.cell) if f.row is not None else f.cell), f.key, tokens, key_tokens, words)
 
 
 def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str], words: dict | None = None) -> str:

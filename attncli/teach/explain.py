@@ -20,8 +20,9 @@ from attncli.core.attention import Trace
 from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
 from attncli.teach import explain_modern as modern
+from attncli.teach import explain_notes as notes
 from attncli.teach import step
-from attncli.teach.lines import dot_line, factor, fixed, quotient_line, vector, weighted_line
+from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
 from attncli.teach.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.texts import texts
 
@@ -76,14 +77,19 @@ def positional_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
-    keys = ["body"] + (["identity"] if spec.identity else [])
+    keys = ["body_cross" if spec.context is not None else "body"]
+    keys += [] if not spec.identity else ["identity" if len(spec.identity) == 1 else "identity_many"]
+    biases = [name for name, b in (("b_Q", spec.b_q), ("b_K", spec.b_k), ("b_V", spec.b_v)) if b is not None]
+    keys += ["biases"] if biases else []
     if spec.kv_heads < spec.heads:  # grouped-query: which K/V head this query head shares, and why
         keys += ["mqa_share", "mqa"] if spec.kv_heads == 1 else ["gqa", "gqa_why"]
     elif spec.heads > 1:
         keys.append("heads")
     if spec.d_k != spec.d_v:
         keys.append("dk_dv")
-    ctx = dict(ctx, omitted=", ".join(f"W_{name[0].upper()}" for name in sorted(spec.identity)))
+    omitted = [f"W_{name[0].upper()}" for name in ("query", "key", "value") if name in spec.identity]
+    ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
+               biases=t["list_sep"].join(biases))
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
                for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
@@ -102,20 +108,26 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     x = step.inputs_symbol(spec)  # what the projections see
     c = "C" if spec.context is not None else x
     rows, source = step.projected_rows(trace), step.source_rows(trace)
-    lines = [f"q · {spec.tokens[focus.query]}: {vector(rows[focus.query], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
-             f" = {vector(trace.queries[h, focus.query], p)}"]
+    i = focus.query
+    lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {vector(rows[i], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
+             f" = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
-        row = vector(source[j], p)
-        lines.append(f"k · {spec.context_tokens[j]}: {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[kv, j], p)}")
-        lines.append(f"v · {spec.context_tokens[j]}: {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[kv, j], p)}")
+        row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
+        lines.append(f"{token}: k{k} = {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[kv, j], p)}")
+        lines.append(f"{token}: v{k} = {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
         lines.append("…")
     numbers = [Numbers("queries", t["label"]["queries"], trace.queries[h], spec.tokens, dims(spec.d_k)),
                Numbers("keys", modern.gqa_label(t, "keys", spec, ctx), trace.keys[kv], spec.context_tokens, dims(spec.d_k)),
                Numbers("values", modern.gqa_label(t, "values", spec, ctx), trace.values[kv], spec.context_tokens, dims(spec.d_v))]
-    keys = ["body", "why_qk"] + (["cross"] if spec.context is not None else [])
+    cross = spec.context is not None
+    same = not cross and notes.same_projection(spec, h) is not None  # every query is its key
+    why = "why_qk" if not same else "why_qk_same" if spec.score == "dot" else "why_qk_same_additive"
+    keys = ["body_cross", "why_qk_cross"] if cross else ["body", why]
     if spec.pre_norm is not None:
-        keys.append("pre_norm_cross" if spec.context is not None else "pre_norm")
+        keys.append("pre_norm_cross" if cross else "pre_norm")
+    elif spec.positional is not None:
+        keys.append("positional_cross" if cross else "positional")
     keys += ["gqa"] if spec.kv_heads < spec.heads else []
     formula = f"Q = {x}·W_Q{plus(spec.b_q, 'b_Q')}   K = {c}·W_K{plus(spec.b_k, 'b_K')}   V = {c}·W_V{plus(spec.b_v, 'b_V')}"
     return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, ctx), lines, numbers)
@@ -126,14 +138,16 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
     unbiased = z if trace.score_bias is None else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i])
-    lines = []
+    hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
+    prime = "" if spec.rope is None else "′"
     for j in range(min(spec.m, MAX_LINES)):
-        name = f"{spec.tokens[i]} · {spec.context_tokens[j]}"
-        if spec.score == "additive":
-            qk = "q·W₁ + k·W₂" if spec.rope is None else "q′·W₁ + k′·W₂"
-            lines.append(f"{name}: vᵀ·tanh({qk}) = {vector([s[j]], p)[1:-1]}")
+        qi, kj = f"q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
+        if hidden is not None:  # vᵀ·tanh(q·W₁ + k·W₂), the sum inside the tanh and the products with v written out
+            inside, th, v = hidden[0][j], hidden[1][j], spec.v_a[h]
+            lines.append(f"{spec.context_tokens[j]}: vᵀ·tanh({qi}·W₁ + {kj}·W₂) = vᵀ·tanh({vector(inside, p)}) = "
+                         f"{dot_line(v, th, s[j], p)}")
         else:
-            lines.append(f"{name}: {dot_line(q[h, i], k[kv, j], s[j], p)}")
+            lines.append(f"{spec.context_tokens[j]}: {qi} · {kj} = {dot_line(q[h, i], k[kv, j], s[j], p)}")
         lines[-1] += modern.scaled_lines(s[j], spec, unbiased[j], p) + modern.bias_line(trace, h, i, j, p)
         if not allowed[j]:
             lines[-1] += f"   →   {t['label']['masked']}"
@@ -141,15 +155,16 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines.append("…")
     keys = ["additive" if spec.score == "additive" else "dot"]
     keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
-    keys += [f"scale_{spec.scale_name}" + ("_softcap" if spec.softcap is not None and spec.scale_name == "none" else "")]
+    keys += notes.scale_keys(spec) + ["z"]
     keys += [] if spec.softcap is None else ["softcap"]
     keys += modern.bias_keys(spec)
     if spec.mask is not None:
         keys.append("mask_score_bias" if spec.mask_name == "none" else f"mask_{spec.mask_name}")
-    if spec.score == "dot" and spec.context is None:  # is query·key = key·query in this document?
-        keys.append("symmetric" if np.allclose(trace.scores[h], trace.scores[h].T) else "asymmetric")
+    symmetry, words = notes.symmetry(trace, focus, t)  # is the score of i for j that of j for i?
+    keys += symmetry
+    ctx = dict(ctx, z=notes.z_formula(spec), **words)
     masked = None if spec.mask is None else ~allowed[None, :]
-    numbers = [Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens)]
+    numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
         numbers.append(Numbers("score_bias", t["label"]["score_bias"], trace.score_bias[h, i][None, :], [spec.tokens[i]],
                                spec.context_tokens, masked))
@@ -201,7 +216,11 @@ def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     a, v, wv = trace.weights[h, i], trace.values[kv_head(spec, h)], weighted_values(trace, focus)
     lines = [f"{spec.context_tokens[j]}: {weighted_line(a[j], v[j], wv[j], p)}" for j in range(min(spec.m, MAX_LINES))]
     numbers = [Numbers("weighted_values", t["label"]["weighted_values"], wv, spec.context_tokens, dims(spec.d_v))]
-    return Step(6, t["weighted"]["title"], "a_j · v_j", paragraphs(t, "weighted", ["body"], ctx),
+    keys = ["body"]
+    if focus.builtin:  # the walkthrough's weighted values come from its rounded weights
+        ctx = dict(ctx, **notes.article(trace, focus))
+        keys.append("builtin_first" if i == 0 else "builtin")
+    return Step(6, t["weighted"]["title"], "a_j · v_j", paragraphs(t, "weighted", keys, ctx),
                 lines + (["…"] if spec.m > MAX_LINES else []), numbers)
 
 
@@ -211,10 +230,8 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys = ["body"] + (["heads"] if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None else [])
     lines = [" + ".join(vector(row, p) for row in weighted_values(trace, focus)[:MAX_LINES]) + (" + …" if spec.m > MAX_LINES else "")
              + f" = {vector(y, p)}"]
-    if focus.builtin:
-        rounded = np.round(trace.weights[h, i] * 2) / 2  # the walkthrough's 0.0 / 0.5 / 0.5
-        ctx = dict(ctx, rounded_weights=fixed(rounded, 1), rounded=fixed(rounded @ trace.values[kv_head(spec, h)], 1),
-                   exact=fixed(y, 4))
+    if focus.builtin:  # the walkthrough's own rounded figures for this query
+        ctx = dict(ctx, **notes.article(trace, focus))
         keys.append("builtin")
     numbers = [Numbers("head_output", t["label"]["head_output"], y[None, :], [spec.tokens[i]], dims(spec.d_v))]
     return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", paragraphs(t, "sum", keys, ctx), lines, numbers)
@@ -226,6 +243,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     inner = f"{scaled}S" if spec.score == "additive" else f"{scaled}{ctx['qk']}"
     if spec.softcap is not None:
         inner = f"{spec.softcap:g}·tanh({inner} / {spec.softcap:g})"
+    inner += "" if spec.score_bias is None else " + B"
     norm = {"softmax": f"softmax({inner})", "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
@@ -248,7 +266,7 @@ def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     eps = spec.add_norm[2]  # (gamma, beta, eps)
     mean, var = float(r.mean()), float(r.var())  # the two numbers LayerNorm uses for this row
     lines = modern.post_norm_lines(trace, focus) if spec.post_norm is not None else []  # R = X₀ + post_norm(Y)
-    lines += [f"r · {spec.tokens[i]} = {vector(r, p)}",
+    lines += [f"{spec.tokens[i]}: r = {vector(r, p)}",
               f"mean = {number(mean, p)}   var = {number(var, p)}   ε = {eps:g}",
               f"LayerNorm(r) = {vector(trace.normalized[i], p)}"]
     d = dims(spec.inputs.shape[1])

@@ -119,7 +119,7 @@ def pre_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     norm, x = spec.pre_norm, spec.embedded
     x0 = "X + P" if spec.positional is not None else "X"
     x0_ = "(X + P)" if spec.positional is not None else "X"
-    lines = [f"x · {spec.tokens[i]} = {vector(x[i], p)}"]
+    lines = [f"{spec.tokens[i]}: x = {vector(x[i], p)}"]
     lines += norm_lines(x[i], norm, trace.normalized_inputs[i], "x", p)
     if norm.kind == "rms":
         formula = f"X̂ = {'' if np.all(norm.gamma == 1.0) else 'γ ⊙ '}{x0_} / √(mean({x0_}²) + ε)"
@@ -170,7 +170,7 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
         angle = float(pos) * f
         c, s = np.cos(angle), np.sin(angle)
         x, y = float(row[a]), float(row[b])
-        lines.append(f"{name} · {token}, p{prime} = {num(pos)}:   φ = {num(pos)} × {num(f)} = {num(angle)}   "
+        lines.append(f"{token}: {name} at p{prime} = {num(pos)}:   φ = {num(pos)} × {num(f)} = {num(angle)}   "
                      f"cos φ = {num(c)}   sin φ = {num(s)}")
         lines.append(f"({name}{subscript(a + 1)}, {name}{subscript(b + 1)}) = ({num(x)}, {num(y)})  →  "
                      f"({factor(x, p)}·{factor(c, p)} − {factor(y, p)}·{factor(s, p)}, "
@@ -207,7 +207,7 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     pairs = "(a, b) = (x_i, x_{i+dims/2})" if rope.style == "half" else "(a, b) = (x_2i, x_2i+1)"
     formula = f"Q′, K′ = rope(Q), rope(K):   (a, b) → (a·cos φ − b·sin φ, b·cos φ + a·sin φ),   φ = p·f_i,   {pairs}"
     angles = np.stack([pq * rope.frequencies, pk * rope.frequencies])  # (2, dims/2)
-    rows = [f"q · {spec.tokens[i]}", f"k · {spec.context_tokens[j]}"]
+    rows = [f"q ({spec.tokens[i]})", f"k ({spec.context_tokens[j]})"]
     numbers = [Numbers("angles", t["label"]["angles"], angles, rows, dims(rope.dims // 2)),
                Numbers("queries_rotated", t["label"]["queries_rotated"], trace.queries_rotated[h], spec.tokens, dims(spec.d_k)),
                Numbers("keys_rotated", gqa_label(t, "keys_rotated", spec, ctx), trace.keys_rotated[kv], spec.context_tokens,
@@ -222,7 +222,7 @@ def post_norm_lines(trace: Trace, focus: Focus) -> list[str]:
     """``y = …`` and the arithmetic of post_norm(y) for the chosen row."""
     spec, i, p = trace.spec, focus.query, focus.precision
     y = trace.output[i]
-    return [f"y · {spec.tokens[i]} = {vector(y, p)}", *norm_lines(y, spec.post_norm, trace.normalized_output[i], "y", p)]
+    return [f"{spec.tokens[i]}: y = {vector(y, p)}", *norm_lines(y, spec.post_norm, trace.normalized_output[i], "y", p)]
 
 
 def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
@@ -230,7 +230,7 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     x, y = spec.embedded[i], trace.output[i] if trace.normalized_output is None else trace.normalized_output[i]
     lines = post_norm_lines(trace, focus) if spec.post_norm is not None else []
     added = "y" if spec.post_norm is None else "y\u0302"  # ŷ, written as x̂ and X̂ are
-    lines.append(f"r · {spec.tokens[i]} = x + {added} = {vector(x, p)} + {vector(y, p)} = {vector(trace.residual[i], p)}")
+    lines.append(f"{spec.tokens[i]}: r = x + {added} = {vector(x, p)} + {vector(y, p)} = {vector(trace.residual[i], p)}")
     d = dims(spec.inputs.shape[1])
     numbers = []
     if trace.normalized_output is not None:

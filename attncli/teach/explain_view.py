@@ -36,7 +36,9 @@ def wrap_cjk(text: str, width: int) -> list[str]:
     lines, line = [], []
     for token in TOKEN.findall(text):
         if cell_len("".join(line) + token) > width and line and not token.isspace():
-            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 and CJK.match(line[-1]) else []
+            while token in NO_LINE_START and len(line) > 1 and line[-1].isspace():
+                line.pop()
+            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 else []  # (a character, or a word: 0.4683])
             lines.append("".join(line).rstrip())
             line = carry
         if line or not token.isspace():
@@ -72,13 +74,15 @@ class Worked:
 
 def heading(step: Step, t: dict) -> str:
     """``Step 4 · Score the query against every key`` (an extra step: ``Step positional · …``)."""
+    if isinstance(step.number, str) and step.number in ("positional", "pre_norm", "rope", "add_norm", "residual"):
+        return t["extra_heading"].format(key=step.number, title=step.title)
     return f"{t['step']} {step.number} · {step.title}"
 
 
 def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
     """One step: heading, formula, paragraphs, the worked lines, notes and tables."""
     parts: list = [Text(visible(heading(step, t)), style="bold underline"),  # a title may name a token
-                   Text(visible(f"{t['formula']}: {step.formula}"), style="bold cyan")]
+                   Text(visible(t["formula_line"].format(formula=step.formula)), style="bold cyan")]
     blocks: list = [Paragraph(paragraph) for paragraph in step.text]
     if step.lines:
         blocks.append(Worked(step.lines))

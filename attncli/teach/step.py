@@ -86,7 +86,7 @@ def context(trace: Trace, focus: Focus) -> dict:
         # grouped-query attention: g key/value heads, each shared by `group` query heads
         "g": spec.kv_heads, "group": group, "head0": focus.head, "kv0": kv, "kv": kv + 1,
         "first": kv * group + 1, "last": (kv + 1) * group,
-        "qk": "Q′·K′ᵀ" if spec.rope is not None else "Q·Kᵀ",
+        "qk": "S" if spec.score == "additive" else "Q′·K′ᵀ" if spec.rope is not None else "Q·Kᵀ",
         "softcap": f"{spec.softcap:g}" if spec.softcap is not None else "",
     }
 

@@ -2,7 +2,9 @@
 
 The progression (seed 002's idea, our words): (a) every output the plain average of
 the value rows; (b) symmetric relevance X·Xᵀ, each row divided by its own sum;
-(c) query–key relevance Q·Kᵀ divided by the row sum, then (d) softmax(scale·Q·Kᵀ).
+(c) query–key relevance Q·Kᵀ divided by the row sum, then (d) softmax(scale·Q·Kᵀ);
+and (e) why the scale (seed 003's argument: a saturated softmax has a vanishing gradient).
+The intuitions told next to the numbers are in :mod:`attncli.teach.why_notes`.
 Also: marking the step where a learner's ``answer:`` first goes wrong.
 
 >>> import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from attncli.core.attention import Trace, softmax
 from attncli.core.errors import AttnError
 from attncli.outputs.numbers import dims, number
+from attncli.teach import why_notes as intuitions
 from attncli.teach.step import Focus, Numbers, Step, context, kv_head
 from attncli.teach.texts import texts
 
@@ -39,7 +42,7 @@ def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
 
 def why_steps(trace: Trace, focus: Focus) -> list[Step]:
-    """The four stages a, b, c, d; a stage whose numbers overflow float64 is an error naming it."""
+    """The stages a to e; a stage whose numbers overflow float64 is an error naming it."""
     with np.errstate(all="ignore"):  # X·Xᵀ and Q·Kᵀ of huge numbers (attend's checks cover neither with score: additive)
         steps = _stages(trace, focus)
     for step in steps:
@@ -51,7 +54,7 @@ def why_steps(trace: Trace, focus: Focus) -> list[Step]:
 
 
 def _stages(trace: Trace, focus: Focus) -> list[Step]:
-    """The four stages a, b, c, d (b is left out for cross-attention, where X·Xᵀ means nothing)."""
+    """The stages a to e (b without its numbers for cross-attention, where X·Xᵀ means nothing; e only for dot scores)."""
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)
     w, labels = t["why"], t["label"]
@@ -67,13 +70,14 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
     else:
         out.append(Step("b", w["symmetric"]["title"], "R = X·Xᵀ", [w["symmetric"]["cross"].format(**ctx)]))
     qk = trace.queries[h] @ trace.keys[kv_head(spec, h)].T  # (n, m): the projections, before any rotation
-    out.append(_relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx))
+    c = _relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx)
+    out.append(dataclasses.replace(c, text=c.text + intuitions.query_key(trace, focus, w, ctx, qk)))
     a = softmax(spec.scale * qk)  # (n, m)
-    body = [w["softmax"]["body"].format(**ctx)] + left_out(spec, w)
+    body = [w["softmax"]["body"].format(**ctx), intuitions.market(trace, focus, w, ctx, a)] + left_out(spec, w)
     out.append(Step("d", w["softmax"]["title"], f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)", body, numbers=[
         Numbers("weights", labels["why_weights"], a, rows, cols, heat=True),
         Numbers("output", labels["why_output"], a @ v, rows, out_cols)]))
-    return out
+    return out + intuitions.scale_stage(trace, focus, t, ctx, qk)
 
 
 def left_out(spec, w: dict) -> list[str]:
@@ -104,7 +108,7 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
     from attncli.teach.check import shown
-    from attncli.teach.check_view import cell_name
+    from attncli.teach.check_view import place
 
     wrong = next((f for f in findings if not f.ok), None)
     if wrong is None:
@@ -113,7 +117,7 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
     if wrong.problem:
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
-        cell = cell_name(wrong.cell, wrong.key, spec.tokens, spec.context_tokens)
+        cell = place(wrong, spec.tokens, spec.context_tokens, t["check"]["cell"])
         notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected), given=shown(wrong.given))]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))

@@ -4,16 +4,25 @@ Placeholders in braces are filled from :func:`attncli.teach.explain.context` (``
 query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncli.teach.texts.zh`.
 """
 
+from attncli.teach.texts.check_en import CHECK, SLIPS
+from attncli.teach.texts.modern_en import MODERN
+from attncli.teach.texts.why_en import WHY
+
 TEXTS = {
     "step": "Step",
     "formula": "Formula",
+    "formula_line": "Formula: {formula}",
+    "and": " and ",
+    "list_sep": ", ",
+    "extra_heading": "Step {key} · {title}",  # an extra step (positional, rope …)
+    "step_names": {"positional": "positional", "pre_norm": "pre_norm", "rope": "rope", "add_norm": "add_norm",
+                   "residual": "residual"},  # (their own names in English)
     "of_head": "{title} (head {head})",  # a step's title with --head all
-    "check": {  # attncli check's fixed lines (the hints are issue 19's to translate)
-        "title": "Your answer, step by step (tolerance {tol})", "correct": "correct", "wrong": "wrong: {problem}",
-        "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
-        "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')"},
-    },
+    "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
+    "slips": SLIPS,
     "label": {
+        "saturation": "Saturation  largest weight and Jacobian entry",
+        "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
         "embedded": "Inputs with positions  X + P",
         "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",
@@ -45,9 +54,9 @@ TEXTS = {
                 "before anything else happens; the projections in step 3 see {sees}.",
         "sees": "X + P",
         "sees_normalised": "X + P, after it is normalised (step pre_norm)",
-        "sinusoidal": "Here P is the sinusoidal encoding: even columns use a sine, odd columns a cosine, and the "
-                      "wavelength grows from column to column, so every position gets its own pattern and nearby "
-                      "positions get similar ones.",
+        "sinusoidal": "Here P is the sinusoidal encoding: counting columns from 1 as the tables do, columns 1, 3, 5 … "
+                      "use a sine and columns 2, 4, 6 … a cosine, and the wavelength grows from one pair of columns to "
+                      "the next, so every position gets its own pattern and nearby positions get similar ones.",
         "matrix": "Here P is the matrix given in the document.",
     },
     "weights": {
@@ -56,8 +65,17 @@ TEXTS = {
                 "the key and W_V for the value. Each matrix has one row per input number and one column per "
                 "output number. A trained model learns them; here they are given, so every number that follows can "
                 "be checked by hand.",
-        "identity": "The document leaves out {omitted}, so that projection is the identity: the vector is the input "
-                    "row itself.",
+        "body_cross": "Three weight matrices make the vectors attention works with: W_Q turns each input row into a "
+                      "query, W_K and W_V turn each context row into a key and a value. Each matrix has one row per "
+                      "number of the rows it multiplies (d_model = {d_model} for W_Q, d_ctx = {d_ctx} for W_K and W_V) "
+                      "and one column per output number. A trained model learns them; here they are given, so every "
+                      "number that follows can be checked by hand.",
+        "identity": "The document leaves out {omitted}, so that projection is the identity: the vector is the row it "
+                    "multiplies, unchanged.",
+        "identity_many": "The document leaves out {omitted}, so those projections are the identity: each vector is the "
+                         "row it multiplies, unchanged.",
+        "biases": "The document also gives biases ({biases}): each is added after its matrix product, so a projection "
+                  "is row × W + b.",
         "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
                  "(choose another with --head).",
         "gqa": "There are {h} query heads but only {g} key/value heads (kv_heads: {g}): this is grouped-query "
@@ -85,7 +103,22 @@ TEXTS = {
         "why_qk": "Why two different vectors for matching? The query describes what a token is looking for, the key "
                   "what it offers to others. Because they are made by different matrices, how much token A cares "
                   "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
-        "cross": "The query comes from the inputs, the keys and values from the context.",
+        "body_cross": "Multiply each input row by W_Q to get that token's query, and each context row by W_K and W_V "
+                      "to get that context token's key and value. The same matrices are used for every row.",
+        "why_qk_same": "Why two different vectors for matching? The query describes what a token is looking for, the key "
+                       "what it offers to others. Made by different matrices, they let how much token A cares about B "
+                       "differ from how much B cares about A; in this document the query and key matrices are the same, "
+                       "so each query equals its key and that symmetry is forced (step 4).",
+        "why_qk_same_additive": "Why two different vectors for matching? The query describes what a token is looking "
+                                "for, the key what it offers to others. In this document the query and key matrices are the "
+                                "same, so each query equals its key; the additive score still treats the two differently, "
+                                "through W₁ for the query and W₂ for the key.",
+        "why_qk_cross": "The query describes what each input token is looking for, the key what each context token "
+                        "offers: they come from two different sequences, so a score always reads from an input token to a "
+                        "context token.",
+        "positional": "The rows multiplied here are those of X + P, the inputs with their positions (step positional).",
+        "positional_cross": "The query rows are those of X + P, the inputs with their positions (step positional); the "
+                            "context is used as given.",
         "pre_norm": "The rows multiplied here are those of X̂, the inputs after the normalisation of step pre_norm, not "
                     "the raw X; the keys and values are made from X̂ too.",
         "pre_norm_cross": "The query rows are those of X̂, the inputs after the normalisation of step pre_norm; the "
@@ -113,10 +146,15 @@ TEXTS = {
                    "−1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes almost "
                    "unchanged, a large one is squashed towards the cap, and no single score can grow so large that it "
                    "takes all the weight (Gemma 2 caps its attention scores this way).",
-        "scale_none": "This document uses scale: none, so the scores go to softmax unchanged, as in the illustrated "
-                      "walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
+        "scale_none": "The scale here is none (scale: none): the scores are not divided by √d_k, as in the "
+                      "illustrated walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
                       "vector the raw dot products grow large, and softmax would then put nearly all the weight on "
                       "the single largest score.",
+        "additive_none": "Additive scores are used as they are unless the document gives a scale, and here there is "
+                         "none (scale: none).",
+        "additive_sqrt": "Then each score is divided by √d_k = √{d_k}, as the document asks (scale: sqrt).",
+        "additive_number": "Then each score is multiplied by the document's scale, {scale}.",
+        "z": "What is turned into weights in step 5 is called z, the scaled score: here z = {z}.",
         "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
                       "grows with d_k; without the division the largest score would swamp the others, softmax would give "
                       "nearly all the weight to one key, and its gradients would almost vanish, so training stalls.",
@@ -143,10 +181,23 @@ TEXTS = {
                     "position vector added to the inputs: the same words at the same distance get the same nudge "
                     "wherever they stand, which is why such models need no position embeddings and cope with longer "
                     "texts than they were trained on.",
-        "asymmetric": "This row is not the same as the column of {q}: how much {q} attends to another token is "
-                      "not how much that token attends to {q}.",
-        "symmetric": "In this document {qk} happens to be symmetric (row {i} equals column {i}), but that is a "
-                     "coincidence of these weights: in general query·key differs from key·query.",
+        "asymmetric": "Read the other way round, the numbers differ: the score of {q} for {other} is {qab} = {ab}, "
+                      "but the score of {other} for {q} is {qba} = {ba}. Each dot product on its own is symmetric "
+                      "(q·k = k·q); what differs is whose query meets whose key, so how much {q} attends to {other} "
+                      "need not be how much {other} attends to {q}.",
+        "row_column": "For {q} the scores happen to read the same both ways (its row of {qk} equals its column), but "
+                      "not for every pair: the score of {first} for {other} is {qab} = {ab}, that of {other} for "
+                      "{first} is {qba} = {ba}. A dot product is symmetric (q·k = k·q); what differs is whose "
+                      "query meets whose key.",
+        "symmetric": "In this document {qk} happens to be symmetric: for every pair, the score of i for j, q_i·k_j, "
+                     "equals the score of j for i, q_j·k_i. That is a coincidence of these inputs and weights: W_Q "
+                     "and W_K differ, and in general the two scores differ.",
+        "forced": "{why}: each token's query is its key, so q_i·k_j = k_i·q_j = q_j·k_i for every pair, and {qk} is "
+                  "symmetric by construction, not by coincidence. Separate matrices W_Q and W_K are what let the score "
+                  "of i for j differ from that of j for i.",
+        "why_same": "Here W_Q = W_K",
+        "why_same_bias": "Here W_Q = W_K and b_Q = b_K",
+        "why_identity": "The document gives neither W_Q nor W_K, so both are the identity and Q = K = {x}",
     },
     "softmax": {
         "title": "Softmax: scores become weights",
@@ -155,7 +206,7 @@ TEXTS = {
                    "a score a little higher than the rest gets a clearly larger share.",
         "shift": "The scores are large, so the largest one is subtracted before exponentiating; this changes none of "
                  "the weights (it cancels in the division) but keeps e^z from overflowing.",
-        "shift_negative": "Every score here is negative, so every e^z is small: below about −745 it is even rounded to "
+        "shift_negative": "Every score that takes part here is negative, so every e^z is small: below about −745 it is even rounded to "
                           "exactly 0 in float64, and the division would read 0 / 0. So the largest score is subtracted "
                           "first, as attention code always does: the largest exponential becomes e^0 = 1, and the "
                           "weights stay the same (the shift cancels in the division).",
@@ -172,15 +223,19 @@ TEXTS = {
         "title": "Weight each value",
         "body": "Each key's weight now multiplies that key's value row. A value with a large weight comes through "
                 "almost whole; one with a weight near 0 nearly vanishes.",
+        "builtin_first": "The illustrated walkthrough shows these weighted values as {rounded_rows}: they come from its "
+                         "weights rounded to {rounded_weights}, not from the exact weights {exact_weights} used here.",
+        "builtin": "The illustrated walkthrough rounds the weights of {q} to {rounded_weights}; from those, the "
+                   "weighted values would be {rounded_rows}, not the exact ones above.",
     },
     "sum": {
         "title": "Add them up: the output of {q}",
         "body": "Adding the weighted values gives the output of {q}: a blend of all the values, mixed in the "
                 "proportions of its weights. It has d_v = {d_v} numbers, the width of the values.",
         "heads": "This is what head {head} gives {q}; step 8 shows how the heads are combined.",
-        "builtin": "The illustrated walkthrough rounds the weights to {rounded_weights} and therefore shows this "
-                   "output as {rounded}; the exact output is {exact}. This example uses scale: none (no division "
-                   "by √d_k), exactly like the walkthrough.",
+        "builtin": "The illustrated walkthrough's figures show the weights of {q} rounded to {rounded_weights} and "
+                   "therefore this output as {rounded}; the exact output is {exact}. This example uses scale: none (no "
+                   "division by √d_k), exactly like the walkthrough.",
     },
     "matrix": {
         "title": "Every query at once",
@@ -205,102 +260,10 @@ TEXTS = {
         "post_norm": "Before it is added, the attention output is normalised itself (post_norm, {norm}): "
                      "R = {x0} + {norm}(Y); the first lines work this out for {q}.",
     },
-    "pre_norm": {
-        "title_rms": "Pre-norm: RMSNorm",
-        "title_layer": "Pre-norm: LayerNorm",
-        "body": "Before the projections, each input row is normalised on its own (pre-norm): brought to a standard size, "
-                "so that the queries, keys and values are computed from rows of similar scale however large the rows "
-                "have grown in earlier layers. Putting the norm before attention, rather than after the residual "
-                "addition, is what keeps deep stacks of layers stable to train; most models since GPT-2 do it.",
-        "rms": "This is RMSNorm (kind: rms, as in Llama, Mistral and T5): the row is divided by its root mean square "
-               "√(mean(x²) + ε), with ε = {eps}. Unlike LayerNorm it does not subtract the mean and has no β; it is "
-               "cheaper and trains as well.",
-        "layer": "This is LayerNorm (kind: layer): the row's mean is subtracted and the result divided by √(var + ε), "
-                 "with ε = {eps}; then γ scales and β shifts each number.",
-        "gamma": "Each number is then multiplied by its own γ (the document's gamma), the learned gain of its dimension.",
-        "gamma_ones": "γ is all ones here (the default), so it changes nothing.",
-        "cross": "Only the inputs are normalised: the context, which gives the keys and values, is used as given (in "
-                 "encoder–decoder models it was normalised already).",
-        "residual": "The residual added at the end (step {res_step}) uses {x0} as it was, not X̂: the normalisation only "
-                    "shapes what attention sees.",
-    },
-    "rope": {
-        "title": "Rotary position embedding (RoPE)",
-        "body": "Rotary position embedding (RoPE) writes each token's position into its query and its key, after the "
-                "projections and before the scores. The numbers of each head are taken in pairs, and each pair (a, b) "
-                "is turned like a point in the plane by an angle φ = p·f that grows with the token's position p, each "
-                "pair at its own frequency f. A rotation changes a pair's direction, never its length, and nothing is "
-                "added to the rows. The values are not rotated.",
-        "half": "Here a pair is dimension i with dimension i + {half} (counting from 1, the first pair is dimensions {a} "
-                "and {b}): the first half of the rotated numbers with the second half, as Hugging Face's Llama, "
-                "Mistral and Qwen do it (rotate_half).",
-        "interleaved": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is dimensions {a} "
-                       "and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
-        "base": "The frequencies are f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} and dims = {dims}: "
-                "f = {freqs} radians per position.",
-        "given": "The document gives the frequencies itself: f = {freqs} radians per position (a scaled rope, or a "
-                 "checkpoint's own inv_freq).",
-        "spread": "Fast pairs turn a lot from one position to the next and tell neighbours apart; slow pairs hardly turn "
-                  "and still differ between tokens far apart.",
-        "partial": "Only the first {dims} of the {d_k} numbers of each head are rotated; the other {rest} pass unchanged "
-                   "(partial rotary, as in GPT-NeoX and Phi).",
-        "positions_default": "Positions count from 0: the first token is at position 0, so {q} is at p = {p} and {k} at "
-                             "p′ = {pk}.",
-        "positions_given": "The document sets the positions (positions: or context_positions:): {q} is at p = {p} and "
-                           "{k} at p′ = {pk}.",
-        "worked": "The lines below turn the first pair of the query of {q} and of the key of {k}: φ = p·f, then "
-                  "(a·cos φ − b·sin φ, b·cos φ + a·sin φ); rot(φ) stands for that turn.",
-        "why": "Why rotate? Take a query pair q at position p and a key pair k at position p′. Their dot product after "
-               "the rotations, q′·k′, depends only on the angle between the two turned pairs, and that angle is the "
-               "original one changed by (p − p′)·f. So q′·k′ equals the dot product of q turned by (p − p′)·f with k "
-               "not turned at all: the score sees the distance p − p′, never where the two tokens stand in the text. "
-               "The last two lines check it with this document's numbers.",
-    },
-    "residual": {
-        "title": "Residual connection",
-        "body": "The attention output is added to the block's input (the residual connection): {r_formula}. The layer "
-                "only has to learn a change to each row, and the original information passes through untouched, which "
-                "also lets gradients flow through deep stacks of layers.",
-        "post_norm": "Before it is added, the output is normalised itself (post_norm, {norm}), so the residual grows by "
-                     "rows of a steady size.",
-        "sandwich": "With the pre-norm as well there is a norm before attention and one after it: the “sandwich” of "
-                    "Gemma 2.",
-        "pre_norm": "There is no normalisation after the addition: the residual is passed on as it is, and the next "
-                    "layer normalises it again before its own projections (pre-norm), as step pre_norm did here.",
-        "no_norm": "There is no normalisation after the addition: the residual is passed on as it is.",
-    },
-    "why": {
-        "average": {
-            "title": "First idea: average the values",
-            "body": "The simplest way to let a token take in the others: give it the plain average of all the value "
-                    "rows. Every token then gets the very same output, whatever it is; nothing depends on relevance.",
-        },
-        "symmetric": {
-            "title": "Second idea: weigh by similarity",
-            "body": "Better: weigh each token by how similar it is to ours, measured by the dot products X·Xᵀ, with "
-                    "each row divided by its own sum so that the weights add up to 1. Now outputs differ, but the "
-                    "relevance is symmetric: A is exactly as relevant to B as B is to A. Language is not like that: "
-                    "a pronoun needs the noun it stands for far more than the noun needs the pronoun.",
-            "cross": "With cross-attention the inputs and the context are different sequences, so X·Xᵀ does not say "
-                     "how relevant a context row is; this stage is left out.",
-        },
-        "query_key": {
-            "title": "Third idea: separate queries and keys",
-            "body": "Give every token a query (what it looks for) and a key (what it offers): relevance Q·Kᵀ need "
-                    "no longer be symmetric. Each row is still divided by its own sum.",
-        },
-        "softmax": {
-            "title": "Finally: softmax",
-            "body": "Dividing by the sum fails for negative or cancelling scores. Softmax (after the scale) always "
-                    "gives positive weights adding up to 1: this is attention as transformers use it.",
-        },
-        "masked": "The stages compare ideas, so they leave out the document's mask.",
-        "left_out": "The stages compare ideas, so they leave out the document's {parts}.",
-        "parts": {"mask": "mask", "rope": "rotary position embedding (rope)", "softcap": "soft cap", "sep": ", ",
-                  "and": " and "},
-        "zero_row": "The relevances of {q} add up to 0, so they cannot be divided by their sum; that row is shown "
-                    "as 0. This is one reason softmax replaced the plain sum.",
-    },
+    "pre_norm": MODERN["pre_norm"],
+    "rope": MODERN["rope"],
+    "residual": MODERN["residual"],
+    "why": WHY,  # explain --why (texts/why_en.py)
     "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",
     "mistake_shape": "Your answer first goes wrong here: {key} {problem}.",
     "hint": "Hint: {hint}",

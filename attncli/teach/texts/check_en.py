@@ -1,0 +1,117 @@
+"""``attncli check``'s English words: the report's lines, and one sentence per slip (what was done, what to do instead).
+
+The slips are those of :mod:`attncli.teach.slips` and :mod:`attncli.teach.check_modern`, by name; the same keys
+exist in :mod:`attncli.teach.texts.check_zh`.
+"""
+
+CHECK = {
+    "title": "Your answer, step by step (tolerance {tol})", "correct": "correct", "wrong": "wrong: {problem}",
+    "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
+    "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')"},
+    "sep": ", ",
+    "problem": "has shape {given} but {key} here are {expected}",
+    "one_number": "one number",
+    "transposed": "it looks transposed",
+    "left_empty": "only a masked scaled score may be left null (or −inf); every other cell has a number (a masked key's weight is 0)",
+    "other_row": "these are the numbers of query {row} (“{token}”), not of query {query}: check which row you worked "
+                 "on, or write query: {row}",
+    "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
+                  "head: {head}",
+    "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
+    "row_match": "{key}: one row given without query:, so it was compared with every row: it is the row of {row}.",
+    "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
+    "none_fits_right": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
+                       "there. Right: {keys}.",
+    "none_fits_alone": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
+                       "there. None of the other quantities given is right.",
+    "same_slip": "the same slip as {key} above",
+    "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
+                         "show it, one row per token",
+    "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: keep "
+                      "more decimals, or check with --tol {suggest}",
+}
+
+SLIPS = {
+    "or_same": "{first}; or, giving the same numbers: {second}",
+    # step 4: the scale
+    "scale_left_out": "the scale was left out: multiply every score by {scale} before softmax",
+    "scale_added": "the scores were divided by {root} although this document says scale: none: give softmax the "
+                   "scores as they are",
+    "scale_twice": "the scale was applied twice: multiply every score by {scale} once",
+    "scale_twice_dk": "the scale was applied twice (each score divided by d_k = {d_k}, not by {root}): divide every "
+                      "score by {root} once",
+    "scale_twice_dk_model": "the scores were divided by {d_k}, which is d_k (the scale applied twice) and also √d_model "
+                            "= √{d_model} (the width of the inputs): divide every score by √d_k = {root}, one head's width",
+    "scale_inverted": "the scores were multiplied by √d_k instead of divided by it: divide every score by {root}",
+    "scale_d_model": "the scores were divided by √d_model = √{d_model}, the width of the inputs: divide them by "
+                     "√d_k = {root}, the width of one head's queries and keys",
+    "scores_scaled": "these are already scaled: the scores are Q·Kᵀ before scaling (the scaled ones go under "
+                     "scaled_scores)",
+    # step 4: the dot products
+    "not_transposed": "K was not transposed: the scores are Q·Kᵀ, each query row dotted with each key row",
+    "scores_transposed": "the scores were taken the other way round, K·Qᵀ (row i holding q_j·k_i): row i of Q·Kᵀ holds "
+                         "query i against every key, q_i·k_j",
+    # step 5: softmax and the mask
+    "softmax_axis": "softmax ran down the columns (over queries); it runs along each row, over the keys",
+    "not_divided": "the exponentials were not divided by their sum: divide each e^z by its row's total, so that the "
+                   "weights add up to 1",
+    "sum_not_softmax": "each score was divided by its row's sum without taking e^z first: softmax divides each "
+                       "exponential e^z by the sum of the row's exponentials",
+    "mask_ignored": "the mask was left out: the masked keys get weight 0, so leave them out of the softmax",
+    "mask_zero": "the masked scores were set to 0 instead of −∞, so each still took a share e⁰ = 1: leave the masked "
+                 "keys out of the softmax altogether",
+    "mask_after": "the masked weights were set to 0 after softmax, so the others no longer add up to 1: mask the "
+                  "scores before softmax",
+    "causal_strict": "the causal mask hid each query's own key too: query i sees the keys 1 … i, itself included",
+    "causal_future": "the causal mask was turned round (each query saw the keys after it): query i sees the keys "
+                     "1 … i and none after it",
+    "rounded_half": "the weights were rounded too early (to 0, 0.5 or 1): keep full precision until the end",
+    "rounded_1": "the weights were rounded too early (to 1 decimal): keep full precision until the end",
+    "rounded_2": "the weights were rounded too early (to 2 decimals): keep full precision until the end",
+    # steps 6 and 7: the weighted sum
+    "times_keys": "the weights multiplied the keys instead of the values: the output is Σ_j a_j·v_j, with the rows "
+                  "of V",
+    "left_out_one": "the weighted value of “{token}” (a{j}·v{j}) was left out of the sum: add the weighted values of "
+                    "every key",
+    "weights_column": "the weights were read down a column (Aᵀ·V): output i mixes the values with row i of the "
+                      "weights, the weights of query i",
+    # step 8 and the projections
+    "w_o_left_out": "the output projection W_O was left out: multiply the heads put side by side by W_O",
+    "w_o_left_out_b_o_kept": "the output projection W_O was left out (only b_O was added): multiply the heads put "
+                             "side by side by W_O, then add b_O",
+    "bias_left_out": "the bias {names} was left out: add it after its product, x·W + b",
+    "biases_left_out": "the biases {names} were left out: add each after its product, x·W + b",
+    "weights_as_wx": "the weights {names} were applied as W·x (PyTorch's nn.Linear layout): attncli uses row vectors, "
+                     "x·W (transpose PyTorch weights)",
+    "heads_split": "the heads were split wrongly (columns taken in turn): head i takes the i-th block of d_k "
+                   "consecutive columns",
+    "heads_order": "the heads were put side by side in the wrong order: head 1's output comes first, then head 2's, "
+                   "and so on",
+    "keys_from_inputs": "the keys and values were made from the inputs X: in cross-attention they come from the "
+                        "context, K = C·W_K and V = C·W_V",
+    # today's attention
+    "rope_interleaved": "the pairs were taken interleaved (2i, 2i + 1); this document pairs the halves, i with "
+                        "i + dims/2 (style: half, rotate_half)",
+    "rope_halves": "the pairs were taken as halves (i, i + dims/2); this document pairs neighbours, 2i with 2i + 1 "
+                   "(style: interleaved)",
+    "rope_from_1": "the positions were counted from 1; they count from 0 (the first token is at position 0 and is "
+                   "not turned at all)",
+    "rope_forgotten": "the rotation was forgotten: with rope the scores are Q′·K′ᵀ, the queries and keys turned by "
+                      "their positions",
+    "rope_reversed": "the pairs were turned the wrong way (by −φ): turn each pair (a, b) to (a·cos φ − b·sin φ, "
+                     "b·cos φ + a·sin φ)",
+    "rope_queries_only": "only the queries were turned: rope turns the keys too, each by its own position",
+    "rope_values": "the values were rotated too: rope turns only the queries and the keys; V stays as projected",
+    "rope_as_projected": "these are the rotated queries and keys: queries and keys are the projections before rope "
+                         "(the turned ones go under queries_rotated and keys_rotated)",
+    "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
+    "pre_norm_left_out": "the inputs were not normalised first: with pre_norm the projections multiply X̂ = norm(X), "
+                         "not X",
+    "score_bias_left_out": "the score bias was left out: it is added to every scaled score before softmax",
+    "mask_inverted": "the mask was read the other way round: under this document's convention the keys you weighted "
+                     "are the masked ones (convention: allow means 1 = may attend; block, as nn.MultiheadAttention, "
+                     "means 1 = masked)",
+    "kv_group": "query head i was given key/value head i mod {g}: the {group} query heads that share a key/value head "
+                "are neighbours, so head i uses key/value head i // {group}",
+    "residual_left_out": "the residual was left out: add the output back to the block's input, R = X + Y",
+}
