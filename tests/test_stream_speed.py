@@ -11,12 +11,14 @@ positions and cross-attention.  Nothing here measures time.
 
 from __future__ import annotations
 
+import io
 import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attncli.cli import app
 from attncli.core import stream, tiles
 from attncli.core.attention import attend
 from attncli.core.errors import AttnError
@@ -25,6 +27,7 @@ from attncli.core.stream import attend_streamed
 from attncli.core.threads import _cpu_list, cache_bytes
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
+from attncli.outputs.serialize import npy_bytes
 
 KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "head_outputs", "output")
 TOL = 1e-12
@@ -244,3 +247,25 @@ def test_cpu_lists_and_cache_sizes():
     assert cache_bytes(99) is None
     found = cache_bytes(2)
     assert found is None or (found[0] >= 1 << 10 and found[1] >= 1)
+
+
+@pytest.mark.parametrize("array", [np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4).transpose(1, 0, 2),
+                                   np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.zeros((0, 4)), np.array(2.5),
+                                   np.arange(30.0).reshape(5, 6)[::2, 1::2]], ids=["c", "transposed", "fortran", "empty",
+                                                                                    "0-d", "strided"])
+def test_npy_bytes_are_what_np_save_writes(array):
+    saved = io.BytesIO()
+    np.save(saved, array, allow_pickle=False)
+    assert bytes(npy_bytes(array)) == saved.getvalue()
+
+
+def test_the_npy_file_of_a_streamed_output(runner, tmp_path, small_tiles):
+    doc = tmp_path / "doc.yaml"
+    np.save(tmp_path / "x.npy", np.random.default_rng(14).normal(size=(70, 8)))
+    doc.write_text("inputs: x.npy\nheads: 2\nmask: causal\n")
+    out = tmp_path / "y.npy"
+    result = runner.invoke(app, ["compute", str(doc), "--only", "output", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    spec = build_spec(Document({"inputs": np.load(tmp_path / "x.npy").tolist(), "heads": 2, "mask": "causal"}, "d",
+                               tmp_path))
+    np.testing.assert_allclose(np.load(out), attend(spec).output, rtol=0, atol=TOL)
