@@ -269,3 +269,18 @@ def test_the_npy_file_of_a_streamed_output(runner, tmp_path, small_tiles):
     spec = build_spec(Document({"inputs": np.load(tmp_path / "x.npy").tolist(), "heads": 2, "mask": "causal"}, "d",
                                tmp_path))
     np.testing.assert_allclose(np.load(out), attend(spec).output, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("preset, kept", [(None, "0"), ("1", "1")])
+def test_the_command_asks_numpy_for_no_huge_pages_unless_told(monkeypatch, preset, kept):
+    """Set before numpy is imported, as the command starts; a value already in the environment is kept."""
+    import os
+
+    from attncli.cli import main
+
+    environment = {} if preset is None else {"NUMPY_MADVISE_HUGEPAGE": preset}
+    monkeypatch.setattr(os, "environ", environment)
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    assert environment["NUMPY_MADVISE_HUGEPAGE"] == kept
