@@ -151,11 +151,13 @@ class _Blocks:
                 continue  # every cell masked: e = 0 there, nothing to add
             z = w.z[: b * (s1 - s0)].reshape(b, s1 - s0)
             self.scores(q, h, lo, hi, s0, s1, z)
-            if allowed is not None:
-                np.copyto(z, -np.inf, where=~allowed)
             if shifted:
+                if allowed is not None:
+                    np.copyto(z, -np.inf, where=~allowed)  # out of the row maximum, and exp(−inf) = 0
                 self.subtract_top(z, w, b, seen)
             np.exp(z, out=z)
+            if allowed is not None and not shifted:
+                np.copyto(z, 0.0, where=~allowed)  # after exp: exp(−inf) takes numpy's slow path for special values
             if seen:
                 acc += np.matmul(z, v[s0:s1], out=w.part[:b])  # (b, d_v)
                 total += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[:b])  # (b,)
