@@ -271,16 +271,39 @@ def test_the_npy_file_of_a_streamed_output(runner, tmp_path, small_tiles):
     np.testing.assert_allclose(np.load(out), attend(spec).output, rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("preset, kept", [(None, "0"), ("1", "1")])
-def test_the_command_asks_numpy_for_no_huge_pages_unless_told(monkeypatch, preset, kept):
-    """Set before numpy is imported, as the command starts; a value already in the environment is kept."""
+@pytest.mark.parametrize("preset", [None, "1"])
+def test_the_command_sets_numpy_and_openblas_defaults_unless_told(monkeypatch, preset):
+    """Huge pages off and OpenBLAS's idle threads asleep at once, set before numpy is imported, as the command
+    starts; a value already in the environment is kept."""
     import os
 
     from attncli.cli import main
 
-    environment = {} if preset is None else {"NUMPY_MADVISE_HUGEPAGE": preset}
+    environment = {} if preset is None else {"NUMPY_MADVISE_HUGEPAGE": preset, "OPENBLAS_THREAD_TIMEOUT": preset}
     monkeypatch.setattr(os, "environ", environment)
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0
-    assert environment["NUMPY_MADVISE_HUGEPAGE"] == kept
+    want = ("0", "4") if preset is None else (preset, preset)
+    assert (environment["NUMPY_MADVISE_HUGEPAGE"], environment["OPENBLAS_THREAD_TIMEOUT"]) == want
+
+
+@pytest.mark.slow
+def test_numpy_reads_the_defaults_in_a_command(tmp_path):
+    """In a real process: numpy, imported after the command started, has huge pages off."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(np._core.multiarray, "_get_madvise_hugepage"):
+        pytest.skip("this numpy does not say whether it asks for huge pages")
+    code = ("import sys; from attncli.cli import main; import atexit; "
+            "atexit.register(lambda: print(__import__('numpy')._core.multiarray._get_madvise_hugepage())); "
+            "main(sys.argv[1:])")
+    doc = tmp_path / "doc.yaml"
+    doc.write_text("inputs: [[1, 0], [0, 1]]\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("NUMPY_MADVISE_HUGEPAGE",)}
+    done = subprocess.run([sys.executable, "-c", code, "compute", str(doc), "--only", "output", "--format", "json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
