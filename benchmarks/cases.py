@@ -52,7 +52,10 @@ def case_peak(n: int, folder: Path, causal: bool) -> dict:
 
 
 def case_attncli(n: int, folder: Path, causal: bool) -> dict:
-    """attend_streamed, as ``compute --only output`` runs it (numpy's huge pages off, as attncli's command sets)."""
+    """attend_streamed, with the library settings attncli's command makes before numpy is imported."""
+    from attncli.cli.main import library_defaults
+
+    library_defaults()
     import numpy as np
 
     from attncli.core.stream import attend_streamed

@@ -46,11 +46,11 @@ ILLUSTRATED = ROOT / "examples" / "illustrated.yaml"
 # ---------------------------------------------------------------- the parent: spawn, measure, compare
 
 
-def spawn(argv: list[str], stdout=subprocess.PIPE, env: dict | None = None) -> tuple[float, float, str, float]:
+def spawn(argv: list[str], stdout=subprocess.PIPE) -> tuple[float, float, str, float]:
     """Run ``argv``; (wall seconds, its own peak resident memory in MB, standard output, CPU seconds)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=ROOT, env=env)
+        child = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=ROOT)
         out = child.stdout.read().decode() if child.stdout else ""
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
@@ -63,8 +63,7 @@ def spawn(argv: list[str], stdout=subprocess.PIPE, env: dict | None = None) -> t
 
 def run_case(case: str, n: int, folder: Path, causal: bool = False) -> dict:
     argv = [sys.executable, __file__, "--case", case, "--n", str(n), "--folder", str(folder)] + (["--causal"] if causal else [])
-    env = {**os.environ, "NUMPY_MADVISE_HUGEPAGE": "0"} if case == "attncli" else None  # as attncli's command runs
-    _, peak, out, _ = spawn(argv, env=env)
+    _, peak, out, _ = spawn(argv)
     # The parent never imports numpy, so what a child inherits at fork (counted in ru_maxrss) is small.
     return {**json.loads(out.strip().splitlines()[-1]), "peak_mb": peak}
 
@@ -156,7 +155,8 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
           f"(best of {repeat} processes; lowest {peaks[0]:.0f})\n")
     print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; the computation alone, in a process of its own;")
     print(f"{repeat} rounds of every case, in turn. time: the best round; cpu: that run's CPU seconds (user + system);")
-    print("÷ torch: best time over torch's best fused time (the spread: round by round); peak: the largest resident memory.\n")
+    print("÷ torch: best time over torch's best fused time (the spread: round by round); peak: the largest resident memory.")
+    print("attncli runs with the settings its command makes (attncli.cli.main.LIBRARY_DEFAULTS); numpy and torch with theirs.\n")
     print(f"{'n':>6} {'mask':<7} {'implementation':<22}{'time':>8}{'cpu':>8}{'peak':>9}{'GFLOP/s':>9}{'of peak':>8}"
           f"{'÷ torch':>8}{'spread':>11}{'max |Δ|':>9}  torch's path")
     return peaks[-1]
