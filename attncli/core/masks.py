@@ -68,7 +68,7 @@ class Mask:
         per-head matrix when ``head`` is None; None when every cell of the block is allowed."""
         stop = self.m if stop is None else stop
         allowed: np.ndarray | None = None
-        if self.causal is not None or self.window is not None:
+        if (self.causal is not None or self.window is not None) and not self._band_covers(lo, hi, start, stop):
             i = np.arange(lo, hi)[:, None] + self.offset  # i′ (b, 1)
             j = np.arange(start, stop)[None, :]  # (1, k)
             if self.causal is not None:
@@ -87,6 +87,15 @@ class Mask:
                 part = part[head]
             allowed = self._and(allowed, part)
         return allowed
+
+    def _band_covers(self, lo: int, hi: int, start: int, stop: int) -> bool:
+        """Whether causal and window allow every cell of the rectangle (then no cell needs building)."""
+        if hi <= lo or stop <= start:
+            return True
+        first, last = lo + self.offset, hi - 1 + self.offset  # i′ of the first and last query
+        if self.causal is None:  # |i − j| < W
+            return max(abs(first - (stop - 1)), abs(last - start)) < self.window
+        return stop - 1 <= first and (self.window is None or start > last - self.window)
 
     def inverted(self) -> Mask | None:
         """The mask with its given flags (keys, matrix) read with the other convention; None when it has none."""

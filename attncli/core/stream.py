@@ -6,13 +6,15 @@ output_projection); only the order changes.  Each block of queries goes through
     S = Q_b·Kᵀ   z = scale·S   e = exp(z − row max)   H_b = (e·V) / Σ e
 
 and is dropped, so peak memory grows with n·block instead of h·n·m.  Dividing
-after ``e·V`` instead of before is the same sum, in a different order; one product
-``e·[V | 1]`` gives ``e·V`` and the row sums ``Σ e`` together.  The
+after ``e·V`` instead of before is the same sum, in a different order.  The
 Trace holds None for scores, scaled_scores and weights.
 
-Two threads share the blocks (numpy releases the GIL) while BLAS runs one
-thread each (:mod:`attncli.core.threads`): on two cores that beats one thread of
-Python and two of BLAS, because exp, max and sum are single-threaded in numpy.
+Dot-product scores with softmax, the common case, go tile by tile over the keys too, a
+tile sized from the cache (:mod:`attncli.core.tiles`); other scores and normalisations
+take all heads of a block at once (:func:`_run_generic`).  Two threads share the blocks
+(numpy releases the GIL) while BLAS runs one thread each (:mod:`attncli.core.threads`):
+on two cores that beats one thread of Python and two of BLAS, because exp, max and sum
+are single-threaded in numpy.
 
 :func:`plan` decides between this and :func:`attncli.core.attention.attend` from an
 estimate of the memory each needs, the result's text or file included, and a budget
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,13 +47,13 @@ from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget, thread_reserve
 from attncli.core.scores import kv_head_of, shared
-from attncli.core.softmax import exp_rows
 from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
+from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
 MATRIX_KEYS = ("scores", "score_bias", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
-BLOCK_CELLS = 1 << 22  # one head's block of scores (32 MiB): 512 queries at m = 8192, measured fastest there
+BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 SAFE = 1e300  # a bound on |score| below this cannot overflow float64
 EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
@@ -73,15 +74,18 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     q_rot, k_rot = rotations(q0, k0, spec)
     q, k = (q0, k0) if q_rot is None else (q_rot, k_rot)  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
-    heads = np.zeros((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h)
+    heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
+    # every row is written by the blocks (np.empty: no page of zeros to fault in first)
     checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
     empty: set[int] = set()  # queries with no key to attend to (in some head)
     try:
         if _fast(spec):
-            _run_fast(q, k, v, spec, heads, checked, progress, threads, empty)
+            shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
+            rows = _fast_rows(spec)
+            run_tiles(q, k, v, spec, heads, checked, shift, rows, tile_keys(spec, rows, _cells()), progress, threads, empty)
         else:
             _run_generic(q, k, v, spec, heads, checked, progress, threads, empty)
-    except _Overflow:
+    except Overflow:
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
     y = output_projection(heads, spec)  # (n, d_out)
@@ -94,23 +98,21 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
 def block_count(spec: Spec) -> int:
     """How many blocks :func:`attend_streamed` computes (for a progress bar)."""
     if _fast(spec):
-        return spec.heads * len(_blocks(spec.n, _fast_rows(spec)))
-    return len(_blocks(spec.n, _generic_rows(spec)))
-
-
-class _Overflow(Exception):
-    pass
+        return spec.heads * len(blocks(spec.n, _fast_rows(spec)))
+    return len(blocks(spec.n, _generic_rows(spec)))
 
 
 def _fast(spec: Spec) -> bool:
     return spec.score == "dot" and spec.normalize == "softmax"
 
 
+def _cells() -> int:
+    return BLOCK_CELLS or tile_cells()
+
+
 def _fast_rows(spec: Spec) -> int:
-    rows = min(max(BLOCK_CELLS // spec.m, 16), 512)
-    if spec.mask is not None and spec.mask.window is not None:  # a block sees rows + W − 1 keys: W / 4 rows waste
-        rows = min(rows, max(16, 1 << max(spec.mask.window // 4, 1).bit_length() - 1))  # a quarter (measured at W = 512)
-    return int(min(rows, spec.n))
+    """Queries per block of the dot-product softmax path (:func:`attncli.core.tiles.tile_shape`)."""
+    return tile_shape(spec, _cells())[0]
 
 
 def _generic_rows(spec: Spec) -> int:
@@ -122,67 +124,6 @@ def _generic_row_bytes(spec: Spec) -> int:
     return 8 * spec.heads * spec.m * width
 
 
-def _blocks(n: int, rows: int) -> list[tuple[int, int]]:
-    return [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
-
-
-def _run_fast(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
-    """Dot-product scores and softmax: one head and one block of queries per task, in place.
-
-    Only the keys the block's queries may see at all are computed (:meth:`Mask.key_span`): a causal mask halves
-    the work, a sliding window of W keys makes it grow with n·W instead of n·m.
-    """
-    mask, bias = spec.mask, spec.score_bias
-    scale = spec.scale
-    # A power of two (1/8 for d_k = 64) scales exactly: scale·(q·k) = (scale·q)·k, one pass less.
-    prescale = not checked and scale != 0 and np.frexp(scale)[0] == 0.5
-    shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
-    d_v = spec.d_v
-    kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
-    v_ones = np.ones((spec.kv_heads, spec.m, d_v + 1))  # [V | 1]: e·[V | 1] gives e·V and the row sums Σe at once
-    v_ones[:, :, :d_v] = v
-    cap = spec.softcap
-    p_q, p_k = spec.query_positions, spec.key_positions
-    buffers = threading.local()
-    rows = _fast_rows(spec)
-
-    @np.errstate(over="ignore", invalid="ignore")  # each thread has its own error state
-    def task(job: tuple[int, int, int]) -> None:
-        h, lo, hi = job
-        start, stop = (0, spec.m) if mask is None else mask.key_span(lo, hi)
-        if start == stop:  # no key for any query of the block: their outputs stay 0
-            empty.update(range(lo, hi))
-            return
-        if getattr(buffers, "z", None) is None:
-            buffers.z = np.empty(rows * spec.m)
-        z = buffers.z[: (hi - lo) * (stop - start)].reshape(hi - lo, stop - start)
-        np.matmul(q[h, lo:hi] * scale if prescale else q[h, lo:hi], k[kv[h], start:stop].T, out=z)  # (b, k)
-        if checked and not np.isfinite(z).all():
-            raise _Overflow
-        if not prescale and scale != 1.0:
-            z *= scale
-        if cap is not None:  # z → c·tanh(z / c); an infinite scale·S becomes ±c, as in attend
-            z /= cap
-            np.tanh(z, out=z)
-            z *= cap
-        if checked and not np.isfinite(z).all():
-            raise _Overflow
-        if bias is not None:
-            z += bias.block(spec.heads, p_q, p_k, lo, hi, start, stop, head=h)
-            if checked and not np.isfinite(z).all():
-                raise _Overflow
-        allowed = None if mask is None else mask.block(lo, hi, start, stop, head=h)
-        e = exp_rows(z, allowed, inplace=True, shift=shift[h])
-        ev = e @ v_ones[kv[h], start:stop]  # (b, d_v + 1)
-        total = ev[:, d_v:]
-        np.divide(ev[:, :d_v], total, out=heads[h, lo:hi], where=total > 0)  # (b, d_v); a fully masked row stays 0
-        if allowed is not None:
-            empty.update(lo + int(i) for i in np.flatnonzero(total[:, 0] == 0))
-
-    jobs = [(h, lo, hi) for h in range(spec.heads) for lo, hi in _blocks(spec.n, rows)]
-    run_parallel(task, jobs, progress, threads)
-
-
 def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
     """Any score and normalisation: all heads of one block of queries per task."""
 
@@ -192,7 +133,7 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
         s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
         z = biased(scaled(s, spec), spec, lo, hi)
         if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
-            raise _Overflow
+            raise Overflow
         try:
             a = normalize(z, spec, lo, hi)
         except AttnError as e:  # `normalize: sum` names the row inside the block
@@ -202,7 +143,7 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
         if spec.mask is not None:
             empty.update(lo + i for i in empty_queries(spec.mask.block(lo, hi)))
 
-    run_parallel(task, _blocks(spec.n, _generic_rows(spec)), progress, threads)
+    run_parallel(task, blocks(spec.n, _generic_rows(spec)), progress, threads)
 
 
 def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
@@ -237,19 +178,19 @@ def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.
     if spec.softcap is not None:  # |c·tanh(z / c)| < c
         bound = np.minimum(bound, spec.softcap)
     bound = bound + _bias_bound(spec)
-    values = np.abs(v).max(axis=(1, 2))[kv] * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V|
+    values = norm(v)[kv] * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V| (|v_jc| ≤ ‖v_j‖)
     return ~((bound <= EXP_LIMIT) & (values < SAFE))
 
 
 def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
     """attend's overflow error, exactly: the first (head, row) of S, then of scale·S (capped), then of Z + B, over
     all blocks."""
-    blocks = _blocks(spec.n, _generic_rows(spec))
+    parts = blocks(spec.n, _generic_rows(spec))
     stages = (("scores", lambda s, lo, hi: s), ("scaled scores", lambda s, lo, hi: scaled(s, spec)),
               ("scaled scores", lambda s, lo, hi: biased(scaled(s, spec), spec, lo, hi)))
     for name, stage in stages:
         first = None
-        for lo, hi in blocks:
+        for lo, hi in parts:
             z = stage(scores(q[:, lo:hi], k, spec), lo, hi)
             bad = np.argwhere(~np.isfinite(z))
             if len(bad):
@@ -344,11 +285,12 @@ def _beyond_base(written: int) -> int:
 def streamed_bytes(spec: Spec) -> int:
     """Peak memory of :func:`attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
     if _fast(spec):
-        v_ones = 8 * spec.kv_heads * spec.m * (spec.d_v + 1)  # [V | 1]
-        block = _fast_rows(spec) * spec.m * (17 if spec.score_bias is not None else 9)  # scores, mask (, bias)
+        rows = _fast_rows(spec)
+        keys = tile_keys(spec, rows, _cells())
+        block = rows * keys * (26 if spec.score_bias is not None else 10)  # scores, mask (, bias and its parts)
     else:
-        v_ones, block = 0, _generic_rows(spec) * _generic_row_bytes(spec)
-    return resident_bytes(spec) + v_ones + cores() * block
+        block = _generic_rows(spec) * _generic_row_bytes(spec)
+    return resident_bytes(spec) + cores() * block
 
 
 def resident_bytes(spec: Spec) -> int:

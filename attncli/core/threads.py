@@ -43,6 +43,37 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def cache_bytes(level: int) -> tuple[int, int] | None:
+    """(size in bytes, cores sharing it) of the data cache at ``level`` of the first core this process
+    may run on, from Linux's /sys/devices/system/cpu; None where that is not known."""
+    try:
+        cpu = min(os.sched_getaffinity(0))
+        folder = f"/sys/devices/system/cpu/cpu{cpu}/cache"
+        for index in sorted(name for name in os.listdir(folder) if name.startswith("index")):
+            path = f"{folder}/{index}"
+            if _text(path, "level") == str(level) and _text(path, "type") in ("Data", "Unified"):
+                size = _text(path, "size")
+                factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+                return int(size.rstrip("KMG")) * factor, max(len(_cpu_list(_text(path, "shared_cpu_list"))), 1)
+    except (AttributeError, OSError, ValueError):  # not Linux, no sysfs, an unexpected text
+        return None
+    return None
+
+
+def _text(folder: str, name: str) -> str:
+    with open(f"{folder}/{name}") as f:
+        return f.read().strip()
+
+
+def _cpu_list(text: str) -> list[int]:
+    """'0-3,8' → [0, 1, 2, 3, 8]."""
+    found: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        found.extend(range(int(first), int(last or first) + 1))
+    return found
+
+
 @contextmanager
 def _blas_threads(count: int) -> Iterator[None]:
     """Set OpenBLAS's thread count for a while (our own threads share the cores instead)."""

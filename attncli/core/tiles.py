@@ -1,0 +1,213 @@
+"""Dot-product softmax attention tile by tile: one head, a block of queries, the keys a tile at a time.
+
+For head h, the queries lo … hi − 1 (a block of b rows) and each tile of t keys among those the
+block may see at all (:meth:`attncli.core.masks.Mask.key_span`):
+
+    Z = (scale·Q_b)·K_tᵀ  (→ c·tanh(Z / c))  (+ B)     masked cells → −inf
+    e = exp(Z − c_b)                                   c_b (b,): 0, or each row's largest score so far
+    acc ← α·acc + e·V_t      total ← α·total + e·1     α = exp(c_b before − c_b now)
+
+and H_b = acc / total.  That is softmax(Z)·V of the full computation, the same sums in another
+order.  (The row sums e·1 are a matrix-vector product: a column of ones beside V would cost
+more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
+reach EXP_LIMIT (:func:`attncli.core.stream._needs_shift`): exp can then neither overflow nor lose
+precision, and Z is read once.  Otherwise c_b is the running row maximum (FlashAttention's online
+softmax), and α rescales what was summed before a tile raised it.
+
+The work is Q·Kᵀ and e·V (BLAS) and exp; what is not arithmetic is kept out of their way:
+
+- a tile of rows × t scores fills about two L2 caches (:func:`tile_shape`), so Z stays in cache
+  from Q·Kᵀ through exp to e·V, and each thread reuses its own tile and sums (no fresh page faults);
+- two threads take (head, block) jobs with one BLAS thread each: numpy releases the GIL in matmul
+  and in exp, so one thread's exp runs beside the other's products and both cores stay busy;
+- keys outside a block's span are never computed (a causal mask halves the work), nor tiles that
+  the mask covers entirely; the scale is folded into Q_b once per block, not applied to each Z.
+
+A document with huge numbers (``checked``) is computed in the full computation's order instead,
+scale after the product, and every tile is checked for overflow (:class:`Overflow`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from attncli.core.scores import kv_head_of
+from attncli.core.spec import Spec
+from attncli.core.threads import cache_bytes, cores, run_parallel
+
+ROWS = 512  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of them (fewer rows: slower BLAS)
+LEAST = 16  # the fewest rows, and keys, of a tile
+L2_TILES = 2  # a tile of scores fills this many L2 caches (measured: 512 × 512 with 1 MiB of L2, AMD EPYC)
+UNKNOWN_CELLS = 1 << 18  # 2 MiB tiles where the cache sizes are not known
+
+
+class Overflow(Exception):
+    """A score overflowed float64 (:func:`attncli.core.stream.attend_streamed` names where)."""
+
+
+@functools.cache
+def tile_cells() -> int:
+    """Cells of one tile of scores: L2_TILES × the L2 cache, at most a core's share of the L3 cache."""
+    l2, l3 = cache_bytes(2), cache_bytes(3)
+    if l2 is None:
+        return UNKNOWN_CELLS
+    size = L2_TILES * l2[0]
+    if l3 is not None:
+        size = min(size, l3[0] // min(l3[1], cores()))
+    return max(size // 8, LEAST * LEAST)
+
+
+def tile_shape(spec: Spec, cells: int) -> tuple[int, int]:
+    """(rows, keys) of one tile of ``cells`` scores: up to ROWS queries, and keys to fill the tile.
+
+    Blocks are halved while there are fewer (head, block) jobs than two per core; a sliding window of W
+    keys takes blocks of about W / 4 queries (a block sees rows + W − 1 keys: W / 4 rows waste little).
+    """
+    rows = min(max(cells // ROWS, LEAST), ROWS, spec.n)
+    if spec.mask is not None and spec.mask.window is not None:
+        rows = min(rows, max(LEAST, 1 << max(spec.mask.window // 4, 1).bit_length() - 1))
+    while rows > LEAST and spec.heads * -(-spec.n // rows) < 2 * cores():
+        rows //= 2
+    rows = max(rows, 1)
+    return rows, tile_keys(spec, rows, cells)
+
+
+def tile_keys(spec: Spec, rows: int, cells: int) -> int:
+    """Keys in one tile of ``cells`` scores with blocks of ``rows`` queries."""
+    return max(min(max(cells // rows, LEAST), spec.m), 1)
+
+
+def blocks(n: int, rows: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+
+
+def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np.ndarray, checked: bool,
+              shift: np.ndarray, rows: int, keys: int, progress: Callable[[int], None] | None, threads: int | None,
+              empty: set[int]) -> None:
+    """Each head's output rows into ``heads`` (h, n, d_v), in blocks of ``rows`` queries and tiles of ``keys``
+    keys; queries without any key go into ``empty``.
+
+    ``shift`` (h,): whether a head needs the row maximum subtracted; ``checked``: check every tile for
+    overflow (:class:`Overflow`).  ``progress(1)`` as each (head, block) job is done.
+    """
+    mask = spec.mask
+    spans = [(lo, hi, *((0, spec.m) if mask is None else mask.key_span(lo, hi))) for lo, hi in blocks(spec.n, rows)]
+    spans.sort(key=lambda span: span[2] - span[3])  # the longest first, so that the threads finish together
+    jobs = [(h, *span) for h in range(spec.heads) for span in spans]  # a head's K and V stay in cache
+    run_parallel(_Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty), jobs, progress, threads)
+
+
+class _Workspace:
+    """One thread's tile of scores and its sums, reused by every job the thread takes."""
+
+    def __init__(self, rows: int, keys: int, d_k: int, d_v: int) -> None:
+        self.z = np.empty(rows * keys)  # Z, then e, of one tile
+        self.q = np.empty((rows, d_k))  # scale·Q_b
+        self.acc = np.empty((rows, d_v))  # Σ e·V so far
+        self.part = np.empty((rows, d_v))  # one tile's e·V
+        self.total = np.empty(rows)  # Σ e so far
+        self.part_total = np.empty(rows)  # one tile's Σ e
+        self.ones = np.ones(keys)
+        self.top = np.empty(rows)  # each row's largest score so far (−inf: no key yet)
+        self.shift = np.empty(rows)  # c_b: the top, or 0 while it is −inf
+
+
+class _Blocks:
+    """The job (head, lo, hi, start, stop): one head, queries lo … hi − 1, their keys start … stop − 1."""
+
+    def __init__(self, q, k, v, spec: Spec, heads, checked: bool, shift, rows: int, keys: int, empty: set[int]) -> None:
+        self.q, self.k, self.v, self.heads, self.spec = q, k, v, heads, spec
+        self.checked, self.shift, self.rows, self.keys, self.empty = checked, shift, rows, keys, empty
+        self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
+        self.p_q, self.p_k = spec.query_positions, spec.key_positions
+        self.local = threading.local()
+
+    def workspace(self) -> _Workspace:
+        w = getattr(self.local, "w", None)
+        if w is None:
+            w = self.local.w = _Workspace(self.rows, self.keys, self.spec.d_k, self.spec.d_v)
+        return w
+
+    @np.errstate(over="ignore", invalid="ignore", divide="ignore")  # each thread has its own error state
+    def __call__(self, job: tuple[int, int, int, int, int]) -> None:
+        h, lo, hi, start, stop = job
+        mask, b = self.spec.mask, hi - lo
+        w = self.workspace()
+        q = self.q[h, lo:hi] if self.checked else np.multiply(self.q[h, lo:hi], self.spec.scale, out=w.q[:b])
+        acc, total, v = w.acc[:b], w.total[:b], self.v[self.kv[h]]
+        shifted = bool(self.shift[h])
+        if shifted:
+            w.top[:b] = -np.inf
+            w.shift[:b] = 0.0
+        seen = False  # whether acc holds a sum yet
+        for s0 in range(start, stop, self.keys):
+            s1 = min(s0 + self.keys, stop)
+            allowed = None if mask is None else mask.block(lo, hi, s0, s1, head=h)
+            if allowed is not None and not self.checked and not allowed.any():
+                continue  # every cell masked: e = 0 there, nothing to add
+            z = w.z[: b * (s1 - s0)].reshape(b, s1 - s0)
+            self.scores(q, h, lo, hi, s0, s1, z)
+            if shifted:
+                if allowed is not None:
+                    np.copyto(z, -np.inf, where=~allowed)  # out of the row maximum, and exp(−inf) = 0
+                self.subtract_top(z, w, b, seen)
+            np.exp(z, out=z)
+            if allowed is not None and not shifted:
+                np.copyto(z, 0.0, where=~allowed)  # after exp: exp(−inf) takes numpy's slow path for special values
+            if seen:
+                acc += np.matmul(z, v[s0:s1], out=w.part[:b])  # (b, d_v)
+                total += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[:b])  # (b,)
+            else:
+                np.matmul(z, v[s0:s1], out=acc)
+                np.matmul(z, w.ones[: s1 - s0], out=total)
+                seen = True
+        out = self.heads[h, lo:hi]  # (b, d_v), not yet written: every row is written here
+        if not seen:  # no key for any query of the block: their outputs are 0
+            out[...] = 0.0
+            self.empty.update(range(lo, hi))
+            return
+        np.divide(acc, total[:, None], out=out)
+        none = total == 0  # a row with no key at all: 0, not 0 / 0
+        if none.any():
+            out[none] = 0.0
+            self.empty.update(lo + int(i) for i in np.flatnonzero(none))
+
+    def scores(self, q: np.ndarray, h: int, lo: int, hi: int, s0: int, s1: int, z: np.ndarray) -> None:
+        """Z of one tile into ``z``: the scaled scores, soft-capped, plus the score bias."""
+        spec = self.spec
+        np.matmul(q, self.k[self.kv[h], s0:s1].T, out=z)  # (b, t)
+        if self.checked:
+            if not np.isfinite(z).all():
+                raise Overflow
+            if spec.scale != 1.0:
+                z *= spec.scale
+                if spec.softcap is None and not np.isfinite(z).all():
+                    raise Overflow
+        if spec.softcap is not None:  # z → c·tanh(z / c); an infinite scale·S becomes ±c, as in attend
+            z /= spec.softcap
+            np.tanh(z, out=z)
+            z *= spec.softcap
+            if self.checked and not np.isfinite(z).all():
+                raise Overflow
+        if spec.score_bias is not None:
+            z += spec.score_bias.block(spec.heads, self.p_q, self.p_k, lo, hi, s0, s1, head=h)
+            if self.checked and not np.isfinite(z).all():
+                raise Overflow
+
+    @staticmethod
+    def subtract_top(z: np.ndarray, w: _Workspace, b: int, seen: bool) -> None:
+        """Z − c_b in place, c_b each row's largest score so far (0 while a row has no key); when ``seen``,
+        the sums made with the old c_b are rescaled by exp(old − new)."""
+        top, shift = w.top[:b], w.shift[:b]
+        np.maximum(top, z.max(axis=1), out=top)
+        new = np.where(top == -np.inf, 0.0, top)
+        if seen and (new != shift).any():
+            alpha = np.exp(np.minimum(shift - new, 0.0))  # (b,); a row still without a key has sums of 0
+            w.acc[:b] *= alpha[:, None]
+            w.total[:b] *= alpha
+        shift[:] = new
+        z -= shift[:, None]

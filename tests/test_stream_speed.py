@@ -1,0 +1,309 @@
+"""The fast paths of the streamed computation (issue 20) give the full computation's numbers, to 1e-12.
+
+attncli.core.tiles takes a block of queries against its keys a tile at a time, with a running row
+maximum where exp needs one (the online softmax), skips tiles a mask covers, folds the scale into Q
+and writes every output row itself (the output array starts uninitialised).  Each of these is
+checked here against :func:`attend`, which keeps every n × m matrix: with tiles forced small (many
+per block, so that the row maximum moves between them), with the tile size the cache gives, on one
+thread and two, for every kind of mask and score bias, soft-capping, grouped-query heads, rotary
+positions and cross-attention.  Nothing here measures time.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.cli import app
+from attncli.core import stream, tiles
+from attncli.core.attention import attend
+from attncli.core.errors import AttnError
+from attncli.core.masks import Mask
+from attncli.core.stream import attend_streamed
+from attncli.core.threads import _cpu_list, cache_bytes
+from attncli.inputs.builder import build_spec
+from attncli.inputs.document import Document
+from attncli.outputs.serialize import npy_bytes
+
+KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "head_outputs", "output")
+TOL = 1e-12
+
+
+def spec_of(data: dict):
+    return build_spec(Document(data, "doc", Path(".")))
+
+
+def document(seed: int, n: int = 41, m: int | None = None, heads: int = 4, kv_heads: int | None = None,
+             d_k: int = 4, d_v: int = 3, spread: float = 1.0, **extra) -> dict:
+    """A random document (inputs scaled by ``spread``: large ones need the row maximum), plus ``extra`` keys."""
+    rng = np.random.default_rng(seed)
+    d_model, g = 8, kv_heads or heads
+    data = {
+        "inputs": (spread * rng.normal(size=(n, d_model))).tolist(),
+        "heads": heads,
+        "weights": {"query": rng.normal(size=(d_model, heads * d_k)).tolist(),
+                    "key": rng.normal(size=(d_model if m is None else 5, g * d_k)).tolist(),
+                    "value": rng.normal(size=(d_model if m is None else 5, g * d_v)).tolist()},
+    }
+    if kv_heads is not None:
+        data["kv_heads"] = kv_heads
+    if m is not None:
+        data["context"] = (spread * rng.normal(size=(m, 5))).tolist()
+    data.update(extra)
+    return data
+
+
+def assert_same(spec, threads: int = 2) -> None:
+    """attend_streamed equals attend on every array it keeps, to 1e-12 of the array's largest entry."""
+    full, streamed = attend(spec), attend_streamed(spec, threads=threads)
+    for key in KEPT:
+        a, b = getattr(full, key), getattr(streamed, key)
+        assert (a is None) == (b is None), key
+        if a is not None:
+            assert a.shape == b.shape and np.abs(a - b).max() <= TOL * max(1.0, np.abs(a).max()), key
+    assert streamed.empty_queries == full.empty_queries
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Tiles of 16 × 16: a block of 16 queries meets its keys in several tiles."""
+    monkeypatch.setattr(stream, "BLOCK_CELLS", 24)
+
+
+@pytest.fixture
+def unwritten_is_nan(monkeypatch):
+    """np.empty gives NaN everywhere while the test runs: a row the computation forgot to write shows."""
+    empty = np.empty
+
+    def poisoned(shape, dtype=float, order="C", **kw):
+        a = empty(shape, dtype=dtype, order=order, **kw)
+        if np.issubdtype(a.dtype, np.floating):
+            a.fill(np.nan)
+        return a
+
+    monkeypatch.setattr(np, "empty", poisoned)
+
+
+def rng_mask(seed: int, shape: tuple[int, ...], p: float = 0.7) -> list:
+    return (np.random.default_rng(seed).random(shape) < p).astype(int).tolist()
+
+
+N, M = 41, 37
+CASES = {
+    "plain": {},
+    "scale": {"scale": 0.3},
+    "scale-one": {"scale": "none"},
+    "causal": {"mask": "causal"},
+    "causal-lower-right-cross": {"m": M, "mask": {"causal": "lower_right"}},
+    "causal-upper-left-cross": {"m": M, "mask": {"causal": "upper_left"}},
+    "causal-window": {"mask": {"causal": True, "window": 5}},
+    "window-two-sided": {"mask": {"window": 7}},
+    "padding-keys": {"mask": {"keys": [0] * 20 + [1] * 5 + [0] * 16}},  # the first and the last tiles have no key
+    "padding-block": {"mask": {"keys": [1] * 3 + [0] * 38, "convention": "block"}},
+    "matrix": {"mask": rng_mask(1, (N, N))},
+    "matrix-per-head": {"mask": {"matrix": rng_mask(2, (4, N, N), 0.2)}},
+    "matrix-empty-rows": {"mask": [[0] * N if i in (0, 17, 40) else [1] * N for i in range(N)]},
+    "bias-matrix": {"score_bias": {"matrix": np.random.default_rng(3).normal(size=(N, N)).tolist()}},
+    "bias-minus-inf": {"score_bias": {"matrix": np.where(np.random.default_rng(4).random((N, N)) < 0.3, -np.inf,
+                                                         np.random.default_rng(5).normal(size=(N, N))).tolist()}},
+    "alibi-causal": {"score_bias": {"alibi": True}, "mask": "causal"},
+    "relative": {"score_bias": {"relative": {"table": np.random.default_rng(6).normal(size=(8, 4)).tolist(),
+                                             "buckets": 8, "max_distance": 16}}},
+    "softcap": {"softcap": 2.5},
+    "grouped": {"kv_heads": 2, "mask": {"causal": True, "window": 9}},
+    "rope": {"rope": True, "kv_heads": 1, "mask": "causal"},
+    "everything": {"kv_heads": 2, "rope": {"base": 100}, "softcap": 4.0, "score_bias": {"alibi": True},
+                   "mask": {"causal": True, "window": 20, "keys": [1] * 30 + [0] + [1] * 10}},
+}
+
+
+@pytest.mark.parametrize("spread, shifted", [(0.2, False), (12.0, True)], ids=["no-row-max", "running-row-max"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", CASES)
+def test_small_tiles_equal_the_full_computation(small_tiles, name, threads, spread, shifted):
+    extra = dict(CASES[name])
+    m = extra.pop("m", None)
+    spec = spec_of(document(len(name), m=m, spread=spread, **extra))
+    rows = stream._fast_rows(spec)
+    assert rows == 16 and tiles.tile_keys(spec, rows, stream._cells()) == 16
+    q, k, v = stream.projections(spec)
+    if spec.rope is not None:
+        q, k = stream.rotations(q, k, spec)
+    assert bool(stream._needs_shift(q, k, v, spec).any()) == (shifted and "softcap" not in extra)  # |c·tanh| < c
+    assert_same(spec, threads)
+
+
+@pytest.mark.parametrize("name", ["plain", "causal", "matrix-per-head", "everything"])
+def test_the_tiles_the_cache_gives_equal_the_full_computation(name):
+    extra = dict(CASES[name])
+    spec = spec_of(document(7, spread=10.0, **extra))  # one tile per block: the row max of the tile is the row's
+    assert_same(spec)
+
+
+def test_every_output_row_is_written(small_tiles, unwritten_is_nan):
+    """The output array starts uninitialised: rows with no key, blocks with no key, skipped tiles are all 0."""
+    mask = np.ones((4, 48, 48), dtype=int)
+    mask[1, :16] = 0  # head 2, the first block: no key at all
+    mask[2, 20] = 0  # head 3, one query without a key
+    mask[3, :, :32] = 0  # head 4: the first two tiles of every block are masked
+    spec = spec_of(document(8, n=48, spread=12.0, mask={"matrix": mask.tolist()}))
+    trace = attend_streamed(spec, threads=2)
+    assert np.isfinite(trace.head_outputs).all() and np.isfinite(trace.output).all()
+    assert not trace.head_outputs[1, :16].any() and not trace.head_outputs[2, 20].any()
+    assert trace.empty_queries == tuple(range(16)) + (20,)
+    np.testing.assert_allclose(trace.output, attend(spec).output, rtol=0, atol=TOL)
+
+
+def test_the_row_maximum_moves_from_tile_to_tile(small_tiles):
+    """Scores rising along the keys: every tile raises each row's maximum, and what was summed is rescaled."""
+    n = 40
+    x = np.zeros((n, 2))
+    x[:, 0] = 1.0
+    x[:, 1] = np.linspace(0, 30, n)  # key j scores about 30·j / n against a query, up to e^900 apart
+    data = {"inputs": x.tolist(), "weights": {"query": [[10.0], [0.0]], "key": [[0.0], [1.0]], "value": [[1.0], [2.0]]},
+            "scale": "none"}
+    spec = spec_of(data)
+    assert stream._needs_shift(*stream.projections(spec), spec).all()
+    streamed, full = attend_streamed(spec, threads=1), attend(spec)
+    np.testing.assert_allclose(streamed.output, full.output, rtol=TOL, atol=0)
+    descending = dict(data, inputs=x[::-1].tolist())  # and falling: the first tile holds the maximum
+    np.testing.assert_allclose(attend_streamed(spec_of(descending)).output, attend(spec_of(descending)).output,
+                               rtol=TOL, atol=0)
+
+
+def test_huge_numbers_are_checked_tile_by_tile(small_tiles):
+    """Scores near 1e300 (checked): the scale after the product, as the full computation; overflow named alike."""
+    data = document(9, n=40, spread=1.0)
+    data["inputs"] = (np.array(data["inputs"]) * 1e149).tolist()
+    spec = spec_of(data)
+    assert not stream._cannot_overflow(*stream.projections(spec)[:2], spec)
+    assert_same(spec)
+    data["inputs"] = (np.array(data["inputs"]) * 1e10).tolist()
+    with pytest.raises(AttnError) as full:
+        attend(spec_of(data))
+    with pytest.raises(AttnError) as streamed:
+        attend_streamed(spec_of(data), threads=2)
+    assert str(streamed.value) == str(full.value)
+
+
+def test_masked_tiles_and_spans_are_not_computed(small_tiles, monkeypatch):
+    """A causal mask computes the tiles on or below the diagonal only; a tile every key of which is padding, none."""
+    computed = []
+    scores = tiles._Blocks.scores
+
+    def counting(self, q, h, lo, hi, s0, s1, z):
+        computed.append((h, lo, s0))
+        return scores(self, q, h, lo, hi, s0, s1, z)
+
+    monkeypatch.setattr(tiles._Blocks, "scores", counting)
+    n = 64  # four blocks of 16 queries, four tiles of 16 keys
+    attend_streamed(spec_of(document(10, n=n, heads=1, mask="causal")), threads=1)
+    assert sorted(computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in range(0, lo + 16, 16)]
+    computed.clear()
+    attend_streamed(spec_of(document(10, n=n, heads=1, mask={"keys": [1] * 16 + [0] * 32 + [1] * 16})), threads=1)
+    assert sorted(computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in (0, 48)]
+
+
+@pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
+                                            ("lower_right", 5), (None, 4), (None, 1)])
+def test_a_band_that_covers_a_rectangle_builds_none(causal, window):
+    """Mask.block's shortcut (no cell built when causal and window allow them all) against the cells themselves."""
+    n, m = 13, 17
+    mask = Mask(n, m, causal=causal, window=window)
+    full = mask.full()
+    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4), range(0, m, 4), range(1, m + 1, 5)):
+        if lo >= hi or start >= stop:
+            continue
+        block = mask.block(lo, hi, start, stop)
+        cells = full[lo:hi, start:stop]
+        assert (block is None) == bool(cells.all()), (lo, hi, start, stop)
+        if block is not None:
+            assert np.array_equal(block, cells)
+
+
+def test_tile_shape_from_the_cache_and_the_jobs():
+    spec = spec_of(document(11, n=2000, heads=12))
+    rows, keys = tiles.tile_shape(spec, 1 << 18)
+    assert (rows, keys) == (512, 512)
+    assert tiles.tile_shape(spec, 24) == (16, 16)
+    one_head = spec_of(document(12, n=512, heads=1))
+    rows, _ = tiles.tile_shape(one_head, 1 << 18)  # fewer than two jobs per core: smaller blocks
+    assert rows < 512 and -(-512 // rows) >= 2 * stream.cores()
+    windowed = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 128}))
+    assert tiles.tile_shape(windowed, 1 << 18)[0] == 32  # a quarter of the window
+    cells = tiles.tile_cells()
+    assert cells >= tiles.LEAST * tiles.LEAST
+    l2 = cache_bytes(2)
+    if l2 is not None:
+        assert 8 * cells <= tiles.L2_TILES * l2[0]
+
+
+def test_cpu_lists_and_cache_sizes():
+    assert _cpu_list("0-3,8") == [0, 1, 2, 3, 8] and _cpu_list("5") == [5]
+    assert cache_bytes(99) is None
+    found = cache_bytes(2)
+    assert found is None or (found[0] >= 1 << 10 and found[1] >= 1)
+
+
+@pytest.mark.parametrize("array", [np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4).transpose(1, 0, 2),
+                                   np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.zeros((0, 4)), np.array(2.5),
+                                   np.arange(30.0).reshape(5, 6)[::2, 1::2]], ids=["c", "transposed", "fortran", "empty",
+                                                                                    "0-d", "strided"])
+def test_npy_bytes_are_what_np_save_writes(array):
+    saved = io.BytesIO()
+    np.save(saved, array, allow_pickle=False)
+    assert bytes(npy_bytes(array)) == saved.getvalue()
+
+
+def test_the_npy_file_of_a_streamed_output(runner, tmp_path, small_tiles):
+    doc = tmp_path / "doc.yaml"
+    np.save(tmp_path / "x.npy", np.random.default_rng(14).normal(size=(70, 8)))
+    doc.write_text("inputs: x.npy\nheads: 2\nmask: causal\n")
+    out = tmp_path / "y.npy"
+    result = runner.invoke(app, ["compute", str(doc), "--only", "output", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    spec = build_spec(Document({"inputs": np.load(tmp_path / "x.npy").tolist(), "heads": 2, "mask": "causal"}, "d",
+                               tmp_path))
+    np.testing.assert_allclose(np.load(out), attend(spec).output, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("preset", [None, "1"])
+def test_the_command_sets_numpy_and_openblas_defaults_unless_told(monkeypatch, preset):
+    """Huge pages off and OpenBLAS's idle threads asleep at once, set before numpy is imported, as the command
+    starts; a value already in the environment is kept."""
+    import os
+
+    from attncli.cli import main
+
+    environment = {} if preset is None else {"NUMPY_MADVISE_HUGEPAGE": preset, "OPENBLAS_THREAD_TIMEOUT": preset}
+    monkeypatch.setattr(os, "environ", environment)
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    want = ("0", "4") if preset is None else (preset, preset)
+    assert (environment["NUMPY_MADVISE_HUGEPAGE"], environment["OPENBLAS_THREAD_TIMEOUT"]) == want
+
+
+@pytest.mark.slow
+def test_numpy_reads_the_defaults_in_a_command(tmp_path):
+    """In a real process: numpy, imported after the command started, has huge pages off."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(np._core.multiarray, "_get_madvise_hugepage"):
+        pytest.skip("this numpy does not say whether it asks for huge pages")
+    code = ("import sys; from attncli.cli import main; import atexit; "
+            "atexit.register(lambda: print(__import__('numpy')._core.multiarray._get_madvise_hugepage())); "
+            "main(sys.argv[1:])")
+    doc = tmp_path / "doc.yaml"
+    doc.write_text("inputs: [[1, 0], [0, 1]]\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("NUMPY_MADVISE_HUGEPAGE",)}
+    done = subprocess.run([sys.executable, "-c", code, "compute", str(doc), "--only", "output", "--format", "json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
