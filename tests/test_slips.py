@@ -484,3 +484,37 @@ def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
     weights = np.round(learner(MULTI)["weights"][0], 4)  # (on the illustrated example Aᵀ is softmax down the columns)
     code, found = run(runner, tmp_path, MULTI, {"head": 1, "weights": weights.T.tolist()})
     assert found["findings"][0]["hint"].startswith("these are the right numbers with rows and columns swapped")
+
+
+def test_check_in_chinese_every_sentence(runner, tmp_path):
+    """--lang zh: every hint, note, problem and cell name is Chinese (the answer's keys and the formulas stay as written)."""
+    answers = [(ILLUSTRATED, given(learner(ILLUSTRATED, not_transposed=True), ("weights", "output"))),
+               ({**ILLUSTRATED, "scale": "sqrt"}, given(learner({**ILLUSTRATED, "scale": "sqrt"}, scale=1.0), ("output",))),
+               (MULTI, given(learner(MULTI, no_bias=("value",)), ("output",))),
+               (CROSS, given(learner(CROSS, left_out=1), ("output",), query=2)),
+               (ILLUSTRATED, {"output": [9, 9, 9]}), (ILLUSTRATED, {"scores": [[1, 2], [3, 4]]}),
+               (ILLUSTRATED, {"query": 1, "weights": [0.06, None, 0.47]})]
+    for doc, answer in answers:
+        code, found = run(runner, tmp_path, doc, answer, "--lang", "zh")
+        assert code == 1 and found["lang"] == "zh"
+        sentences = [f[k] for f in found["findings"] for k in ("hint", "problem", "where") if f[k]] + found["notes"]
+        assert sentences, found
+        for sentence in sentences:
+            assert re.search(r"[\u4e00-\u9fff]", sentence), sentence
+            assert not re.search(r"\b(?:the|was|were|and|of)\b", sentence), sentence
+        path = tmp_path / "hw.yaml"
+        text = runner.invoke(app, ["check", str(path), "--lang", "zh"], env={"COLUMNS": "60"}).stdout
+        assert "hint" not in text and "wrong" not in text and "correct" not in text and "步骤" in text
+
+
+def test_a_number_in_a_masked_cell_is_said_to_have_none(runner, tmp_path):
+    doc = {**ILLUSTRATED, "mask": "causal"}
+    code, found = run(runner, tmp_path, doc, {"query": 2, "scaled_scores": [4, 16, 0]})  # 0 where key 3 is masked
+    assert code == 1 and found["findings"][0]["hint"].startswith("the unmasked cells are right; a masked key's scaled score")
+
+
+def test_the_heads_side_by_side_given_as_head_outputs(runner, tmp_path):
+    concat = np.hstack(learner(MULTI)["head_outputs"])  # (3, 6): what W_O multiplies
+    code, found = run(runner, tmp_path, MULTI, {"head_outputs": np.round(concat, 3).tolist()})
+    assert found["findings"][0]["problem"] == "has shape 3 × 6 but head_outputs here are 2 × 3 × 3"
+    assert found["findings"][0]["hint"].startswith("these are the heads side by side")

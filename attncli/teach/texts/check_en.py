@@ -24,6 +24,10 @@ CHECK = {
                        "there. Right: {keys}.",
     "none_fits_alone": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. None of the other quantities given is right.",
+    "masked_cell": "the unmasked cells are right; a masked key's scaled score has no number to give (softmax leaves it "
+                   "out): leave it null, or write −inf",
+    "concat": "these are the heads side by side (concat(H₁ … H_h)); head_outputs gives one matrix per head, "
+              "head 1 first",
     "same_slip": "the same slip as {key} above",
     "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
                          "show it, one row per token",
