@@ -170,6 +170,7 @@ CASES = [
     ("not_divided", "illustrated", {}, {"not_divided": True}, ("output",), {"decimals": 2}),
     ("not_divided", "multi", {}, {"not_divided": True}, ("weights",), {"head": 1}),
     ("not_divided", "cross", {}, {"not_divided": True}, ("output",), {}),
+    ("not_divided", "multi", CAUSAL, {"not_divided": True, "rounding": 0.1}, ("output",), {"decimals": 2}),  # ~1e12
     ("sum_not_softmax", "illustrated", {}, {"by_sum": True}, ("weights",), {"query": 2}),
     ("sum_not_softmax", "multi", {"scale": "none"}, {"by_sum": True}, ("weights",), {"head": 1}),
     ("sum_not_softmax", "cross", {}, {"by_sum": True}, ("output",), {}),
