@@ -294,6 +294,9 @@ def test_no_slip_fits_the_first_wrong_quantity_and_the_right_ones_are_named(runn
     answer["scores"][0][0] = 7
     code, found = run(runner, tmp_path, ILLUSTRATED, answer, "--lang", "zh")
     assert found["notes"] == ["没有已知的失误能解释 scores（步骤 4），它是第一个出错的量：请从这里重新计算。给出的其他量也都不对。"]
+    code, found = run(runner, tmp_path, ILLUSTRATED, {"output": [[9, 9, 9], [9, 9, 9], [9, 9, 9]]})  # nothing else given
+    assert found["notes"] == ["No known slip explains output (step 7): work it out again step by step, or give the "
+                              "quantities before it too, so that the first wrong one can be found."]
 
 
 def test_numbers_that_follow_from_the_learners_own_wrong_scores(runner, tmp_path):

@@ -132,7 +132,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     first = next((f for f in findings if not f.ok), None)
     if first is not None and first.hint is None:
         right = [f.key for f in findings if f.ok]
-        template = words["none_fits_right" if right else "none_fits_alone"]
+        template = words["none_fits_right" if right else "none_fits_alone" if len(findings) > 1 else "none_fits_only"]
         notes.append(template.format(key=first.key, step=first.step, keys=words["sep"].join(right)))
     return Report(findings, notes, slips)
 

@@ -28,6 +28,8 @@ CHECK = {
                    "out): leave it null, or write −inf",
     "concat": "these are the heads side by side (concat(H₁ … H_h)); head_outputs gives one matrix per head, "
               "head 1 first",
+    "none_fits_only": "No known slip explains {key} (step {step}): work it out again step by step, or give the "
+                      "quantities before it too, so that the first wrong one can be found.",
     "same_slip": "the same slip as {key} above",
     "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
                          "show it, one row per token",

@@ -21,6 +21,7 @@ CHECK = {
     "none_fits_alone": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。给出的其他量也都不对。",
     "masked_cell": "未屏蔽的格子都对了；被屏蔽的键没有缩放后的得分可写（softmax 不计入它）：请留空（null），或写 −inf",
     "concat": "这是各头并排拼接后的结果（concat(H₁ … H_h)）；head_outputs 要每个头各写一个矩阵，从第 1 个头开始",
+    "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
     "transposed_square": "数字是对的，但行和列对调了：请按表格的样子写，每个词元一行",
     "rounded_answer": "按你写的小数位数来看是对的，但容差 {tol} 要求更精确：多保留几位小数，或者用 --tol {suggest} 核对",
