@@ -327,8 +327,8 @@ def test_one_row_without_query_is_compared_with_every_row(runner, tmp_path):
     right = learner(ILLUSTRATED)
     code, found = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(right["output"][2], 2).tolist()})
     assert code == 0 and found["findings"][0]["ok"]
-    assert found["notes"] == ["output: one row given without query:, so it was compared with every row: it is the row "
-                              "of row 3 ('Input 3')."]
+    assert found["notes"] == ["output: one row given without query:, so it was compared with every row: it is row 3 "
+                              "('Input 3')."]
     code, found = run(runner, tmp_path, MULTI, {"scores": np.round(right_multi_scores(), 3).tolist()})
     assert code == 0 and "head 2, row 2 ('learn')" in found["notes"][0]
     slipped = learner(ILLUSTRATED, left_out=1)["output"][0]  # a slip on row 1, no query: given

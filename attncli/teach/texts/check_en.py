@@ -18,7 +18,7 @@ CHECK = {
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
                   "head: {head}",
     "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
-    "row_match": "{key}: one row given without query:, so it was compared with every row: it is the row of {row}.",
+    "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
     "none_fits_right": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. Right: {keys}.",
