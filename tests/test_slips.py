@@ -170,6 +170,7 @@ CASES = [
     ("not_divided", "illustrated", {}, {"not_divided": True}, ("output",), {"decimals": 2}),
     ("not_divided", "multi", {}, {"not_divided": True}, ("weights",), {"head": 1}),
     ("not_divided", "cross", {}, {"not_divided": True}, ("output",), {}),
+    ("not_divided", "multi", CAUSAL, {"not_divided": True, "rounding": 0.1}, ("output",), {"decimals": 2}),  # ~1e12
     ("sum_not_softmax", "illustrated", {}, {"by_sum": True}, ("weights",), {"query": 2}),
     ("sum_not_softmax", "multi", {"scale": "none"}, {"by_sum": True}, ("weights",), {"head": 1}),
     ("sum_not_softmax", "cross", {}, {"by_sum": True}, ("output",), {}),
@@ -293,6 +294,9 @@ def test_no_slip_fits_the_first_wrong_quantity_and_the_right_ones_are_named(runn
     answer["scores"][0][0] = 7
     code, found = run(runner, tmp_path, ILLUSTRATED, answer, "--lang", "zh")
     assert found["notes"] == ["没有已知的失误能解释 scores（步骤 4），它是第一个出错的量：请从这里重新计算。给出的其他量也都不对。"]
+    code, found = run(runner, tmp_path, ILLUSTRATED, {"output": [[9, 9, 9], [9, 9, 9], [9, 9, 9]]})  # nothing else given
+    assert found["notes"] == ["No known slip explains output (step 7): work it out again step by step, or give the "
+                              "quantities before it too, so that the first wrong one can be found."]
 
 
 def test_numbers_that_follow_from_the_learners_own_wrong_scores(runner, tmp_path):
@@ -323,8 +327,8 @@ def test_one_row_without_query_is_compared_with_every_row(runner, tmp_path):
     right = learner(ILLUSTRATED)
     code, found = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(right["output"][2], 2).tolist()})
     assert code == 0 and found["findings"][0]["ok"]
-    assert found["notes"] == ["output: one row given without query:, so it was compared with every row: it is the row "
-                              "of row 3 ('Input 3')."]
+    assert found["notes"] == ["output: one row given without query:, so it was compared with every row: it is row 3 "
+                              "('Input 3')."]
     code, found = run(runner, tmp_path, MULTI, {"scores": np.round(right_multi_scores(), 3).tolist()})
     assert code == 0 and "head 2, row 2 ('learn')" in found["notes"][0]
     slipped = learner(ILLUSTRATED, left_out=1)["output"][0]  # a slip on row 1, no query: given
@@ -484,3 +488,37 @@ def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
     weights = np.round(learner(MULTI)["weights"][0], 4)  # (on the illustrated example Aᵀ is softmax down the columns)
     code, found = run(runner, tmp_path, MULTI, {"head": 1, "weights": weights.T.tolist()})
     assert found["findings"][0]["hint"].startswith("these are the right numbers with rows and columns swapped")
+
+
+def test_check_in_chinese_every_sentence(runner, tmp_path):
+    """--lang zh: every hint, note, problem and cell name is Chinese (the answer's keys and the formulas stay as written)."""
+    answers = [(ILLUSTRATED, given(learner(ILLUSTRATED, not_transposed=True), ("weights", "output"))),
+               ({**ILLUSTRATED, "scale": "sqrt"}, given(learner({**ILLUSTRATED, "scale": "sqrt"}, scale=1.0), ("output",))),
+               (MULTI, given(learner(MULTI, no_bias=("value",)), ("output",))),
+               (CROSS, given(learner(CROSS, left_out=1), ("output",), query=2)),
+               (ILLUSTRATED, {"output": [9, 9, 9]}), (ILLUSTRATED, {"scores": [[1, 2], [3, 4]]}),
+               (ILLUSTRATED, {"query": 1, "weights": [0.06, None, 0.47]})]
+    for doc, answer in answers:
+        code, found = run(runner, tmp_path, doc, answer, "--lang", "zh")
+        assert code == 1 and found["lang"] == "zh"
+        sentences = [f[k] for f in found["findings"] for k in ("hint", "problem", "where") if f[k]] + found["notes"]
+        assert sentences, found
+        for sentence in sentences:
+            assert re.search(r"[\u4e00-\u9fff]", sentence), sentence
+            assert not re.search(r"\b(?:the|was|were|and|of)\b", sentence), sentence
+        path = tmp_path / "hw.yaml"
+        text = runner.invoke(app, ["check", str(path), "--lang", "zh"], env={"COLUMNS": "60"}).stdout
+        assert "hint" not in text and "wrong" not in text and "correct" not in text and "步骤" in text
+
+
+def test_a_number_in_a_masked_cell_is_said_to_have_none(runner, tmp_path):
+    doc = {**ILLUSTRATED, "mask": "causal"}
+    code, found = run(runner, tmp_path, doc, {"query": 2, "scaled_scores": [4, 16, 0]})  # 0 where key 3 is masked
+    assert code == 1 and found["findings"][0]["hint"].startswith("the unmasked cells are right; a masked key's scaled score")
+
+
+def test_the_heads_side_by_side_given_as_head_outputs(runner, tmp_path):
+    concat = np.hstack(learner(MULTI)["head_outputs"])  # (3, 6): what W_O multiplies
+    code, found = run(runner, tmp_path, MULTI, {"head_outputs": np.round(concat, 3).tolist()})
+    assert found["findings"][0]["problem"] == "has shape 3 × 6 but head_outputs here are 2 × 3 × 3"
+    assert found["findings"][0]["hint"].startswith("these are the heads side by side")

@@ -164,7 +164,7 @@ def fit(g: Given, candidate: np.ndarray | None, tol: float) -> int | None:
         return None
     nullable = g.nullable.reshape(cand.shape) if g.nullable.size == cand.size else np.zeros(cand.shape, dtype=bool)
     with np.errstate(invalid="ignore"):
-        right = (g.blank & nullable) | (np.abs(g.values - cand) <= tol)
+        right = (g.blank & nullable) | (np.abs(g.values - cand) <= tol + 8 * np.spacing(np.abs(cand)))  # (+ float noise)
     if not g.rows:
         return 0 if right.all() else None
     rows = np.flatnonzero(right.all(axis=-1))

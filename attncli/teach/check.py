@@ -30,7 +30,7 @@ from attncli.core.errors import AttnError
 from attncli.outputs.serialize import array_of
 from attncli.teach.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
 from attncli.teach.check_modern import modern_slips
-from attncli.teach.check_other import other_part, rounded_right
+from attncli.teach.check_other import other_part, rounded_right, shape_hint
 from attncli.teach.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
@@ -106,7 +106,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
         rows = (given.shape != expected.shape and given.ndim == 1 and expected.ndim >= 2
                 and expected.shape[-1] == given.shape[0])
         if given.shape != expected.shape and not rows:  # a slip may still make numbers of this shape (A·K)
-            hint = words["transposed"] if given.shape == expected.T.shape and expected.ndim == 2 else None
+            hint = shape_hint(trace, key, given, expected, tol, words)
             problem = words["problem"].format(given=_shape(given.shape, words), key=key, expected=_shape(expected.shape, words))
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
             givens.append(Given(key, given, np.zeros(given.shape, dtype=bool), False))
@@ -132,7 +132,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     first = next((f for f in findings if not f.ok), None)
     if first is not None and first.hint is None:
         right = [f.key for f in findings if f.ok]
-        template = words["none_fits_right" if right else "none_fits_alone"]
+        template = words["none_fits_right" if right else "none_fits_alone" if len(findings) > 1 else "none_fits_only"]
         notes.append(template.format(key=first.key, step=first.step, keys=words["sep"].join(right)))
     return Report(findings, notes, slips)
 

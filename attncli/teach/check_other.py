@@ -3,6 +3,7 @@
 First (before any slip is tried): the right numbers, rounded to fewer decimals than the tolerance asks for.
 Then, when no slip explains the quantity:
 
+- numbers written in masked cells, where a scaled score has none;
 - the numbers of another query (with ``query:``) or of another head (with ``head:``);
 - the right matrix written transposed (rows and columns swapped);
 - numbers that follow correctly from the learner's own wrong earlier quantities (the slip was made
@@ -33,10 +34,22 @@ def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float,
             if h != answer.head and fit(g, select(full, f.key, answer, spec, head=h), slack) is not None:
                 return words["other_head"].format(head=h + 1, given=answer.head + 1)
     expected = expected_of(trace, f.key, answer)
+    if not g.rows and g.nullable.any() and fit(g, np.where(g.nullable, g.values, expected), slack) is not None:
+        return words["masked_cell"]  # right but for numbers written where a masked score has none
     if not g.rows and expected.ndim >= 2 and expected.shape[-1] == expected.shape[-2]:
         if fit(g, np.swapaxes(expected, -1, -2), slack) is not None:
             return words["transposed_square"]
     return carried(trace, answer, f, givens, slack, words)
+
+
+def shape_hint(trace: Trace, key: str, given: np.ndarray, expected: np.ndarray, tol: float, words: dict) -> str | None:
+    """A wrong shape that is still recognisable: the heads side by side, or the matrix transposed."""
+    if key == "head_outputs" and trace.spec.heads > 1 and given.shape == trace.concat.shape:
+        if np.allclose(given, trace.concat, atol=max(tol, 0.05), rtol=0):
+            return words["concat"]
+    if expected.ndim == 2 and given.shape == expected.T.shape:
+        return words["transposed"]
+    return None
 
 
 def rounded_right(trace: Trace, answer: Answer, g: Given, tol: float, words: dict) -> str | None:

@@ -18,12 +18,18 @@ CHECK = {
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
                   "head: {head}",
     "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
-    "row_match": "{key}: one row given without query:, so it was compared with every row: it is the row of {row}.",
+    "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
     "none_fits_right": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. Right: {keys}.",
     "none_fits_alone": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. None of the other quantities given is right.",
+    "masked_cell": "the unmasked cells are right; a masked key's scaled score has no number to give (softmax leaves it "
+                   "out): leave it null, or write −inf",
+    "concat": "these are the heads side by side (concat(H₁ … H_h)); head_outputs gives one matrix per head, "
+              "head 1 first",
+    "none_fits_only": "No known slip explains {key} (step {step}): work it out again step by step, or give the "
+                      "quantities before it too, so that the first wrong one can be found.",
     "same_slip": "the same slip as {key} above",
     "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
                          "show it, one row per token",
