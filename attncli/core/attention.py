@@ -93,7 +93,7 @@ def attend(spec: Spec) -> Trace:
         bias = spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)  # (h, n, m), −inf kept
         z += np.where(np.isneginf(bias), 0.0, bias)  # a −inf cell is masked: its score is never used
         check_finite(z, "scaled scores", spec.tokens)
-    allowed = None if spec.mask is None else spec.mask.full()  # (n, m) or (h, n, m)
+    allowed = spec.allowed  # (h, n, m), built once and kept for the views
     a = weights_of(z, spec.normalize, allowed, spec.tokens)  # (h, n, m)
     heads = a @ shared(v, spec.heads)  # (h, n, d_v)
     y = output_projection(heads, spec)

@@ -9,7 +9,7 @@ A :class:`Mask` is never stored as an n × m matrix unless the document gave one
 :meth:`Mask.block` builds any rectangle of it, and :meth:`Mask.key_span` says which
 keys a block of queries can see at all, so that :mod:`attncli.core.stream` skips the rest.
 
->>> causal(3).astype(int).tolist()
+>>> Mask(3, 3, causal="upper_left").full().astype(int).tolist()
 [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
 >>> Mask(2, 4, causal="lower_right", window=2).full().astype(int).tolist()
 [[0, 1, 1, 0], [0, 0, 1, 1]]
@@ -26,11 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 
 CAUSAL_KINDS = ("upper_left", "lower_right")
-
-
-def causal(n: int, m: int | None = None) -> np.ndarray:
-    """Query i may attend to keys 0 … i (upper-left, as PyTorch's is_causal): (n, m)."""
-    return Mask(n, n if m is None else m, causal="upper_left").full()
 
 
 @dataclass(frozen=True)
