@@ -138,7 +138,7 @@ def main() -> None:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import llama
 
-            llama.report(llama.measure(8192, repeat))
+            llama.report(llama.measure(8192, repeat), peak)
         print(f"\nload average (1, 5, 15 minutes) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
