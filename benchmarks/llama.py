@@ -123,11 +123,13 @@ def measure(n: int, repeat: int = 1) -> dict:
             "max_rel_difference": difference}
 
 
-def report(result: dict) -> None:
+def report(result: dict, peak: float | None = None) -> None:
+    """Print ``result``; with ``peak`` (numpy's float64 matmul GFLOP/s, from benchmarks/run.py), the share of it."""
     print(f"Llama-style layer: n = {result['n']}, d_model {D_MODEL}, {HEADS} query heads, {KV_HEADS} K/V heads of "
           f"{D_K}, RoPE, causal, float64, output only, whole processes writing .npy")
     print(f"  attncli                                        {result['attncli_s']:7.2f} s (cpu {result['attncli_cpu']:6.2f} s)  "
-          f"{result['attncli_mb']:7.0f} MB  {result['gflops']:5.1f} GFLOP/s")
+          f"{result['attncli_mb']:7.0f} MB  {result['gflops']:5.1f} GFLOP/s"
+          + (f" ({result['gflops'] / peak:.2f} of numpy's matmul peak)" if peak else ""))
     print(f"  torch SDPA fused (flash), is_causal, 4-D, K/V repeated  {result['torch_s']:7.2f} s (cpu {result['torch_cpu']:6.2f} s)  "
           f"{result['torch_mb']:7.0f} MB")
     low, high = result["ratios"]

@@ -138,7 +138,8 @@ def main() -> None:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import llama
 
-            llama.report(llama.measure(8192, repeat))
+            llama.report(llama.measure(8192, repeat), peak)
+        print(f"\nload average (1, 5, 15 minutes) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -151,6 +152,7 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
     print(f"attncli benchmark, {datetime.date.today()}, {platform.machine()} {_cores()} cores, Python {platform.python_version()}, "
           f"numpy {version('numpy')} (OPENBLAS_CORETYPE={blas}), typer {version('typer')}" + (f", torch {version('torch')}" if has_torch else ""))
     peaks = sorted(run_case("peak", 4096, folder)["gflops"] for _ in range(repeat))
+    print(f"load average (1, 5, 15 minutes) at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"numpy float64 matmul peak (4096 × 4096, {_cores()} threads): {peaks[-1]:.0f} GFLOP/s "
           f"(best of {repeat} processes; lowest {peaks[0]:.0f})\n")
     print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; the computation alone, in a process of its own;")

@@ -213,6 +213,38 @@ def test_masked_tiles_and_spans_are_not_computed(small_tiles, monkeypatch):
     assert sorted(computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in (0, 48)]
 
 
+def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, monkeypatch):
+    """Blocks of 32 queries, tiles of 16 keys, causal: on the diagonal, the second tile is the later 16 queries'."""
+    computed = []
+    scores = tiles._Blocks.scores
+
+    def counting(self, q, h, lo, hi, s0, s1, z):
+        computed.append((lo, hi, s0))
+        return scores(self, q, h, lo, hi, s0, s1, z)
+
+    monkeypatch.setattr(tiles._Blocks, "scores", counting)
+    monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
+    spec = spec_of(document(15, n=64, heads=1, spread=12.0, mask="causal"))
+    assert_same(spec, threads=1)
+    computed.clear()
+    attend_streamed(spec, threads=1)
+    assert sorted(computed) == [(0, 32, 0), (16, 32, 16), (32, 64, 0), (32, 64, 16), (32, 64, 32), (48, 64, 48)]
+
+
+@pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
+                                            ("lower_right", 5), (None, 4), (None, 1)])
+def test_the_queries_a_band_lets_see_a_rectangle(causal, window):
+    """Mask.query_span: exactly the queries with an allowed cell among the keys, by causal and window."""
+    n, m = 13, 17
+    full = Mask(n, m, causal=causal, window=window).full()
+    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4), range(0, m, 4), range(1, m + 1, 5)):
+        if lo >= hi or start >= stop:
+            continue
+        first, last = Mask(n, m, causal=causal, window=window).query_span(lo, hi, start, stop)
+        seeing = [i for i in range(lo, hi) if full[i, start:stop].any()]
+        assert list(range(first, last)) == seeing, (lo, hi, start, stop)
+
+
 @pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
                                             ("lower_right", 5), (None, 4), (None, 1)])
 def test_a_band_that_covers_a_rectangle_builds_none(causal, window):
@@ -232,8 +264,8 @@ def test_a_band_that_covers_a_rectangle_builds_none(causal, window):
 
 def test_tile_shape_from_the_cache_and_the_jobs():
     spec = spec_of(document(11, n=2000, heads=12))
-    rows, keys = tiles.tile_shape(spec, 1 << 18)
-    assert (rows, keys) == (512, 512)
+    assert tiles.tile_shape(spec, 1 << 19) == (1024, 512)  # 4 MiB: four L2 caches of 1 MiB
+    assert tiles.tile_shape(spec, 1 << 18) == (512, 512)
     assert tiles.tile_shape(spec, 24) == (16, 16)
     one_head = spec_of(document(12, n=512, heads=1))
     rows, _ = tiles.tile_shape(one_head, 1 << 18)  # fewer than two jobs per core: smaller blocks

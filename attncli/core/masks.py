@@ -58,6 +58,19 @@ class Mask:
         stop = min(max(stop, 0), self.m)
         return min(max(start, 0), stop), stop
 
+    def query_span(self, lo: int, hi: int, start: int, stop: int) -> tuple[int, int]:
+        """The queries [first, last) of lo … hi − 1 that may see any of the keys start … stop − 1 (causal and
+        window decide it): near a causal diagonal, the later queries only."""
+        first, last = lo, hi
+        if self.causal is not None:
+            first = start - self.offset  # sees j ≤ i′: i′ ≥ start
+            if self.window is not None:
+                last = stop - 1 - self.offset + self.window  # and j > i′ − W: i′ < stop − 1 + W
+        elif self.window is not None:
+            first, last = start - self.window + 1, stop + self.window - 1
+        first, last = max(first, lo), min(last, hi)
+        return (first, last) if first < last else (lo, lo)
+
     def block(self, lo: int, hi: int, start: int = 0, stop: int | None = None, head: int | None = None) -> np.ndarray | None:
         """Allowed cells of queries lo … hi − 1 and keys start … stop − 1: (b, k), or (h, b, k) for a
         per-head matrix when ``head`` is None; None when every cell of the block is allowed."""

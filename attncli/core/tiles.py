@@ -16,12 +16,13 @@ softmax), and α rescales what was summed before a tile raised it.
 
 The work is Q·Kᵀ and e·V (BLAS) and exp; what is not arithmetic is kept out of their way:
 
-- a tile of rows × t scores fills about two L2 caches (:func:`tile_shape`), so Z stays in cache
-  from Q·Kᵀ through exp to e·V, and each thread reuses its own tile and sums (no fresh page faults);
+- a tile of rows × t scores fills about four L2 caches (:func:`tile_shape`), so Z stays near the
+  core from Q·Kᵀ through exp to e·V, and each thread reuses its own tile and sums (no fresh page faults);
 - two threads take (head, block) jobs with one BLAS thread each: numpy releases the GIL in matmul
   and in exp, so one thread's exp runs beside the other's products and both cores stay busy;
 - keys outside a block's span are never computed (a causal mask halves the work), nor tiles that
-  the mask covers entirely; the scale is folded into Q_b once per block, not applied to each Z.
+  the mask covers entirely, nor the queries of a block that see no key of a tile (near a causal
+  diagonal, :meth:`Mask.query_span`); the scale is folded into Q_b once per block.
 
 A document with huge numbers (``checked``) is computed in the full computation's order instead,
 scale after the product, and every tile is checked for overflow (:class:`Overflow`).
@@ -39,10 +40,12 @@ from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.threads import cache_bytes, cores, run_parallel
 
-ROWS = 512  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of them (fewer rows: slower BLAS)
+ROWS = 1024  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of them (fewer rows: slower BLAS)
+KEYS = 512  # keys per tile, as the tile's size allows: rows = cells / KEYS
 LEAST = 16  # the fewest rows, and keys, of a tile
-L2_TILES = 2  # a tile of scores fills this many L2 caches (measured: 512 × 512 with 1 MiB of L2, AMD EPYC)
-UNKNOWN_CELLS = 1 << 18  # 2 MiB tiles where the cache sizes are not known
+L2_TILES = 4  # a tile of scores fills this many L2 caches (measured at n = 8192 with 1 MiB of L2, AMD EPYC: CPU
+# seconds 4.95 for 1024 × 512, 4.96 for 1024 × 1024, 5.03 for 512 × 1024, 5.10 for 512 × 512, 5.15 for 256 × 512)
+UNKNOWN_CELLS = 1 << 19  # 4 MiB tiles where the cache sizes are not known
 
 
 class Overflow(Exception):
@@ -51,23 +54,23 @@ class Overflow(Exception):
 
 @functools.cache
 def tile_cells() -> int:
-    """Cells of one tile of scores: L2_TILES × the L2 cache, at most a core's share of the L3 cache."""
+    """Cells of one tile of scores: L2_TILES × the L2 cache, at most a quarter of a core's share of the L3 cache."""
     l2, l3 = cache_bytes(2), cache_bytes(3)
     if l2 is None:
         return UNKNOWN_CELLS
     size = L2_TILES * l2[0]
     if l3 is not None:
-        size = min(size, l3[0] // min(l3[1], cores()))
+        size = min(size, l3[0] // min(l3[1], cores()) // 4)
     return max(size // 8, LEAST * LEAST)
 
 
 def tile_shape(spec: Spec, cells: int) -> tuple[int, int]:
-    """(rows, keys) of one tile of ``cells`` scores: up to ROWS queries, and keys to fill the tile.
+    """(rows, keys) of one tile of ``cells`` scores: up to ROWS queries (cells / KEYS), and keys to fill the tile.
 
     Blocks are halved while there are fewer (head, block) jobs than two per core; a sliding window of W
     keys takes blocks of about W / 4 queries (a block sees rows + W − 1 keys: W / 4 rows waste little).
     """
-    rows = min(max(cells // ROWS, LEAST), ROWS, spec.n)
+    rows = min(max(cells // KEYS, LEAST), ROWS, spec.n)
     if spec.mask is not None and spec.mask.window is not None:
         rows = min(rows, max(LEAST, 1 << max(spec.mask.window // 4, 1).bit_length() - 1))
     while rows > LEAST and spec.heads * -(-spec.n // rows) < 2 * cores():
@@ -139,39 +142,33 @@ class _Blocks:
         w = self.workspace()
         q = self.q[h, lo:hi] if self.checked else np.multiply(self.q[h, lo:hi], self.spec.scale, out=w.q[:b])
         acc, total, v = w.acc[:b], w.total[:b], self.v[self.kv[h]]
+        acc[...] = 0.0
+        total[...] = 0.0
         shifted = bool(self.shift[h])
         if shifted:
             w.top[:b] = -np.inf
             w.shift[:b] = 0.0
-        seen = False  # whether acc holds a sum yet
         for s0 in range(start, stop, self.keys):
             s1 = min(s0 + self.keys, stop)
-            allowed = None if mask is None else mask.block(lo, hi, s0, s1, head=h)
-            if allowed is not None and not self.checked and not allowed.any():
-                continue  # every cell masked: e = 0 there, nothing to add
-            z = w.z[: b * (s1 - s0)].reshape(b, s1 - s0)
-            self.scores(q, h, lo, hi, s0, s1, z)
+            r0, r1 = (lo, hi) if mask is None or self.checked else mask.query_span(lo, hi, s0, s1)
+            allowed = None if mask is None else mask.block(r0, r1, s0, s1, head=h)
+            if r0 == r1 or (allowed is not None and not self.checked and not allowed.any()):
+                continue  # no query of the block sees a key of the tile: nothing to add
+            rows = slice(r0 - lo, r1 - lo)  # the queries that may see a key of the tile (causal: fewer near the diagonal)
+            z = w.z[: (r1 - r0) * (s1 - s0)].reshape(r1 - r0, s1 - s0)
+            self.scores(q[rows], h, r0, r1, s0, s1, z)
             if shifted:
                 if allowed is not None:
                     np.copyto(z, -np.inf, where=~allowed)  # out of the row maximum, and exp(−inf) = 0
-                self.subtract_top(z, w, b, seen)
+                self.subtract_top(z, w, rows)
             np.exp(z, out=z)
             if allowed is not None and not shifted:
                 np.copyto(z, 0.0, where=~allowed)  # after exp: exp(−inf) takes numpy's slow path for special values
-            if seen:
-                acc += np.matmul(z, v[s0:s1], out=w.part[:b])  # (b, d_v)
-                total += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[:b])  # (b,)
-            else:
-                np.matmul(z, v[s0:s1], out=acc)
-                np.matmul(z, w.ones[: s1 - s0], out=total)
-                seen = True
+            acc[rows] += np.matmul(z, v[s0:s1], out=w.part[: r1 - r0])  # (rows, d_v)
+            total[rows] += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[: r1 - r0])  # (rows,)
         out = self.heads[h, lo:hi]  # (b, d_v), not yet written: every row is written here
-        if not seen:  # no key for any query of the block: their outputs are 0
-            out[...] = 0.0
-            self.empty.update(range(lo, hi))
-            return
         np.divide(acc, total[:, None], out=out)
-        none = total == 0  # a row with no key at all: 0, not 0 / 0
+        none = total == 0  # a query with no key at all: 0, not 0 / 0
         if none.any():
             out[none] = 0.0
             self.empty.update(lo + int(i) for i in np.flatnonzero(none))
@@ -199,15 +196,15 @@ class _Blocks:
                 raise Overflow
 
     @staticmethod
-    def subtract_top(z: np.ndarray, w: _Workspace, b: int, seen: bool) -> None:
-        """Z − c_b in place, c_b each row's largest score so far (0 while a row has no key); when ``seen``,
-        the sums made with the old c_b are rescaled by exp(old − new)."""
-        top, shift = w.top[:b], w.shift[:b]
+    def subtract_top(z: np.ndarray, w: _Workspace, rows: slice) -> None:
+        """Z − c in place for the block's ``rows``, c each row's largest score so far (0 while a row has no key);
+        the sums made with an old c are rescaled by exp(old − new)."""
+        top, shift = w.top[rows], w.shift[rows]
         np.maximum(top, z.max(axis=1), out=top)
         new = np.where(top == -np.inf, 0.0, top)
-        if seen and (new != shift).any():
-            alpha = np.exp(np.minimum(shift - new, 0.0))  # (b,); a row still without a key has sums of 0
-            w.acc[:b] *= alpha[:, None]
-            w.total[:b] *= alpha
+        if (new != shift).any():
+            alpha = np.exp(np.minimum(shift - new, 0.0))  # a row still without a key has sums of 0
+            w.acc[rows] *= alpha[:, None]
+            w.total[rows] *= alpha
         shift[:] = new
         z -= shift[:, None]
