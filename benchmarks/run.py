@@ -5,6 +5,7 @@
     python benchmarks/run.py --sizes 512,2048 --skip-process
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
+    python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
 
 One self-attention layer: d_model = 768, 12 heads of 64, float64, W_Q, W_K, W_V and W_O, inputs read from
 .npy files in a temporary folder; without a mask and causal.  Every case runs in a child process of its own,
@@ -106,6 +107,8 @@ def main() -> None:
     parser.add_argument("--sizes", help="comma-separated n (default 512,2048,8192)")
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
     parser.add_argument("--llama", action="store_true", help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
+    parser.add_argument("--window", action="store_true",
+                        help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -139,6 +142,11 @@ def main() -> None:
             import llama
 
             llama.report(llama.measure(8192, repeat), peak)
+        if args.window:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import window
+
+            window.report(16384, 512, repeat, folder)
         print(f"\nload average (1, 5, 15 minutes) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -5,11 +5,16 @@
 
 One self-attention layer as benchmarks/run.py's (d_model = 768, 12 heads of 64, float64, W_Q, W_K, W_V and
 W_O from .npy files), written once with ``mask: causal`` and once with ``mask: {causal: true, window: W}``.
-Each is a whole ``attncli compute DOC --only output -o out.npy`` process (its peak memory from wait4).  Both
-pay the same fixed part that no window changes (reading 100 MB of inputs, the four 768 × 768 projections, writing
-the output), so the attention alone is timed too, in a process of its own (attend_streamed minus the
-projections), and its ratio is shown beside the whole-process ratio.  The outputs are checked against a direct numpy computation on a sample of
-rows (to 1e-9).  This is a measurement: it asserts nothing about time.
+Each is a whole ``attncli compute DOC --only output -o out.npy`` process (its peak memory from wait4).
+
+Both pay the same part that no window changes: reading 100 MB of inputs, the four 768 × 768 projections
+(77 GFLOP at n = 16384) and writing the output.  So each is also split, in a process of its own, into its
+projections, its attention (the scores, softmax and A·V of every head: attend_streamed minus the two
+projections) and its output projection, and the attention-alone ratio is printed beside the whole-process
+one, with the keys a query may see as the ideal.  The lowest whole-process ratio any attention could reach
+is printed too: the four projections at numpy's own matmul peak (measured in the same run) over the causal
+process.  The outputs are checked against a direct numpy computation on a sample of rows (to 1e-9).
+This is a measurement: it asserts nothing about time.  ``python benchmarks/run.py --window`` runs it too.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import D_MODEL, HEADS, attncli_command, best_of, spawn, write_inputs
+from run import D_MODEL, HEADS, attncli_command, best_of, run_case, spawn, write_inputs
 
 D_K = D_MODEL // HEADS
 
@@ -58,26 +63,67 @@ def check(folder: Path, n: int, window: int, out: Path, rows: int = 64) -> float
     return worst
 
 
-ALONE = """
+PARTS = """
 import json, sys, time
-from attncli.core.attention import projections
+import numpy as np
+from attncli.core.attention import output_projection, projections
 from attncli.core.stream import attend_streamed
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
 spec = build_spec(read_document(sys.argv[1]))
-runs, fixed = [], []
+heads = np.random.default_rng(0).random((spec.heads, spec.n, spec.d_v))
+parts = {"whole": [], "projections": [], "output projection": []}
 for _ in range(int(sys.argv[2])):
-    t = time.perf_counter(); projections(spec); fixed.append(time.perf_counter() - t)
-    t = time.perf_counter(); attend_streamed(spec); runs.append(time.perf_counter() - t)
-print(json.dumps({"attention": min(runs) - min(fixed)}))
+    for name, action in (("projections", lambda: projections(spec)), ("whole", lambda: attend_streamed(spec)),
+                         ("output projection", lambda: output_projection(heads, spec))):
+        t = time.perf_counter(); action(); parts[name].append(time.perf_counter() - t)
+best = {name: min(times) for name, times in parts.items()}
+best["attention"] = best["whole"] - best["projections"] - best["output projection"]
+print(json.dumps(best))
 """
 
 
-def attention_alone(path: Path, repeat: int) -> float:
-    """Seconds of attend_streamed beyond the projections, the best of ``repeat``, in a process of its own."""
+def parts(path: Path, repeat: int) -> dict[str, float]:
+    """attend_streamed in a process of its own, the best of ``repeat``: whole, its projections (Q, K, V), its
+    output projection, and what is left, the attention itself (the scores, softmax and A·V of every head)."""
     import json
 
-    return json.loads(spawn([sys.executable, "-c", ALONE, str(path), str(repeat)])[2])["attention"]
+    return json.loads(spawn([sys.executable, "-c", PARTS, str(path), str(repeat)])[2])
+
+
+def report(n: int, window: int, repeat: int, folder: Path | None = None) -> None:
+    """Print the whole-process and the attention-alone ratios of a causal layer with and without the window."""
+    if folder is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return report(n, window, repeat, Path(tmp))
+    if not (folder / f"x{n}.npy").exists():
+        write_inputs(folder, [n])
+    paths = documents(folder, n, window)
+    windowed = f"window {window}"
+    print(f"\nSliding window: n = {n}, d_model {D_MODEL}, {HEADS} heads, float64, causal, output only "
+          f"(best of {repeat})")
+    seconds = {}
+    for name, path in paths.items():
+        out = folder / f"out_{path.stem}.npy"
+        argv = [*attncli_command(), "compute", str(path), "--only", "output", "-o", str(out)]
+        seconds[name] = best_of(argv, repeat)[0]
+        print(f"  whole process {name:<12} {seconds[name]:7.2f} s   peak {spawn(argv, stdout=None)[1]:5.0f} MB")
+    print(f"  ratio, whole process: {seconds[windowed] / seconds['causal']:.3f} (window {window} / causal)")
+    split = {name: parts(paths[name], repeat) for name in paths}
+    for name, times in split.items():
+        print(f"  in one process, {name:<12} Q, K, V {times['projections']:5.2f} s   attention {times['attention']:5.2f} s"
+              f"   output projection {times['output projection']:5.2f} s")
+    alone = split[windowed]["attention"] / split["causal"]["attention"]
+    seen = sum(min(i + 1, window) for i in range(n)) / (n * (n + 1) / 2)
+    print(f"  ratio, attention alone: {alone:.3f} (the keys a query may see: {seen:.3f} of the causal ones)")
+    peak = run_case("peak", 4096, folder)["gflops"]
+    floor = 4 * 2 * n * D_MODEL * D_MODEL / (peak * 1e9)
+    print(f"  what no window changes: the four {D_MODEL} × {D_MODEL} projections are {4 * 2 * n * D_MODEL**2 / 1e9:.0f} "
+          f"GFLOP, {floor:.2f} s at numpy's own matmul peak ({peak:.0f} GFLOP/s, measured now) = "
+          f"{floor / seconds['causal']:.3f} of the causal process: the windowed process's ratio cannot go below that "
+          "even if its attention took no time")
+    error = check(folder, n, window, folder / f"out_{paths[windowed].stem}.npy")
+    print(f"  max |attncli − numpy| on 64 rows of the windowed layer: {error:.1e}")
 
 
 def main() -> None:
@@ -86,28 +132,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case; the fastest is shown (default 3)")
     args = parser.parse_args()
-    rows = 128  # the block of queries attncli takes for W = 512 (attncli.core.stream._fast_rows)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        write_inputs(folder, [args.n])
-        paths = documents(folder, args.n, args.window)
-        print(f"n = {args.n}, d_model {D_MODEL}, {HEADS} heads, float64, causal, output only, whole processes "
-              f"(best of {args.repeat})")
-        seconds, peaks = {}, {}
-        for name, path in paths.items():
-            out = folder / f"out_{path.stem}.npy"
-            argv = [*attncli_command(), "compute", str(path), "--only", "output", "-o", str(out)]
-            seconds[name] = best_of(argv, args.repeat)[0]
-            peaks[name] = spawn(argv, stdout=None)[1]
-            print(f"  {name:<12} {seconds[name]:8.2f} s   peak {peaks[name]:7.0f} MB")
-        windowed = f"window {args.window}"
-        print(f"ratio, whole process: {seconds[windowed] / seconds['causal']:.3f} (window {args.window} / causal)")
-        alone = {name: attention_alone(paths[name], args.repeat) for name in ("causal", windowed)}
-        print(f"attention alone (in one process, projections left out): causal {alone['causal']:.2f} s, "
-              f"{windowed} {alone[windowed]:.2f} s, ratio {alone[windowed] / alone['causal']:.3f} "
-              f"(the keys computed: {(args.window + rows - 1) / (args.n / 2 + rows / 2):.3f})")
-        error = check(folder, args.n, args.window, folder / f"out_{paths[windowed].stem}.npy")
-        print(f"max |attncli − numpy| on 64 rows of the windowed layer: {error:.1e}")
+    report(args.n, args.window, args.repeat)
 
 
 if __name__ == "__main__":

@@ -271,7 +271,9 @@ def test_tile_shape_from_the_cache_and_the_jobs():
     rows, _ = tiles.tile_shape(one_head, 1 << 18)  # fewer than two jobs per core: smaller blocks
     assert rows < 512 and -(-512 // rows) >= 2 * stream.cores()
     windowed = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 128}))
-    assert tiles.tile_shape(windowed, 1 << 18)[0] == 32  # a quarter of the window
+    assert tiles.tile_shape(windowed, 1 << 18) == (512, 64)  # narrow tiles along the band: W / 8, 64 at least
+    wide = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 1500}))
+    assert tiles.tile_shape(wide, 1 << 18) == (512, 128)  # 1500 / 8 → 128, a power of two
     cells = tiles.tile_cells()
     assert cells >= tiles.LEAST * tiles.LEAST
     l2 = cache_bytes(2)

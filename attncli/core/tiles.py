@@ -43,6 +43,7 @@ from attncli.core.threads import cache_bytes, cores, run_parallel
 ROWS = 1024  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of them (fewer rows: slower BLAS)
 KEYS = 512  # keys per tile, as the tile's size allows: rows = cells / KEYS
 LEAST = 16  # the fewest rows, and keys, of a tile
+WINDOW_KEYS = 64  # the fewest keys of a tile along a sliding window (narrower: Python's overhead per tile shows)
 L2_TILES = 4  # a tile of scores fills this many L2 caches (measured at n = 8192 with 1 MiB of L2, AMD EPYC: CPU
 # seconds 4.95 for 1024 × 512, 4.96 for 1024 × 1024, 5.03 for 512 × 1024, 5.10 for 512 × 512, 5.15 for 256 × 512)
 UNKNOWN_CELLS = 1 << 19  # 4 MiB tiles where the cache sizes are not known
@@ -67,12 +68,9 @@ def tile_cells() -> int:
 def tile_shape(spec: Spec, cells: int) -> tuple[int, int]:
     """(rows, keys) of one tile of ``cells`` scores: up to ROWS queries (cells / KEYS), and keys to fill the tile.
 
-    Blocks are halved while there are fewer (head, block) jobs than two per core; a sliding window of W
-    keys takes blocks of about W / 4 queries (a block sees rows + W − 1 keys: W / 4 rows waste little).
+    Blocks are halved while there are fewer (head, block) jobs than two per core.
     """
     rows = min(max(cells // KEYS, LEAST), ROWS, spec.n)
-    if spec.mask is not None and spec.mask.window is not None:
-        rows = min(rows, max(LEAST, 1 << max(spec.mask.window // 4, 1).bit_length() - 1))
     while rows > LEAST and spec.heads * -(-spec.n // rows) < 2 * cores():
         rows //= 2
     rows = max(rows, 1)
@@ -80,8 +78,19 @@ def tile_shape(spec: Spec, cells: int) -> tuple[int, int]:
 
 
 def tile_keys(spec: Spec, rows: int, cells: int) -> int:
-    """Keys in one tile of ``cells`` scores with blocks of ``rows`` queries."""
-    return max(min(max(cells // rows, LEAST), spec.m), 1)
+    """Keys in one tile of ``cells`` scores with blocks of ``rows`` queries.
+
+    A sliding window of W keys takes narrow tiles of about W / 8 keys (WINDOW_KEYS at least): a block sees
+    rows + W − 1 keys but each query only W of them, and only the tiles along the band's two edges need a
+    mask; there, each tile computes only the queries that may see one of its keys (:meth:`Mask.query_span`),
+    so what is computed beyond W per query is about one tile's width.  (Measured at n = 16384, W = 512,
+    12 heads: 1024 × 64 or 1024 × 128 tiles 0.38 s, one tile of 128 × 639 0.41 s; W = 128: 1024 × 64
+    0.15 s, 1024 × 32 0.17 s; W = 2048: 1024 × 256 1.18 s, 1024 × 512 1.29 s.)
+    """
+    keys = max(min(max(cells // rows, LEAST), spec.m), 1)
+    if spec.mask is not None and spec.mask.window is not None:
+        keys = min(keys, max(WINDOW_KEYS, 1 << max(spec.mask.window // 8, 1).bit_length() - 1))
+    return keys
 
 
 def blocks(n: int, rows: int) -> list[tuple[int, int]]:
@@ -128,6 +137,7 @@ class _Blocks:
         self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()
+        self.band: dict[tuple[int, int, int], tuple[np.ndarray | None, np.ndarray | None]] = {}
 
     def workspace(self) -> _Workspace:
         w = getattr(self.local, "w", None)
@@ -151,7 +161,7 @@ class _Blocks:
         for s0 in range(start, stop, self.keys):
             s1 = min(s0 + self.keys, stop)
             r0, r1 = (lo, hi) if mask is None or self.checked else mask.query_span(lo, hi, s0, s1)
-            allowed = None if mask is None else mask.block(r0, r1, s0, s1, head=h)
+            allowed, blocked = self.allowed(r0, r1, s0, s1, h)
             if r0 == r1 or (allowed is not None and not self.checked and not allowed.any()):
                 continue  # no query of the block sees a key of the tile: nothing to add
             rows = slice(r0 - lo, r1 - lo)  # the queries that may see a key of the tile (causal: fewer near the diagonal)
@@ -159,11 +169,11 @@ class _Blocks:
             self.scores(q[rows], h, r0, r1, s0, s1, z)
             if shifted:
                 if allowed is not None:
-                    np.copyto(z, -np.inf, where=~allowed)  # out of the row maximum, and exp(−inf) = 0
+                    np.copyto(z, -np.inf, where=blocked)  # out of the row maximum, and exp(−inf) = 0
                 self.subtract_top(z, w, rows)
             np.exp(z, out=z)
             if allowed is not None and not shifted:
-                np.copyto(z, 0.0, where=~allowed)  # after exp: exp(−inf) takes numpy's slow path for special values
+                np.copyto(z, 0.0, where=blocked)  # after exp: exp(−inf) takes numpy's slow path for special values
             acc[rows] += np.matmul(z, v[s0:s1], out=w.part[: r1 - r0])  # (rows, d_v)
             total[rows] += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[: r1 - r0])  # (rows,)
         out = self.heads[h, lo:hi]  # (b, d_v), not yet written: every row is written here
@@ -172,6 +182,22 @@ class _Blocks:
         if none.any():
             out[none] = 0.0
             self.empty.update(lo + int(i) for i in np.flatnonzero(none))
+
+    def allowed(self, r0: int, r1: int, s0: int, s1: int, h: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The mask of a tile and its negation (None, None: every cell allowed).  Causal and window alone
+        depend only on where the tile lies from the diagonal: those are built once and shared (read-only)."""
+        mask = self.spec.mask
+        if mask is None:
+            return None, None
+        if mask.keys is not None or mask.matrix is not None:
+            allowed = mask.block(r0, r1, s0, s1, head=h)
+            return allowed, None if allowed is None else ~allowed
+        key = (r0 - s0, r1 - r0, s1 - s0)
+        found = self.band.get(key)
+        if found is None:
+            allowed = mask.block(r0, r1, s0, s1)
+            found = self.band[key] = (allowed, None if allowed is None else ~allowed)
+        return found
 
     def scores(self, q: np.ndarray, h: int, lo: int, hi: int, s0: int, s1: int, z: np.ndarray) -> None:
         """Z of one tile into ``z``: the scaled scores, soft-capped, plus the score bias."""
