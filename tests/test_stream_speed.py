@@ -271,9 +271,9 @@ def test_tile_shape_from_the_cache_and_the_jobs():
     rows, _ = tiles.tile_shape(one_head, 1 << 18)  # fewer than two jobs per core: smaller blocks
     assert rows < 512 and -(-512 // rows) >= 2 * stream.cores()
     windowed = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 128}))
-    assert tiles.tile_shape(windowed, 1 << 18) == (512, 64)  # narrow tiles along the band: W / 8, 64 at least
-    wide = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 1500}))
-    assert tiles.tile_shape(wide, 1 << 18) == (512, 128)  # 1500 / 8 → 128, a power of two
+    assert tiles.edge_keys(spec, 512) == 128  # along a causal diagonal
+    assert tiles.edge_keys(windowed, 512) == 64  # a window narrower than 512
+    assert tiles.edge_keys(windowed, 16) == 16  # never wider than the tile
     cells = tiles.tile_cells()
     assert cells >= tiles.LEAST * tiles.LEAST
     l2 = cache_bytes(2)
@@ -346,3 +346,41 @@ def test_numpy_reads_the_defaults_in_a_command(tmp_path):
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("n, m", [(13, 17), (17, 13)])
+@pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
+                                            ("lower_right", 5), (None, 4), (None, 1), (None, None)])
+def test_the_keys_every_query_of_a_block_sees(n, m, causal, window):
+    """Mask.seen_by_all (where the tiles need no mask and may be wide) against the cells themselves."""
+    mask = Mask(n, m, causal=causal, window=window)
+    full = mask.full()
+    for lo, hi in itertools.product(range(n), range(1, n + 1)):
+        if lo >= hi:
+            continue
+        first, last = mask.seen_by_all(lo, hi)
+        seen = [j for j in range(m) if full[lo:hi, j].all()]
+        assert list(range(first, last)) == seen, (lo, hi)
+
+
+@pytest.mark.parametrize("n, m, mask, middle", [(64, 64, "causal", True), (50, 70, {"causal": "lower_right"}, True),
+                                                (70, 50, {"causal": True, "window": 13}, False),
+                                                (64, 64, {"window": 30}, True),
+                                                (60, 60, {"causal": True, "window": 50, "keys": [1] * 50 + [0] * 10}, True)])
+def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask, middle, monkeypatch):
+    """Blocks of 32 queries, tiles of 16 keys in the middle of a band and 3 along its edges: the same as attend."""
+    monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
+    monkeypatch.setattr(stream, "BLOCK_CELLS", 32 * 16)
+    monkeypatch.setattr(tiles, "EDGE_KEYS", 3)
+    widths = []
+    scores = tiles._Blocks.scores
+
+    def counting(self, q, h, lo, hi, s0, s1, z):
+        widths.append(s1 - s0)
+        return scores(self, q, h, lo, hi, s0, s1, z)
+
+    monkeypatch.setattr(tiles._Blocks, "scores", counting)
+    context = None if n == m else {"context": np.random.default_rng(3).normal(size=(m, 8)).tolist()}
+    spec = spec_of(document(21, n=n, spread=4.0, mask=mask, **(context or {})))
+    assert_same(spec, threads=2)
+    assert 3 in widths and (16 in widths) == middle  # edge tiles, and wide ones where a band has a middle

@@ -58,6 +58,19 @@ class Mask:
         stop = min(max(stop, 0), self.m)
         return min(max(start, 0), stop), stop
 
+    def seen_by_all(self, lo: int, hi: int) -> tuple[int, int]:
+        """The keys [first, last) that every query of lo … hi − 1 may see as far as causal and window go (the
+        middle of a band, where a tile needs no mask from them); first ≥ last when there are none."""
+        first, last = 0, self.m
+        top, bottom = lo + self.offset, hi - 1 + self.offset  # i′ of the first and last query
+        if self.causal is not None:
+            last = top + 1
+            if self.window is not None:
+                first = bottom - self.window + 1
+        elif self.window is not None:
+            first, last = hi - self.window, lo + self.window
+        return max(first, 0), min(last, self.m)
+
     def query_span(self, lo: int, hi: int, start: int, stop: int) -> tuple[int, int]:
         """The queries [first, last) of lo … hi − 1 that may see any of the keys start … stop − 1 (causal and
         window decide it): near a causal diagonal, the later queries only."""

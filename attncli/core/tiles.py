@@ -20,9 +20,11 @@ The work is Q·Kᵀ and e·V (BLAS) and exp; what is not arithmetic is kept out 
   core from Q·Kᵀ through exp to e·V, and each thread reuses its own tile and sums (no fresh page faults);
 - two threads take (head, block) jobs with one BLAS thread each: numpy releases the GIL in matmul
   and in exp, so one thread's exp runs beside the other's products and both cores stay busy;
-- keys outside a block's span are never computed (a causal mask halves the work), nor tiles that
-  the mask covers entirely, nor the queries of a block that see no key of a tile (near a causal
-  diagonal, :meth:`Mask.query_span`); the scale is folded into Q_b once per block.
+- keys outside a block's span are never computed (a causal mask halves the work, a sliding window
+  leaves n·W), nor tiles that the mask covers entirely, nor the queries of a block that see no key
+  of a tile (near a causal diagonal, :meth:`Mask.query_span`); tiles are narrow where a causal or
+  window band cuts the block (:func:`edge_keys`), wide where it allows every query, and the masks of
+  the cut ones are built once per distance from the diagonal; the scale is folded into Q_b once per block.
 
 A document with huge numbers (``checked``) is computed in the full computation's order instead,
 scale after the product, and every tile is checked for overflow (:class:`Overflow`).
@@ -43,7 +45,7 @@ from attncli.core.threads import cache_bytes, cores, run_parallel
 ROWS = 1024  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of them (fewer rows: slower BLAS)
 KEYS = 512  # keys per tile, as the tile's size allows: rows = cells / KEYS
 LEAST = 16  # the fewest rows, and keys, of a tile
-WINDOW_KEYS = 64  # the fewest keys of a tile along a sliding window (narrower: Python's overhead per tile shows)
+EDGE_KEYS = 128  # keys of a tile along the edge of a causal or window band (edge_keys)
 L2_TILES = 4  # a tile of scores fills this many L2 caches (measured at n = 8192 with 1 MiB of L2, AMD EPYC: CPU
 # seconds 4.95 for 1024 × 512, 4.96 for 1024 × 1024, 5.03 for 512 × 1024, 5.10 for 512 × 512, 5.15 for 256 × 512)
 UNKNOWN_CELLS = 1 << 19  # 4 MiB tiles where the cache sizes are not known
@@ -78,19 +80,22 @@ def tile_shape(spec: Spec, cells: int) -> tuple[int, int]:
 
 
 def tile_keys(spec: Spec, rows: int, cells: int) -> int:
-    """Keys in one tile of ``cells`` scores with blocks of ``rows`` queries.
+    """Keys in one tile of ``cells`` scores with blocks of ``rows`` queries."""
+    return max(min(max(cells // rows, LEAST), spec.m), 1)
 
-    A sliding window of W keys takes narrow tiles of about W / 8 keys (WINDOW_KEYS at least): a block sees
-    rows + W − 1 keys but each query only W of them, and only the tiles along the band's two edges need a
-    mask; there, each tile computes only the queries that may see one of its keys (:meth:`Mask.query_span`),
-    so what is computed beyond W per query is about one tile's width.  (Measured at n = 16384, W = 512,
-    12 heads: 1024 × 64 or 1024 × 128 tiles 0.38 s, one tile of 128 × 639 0.41 s; W = 128: 1024 × 64
-    0.15 s, 1024 × 32 0.17 s; W = 2048: 1024 × 256 1.18 s, 1024 × 512 1.29 s.)
+
+def edge_keys(spec: Spec, keys: int) -> int:
+    """Keys in a tile along the edge of a causal or sliding-window band (at most ``keys``).
+
+    There a tile computes only the queries that may see one of its keys (:meth:`Mask.query_span`), so what
+    is computed beyond the allowed cells is about half a tile per query on each edge: narrow tiles waste
+    less, but each tile costs some Python, and narrower than 64 keys that shows.  (Measured with blocks of
+    1024 queries, 12 heads, n = 16384: causal, 512-key tiles in the middle, edges of 512 / 128 / 64 keys
+    4.33 / 4.16 / 4.20 s; a window of 512 (every tile on an edge), 64 / 128 keys 0.377 / 0.380 s, one tile of
+    128 queries × 639 keys 0.41 s; W = 128, 64 / 32 keys 0.20 / 0.33 s; W = 2048, 128 / 256 keys 1.18 / 1.22 s.)
     """
-    keys = max(min(max(cells // rows, LEAST), spec.m), 1)
-    if spec.mask is not None and spec.mask.window is not None:
-        keys = min(keys, max(WINDOW_KEYS, 1 << max(spec.mask.window // 8, 1).bit_length() - 1))
-    return keys
+    window = None if spec.mask is None else spec.mask.window
+    return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else EDGE_KEYS // 2)
 
 
 def blocks(n: int, rows: int) -> list[tuple[int, int]]:
@@ -113,6 +118,10 @@ def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np
     run_parallel(_Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty), jobs, progress, threads)
 
 
+def _steps(start: int, stop: int, width: int) -> list[tuple[int, int]]:
+    return [(s, min(s + width, stop)) for s in range(start, stop, width)]
+
+
 class _Workspace:
     """One thread's tile of scores and its sums, reused by every job the thread takes."""
 
@@ -132,6 +141,7 @@ class _Blocks:
     """The job (head, lo, hi, start, stop): one head, queries lo … hi − 1, their keys start … stop − 1."""
 
     def __init__(self, q, k, v, spec: Spec, heads, checked: bool, shift, rows: int, keys: int, empty: set[int]) -> None:
+        self.edge = edge_keys(spec, keys)
         self.q, self.k, self.v, self.heads, self.spec = q, k, v, heads, spec
         self.checked, self.shift, self.rows, self.keys, self.empty = checked, shift, rows, keys, empty
         self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
@@ -158,8 +168,7 @@ class _Blocks:
         if shifted:
             w.top[:b] = -np.inf
             w.shift[:b] = 0.0
-        for s0 in range(start, stop, self.keys):
-            s1 = min(s0 + self.keys, stop)
+        for s0, s1 in self.tiles(lo, hi, start, stop):
             r0, r1 = (lo, hi) if mask is None or self.checked else mask.query_span(lo, hi, s0, s1)
             allowed, blocked = self.allowed(r0, r1, s0, s1, h)
             if r0 == r1 or (allowed is not None and not self.checked and not allowed.any()):
@@ -182,6 +191,18 @@ class _Blocks:
         if none.any():
             out[none] = 0.0
             self.empty.update(lo + int(i) for i in np.flatnonzero(none))
+
+    def tiles(self, lo: int, hi: int, start: int, stop: int) -> list[tuple[int, int]]:
+        """The tiles [s0, s1) of keys start … stop − 1 for queries lo … hi − 1: ``keys`` wide where causal and
+        window allow every query of the block (no mask from them), ``edge`` wide where their band cuts it."""
+        a, b = start, stop
+        if self.spec.mask is not None:
+            a, b = self.spec.mask.seen_by_all(lo, hi)
+            a = min(max(a, start), stop)
+            b = min(max(b, a), stop)
+            a = min(start + -(-(a - start) // self.edge) * self.edge, b)  # whole tiles: edge ones up to the middle,
+            b = a + (b - a) // self.keys * self.keys  # then wide ones, then edge ones again
+        return [*_steps(start, a, self.edge), *_steps(a, b, self.keys), *_steps(b, stop, self.edge)]
 
     def allowed(self, r0: int, r1: int, s0: int, s1: int, h: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The mask of a tile and its negation (None, None: every cell allowed).  Causal and window alone
