@@ -47,12 +47,21 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     from attncli.inputs.document import Document, read_document
 
     if isinstance(document, Mapping):
-        doc = Document(dict(document), "<dict>", Path.cwd())
+        doc = Document(_plain(document), "<dict>", Path.cwd())
     elif isinstance(document, (str, PathLike)):
         doc = read_document(str(document))
     else:
         raise TypeError(f"expected a path or a mapping, not {type(document).__name__}")
     return build_spec(doc, overrides or None)
+
+
+def _plain(mapping: Mapping) -> dict[str, Any]:
+    """The mapping with numpy scalars among its settings (``np.True_``, ``np.int64(4)``) as the Python values a
+    document would hold, in nested mappings too; arrays and lists are left as they are."""
+    import numpy as np
+
+    plain = lambda v: v.item() if isinstance(v, np.generic) else _plain(v) if isinstance(v, Mapping) else v  # noqa: E731
+    return {key: plain(value) for key, value in mapping.items()}
 
 
 def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) -> Trace:

@@ -34,6 +34,21 @@ def test_compute_a_mapping_with_numpy_arrays_matches_the_reference():
         assert max_abs_diff(getattr(trace, key).tolist(), ref[key]) < 1e-12, key
 
 
+def test_numpy_scalars_among_the_settings_read_as_python_values():
+    """np.True_, np.int64 and np.float64 where a document holds true, 2 and 0.5 (a NumPy user's values)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=(5, 4)), {c: rng.normal(size=(4, 4)) for c in ("query", "key", "value")}
+    plain = {"inputs": x, "weights": w, "heads": 2, "scale": 0.5, "mask": {"causal": True, "window": 3},
+             "score_bias": {"alibi": True}}
+    numpy = {"inputs": x, "weights": w, "heads": np.int64(2), "scale": np.float64(0.5),
+             "mask": {"causal": np.True_, "window": np.int32(3)}, "score_bias": {"alibi": np.True_}}
+    expected, got = attncli.compute(plain), attncli.compute(numpy)
+    assert got.spec.heads == 2 and isinstance(got.spec.heads, int)
+    for key in ("scaled_scores", "weights", "output"):
+        assert np.array_equal(getattr(got, key), getattr(expected, key), equal_nan=True), key
+    assert got.weights[0, 0, 1] == 0 and got.weights[0, 1, 1] > 0  # the causal mask was read
+
+
 def test_compute_a_path_with_overrides_gives_the_walkthrough():
     trace = attncli.compute(EXAMPLE, scale="sqrt")
     ref = naive_attention(ILLUSTRATED["inputs"], ILLUSTRATED["query"], ILLUSTRATED["key"], ILLUSTRATED["value"],
