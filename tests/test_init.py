@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from attncli.cli import app
+from attncli.inputs.document import parse_text
 
 GRID = [
     # (options, n, m, d_model, heads, d_k, d_v)
@@ -101,6 +102,20 @@ def test_writes_a_file_atomically_and_never_over_itself(runner, tmp_path):
     before = out.read_text()
     bad = run(runner, "init", "--n", "2", "--context", "3", "--mask", "causal", "--force", "-o", out)
     assert bad.exit_code == 2 and out.read_text() == before
+
+
+@pytest.mark.parametrize("options", [[], ["--inline", "--heads", "2", "--d-model", "4"],
+                                     ["--tokens", "我想吃", "--rope", "--pre-norm", "rms", "--kv-heads", "1", "--heads", "2",
+                                      "--mask", "causal"], ["--n", "2", "--context", "3", "--inline"]])
+def test_a_json_name_gets_a_json_document_with_the_same_numbers(runner, tmp_path, options):
+    """init -o doc.json: JSON that attncli (and json.loads) reads, computing exactly what the YAML document does."""
+    out = tmp_path / "doc.JSON"
+    assert run(runner, "init", *options, "-o", out).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    assert json.loads(text) == parse_text(run(runner, "init", *options).stdout, "doc")  # the same keys and values (YAML 1.2)
+    from_json = run(runner, "compute", out, "--format", "json")
+    assert from_json.exit_code == 0, from_json.output
+    assert json.loads(from_json.stdout) == init_compute(runner, options)[1]
 
 
 def test_the_commented_optional_lines_compute_when_uncommented(runner):

@@ -45,11 +45,11 @@ def init_command(
     init: Annotated[InitKind, typer.Option("--init", case_sensitive=False, help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
     inline: Annotated[bool, typer.Option("--inline", help="Write every number out (exact floats) instead of seeded random specs.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output; an existing file is refused unless --force.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output; an existing file is refused unless --force. A .json name gets the document as JSON (without the comments).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace the file -o names if it exists (it may be a document you edited).")] = False,
     debug: Debug = False,
 ) -> None:
-    """Write a ready-to-edit, commented document (YAML) that computes as it is.
+    """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
 
     The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope and --pre-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
@@ -63,10 +63,12 @@ def init_command(
     """
 
     def action() -> None:
-        from attncli.teach.starter import document
+        from attncli.teach.starter import as_json, document
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope, None if pre_norm is None else pre_norm.value)
+        if output is not None and output.suffix.lower() == ".json":
+            text = as_json(text)
         if output is not None and not force:
             refuse_existing(output)
         emit(text.encode("utf-8"), output, set())

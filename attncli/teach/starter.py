@@ -6,10 +6,16 @@ the written numbers are the ones a random spec with that seed would give.
 
 >>> print(document(tokens="a b", d_model=2).splitlines()[-1])
 mask: none
+>>> print(as_json("weights: {query: [[1, 2.5]]}\\nheads: 1\\n"), end="")
+{
+  "weights": {"query": [[1, 2.5]]},
+  "heads": 1
+}
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -300,3 +306,24 @@ def _numeric(text: str) -> bool:
         return bool(re.fullmatch(r"[-+]?(0x[0-9a-fA-F]+|0o[0-7]+|\.inf|\.nan)", text, re.I))
     return True
 
+
+
+def as_json(text: str) -> str:
+    """The document ``text`` (YAML) as JSON, for ``init -o doc.json``: the same keys and numbers (every float's exact
+    ``repr``), a matrix row to a line; JSON has no comments, so the explanations are left out."""
+    from attncli.inputs.document import parse_text
+
+    return _json(parse_text(text, "<init>"), "") + "\n"
+
+
+def _json(value: object, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, dict):
+        flat = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        if len(flat) <= 72 and not any(isinstance(item, dict) for item in value.values()):
+            return flat  # a short random spec or setting on one line
+        items = [f"{inner}{json.dumps(key, ensure_ascii=False)}: {_json(item, inner)}" for key, item in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}" if items else "{}"
+    if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
+        return "[\n" + ",\n".join(inner + _json(item, inner) for item in value) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
