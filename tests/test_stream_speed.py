@@ -195,40 +195,42 @@ def test_huge_numbers_are_checked_tile_by_tile(small_tiles):
     assert str(streamed.value) == str(full.value)
 
 
-def test_masked_tiles_and_spans_are_not_computed(small_tiles, monkeypatch):
-    """A causal mask computes the tiles on or below the diagonal only; a tile every key of which is padding, none."""
-    computed = []
+@pytest.fixture
+def tiles_computed(monkeypatch) -> list[tuple[int, int, int, int, int]]:
+    """(head, first query, last query + 1, first key, last key + 1) of every tile _Blocks.scores computes."""
+    computed: list[tuple[int, int, int, int, int]] = []
     scores = tiles._Blocks.scores
 
     def counting(self, q, h, lo, hi, s0, s1, z):
-        computed.append((h, lo, s0))
+        computed.append((h, lo, hi, s0, s1))
         return scores(self, q, h, lo, hi, s0, s1, z)
 
     monkeypatch.setattr(tiles._Blocks, "scores", counting)
+    return computed
+
+
+def test_masked_tiles_and_spans_are_not_computed(small_tiles, tiles_computed):
+    """A causal mask computes the tiles on or below the diagonal only; a tile every key of which is padding, none."""
+    computed = tiles_computed
     n = 64  # four blocks of 16 queries, four tiles of 16 keys
     attend_streamed(spec_of(document(10, n=n, heads=1, mask="causal")), threads=1)
-    assert sorted(computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in range(0, lo + 16, 16)]
+    assert sorted((h, lo, s0) for h, lo, _, s0, _ in computed) == [(0, lo, s0) for lo in range(0, n, 16)
+                                                                    for s0 in range(0, lo + 16, 16)]
     computed.clear()
     attend_streamed(spec_of(document(10, n=n, heads=1, mask={"keys": [1] * 16 + [0] * 32 + [1] * 16})), threads=1)
-    assert sorted(computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in (0, 48)]
+    assert sorted((h, lo, s0) for h, lo, _, s0, _ in computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in (0, 48)]
 
 
-def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, monkeypatch):
+def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, tiles_computed, monkeypatch):
     """Blocks of 32 queries, tiles of 16 keys, causal: on the diagonal, the second tile is the later 16 queries'."""
-    computed = []
-    scores = tiles._Blocks.scores
-
-    def counting(self, q, h, lo, hi, s0, s1, z):
-        computed.append((lo, hi, s0))
-        return scores(self, q, h, lo, hi, s0, s1, z)
-
-    monkeypatch.setattr(tiles._Blocks, "scores", counting)
+    computed = tiles_computed
     monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
     spec = spec_of(document(15, n=64, heads=1, spread=12.0, mask="causal"))
     assert_same(spec, threads=1)
     computed.clear()
     attend_streamed(spec, threads=1)
-    assert sorted(computed) == [(0, 32, 0), (16, 32, 16), (32, 64, 0), (32, 64, 16), (32, 64, 32), (48, 64, 48)]
+    assert sorted((lo, hi, s0) for _, lo, hi, s0, _ in computed) == [(0, 32, 0), (16, 32, 16), (32, 64, 0), (32, 64, 16),
+                                                                      (32, 64, 32), (48, 64, 48)]
 
 
 @pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
@@ -367,20 +369,13 @@ def test_the_keys_every_query_of_a_block_sees(n, m, causal, window):
                                                 (70, 50, {"causal": True, "window": 13}, False),
                                                 (64, 64, {"window": 30}, True),
                                                 (60, 60, {"causal": True, "window": 50, "keys": [1] * 50 + [0] * 10}, True)])
-def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask, middle, monkeypatch):
+def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask, middle, tiles_computed, monkeypatch):
     """Blocks of 32 queries, tiles of 16 keys in the middle of a band and 3 along its edges: the same as attend."""
     monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
     monkeypatch.setattr(stream, "BLOCK_CELLS", 32 * 16)
     monkeypatch.setattr(tiles, "EDGE_KEYS", 3)
-    widths = []
-    scores = tiles._Blocks.scores
-
-    def counting(self, q, h, lo, hi, s0, s1, z):
-        widths.append(s1 - s0)
-        return scores(self, q, h, lo, hi, s0, s1, z)
-
-    monkeypatch.setattr(tiles._Blocks, "scores", counting)
     context = None if n == m else {"context": np.random.default_rng(3).normal(size=(m, 8)).tolist()}
     spec = spec_of(document(21, n=n, spread=4.0, mask=mask, **(context or {})))
     assert_same(spec, threads=2)
+    widths = {s1 - s0 for *_, s0, s1 in tiles_computed}
     assert 3 in widths and (16 in widths) == middle  # edge tiles, and wide ones where a band has a middle
