@@ -96,7 +96,7 @@ def edge_keys(spec: Spec, keys: int) -> int:
     128 queries × 639 keys 0.41 s; W = 128, 64 / 32 keys 0.20 / 0.33 s; W = 2048, 128 / 256 keys 1.18 / 1.22 s.)
     """
     window = None if spec.mask is None else spec.mask.window
-    return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else EDGE_KEYS // 2)
+    return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else max(EDGE_KEYS // 2, 1))
 
 
 def blocks(n: int, rows: int) -> list[tuple[int, int]]:
