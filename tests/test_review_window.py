@@ -2,7 +2,9 @@
 
 Blocks, tiles and the narrow tiles along a causal or window band's edges are forced to many sizes (odd ones, edges
 wider than the tile, one query per block), so that every branch of attncli.core.tiles meets every kind of mask and
-score bias; a few sliding windows are compared with PyTorch's scaled_dot_product_attention too.
+score bias; a few sliding windows are compared with PyTorch's scaled_dot_product_attention too, and a long one goes
+through ``compute --only output -o out.npy`` as a user runs it.  Huge numbers overflow alike in both paths, whether or
+not a mask hides the cell; numpy values inside a mapping's lists read as a document's.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stream_speed import assert_equal_traces, document, spec_of
 
+import attncli
 from attncli.cli import app
 from attncli.core import stream, tiles
 from attncli.core.attention import attend
@@ -234,3 +237,26 @@ def test_a_long_sliding_window_document_written_to_npy(runner, tmp_path, causal)
     assert result.exit_code == 0, result.output
     got, want = np.load(tmp_path / "y.npy"), windowed_reference(x, w, heads, window, causal)
     assert got.shape == (n, d_model) and np.abs(got - want).max() <= 1e-12 * np.abs(want).max()
+
+
+# ---------------------------------------------------------------- from Python: numpy values inside lists
+
+
+def test_numpy_values_inside_lists_read_as_the_python_values_a_document_holds():
+    """list(array) gives numpy scalars, and a list of rows may hold arrays: as welcome in a mapping's lists as
+    at its top (a window over padded keys, ALiBi at given positions, per-head slopes)."""
+    rng = np.random.default_rng(9)
+    x, w = rng.normal(size=(6, 4)), {c: rng.normal(size=(4, 4)) for c in ("query", "key", "value")}
+    keys, positions, slopes = np.array([1, 1, 0, 1, 1, 1], bool), np.arange(6.0) * 2, np.array([0.5, 0.25])
+    plain = {"inputs": x.tolist(), "weights": w, "heads": 2, "positions": positions.tolist(),
+             "mask": {"window": 2, "keys": keys.tolist(), "matrix": np.tril(np.ones((6, 6)), 1).astype(int).tolist()},
+             "score_bias": {"alibi": {"slopes": slopes.tolist()}}}
+    numpy = {"inputs": list(x), "weights": w, "heads": 2, "positions": list(positions),
+             "mask": {"window": 2, "keys": list(keys), "matrix": [list(row) for row in np.tril(np.ones((6, 6), int), 1)]},
+             "score_bias": {"alibi": {"slopes": list(slopes)}}}
+    expected, got = attncli.compute(plain), attncli.compute(numpy)
+    for key in ("scaled_scores", "weights", "output"):
+        assert np.array_equal(getattr(got, key), getattr(expected, key), equal_nan=True), key
+    assert got.weights[0, 0, 2] == 0 and got.weights[0, 3, 1] == 0 and got.weights[0, 3, 3] > 0  # padding, window
+    with pytest.raises(attncli.AttnError, match=r"mask\.keys: entry 2: 2 is not a mask value"):
+        attncli.compute(dict(numpy, mask={"keys": list(np.array([1, 2, 1, 1, 1, 1]))}))  # still checked as a document
