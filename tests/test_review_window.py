@@ -76,8 +76,8 @@ CASES = {
     "window-6": (N, None, {"mask": {"window": 6}}),
     "window-n": (N, None, {"mask": {"window": N}}),
     "window-n<m": (N, M, {"mask": {"window": 9}}),
-    "window-n>m": (M, N, {"mask": {"window": 9}}),
-    "window-beyond-m": (M, N, {"mask": {"window": N}}),  # n > m: the last queries see no key
+    "window-n>m": (M, N, {"mask": {"window": 9}}),  # the last 8 queries see no key
+    "window-m": (M, N, {"mask": {"window": N}}),  # n > m, W = m: every query sees a key (the last, keys 16 … 28)
     "window-padding": (N, None, {"mask": {"window": 3, "keys": [1] * 10 + [0] * 8 + [1] * 11}}),  # some see none
     "causal-window-padding-block": (N, M, {"mask": {"causal": "lower_right", "window": 20, "convention": "block",
                                                     "keys": [0] * 30 + [1] * 5 + [0] * 10}}),
