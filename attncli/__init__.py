@@ -56,11 +56,20 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
 
 
 def _plain(mapping: Mapping) -> dict[str, Any]:
-    """The mapping with numpy scalars among its settings (``np.True_``, ``np.int64(4)``) as the Python values a
-    document would hold, in nested mappings too; arrays and lists are left as they are."""
+    """The mapping with numpy scalars (``np.True_``, ``np.int64(4)``, the entries of ``list(array)``) as the Python
+    values a document would hold, in nested mappings and lists too, and an array inside a list as its nested list;
+    an array given as a whole value is left as it is (it is read as a .npy file's data is)."""
     import numpy as np
 
-    plain = lambda v: v.item() if isinstance(v, np.generic) else _plain(v) if isinstance(v, Mapping) else v  # noqa: E731
+    def plain(value: Any, listed: bool = False) -> Any:
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, Mapping):
+            return _plain(value)
+        if isinstance(value, list):  # a row of Python values is kept as it is: a large matrix is not walked twice
+            return value if set(map(type, value)) <= {float, int, bool, str} else [plain(e, True) for e in value]
+        return value.tolist() if listed and isinstance(value, np.ndarray) else value
+
     return {key: plain(value) for key, value in mapping.items()}
 
 

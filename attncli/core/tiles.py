@@ -27,7 +27,8 @@ The work is Q·Kᵀ and e·V (BLAS) and exp; what is not arithmetic is kept out 
   the cut ones are built once per distance from the diagonal; the scale is folded into Q_b once per block.
 
 A document with huge numbers (``checked``) is computed in the full computation's order instead,
-scale after the product, and every tile is checked for overflow (:class:`Overflow`).
+scale after the product, over every key of every block (masked or not: attend checks every cell
+of S), and every tile is checked for overflow (:class:`Overflow`).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def edge_keys(spec: Spec, keys: int) -> int:
     128 queries × 639 keys 0.41 s; W = 128, 64 / 32 keys 0.20 / 0.33 s; W = 2048, 128 / 256 keys 1.18 / 1.22 s.)
     """
     window = None if spec.mask is None else spec.mask.window
-    return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else EDGE_KEYS // 2)
+    return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else max(EDGE_KEYS // 2, 1))
 
 
 def blocks(n: int, rows: int) -> list[tuple[int, int]]:
@@ -108,10 +109,10 @@ def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np
     """Each head's output rows into ``heads`` (h, n, d_v), in blocks of ``rows`` queries and tiles of ``keys``
     keys; queries without any key go into ``empty``.
 
-    ``shift`` (h,): whether a head needs the row maximum subtracted; ``checked``: check every tile for
-    overflow (:class:`Overflow`).  ``progress(1)`` as each (head, block) job is done.
+    ``shift`` (h,): whether a head needs the row maximum subtracted; ``checked``: compute every key, masked or
+    not, and check every tile for overflow (:class:`Overflow`).  ``progress(1)`` as each (head, block) job is done.
     """
-    mask = spec.mask
+    mask = None if checked else spec.mask  # checked: every key, as attend checks every cell of S, masked or not
     spans = [(lo, hi, *((0, spec.m) if mask is None else mask.key_span(lo, hi))) for lo, hi in blocks(spec.n, rows)]
     spans.sort(key=lambda span: span[2] - span[3])  # the longest first, so that the threads finish together
     jobs = [(h, *span) for h in range(spec.heads) for span in spans]  # a head's K and V stay in cache
