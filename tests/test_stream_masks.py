@@ -1,4 +1,4 @@
-"""A second look at the streamed path with masks (issues 16 and 20): attend_streamed against attend, table by table.
+"""The streamed path with every mask and score bias (issues 16 and 20): attend_streamed against attend, table by table.
 
 Blocks, tiles and the narrow tiles along a causal or window band's edges are forced to many sizes (odd ones, edges
 wider than the tile, one query per block), so that every branch of attncli.core.tiles meets every kind of mask and
