@@ -16,7 +16,7 @@ from reference import max_abs_diff, naive_attention
 
 from attncli.cli import app
 from attncli.cli.load import progress as _progress
-from attncli.core import memory, stream
+from attncli.core import bounds, memory, stream
 from attncli.core.attention import attend
 from attncli.core.errors import AttnError
 from attncli.core.memory import parse_size
@@ -119,7 +119,7 @@ def test_exp_with_and_without_the_row_max(tiny_blocks, factor, shifted):
     doc["inputs"] = (factor * np.array(doc["inputs"])).tolist()
     spec = spec_of(doc)
     q, k, v = stream.projections(spec)
-    assert stream._needs_shift(q, k, v, spec).tolist() == [shifted, shifted]
+    assert bounds.needs_shift(q, k, v, spec).tolist() == [shifted, shifted]
     want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
                            heads=2, mask=doc["mask"])
     trace = attend_streamed(spec, threads=2)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from attncli.cli import app
-from attncli.core import stream, tiles
+from attncli.core import bounds, stream, tiles
 from attncli.core.attention import attend
 from attncli.core.errors import AttnError
 from attncli.core.masks import Mask
@@ -138,7 +138,7 @@ def test_small_tiles_equal_the_full_computation(small_tiles, name, threads, spre
     q, k, v = stream.projections(spec)
     if spec.rope is not None:
         q, k = stream.rotations(q, k, spec)
-    assert bool(stream._needs_shift(q, k, v, spec).any()) == (shifted and "softcap" not in extra)  # |c·tanh| < c
+    assert bool(bounds.needs_shift(q, k, v, spec).any()) == (shifted and "softcap" not in extra)  # |c·tanh| < c
     assert_same(spec, threads)
 
 
@@ -172,7 +172,7 @@ def test_the_row_maximum_moves_from_tile_to_tile(small_tiles):
     data = {"inputs": x.tolist(), "weights": {"query": [[10.0], [0.0]], "key": [[0.0], [1.0]], "value": [[1.0], [2.0]]},
             "scale": "none"}
     spec = spec_of(data)
-    assert stream._needs_shift(*stream.projections(spec), spec).all()
+    assert bounds.needs_shift(*stream.projections(spec), spec).all()
     streamed, full = attend_streamed(spec, threads=1), attend(spec)
     np.testing.assert_allclose(streamed.output, full.output, rtol=TOL, atol=0)
     descending = dict(data, inputs=x[::-1].tolist())  # and falling: the first tile holds the maximum
@@ -185,7 +185,7 @@ def test_huge_numbers_are_checked_tile_by_tile(small_tiles):
     data = document(9, n=40, spread=1.0)
     data["inputs"] = (np.array(data["inputs"]) * 1e149).tolist()
     spec = spec_of(data)
-    assert not stream._cannot_overflow(*stream.projections(spec)[:2], spec)
+    assert not bounds.cannot_overflow(*stream.projections(spec)[:2], spec)
     assert_same(spec)
     data["inputs"] = (np.array(data["inputs"]) * 1e10).tolist()
     with pytest.raises(AttnError) as full:
@@ -379,3 +379,29 @@ def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask
     assert_same(spec, threads=2)
     widths = {s1 - s0 for *_, s0, s1 in tiles_computed}
     assert 3 in widths and (16 in widths) == middle  # edge tiles, and wide ones where a band has a middle
+
+
+@pytest.mark.parametrize("q_size, k_size, checked", [(1.0, 1.0, False), (1e149, 1e149, False), (1e160, 1e-170, False),
+                                                      (1e155, 1e155, True)])
+def test_tiles_are_checked_only_when_no_bound_rules_overflow_out(q_size, k_size, checked, monkeypatch):
+    """The row norms bound every score (Cauchy–Schwarz); where a norm's square overflows (1e160), the bound from the
+    largest entries decides instead (1e160 · 1e-170 is small); only when neither rules overflow out is every tile
+    checked. Either way the numbers are attend's."""
+    seen = []
+    run = stream.run_tiles
+    monkeypatch.setattr(stream, "run_tiles", lambda *args: seen.append(args[5]) or run(*args))
+    rng = np.random.default_rng(31)
+    n, d = 12, 4
+    data = {"inputs": np.eye(n, d).tolist(), "heads": 1, "mask": "causal",
+            "weights": {"query": (q_size * rng.normal(size=(d, d))).tolist(), "key": (k_size * rng.normal(size=(d, d))).tolist(),
+                        "value": rng.normal(size=(d, d)).tolist()}}
+    spec = spec_of(data)
+    try:
+        full = attend(spec)
+    except AttnError as error:  # 1e155 · 1e155 overflows: the same error from both paths
+        with pytest.raises(AttnError) as streamed:
+            attend_streamed(spec, threads=1)
+        assert str(streamed.value) == str(error) and checked
+        return
+    assert_equal_traces(full, attend_streamed(spec, threads=1))
+    assert seen == [checked]

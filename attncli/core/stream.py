@@ -23,7 +23,6 @@ estimate of the memory each needs, the result's text or file included, and a bud
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,10 +42,11 @@ from attncli.core.attention import (
     scaled,
     scores,
 )
+from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget, thread_reserve
-from attncli.core.scores import kv_head_of, shared
+from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.threads import cores, run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
@@ -55,8 +55,6 @@ from attncli.core.trace import Trace
 MATRIX_KEYS = ("scores", "score_bias", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
-SAFE = 1e300  # a bound on |score| below this cannot overflow float64
-EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
 
 
 # ---------------------------------------------------------------- the computation
@@ -76,14 +74,16 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
-    checked = not _cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
     empty: set[int] = set()  # queries with no key to attend to (in some head)
     try:
         if _fast(spec):
-            shift = _needs_shift(q, k, v, spec) if not checked else np.ones(spec.heads, dtype=bool)
+            norms = largest_norms(q, k, v, spec)
+            checked = not norms_cannot_overflow(norms, spec) and not cannot_overflow(q, k, spec)
+            shift = needs_shift(q, k, v, spec, norms) if not checked else np.ones(spec.heads, dtype=bool)
             rows = _fast_rows(spec)
             run_tiles(q, k, v, spec, heads, checked, shift, rows, tile_keys(spec, rows, _cells()), progress, threads, empty)
         else:
+            checked = not cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
             _run_generic(q, k, v, spec, heads, checked, progress, threads, empty)
     except Overflow:
         _locate_overflow(q, k, spec)
@@ -144,42 +144,6 @@ def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: i
             empty.update(lo + i for i in empty_queries(spec.mask.block(lo, hi)))
 
     run_parallel(task, blocks(spec.n, _generic_rows(spec)), progress, threads)
-
-
-def _cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
-    """|q·k| ≤ d_k·max|q|·max|k|: when that bound is far from overflow, no block needs checking.
-
-    (Two passes over Q and K and no temporary array: cheaper than row norms.)
-    """
-    if spec.score != "dot":
-        return False
-    largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
-    bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
-    return bound + _bias_bound(spec) < SAFE
-
-
-def _bias_bound(spec: Spec) -> float:
-    """max |B|: 0 without a score bias."""
-    if spec.score_bias is None:
-        return 0.0
-    return spec.score_bias.bound(spec.query_positions, spec.key_positions)
-
-
-def _needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.ndarray:
-    """Per head, whether exp needs the row max subtracted (h,).
-
-    Cauchy–Schwarz bounds every scaled score of head h by |scale|·max‖q_i‖·max‖k_j‖.
-    When that is at most EXP_LIMIT, exp(z) lies in [e^-60, e^60]: no overflow or
-    underflow, and e·V stays far from overflow while |V| is not astronomically large.
-    """
-    norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1))  # noqa: E731  (h,) largest row norm
-    kv = kv_head_of(spec.heads, spec.kv_heads)
-    bound = abs(spec.scale) * norm(q) * norm(k)[kv]  # (h,)
-    if spec.softcap is not None:  # |c·tanh(z / c)| < c
-        bound = np.minimum(bound, spec.softcap)
-    bound = bound + _bias_bound(spec)
-    values = norm(v)[kv] * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V| (|v_jc| ≤ ‖v_j‖)
-    return ~((bound <= EXP_LIMIT) & (values < SAFE))
 
 
 def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:

@@ -10,7 +10,7 @@ block may see at all (:meth:`attncli.core.masks.Mask.key_span`):
 and H_b = acc / total.  That is softmax(Z)·V of the full computation, the same sums in another
 order.  (The row sums e·1 are a matrix-vector product: a column of ones beside V would cost
 more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
-reach EXP_LIMIT (:func:`attncli.core.stream._needs_shift`): exp can then neither overflow nor lose
+reach EXP_LIMIT (:func:`attncli.core.bounds.needs_shift`): exp can then neither overflow nor lose
 precision, and Z is read once.  Otherwise c_b is the running row maximum (FlashAttention's online
 softmax), and α rescales what was summed before a tile raised it.
 
@@ -119,6 +119,11 @@ def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np
     run_parallel(_Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty), jobs, progress, threads)
 
 
+def _negated(allowed: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
+    """(allowed, blocked, whether any cell is allowed) of a tile's mask."""
+    return (None, None, True) if allowed is None else (allowed, ~allowed, bool(allowed.any()))
+
+
 def _steps(start: int, stop: int, width: int) -> list[tuple[int, int]]:
     return [(s, min(s + width, stop)) for s in range(start, stop, width)]
 
@@ -148,7 +153,7 @@ class _Blocks:
         self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()
-        self.band: dict[tuple[int, int, int], tuple[np.ndarray | None, np.ndarray | None]] = {}
+        self.band: dict[tuple[int, int, int], tuple[np.ndarray | None, np.ndarray | None, bool]] = {}
 
     def workspace(self) -> _Workspace:
         w = getattr(self.local, "w", None)
@@ -171,9 +176,11 @@ class _Blocks:
             w.shift[:b] = 0.0
         for s0, s1 in self.tiles(lo, hi, start, stop):
             r0, r1 = (lo, hi) if mask is None or self.checked else mask.query_span(lo, hi, s0, s1)
-            allowed, blocked = self.allowed(r0, r1, s0, s1, h)
-            if r0 == r1 or (allowed is not None and not self.checked and not allowed.any()):
-                continue  # no query of the block sees a key of the tile: nothing to add
+            if r0 == r1:
+                continue  # no query of the block may see a key of the tile
+            allowed, blocked, some = self.allowed(r0, r1, s0, s1, h)
+            if not (some or self.checked):
+                continue  # the mask covers the tile: nothing to add
             rows = slice(r0 - lo, r1 - lo)  # the queries that may see a key of the tile (causal: fewer near the diagonal)
             z = w.z[: (r1 - r0) * (s1 - s0)].reshape(r1 - r0, s1 - s0)
             self.scores(q[rows], h, r0, r1, s0, s1, z)
@@ -205,20 +212,19 @@ class _Blocks:
             b = a + (b - a) // self.keys * self.keys  # then wide ones, then edge ones again
         return [*_steps(start, a, self.edge), *_steps(a, b, self.keys), *_steps(b, stop, self.edge)]
 
-    def allowed(self, r0: int, r1: int, s0: int, s1: int, h: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The mask of a tile and its negation (None, None: every cell allowed).  Causal and window alone
-        depend only on where the tile lies from the diagonal: those are built once and shared (read-only)."""
+    def allowed(self, r0: int, r1: int, s0: int, s1: int, h: int) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
+        """The mask of a tile, its negation (None, None: every cell allowed) and whether it allows any cell.  Causal
+        and window alone depend only on where the tile lies from the diagonal: those are built once and shared
+        (read-only)."""
         mask = self.spec.mask
         if mask is None:
-            return None, None
+            return None, None, True
         if mask.keys is not None or mask.matrix is not None:
-            allowed = mask.block(r0, r1, s0, s1, head=h)
-            return allowed, None if allowed is None else ~allowed
+            return _negated(mask.block(r0, r1, s0, s1, head=h))
         key = (r0 - s0, r1 - r0, s1 - s0)
         found = self.band.get(key)
         if found is None:
-            allowed = mask.block(r0, r1, s0, s1)
-            found = self.band[key] = (allowed, None if allowed is None else ~allowed)
+            found = self.band[key] = _negated(mask.block(r0, r1, s0, s1))
         return found
 
     def scores(self, q: np.ndarray, h: int, lo: int, hi: int, s0: int, s1: int, z: np.ndarray) -> None:
