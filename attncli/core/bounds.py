@@ -2,8 +2,8 @@
 
     |q·k| ≤ ‖q‖·‖k‖ ≤ d_k·max|q|·max|k|         (Cauchy–Schwarz; the second from the largest entries)
 
-Far below overflow, no tile of scores needs checking (:func:`norms_cannot_overflow`, or :func:`cannot_overflow`
-when a norm's square itself overflows); when |scale·q·k| ≤ EXP_LIMIT for a whole head, exp needs no row
+Far below overflow, and with scale·Q finite (the unchecked tiles fold the scale into Q), no tile of scores needs
+checking (:func:`norms_cannot_overflow`, or :func:`cannot_overflow` when a norm's square itself overflows); when |scale·q·k| ≤ EXP_LIMIT for a whole head, exp needs no row
 maximum subtracted (:func:`needs_shift`), since softmax is the same for any shift.
 """
 
@@ -18,10 +18,11 @@ from attncli.core.spec import Spec
 
 SAFE = 1e300  # a bound on |score| below this cannot overflow float64
 EXP_LIMIT = 60.0  # |scale·q·k| ≤ this for a whole head: exp needs no row max (e^60 ≈ 1e26 cannot overflow)
+TINY = float(np.finfo(np.float64).smallest_subnormal)  # more than any square's rounding error where it underflows
 
 
 def cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
-    """|q·k| ≤ d_k·max|q|·max|k|: when that bound is far from overflow, no block needs checking.
+    """|q·k| ≤ d_k·max|q|·max|k|: when that bound is far from overflow, and scale·Q too, no block needs checking.
 
     (Two passes over Q and K and no temporary array: cheaper than row norms.)
     """
@@ -29,7 +30,7 @@ def cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
         return False
     largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
     bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
-    return bound + bias_bound(spec) < SAFE
+    return bound + bias_bound(spec) < SAFE and abs(spec.scale) * largest(q) < SAFE
 
 
 def bias_bound(spec: Spec) -> float:
@@ -41,18 +42,20 @@ def bias_bound(spec: Spec) -> float:
 
 def largest_norms(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """max‖q_i‖, max‖k_j‖, max‖v_j‖ of each query head ((h,) each; the K/V heads' repeated for the heads sharing
-    them), in one pass over Q, K and V; inf where a square overflows."""
+    them), in one pass over Q, K and V; inf where a square overflows.  Never below the true norms: squares that
+    underflow (entries below 1e-154) are rounded by less than TINY each, so d·TINY is added to the sums."""
     with np.errstate(over="ignore"):
-        norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1))  # noqa: E731  (h,) largest row norm
+        norm = lambda a: np.sqrt(np.einsum("hnd,hnd->hn", a, a).max(axis=1) + a.shape[2] * TINY)  # noqa: E731  (h,)
         kv = kv_head_of(spec.heads, spec.kv_heads)
         return norm(q), norm(k)[kv], norm(v)[kv]
 
 
 def norms_cannot_overflow(norms: tuple[np.ndarray, np.ndarray, np.ndarray], spec: Spec) -> bool:
-    """|q·k| ≤ ‖q‖·‖k‖ (Cauchy–Schwarz): when that bound, scaled or not, is far from overflow, no tile needs
-    checking (a tighter bound than :func:`cannot_overflow`'s, from the norms the path computes anyway)."""
+    """|q·k| ≤ ‖q‖·‖k‖ (Cauchy–Schwarz): when that bound, scaled or not, is far from overflow, and scale·Q too
+    (|q_c| ≤ ‖q‖), no tile needs checking (a tighter bound than :func:`cannot_overflow`'s, from the norms the path
+    computes anyway)."""
     bound = float((norms[0] * norms[1]).max()) * max(1.0, abs(spec.scale))  # inf when a norm overflowed
-    return bound + bias_bound(spec) < SAFE
+    return bound + bias_bound(spec) < SAFE and abs(spec.scale) * float(norms[0].max()) < SAFE
 
 
 def needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec,

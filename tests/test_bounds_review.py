@@ -1,0 +1,99 @@
+"""A fresh-eyes review of the streamed path's bounds (attncli.core.bounds), its cached tile masks and
+`attncli init -o doc.json`.
+
+What attend computes, attend_streamed computes too (to 1e-12), and what attend refuses for overflow
+attend_streamed refuses with the same message: also where a bound is computed from numbers near the ends
+of float64 (a row norm's square underflowing to 0, a scale that overflows when folded into Q).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attncli.core import bounds, stream
+from attncli.core.attention import attend, projections
+from attncli.core.errors import AttnError
+from attncli.core.stream import attend_streamed
+from tests.test_stream_speed import assert_equal_traces, spec_of
+
+
+def _bounds_document(q_size: float, k_size: float, scale: float, **extra) -> dict:
+    rng = np.random.default_rng(7)
+    n, d = 12, 4
+    data = {"inputs": np.eye(n, d).tolist(), "heads": 1, "scale": scale,
+            "weights": {"query": (q_size * rng.normal(size=(d, d))).tolist(),
+                        "key": (k_size * rng.normal(size=(d, d))).tolist(),
+                        "value": rng.normal(size=(d, d)).tolist()}}
+    data.update(extra)
+    return data
+
+
+def _same_as_attend(spec) -> None:
+    """attend_streamed gives attend's numbers, or attend's overflow message, on one thread and two."""
+    try:
+        full = attend(spec)
+    except AttnError as error:
+        for threads in (1, 2):
+            with pytest.raises(AttnError) as streamed:
+                attend_streamed(spec, threads=threads)
+            assert str(streamed.value) == str(error)
+        return
+    for threads in (1, 2):
+        assert_equal_traces(full, attend_streamed(spec, threads=threads))
+
+
+@pytest.mark.parametrize("q_size, k_size, scale", [
+    (1e-163, 1e152, 1e14),  # every square of Q underflows to 0: its norm must not be taken as 0
+    (1e152, 1e-163, 1e14),  # the same of K
+    (1e-163, 1e152, -1e14),
+    (1e-170, 1e150, 1e20),
+    (1e-160, 1e150, 1e12),  # squares subnormal, not 0
+])
+def test_a_norm_whose_squares_underflow_still_bounds_the_scores(q_size, k_size, scale):
+    """The scaled scores reach thousands, so exp needs the row maximum: a norm of 0 from underflowing squares
+    made needs_shift say no, and exp overflowed into an `output overflow` error attend never gives."""
+    spec = spec_of(_bounds_document(q_size, k_size, scale))
+    q, k, v = projections(spec)
+    if np.abs(attend(spec).scaled_scores).max() > bounds.EXP_LIMIT:  # a bound: it may ask for a shift not needed
+        assert bounds.needs_shift(q, k, v, spec)[0]
+    _same_as_attend(spec)
+    _same_as_attend(spec_of(_bounds_document(q_size, k_size, scale, mask="causal")))
+
+
+@pytest.mark.parametrize("q_size, k_size, scale, extra", [
+    (1e150, 1e-150, 1e160, {}),  # the norms' bound is small, but scale·Q overflows
+    (1e150, 1e-150, -1e160, {}),
+    (1e200, 1e-200, 1e200, {}),  # a norm's square overflows: the entries' bound is small, scale·Q overflows
+    (1e150, 1e-150, 1e160, {"softcap": 30.0}),
+    (1e150, 1e-150, 1e160, {"mask": "causal"}),
+    (1e150, 1e-150, 1e160, {"score_bias": {"alibi": True}, "mask": "causal"}),
+    (1e-150, 1e150, 1e-160, {}),  # a tiny scale: nothing to overflow
+    (1e155, 1e155, 1.0, {}),  # S overflows: attend's error
+    (1e150, 1e150, 1e10, {}),  # scale·S overflows: attend's error
+])
+def test_a_scale_that_overflows_when_folded_into_q_is_applied_to_the_scores(q_size, k_size, scale, extra):
+    """The unchecked tiles multiply Q by the scale before Q·Kᵀ; attend multiplies S.  |scale|·max|q| beyond
+    float64 while every scaled score is finite gave an `output overflow` error attend never gives."""
+    _same_as_attend(spec_of(_bounds_document(q_size, k_size, scale, **extra)))
+
+
+def test_the_bounds_hold_for_the_norms_they_are_given():
+    """largest_norms bounds every row norm from above, also where squares underflow; the scale folded into Q
+    rules the unchecked path out."""
+    spec = spec_of(_bounds_document(1e-163, 1e152, 1e14))
+    q, k, v = projections(spec)
+    q_norm, k_norm, _ = bounds.largest_norms(q, k, v, spec)
+    assert q_norm[0] >= np.abs(q).max() > 0.0
+    assert q_norm[0] * k_norm[0] >= np.abs(q @ k.transpose(0, 2, 1)).max()
+    wide = spec_of(_bounds_document(1e150, 1e-150, 1e160))
+    q, k, v = projections(wide)
+    assert not bounds.norms_cannot_overflow(bounds.largest_norms(q, k, v, wide), wide)
+    assert not bounds.cannot_overflow(q, k, wide)
+
+
+def test_every_threads_count_and_tile_size_agree_near_the_ends_of_float64(monkeypatch):
+    """Small tiles (the running maximum moves between tiles) change nothing above."""
+    monkeypatch.setattr(stream, "BLOCK_CELLS", 24)
+    for q_size, k_size, scale in ((1e-163, 1e152, 1e14), (1e150, 1e-150, 1e160)):
+        _same_as_attend(spec_of(_bounds_document(q_size, k_size, scale, mask="causal", kv_heads=1, heads=1)))
