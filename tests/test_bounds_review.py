@@ -97,3 +97,19 @@ def test_every_threads_count_and_tile_size_agree_near_the_ends_of_float64(monkey
     monkeypatch.setattr(stream, "BLOCK_CELLS", 24)
     for q_size, k_size, scale in ((1e-163, 1e152, 1e14), (1e150, 1e-150, 1e160)):
         _same_as_attend(spec_of(_bounds_document(q_size, k_size, scale, mask="causal", kv_heads=1, heads=1)))
+
+
+@pytest.mark.parametrize("size, n, mask", [(1e306, 40, None), (1e307, 40, None), (1e307, 40, "causal"),
+                                           (1.5e308, 3, None), (1e200, 40, None)])
+def test_values_near_the_largest_float_are_summed_without_overflow(size, n, mask):
+    """The tiles sum e·V (every e ≤ 1 once the row maximum is subtracted) and divide at the end; attend divides
+    first, so its weighted mean of values near 1e307 is finite where the sum of 40 is not: the same numbers, not
+    an `output overflow` error."""
+    data = {"inputs": np.ones((n, 4)).tolist(), "heads": 1,
+            "weights": {"query": np.eye(4).tolist(), "key": np.eye(4).tolist(),
+                        "value": (size * np.diag([1.0, -1.0, 1e-300, 0.5])).tolist()}}
+    if mask:
+        data["mask"] = mask
+    spec = spec_of(data)
+    assert np.isfinite(attend(spec).output).all()
+    _same_as_attend(spec)

@@ -58,6 +58,16 @@ def norms_cannot_overflow(norms: tuple[np.ndarray, np.ndarray, np.ndarray], spec
     return bound + bias_bound(spec) < SAFE and abs(spec.scale) * float(norms[0].max()) < SAFE
 
 
+def value_exponent(v: np.ndarray, spec: Spec, norms: tuple[np.ndarray, np.ndarray, np.ndarray]) -> int:
+    """The k ≥ 0 for which the tiles sum e·V·2⁻ᵏ: Σ_j e_j·v_j (every e_j ≤ 1 once the row max is subtracted) stays
+    below SAFE.  attend divides first, and its weighted mean of values near 1e307 is finite where the sum is not;
+    a power of two scales exactly, so H = 2ᵏ·(Σ e·V·2⁻ᵏ) / Σ e is the same number.  0 unless m·max‖v‖ ≥ SAFE."""
+    if float(norms[2].max()) * spec.m < SAFE:
+        return 0
+    largest = max(abs(float(v.max())), abs(float(v.min())))  # ‖v‖ may be inf where the entries are not
+    return max(0, math.ceil(math.log2(spec.m) + math.log2(largest) - math.log2(SAFE)) + 1)
+
+
 def needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec,
                  norms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per head, whether exp needs the row max subtracted (h,).

@@ -42,7 +42,7 @@ from attncli.core.attention import (
     scaled,
     scores,
 )
-from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow
+from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget, thread_reserve
@@ -81,7 +81,12 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
             checked = not norms_cannot_overflow(norms, spec) and not cannot_overflow(q, k, spec)
             shift = needs_shift(q, k, v, spec, norms) if not checked else np.ones(spec.heads, dtype=bool)
             rows = _fast_rows(spec)
-            run_tiles(q, k, v, spec, heads, checked, shift, rows, tile_keys(spec, rows, _cells()), progress, threads, empty)
+            power = value_exponent(v, spec, norms)  # values near 1e307: summed as V·2⁻ᵏ, H scaled back
+            v_summed = np.ldexp(v, -power) if power else v
+            run_tiles(q, k, v_summed, spec, heads, checked, shift, rows, tile_keys(spec, rows, _cells()), progress,
+                      threads, empty)
+            if power:
+                np.ldexp(heads, power, out=heads)
         else:
             checked = not cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
             _run_generic(q, k, v, spec, heads, checked, progress, threads, empty)
