@@ -113,3 +113,57 @@ def test_values_near_the_largest_float_are_summed_without_overflow(size, n, mask
     spec = spec_of(data)
     assert np.isfinite(attend(spec).output).all()
     _same_as_attend(spec)
+
+
+@pytest.mark.parametrize("n, m, parts", [
+    (23, 23, {"causal": True}),
+    (17, 29, {"causal": "upper_left"}),
+    (17, 29, {"causal": "lower_right"}),
+    (29, 17, {"causal": "lower_right"}),
+    (29, 17, {"causal": "upper_left", "window": 5}),
+    (17, 29, {"causal": "lower_right", "window": 3}),
+    (23, 31, {"window": 4}),
+    (31, 23, {"window": 1}),
+    (17, 29, {"causal": "lower_right", "window": 3, "keys": "padding"}),
+    (17, 29, {"window": 4, "matrix": "per head"}),
+    (17, 29, {"causal": "upper_left", "matrix": "shared"}),
+])
+def test_the_cached_band_masks_are_the_masks_of_every_tile(n, m, parts):
+    """_Blocks.allowed keys causal and window alone by (r0 − s0, rows, keys): every rectangle, asked for in any
+    order and twice, is the Mask's own block (with n ≠ m and both causal kinds); keys and matrix parts, which
+    depend on where the tile is and on the head, are never cached."""
+    from attncli.core.masks import Mask
+    from attncli.core.tiles import _Blocks
+
+    rng = np.random.default_rng(n * m)
+    keys = rng.random(m) < 0.7 if parts.get("keys") else None
+    matrix = {"per head": rng.random((2, n, m)) < 0.6, "shared": rng.random((n, m)) < 0.6}.get(parts.get("matrix"))
+    mask = Mask(n, m, parts.get("causal") and ("upper_left" if parts["causal"] is True else parts["causal"]),
+                parts.get("window"), keys, matrix)
+
+    class _Spec:  # what _Blocks reads of a spec
+        pass
+
+    spec = _Spec()
+    spec.mask, spec.heads, spec.kv_heads, spec.n, spec.m, spec.d_k, spec.d_v = mask, 2, 2, n, m, 4, 3
+    spec.query_positions, spec.key_positions = np.arange(n), np.arange(m)
+    spec.score_bias = spec.softcap = None
+    spec.scale = 1.0
+    cells = [(r0, r1, s0, s1) for r0 in range(n) for r1 in range(r0 + 1, min(n, r0 + 7) + 1)
+             for s0 in range(0, m, 3) for s1 in (s0 + 1, min(m, s0 + 5), min(m, s0 + 8))]
+    order = [cells[i] for i in rng.permutation(len(cells))]
+    found = _Blocks(None, None, None, spec, None, False, np.ones(2, bool), 8, 8, set())
+    for r0, r1, s0, s1 in order + order:
+        for h in (0, 1):
+            allowed, blocked, some = found.allowed(r0, r1, s0, s1, h)
+            truth = mask.block(r0, r1, s0, s1, head=h)
+            if truth is None or truth.all():
+                assert allowed is None or allowed.all()
+                assert some
+                continue
+            assert allowed is not None and np.array_equal(allowed, truth), (r0, r1, s0, s1, h)
+            assert np.array_equal(blocked, ~truth) and some == bool(truth.any())
+    if keys is not None or matrix is not None:
+        assert found.band == {}
+    else:
+        assert found.band
