@@ -167,3 +167,23 @@ def test_the_cached_band_masks_are_the_masks_of_every_tile(n, m, parts):
         assert found.band == {}
     else:
         assert found.band
+
+
+@pytest.mark.parametrize("tokens", ["a\x7fb c", "a\x9bb c", "a\x85b", "q\"u\\o \x01te 我想 🐕 null"])
+def test_a_json_document_escapes_the_controls_the_yaml_one_escapes(runner, tmp_path, tokens):
+    """DEL and the C1 controls (U+009B starts a terminal command) are written as \\u escapes in the JSON document,
+    as in the YAML one: valid JSON either way, but raw they act on a terminal showing the file.  The tokens read
+    back as given (split on whitespace, U+0085 included), and compute gives the YAML document's numbers."""
+    import json
+
+    from attncli.cli import app
+
+    out = tmp_path / "doc.json"
+    assert runner.invoke(app, ["init", "--tokens", tokens, "-o", str(out)]).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    assert not any(0x7F <= ord(c) <= 0x9F or ord(c) < 0x0A for c in text)
+    assert json.loads(text)["tokens"] == tokens.split()
+    from_json = runner.invoke(app, ["compute", str(out), "--format", "json"])
+    yaml_text = runner.invoke(app, ["init", "--tokens", tokens]).stdout
+    from_yaml = runner.invoke(app, ["compute", "-", "--format", "json"], input=yaml_text)
+    assert from_json.exit_code == from_yaml.exit_code == 0 and from_json.stdout == from_yaml.stdout

@@ -292,11 +292,14 @@ def _yaml_str(text: str) -> str:
     plain = _PLAIN.fullmatch(text) and text == text.strip() and text.lower() not in _RESERVED and not _numeric(text)
     if plain and text.isprintable():
         return text
-    import json
-
     # a JSON string is a YAML double-quoted scalar; DEL and the C1 controls, which JSON leaves raw, escaped too
     # (YAML refuses them raw, and a terminal showing the document would act on them)
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+    return _escaped(json.dumps(text, ensure_ascii=False))
+
+
+def _escaped(text: str) -> str:
+    """JSON text with DEL and the C1 controls as \\u escapes."""
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _numeric(text: str) -> bool:
@@ -310,10 +313,11 @@ def _numeric(text: str) -> bool:
 
 def as_json(text: str) -> str:
     """The document ``text`` (YAML) as JSON, for ``init -o doc.json``: the same keys and numbers (every float's exact
-    ``repr``), a matrix row to a line; JSON has no comments, so the explanations are left out."""
+    ``repr``), a matrix row to a line; JSON has no comments, so the explanations are left out.  DEL and the C1
+    controls, which JSON leaves raw, are escaped as in the YAML (:func:`_yaml_str`); they occur only in strings."""
     from attncli.inputs.document import parse_text
 
-    return _json(parse_text(text, "<init>"), "") + "\n"
+    return _escaped(_json(parse_text(text, "<init>"), "")) + "\n"
 
 
 def _json(value: object, indent: str) -> str:
