@@ -1,4 +1,4 @@
-"""A fresh-eyes review of the streamed path's bounds (attncli.core.bounds), its cached tile masks and
+"""The streamed path's bounds on the scores (attncli.core.bounds), its cached tile masks, and
 `attncli init -o doc.json`.
 
 What attend computes, attend_streamed computes too (to 1e-12), and what attend refuses for overflow
