@@ -30,9 +30,14 @@ def cannot_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> bool:
     """
     if spec.score != "dot":
         return False
-    largest = lambda a: max(abs(float(a.max())), abs(float(a.min())))  # noqa: E731
-    bound = spec.d_k * largest(q) * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
-    return bound + bias_bound(spec) < SAFE and abs(spec.scale) * largest(q) < SAFE
+    q_max = largest(q)
+    bound = spec.d_k * q_max * largest(k) * max(1.0, abs(spec.scale))  # a Python float: inf on overflow
+    return bound + bias_bound(spec) < SAFE and abs(spec.scale) * q_max < SAFE
+
+
+def largest(a: np.ndarray) -> float:
+    """max |a|, from two passes (max and min) and no temporary array."""
+    return max(abs(float(a.max())), abs(float(a.min())))
 
 
 def bias_bound(spec: Spec) -> float:
@@ -66,8 +71,8 @@ def value_exponent(v: np.ndarray, spec: Spec, norms: tuple[np.ndarray, np.ndarra
     a power of two scales exactly, so H = 2ᵏ·(Σ e·V·2⁻ᵏ) / Σ e is the same number.  0 unless m·max‖v‖ ≥ SAFE."""
     if float(norms[2].max()) * spec.m < SAFE:
         return 0
-    largest = max(abs(float(v.max())), abs(float(v.min())))  # ‖v‖ may be inf where the entries are not
-    return max(0, math.ceil(math.log2(spec.m) + math.log2(largest) - math.log2(SAFE)) + 1)
+    v_max = largest(v)  # ‖v‖ may be inf where the entries are not
+    return max(0, math.ceil(math.log2(spec.m) + math.log2(v_max) - math.log2(SAFE)) + 1)
 
 
 def needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec,

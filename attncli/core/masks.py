@@ -111,12 +111,8 @@ class Mask:
 
     def _band_covers(self, lo: int, hi: int, start: int, stop: int) -> bool:
         """Whether causal and window allow every cell of the rectangle (then no cell needs building)."""
-        if hi <= lo or stop <= start:
-            return True
-        first, last = lo + self.offset, hi - 1 + self.offset  # i′ of the first and last query
-        if self.causal is None:  # |i − j| < W
-            return max(abs(first - (stop - 1)), abs(last - start)) < self.window
-        return stop - 1 <= first and (self.window is None or start > last - self.window)
+        first, last = self.seen_by_all(lo, hi)
+        return hi <= lo or stop <= start or (first <= start and stop <= last)
 
     def inverted(self) -> Mask | None:
         """The mask with its given flags (keys, matrix) read with the other convention; None when it has none."""
