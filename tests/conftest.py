@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,13 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def default_signals() -> None:
+    """In the child: the signals' default actions, whatever this run inherited (under `nohup` SIGHUP is ignored,
+    and a signal the test sends would then never end the child)."""
+    for signo in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signo, signal.SIG_DFL)
 
 
 @pytest.fixture

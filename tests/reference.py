@@ -220,3 +220,12 @@ def max_rel_diff(a, b) -> float:
         assert a is None and b is None, (a, b)
         return 0.0
     return abs(a - b) / max(1.0, abs(b))
+
+
+def max_scaled_diff(a, b) -> float:
+    """Largest |a - b| over the largest |b| (at least 1): rounding scales with the largest entry of a result."""
+    def flat(x):
+        return [z for y in x for z in flat(y)] if isinstance(x, list) else [x]
+
+    largest = max((abs(x) for x in flat(b) if x is not None), default=0.0)
+    return max_abs_diff(a, b) / max(1.0, largest)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stream_helpers import assert_equal_traces, spec_of
 
 from attncli.core import bounds, stream
 from attncli.core.attention import attend, projections
 from attncli.core.errors import AttnError
 from attncli.core.stream import attend_streamed
-from tests.test_stream_speed import assert_equal_traces, spec_of
 
 
 def _bounds_document(q_size: float, k_size: float, scale: float, **extra) -> dict:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_signals
 
 from attncli.outputs import files
 
@@ -258,8 +259,8 @@ def test_non_blocking_pipe_gets_every_byte(tmp_path, unbuffered):
             got += chunk
             if len(got) < 200_000:
                 time.sleep(0.002)
-    stderr = process.stderr.read()
-    assert process.wait(timeout=120) == 0, stderr
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
     assert stderr == b"" and bytes(got) == want
 
 
@@ -307,13 +308,13 @@ def test_signal_while_writing_leaves_no_temporary_file(tmp_path, signo, code):
     out.write_text("an earlier result\n")
     read_end, write_end = small_pipe()
     process = subprocess.Popen([*COMMAND, "compute", str(doc), "--full", "--only", "weights", "--export", str(picture)], stdout=write_end,
-                               stderr=subprocess.PIPE, env={**ENV, "COLUMNS": "1000"})
+                               stderr=subprocess.PIPE, env={**ENV, "COLUMNS": "1000"}, preexec_fn=default_signals)
     os.close(write_end)
     try:
         assert blocked_writing(process, tmp_path), "the run did not block writing its output"
         process.send_signal(signo)
-        stderr = process.stderr.read().decode()
-        assert process.wait(timeout=60) == code
+        stderr = process.communicate(timeout=60)[1].decode()
+        assert process.returncode == code
     finally:
         if process.poll() is None:
             process.kill()
@@ -328,7 +329,7 @@ def test_signal_while_waiting_for_a_fifo_reader(tmp_path, doc):
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     process = subprocess.Popen([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(fifo)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, preexec_fn=default_signals)
     deadline = time.monotonic() + 60
     while not any(w in Path(f"/proc/{process.pid}/wchan").read_text() for w in ("partner", "fifo")):  # in open()
         assert time.monotonic() < deadline and process.poll() is None, "the run did not wait for the FIFO's reader"

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_stream_speed import assert_equal_traces, same_error
+from stream_helpers import assert_equal_traces, same_error
 
 import attncli
 from attncli.cli import app

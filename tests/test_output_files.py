@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from conftest import EXAMPLES
-from reference import naive_attention
+from reference import max_scaled_diff, naive_attention
 
 from attncli.cli import app
 from attncli.outputs.serialize import to_json
@@ -132,7 +133,12 @@ def test_json_of_an_example_matches_the_naive_loop(runner):
     result = runner.invoke(app, ["compute", str(EXAMPLES / "illustrated.yaml"), "--format", "json"])
     got = strict(result.stdout)
     assert all(isinstance(x, float) and math.isfinite(x) for row in got["output"] for x in row)
-    assert len(got["weights"][0]) == len(got["tokens"])
+    w = yaml.safe_load((EXAMPLES / "illustrated.yaml").read_text())["weights"]
+    x = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
+    want = naive_attention(x, w["query"], w["key"], w["value"], scale="none")
+    for key in ("queries", "keys", "values", "scores", "weights", "head_outputs", "output"):
+        assert max_scaled_diff(got[key], want[key]) < 1e-12, key
+    assert got["scores"][0] == [[2.0, 4.0, 4.0], [4.0, 16.0, 12.0], [4.0, 12.0, 10.0]]  # the walkthrough's figures
 
 
 def test_to_json_refuses_to_hide_a_non_finite_value():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_stream_speed import assert_equal_traces, document, same_error, spec_of
+from stream_helpers import assert_equal_traces, document, same_error, spec_of
 
 import attncli
 from attncli.cli import app

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_signals
 
 pytestmark = pytest.mark.slow  # fuzz, property and subprocess suites: `pytest -m 'not slow'` skips them
 
@@ -20,7 +21,8 @@ GOOD = "tokens: [a, b, c]\ninputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\ns
 
 
 def start(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals,
+                            **kwargs)
 
 
 def test_reader_that_goes_away_gets_no_traceback(tmp_path):
@@ -29,8 +31,8 @@ def test_reader_that_goes_away_gets_no_traceback(tmp_path):
     process = start("compute", str(doc), "--format", "json")
     first = process.stdout.read(100)  # like `| head -c 100`: read a little, then leave
     process.stdout.close()
-    stderr = process.stderr.read().decode()
-    process.wait(timeout=60)
+    process.stdout = None  # communicate reads standard error only
+    stderr = process.communicate(timeout=60)[1].decode()
     assert first.startswith(b'{"tokens":')
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr and stderr == ""
     assert process.returncode == 0

@@ -199,12 +199,31 @@ def _parse_yaml_events(text: str, name: str) -> Any:
         raise e.at(name) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
+        _refuse_deep_flow(text[: mark.index if mark else len(text)], name)  # libyaml stops deep flow itself
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise AttnError(f"invalid YAML{where}: {shorten(e.problem or e.context or 'cannot be read', 100)}", name) from None
     except yaml.YAMLError as e:
         raise AttnError(f"invalid YAML: {shorten(str(e).splitlines()[0], 100)}", name) from None
     finally:
         parser.dispose()
+
+
+def _refuse_deep_flow(text: str, name: str) -> None:
+    """Our message for flow lists and mappings nested over MAX_DEPTH, which libyaml may refuse before we see them.
+
+    libyaml scans ahead in flow style and stops at its own limit (1000 in PyYAML 6.0.4) before the
+    parser hands us the events that would reach ours; so a parser error is checked here against
+    the depth of ``[``/``{`` in the text before it (quoted brackets counted too: only ever asked
+    after the parser has failed).
+    """
+    import numpy as np
+
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int32) - np.isin(raw, (ord("]"), ord("}")))
+    deep = np.flatnonzero(np.cumsum(step) > MAX_DEPTH)
+    if deep.size:
+        line = int(np.count_nonzero(raw[: deep[0]] == ord("\n"))) + 1
+        raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)", name)
 
 
 def _build(parser: Any, yaml: Any) -> Any:
