@@ -60,6 +60,14 @@ def test_scaling_applied_twice(runner, tmp_path):
     assert result.exit_code == 1 and "scale was applied twice" in result.stdout
 
 
+def test_scaling_forgotten_in_the_scaled_scores(runner, tmp_path):
+    raw = [[sum(a * b for a, b in zip(q, k)) for k in matmul(X, W_K)] for q in matmul(X, W_Q)]  # Q·Kᵀ, unscaled
+    result = check(runner, tmp_path, {"scaled_scores": raw}, scale="sqrt")
+    assert result.exit_code == 1
+    assert "step 4  scaled_scores wrong at row 1 ('x1'), column 1" in result.stdout  # 2 given, 2/√3 expected
+    assert "hint: the scale was left out: multiply every score by 1/√3" in result.stdout
+
+
 def test_softmax_over_the_wrong_axis(runner, tmp_path):
     s = naive_attention(X, W_Q, W_K, W_V, scale="none")["scores"][0]
     columns = [soft([s[i][j] for i in range(3)]) for j in range(3)]  # normalised down each column

@@ -48,6 +48,8 @@ def assert_chinese(steps: list[dict]) -> None:
             assert CJK.search(paragraph), paragraph
             english = [s for s in SENTENCES if s in paragraph]
             assert not english, (step["step"], english)
+        for table in step["numbers"].values():  # every table's label is Chinese too (its formula stays as it is)
+            assert CJK.search(table["title"]), (step["step"], table["title"])
 
 
 def test_the_english_sentences_are_found_at_all():
@@ -69,7 +71,9 @@ def test_the_extra_steps_and_variants_are_chinese(runner, tmp_path):
     data = yaml.safe_load((EXAMPLES / "illustrated.yaml").read_text())
     data["weights"]["output"] = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
     for extra in ({"positional": "sinusoidal", "add_norm": True, "mask": "causal", "scale": 0.5},
-                  {"normalize": "sum"}, {"normalize": "none", "scale": "sqrt"}):
+                  {"normalize": "sum"}, {"normalize": "none", "scale": "sqrt"},
+                  {"score": "additive", "weights": dict(data["weights"], w1=[[1, 0], [0, 1], [1, 1]],
+                                                        w2=[[1, 1], [0, 1], [1, 0]], v=[1, -1])}):
         path = tmp_path / "doc.yaml"
         path.write_text(yaml.safe_dump(dict(data, **extra)))
         steps = zh_steps(runner, str(path), "--query", "2")

@@ -107,6 +107,26 @@ def test_a_matrix_in_a_comment_or_a_string_is_left_alone(runner, tmp_path):
     assert data["note"] == f"x: {one_line}"
 
 
+@pytest.mark.parametrize("cell", ['"1"', "'2'", '"attncli-matrix-0"', "abc"])
+def test_a_string_cell_in_a_large_matrix_is_named_not_read(runner, tmp_path, cell):
+    """A quoted number or a word in a 25,000-character matrix: the careful path names it; nothing takes its place."""
+    cells, _ = spelled_matrix(rows=400)
+    cells[123][5] = cell
+    text = f"inputs: {flow(cells)}\n"
+    assert len(text) > 25_000
+    result = compute_json(runner, tmp_path, text)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "inputs: row 124, column 6: the string" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_large_matrix_inside_a_multiline_string_stays_text(runner, tmp_path):
+    cells, _ = spelled_matrix()
+    text = f'inputs: [[1, 0], [0, 1]]\nnote: "x: {flow(cells)}"\n'
+    data = parse_text(text, "doc.yaml")
+    assert data["inputs"] == [[1, 0], [0, 1]]
+    assert isinstance(data["note"], str) and data["note"].startswith("x: [[") and "attncli-matrix" not in data["note"]
+
+
 def test_a_large_mask_of_zeros_and_ones(runner, tmp_path):
     n = 120
     causal = np.tril(np.ones((n, n)))

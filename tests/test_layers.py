@@ -145,3 +145,30 @@ def test_bad_layer_options(runner, tmp_path, doc, message):
 def test_only_a_layer_the_document_lacks(runner, tmp_path):
     result = compute(runner, tmp_path, {"inputs": X}, "--only", "residual", code=2)
     assert "--only: 'residual' needs add_norm: or residual: true in the document" in result.stderr
+
+
+def test_residual_adds_the_positions_too(runner, tmp_path):
+    """R = X₀ + Y with X₀ = X + P: the residual carries the positional encoding as the projections saw it."""
+    w_q = [[0.5, -1.0], [1.0, 0.25], [0.0, 2.0], [-0.5, 1.0]]
+    got = compute(runner, tmp_path, {"inputs": X, "positional": "sinusoidal", "residual": True,
+                                     "weights": {"query": w_q, "key": w_q, "value": [r + [1.0, 0.0] for r in w_q],
+                                                 "output": [[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]]}})
+    p = [[sinusoid(pos, i, 4) for i in range(4)] for pos in range(3)]
+    xp = [[X[r][c] + p[r][c] for c in range(4)] for r in range(3)]
+    want = naive_attention(xp, w_q, w_q, [r + [1.0, 0.0] for r in w_q],
+                           output=[[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]])["output"]
+    assert max_abs_diff(got["output"], want) < 1e-12
+    residual = [[xp[r][c] + want[r][c] for c in range(4)] for r in range(3)]
+    assert max_abs_diff(got["residual"], residual) < 1e-12
+    assert max(abs(p[r][c]) for r in range(3) for c in range(4)) > 0.5  # X + Y alone would be far off
+
+
+def test_only_queries_with_pre_norm_are_the_normalised_inputs_projected(runner, tmp_path):
+    gamma, w_q = [1.0, 2.0, 0.5, -1.0], [[1.0, 0.0], [0.5, 1.0], [0.0, -1.0], [2.0, 0.5]]
+    doc = {"inputs": X, "pre_norm": {"kind": "rms", "gamma": gamma, "eps": 1e-6}, "weights": {"query": w_q, "key": w_q}}
+    only = compute(runner, tmp_path, doc, "--only", "queries")
+    rms = [math.sqrt(sum(x * x for x in row) / 4 + 1e-6) for row in X]
+    x_hat = [[gamma[c] * X[r][c] / rms[r] for c in range(4)] for r in range(3)]
+    assert max_abs_diff(only["queries"][0], matmul(x_hat, w_q)) < 1e-12
+    assert only["queries"] == compute(runner, tmp_path, doc)["queries"]
+

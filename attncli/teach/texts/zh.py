@@ -31,7 +31,7 @@ TEXTS = {
         "exponentials": "指数  e^z", "exponentials_shifted": "指数  e^(z − max z)", "weights": "权重  a", "weighted_values": "加权后的值  a_j · v_j",
         "head_output": "输出  y", "all_weights": "全部权重  A", "head_outputs": "全部输出  H",
         "concat": "各头拼接  concat(H₁ … H_h)", "output": "输出  Y",
-        "residual": "残差  R", "normalized": "Add & Norm  LayerNorm(R)",
+        "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
         "queries_rotated": "旋转后的查询  Q′", "keys_rotated": "旋转后的键  K′",
         "angles": "旋转角  φ = p·f，每列一对", "kv_head": "键值头 {kv}（查询头 {first}–{last} 共用）",
