@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -17,6 +18,15 @@ def default_signals() -> None:
     and a signal the test sends would then never end the child)."""
     for signo in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signo, signal.SIG_DFL)
+
+
+@pytest.fixture(autouse=True)
+def fixed_memory_budget(monkeypatch):
+    """attncli's memory budget is 2 GiB in every test unless the test (or whoever runs the suite) sets another:
+    half the machine's free memory, attncli's default, would make a test's plan depend on what else the machine
+    runs (a busy machine with 100 MB free refuses even a 3 × 4 document). Tests of the default delete it."""
+    if "ATTNCLI_MEMORY" not in os.environ:
+        monkeypatch.setenv("ATTNCLI_MEMORY", "2G")
 
 
 @pytest.fixture

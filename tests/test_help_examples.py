@@ -46,6 +46,7 @@ def test_every_command_has_examples():
         assert help_examples(command), command
 
 
+@pytest.mark.slow  # one shell and its attncli processes each
 def test_help_example_runs(example, folder):
     if "| jq" in example and shutil.which("jq") is None:
         pytest.skip("jq is not installed")

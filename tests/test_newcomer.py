@@ -62,7 +62,7 @@ def test_the_test_extra_is_light_and_the_oracles_are_apart():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {extra: {re.split(r"[<>=!~ \[]", req)[0].lower() for req in reqs} for extra, reqs in extras.items()}
-    assert names["test"] == {"pytest", "hypothesis", "ruff", "resvg-py"}  # resvg-py: one 1.4 MB wheel, for the .png tests
+    assert names["test"] == {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "resvg-py"}  # resvg-py: one 1.4 MB wheel, for .png
     assert "transformers" in names["oracles"] and "torch" not in names["oracles"]  # torch: the CPU build, by hand
 
 

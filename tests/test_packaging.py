@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
         [sys.executable, "-m", "pip", "wheel", str(tree), "--no-deps", "-q", "-w", str(tmp_path)],
         capture_output=True,
         text=True,
+        timeout=600,
     )
     assert build.returncode == 0, build.stderr
     (wheel,) = tmp_path.glob("attncli-*.whl")
@@ -30,3 +32,16 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
     wanted |= {p.relative_to(ROOT).as_posix() for p in (source / "data").glob("*.yaml")}
     assert "attncli/cli/compute.py" in wanted
     assert wanted <= names, sorted(wanted - names)
+    from attncli import __version__
+
+    assert wheel.name.startswith(f"attncli-{__version__}-")  # the version is written once, in attncli/__init__.py
+    assert any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names)
+
+
+def test_the_changelog_names_this_version_first():
+    from attncli import __version__
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## (\d+\.\d+\.\d+)", changelog, flags=re.M)
+    assert versions and versions[0] == __version__, versions
+    assert "MIT License" in (ROOT / "LICENSE").read_text()

@@ -32,6 +32,7 @@ def sessions() -> list[tuple[str, list[str]]]:
     return found
 
 
+@pytest.mark.slow  # one installed attncli process each
 @pytest.mark.skipif(not (BIN / "attncli").exists(), reason="attncli is not installed")
 @pytest.mark.parametrize("command, shown", sessions(), ids=lambda x: x[:50] if isinstance(x, str) else "")
 def test_readme_session(command, shown, tmp_path):
@@ -63,6 +64,7 @@ def test_the_readme_runs_its_examples():
     assert len(sessions()) >= 20
 
 
+@pytest.mark.slow  # one shell and its attncli processes each
 @pytest.mark.skipif(not (BIN / "attncli").exists(), reason="attncli is not installed")
 @pytest.mark.parametrize("command", commands(), ids=lambda c: c[:50])
 def test_readme_command(command, tmp_path):
