@@ -97,4 +97,4 @@ def test_errors_are_attn_errors_with_the_cli_message(document, message):
 
 def test_import_attncli_is_light():
     code = "import sys, attncli; print(sorted(m for m in ('yaml', 'rich', 'typer', 'numpy') if m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600).stdout.strip() == "[]"

@@ -30,7 +30,7 @@ def test_entry_point_json_from_standard_input():
 
 
 def test_module_entry_and_version():
-    result = subprocess.run([sys.executable, "-m", "attncli", "--version"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "attncli", "--version"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0 and result.stdout.startswith("attncli ")
 
 

@@ -177,7 +177,7 @@ def test_the_document_computes_draws_and_explains_with_the_plain_cli(runner, hf,
     assert explain.exit_code == 0, explain.stderr
     code = ("import sys; sys.modules['torch'] = sys.modules['transformers'] = None; "  # the plain install: neither
             "from attncli.cli import main; main(['compute', sys.argv[1], '--only', 'weights', '-f', 'json'])")
-    plain = subprocess.run([sys.executable, "-c", code, str(doc)], capture_output=True, text=True)
+    plain = subprocess.run([sys.executable, "-c", code, str(doc)], capture_output=True, text=True, timeout=600)
     assert plain.returncode == 0, plain.stderr
     assert np.allclose(json.loads(plain.stdout)["weights"], computed(runner, doc)["weights"], rtol=0, atol=0)
 
@@ -320,7 +320,7 @@ def test_without_the_extra_it_says_what_to_install(tmp_path):
         code = (f"import sys; sys.modules[{missing!r}] = None; from attncli.cli import main; "
                 "main(['extract', sys.argv[1], '--text', 'hi', '--layer', '0', '-o', sys.argv[2]])")
         run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "l.yaml")],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, timeout=600)
         assert run.returncode == 2 and run.stdout == "", run.stderr
         assert run.stderr == (f"Error: extract: needs PyTorch and Hugging Face transformers, and {named} is not "
                               "installed: pip install 'attncli[models]'\n")

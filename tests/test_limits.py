@@ -42,7 +42,7 @@ def limit() -> int:
     Measured, because the address space numpy's OpenBLAS reserves at import grows with the number of cores.
     """
     probe = "import attncli.cli.main, numpy, orjson, yaml, rich.console; print(open('/proc/self/status').read())"
-    status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=600).stdout
     size = next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:"))
     return size + ROOM
 
@@ -132,7 +132,7 @@ CASES = [
          ("doc.yaml: inputs: big.csv: reading this 4 GiB text matrix would need", "save large matrices as .npy"),
          {"big.csv": holey_csv}),
     Case("csv-4GiB-sparse", ["compute", "FILE"], "inputs: big.csv\n", ("big.csv: is binary, not UTF-8 text",),
-         {"big.csv": lambda p: subprocess.run(["truncate", "-s", "4G", str(p)], check=True)}),
+         {"big.csv": lambda p: subprocess.run(["truncate", "-s", "4G", str(p)], check=True, timeout=600)}),
     Case("npy-1.5GiB", ["compute", "FILE", "--only", "output"], "inputs: big.npy\n",
          ("big.npy: its 20000×10000 float64 array would need", "ulimit -v"),
          {"big.npy": lambda p: sparse_npy(p, (20000, 10000), "<f8")}),
@@ -182,7 +182,7 @@ def test_budget_counts_the_address_space_limit(limit):
              "from attncli.core import memory\n"
              "size = memory._status_bytes('VmSize')\n"
              "print(memory.memory_budget(), size, memory.budget_source())")
-    result = subprocess.run([sys.executable, "-c", probe, str(limit)], capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", probe, str(limit)], capture_output=True, text=True, check=True, timeout=600)
     budget, size, source = result.stdout.split(maxsplit=2)
     assert 0 < int(budget) <= limit - int(size)
     assert source.strip().startswith("what is left of the address-space limit, ulimit -v")

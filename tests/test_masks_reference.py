@@ -9,9 +9,6 @@ every combination of the parts; the Q, K and V the reference starts from are num
 Also: ``weights == softmax(scaled_scores)`` over the allowed keys for every document; the streamed computation
 (``attend_streamed``, blocks of a few rows forced) equals the full one to 1e-12 with kv_heads, rope, softcap,
 additive scores and ``normalize: sum``; fully masked rows; the JSON's nulls; the error paths, table-driven.
-
-A score bias's −inf cells are read by attncli.inputs.matrices (being built beside this file): until a numpy
-array with −inf is accepted, the documents use −1e4 for "masked" cells and the −inf tests skip (``MINUS_INF``).
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ import json
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -36,21 +32,7 @@ from attncli.core.attention import attend
 from attncli.core.errors import AttnError
 from attncli.core.stream import attend_streamed
 
-
-def _reads_minus_inf() -> bool:
-    from attncli.inputs.matrices import read_value
-
-    try:
-        read_value(np.array([[0.0, -np.inf]]), Path("."), minus_inf=True)
-    except AttnError:
-        return False
-    return True
-
-
-MINUS_INF = _reads_minus_inf()
-needs_minus_inf = pytest.mark.skipif(not MINUS_INF, reason="score_bias.matrix's −inf cells are not read yet "
-                                     "(attncli.inputs.matrices.read_value(minus_inf=True))")
-BLOCKED = -np.inf if MINUS_INF else -1e4  # a score bias cell that masks its key (or nearly: exp(−1e4) = 0)
+BLOCKED = -np.inf  # a score bias cell that masks its key
 TOL = 1e-12
 
 
@@ -433,7 +415,6 @@ BIAS_WITH_MINUS_INF = {  # the same 3 × 3 bias written as each reader takes it;
 }
 
 
-@needs_minus_inf
 @pytest.mark.parametrize("how", BIAS_WITH_MINUS_INF)
 @pytest.mark.parametrize("only", [[], ["--only", "output"]], ids=["full", "streamed"])
 def test_minus_inf_bias_masks_its_key(runner, tmp_path, how, only):
@@ -450,7 +431,6 @@ def test_minus_inf_bias_masks_its_key(runner, tmp_path, how, only):
         assert got["weights"][0][0][1] == 0.0 and got["weights"] == plain["weights"]
 
 
-@needs_minus_inf
 def test_a_row_masked_by_minus_inf_alone_warns(runner, tmp_path):
     got, stderr = run_json(runner, tmp_path, X + "score_bias: {matrix: [[0, 0, 0], [-.inf, -.inf, -.inf], [0, 0, 0]]}\n")
     assert "query 2 ('x2') may attend to no key" in stderr
@@ -474,7 +454,6 @@ class Case:
     doc: str  # after X (n = 3, d_model = 4) and heads: 2
     names: list[str]  # what the one line must contain
     files: dict[str, bytes] = field(default_factory=dict)
-    minus_inf: bool = False  # needs score_bias.matrix's −inf reading
 
 
 TABLE = "{random: normal, shape: [32, 2]}"
@@ -503,7 +482,7 @@ CASES = [
     Case("bias-nan", "score_bias: {matrix: [[0, 0, 0], [0, 0, .nan], [0, 0, 0]]}\n",
          ["score_bias.matrix:", "row 2, column 3", "nan"]),
     Case("bias-npy-plus-inf", "score_bias: {matrix: b.npy}\n", ["score_bias.matrix:", "b.npy", "row 3, column 1"],
-         files={"b.npy": np.array([[0, 0, 0], [0, -np.inf, 0], [np.inf, 0, 0]])}, minus_inf=True),
+         files={"b.npy": np.array([[0, 0, 0], [0, -np.inf, 0], [np.inf, 0, 0]])}),
     Case("bias-npy-nan", "score_bias: {matrix: b.npy}\n", ["score_bias.matrix:", "b.npy", "row 1, column 3", "nan"],
          files={"b.npy": np.array([[0, 0, np.nan], [0, 0, 0], [0, 0, 0]])}),
     Case("alibi-slopes-length", "score_bias: {alibi: {slopes: [0.5]}}\n",
@@ -535,16 +514,14 @@ CASES = [
     Case("relative-key-typo", f"score_bias: {{relative: {{table: {TABLE}, bucket: 8}}}}\n",
          ["score_bias.relative:", "did you mean 'buckets'"]),
     Case("float-mask-as-mask", "mask: [[0, -.inf, 0], [0, 0, 0], [0, 0, 0]]\n",
-         ["mask:", "0 and -inf", "score_bias: {matrix: …}"], minus_inf=True),
+         ["mask:", "0 and -inf", "score_bias: {matrix: …}"]),
     Case("float-mask-file-as-mask", "mask: {matrix: f.npy}\n", ["mask.matrix:", "score_bias"],
-         files={"f.npy": np.array([[0, -np.inf, 0], [0, 0, -np.inf], [0, 0, 0]])}, minus_inf=True),
+         files={"f.npy": np.array([[0, -np.inf, 0], [0, 0, -np.inf], [0, 0, 0]])}),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_bad_mask_or_bias(runner, tmp_path, monkeypatch, case):
-    if case.minus_inf and not MINUS_INF:
-        pytest.skip("−inf cells are not read yet")
     monkeypatch.chdir(tmp_path)
     for name, array in case.files.items():
         np.save(tmp_path / name, array)

@@ -28,7 +28,6 @@ pytestmark = pytest.mark.torch  # a comparison: `pytest -m torch` runs it (CI, a
 
 torch = pytest.importorskip("torch", minversion="2.5")
 transformers = pytest.importorskip("transformers", minversion="5.23")
-from test_masks_reference import MINUS_INF  # noqa: E402
 from test_modern_torch import (  # noqa: E402
     F64,
     Recorder,
@@ -149,7 +148,6 @@ def test_multihead_attention_float_mask_is_a_score_bias():
     compare(trace, expected, np.ones((n, m), dtype=bool), "nn.MultiheadAttention float attn_mask")
 
 
-@pytest.mark.skipif(not MINUS_INF, reason="score_bias.matrix's −inf cells are not read yet")
 def test_multihead_attention_float_mask_with_minus_inf():
     n, m = 5, 6
     mha, x, c, qkv, doc, g = mha_case(5, n, m)

@@ -75,7 +75,7 @@ def test_ci_runs_the_readme_commands_exactly():
     found = []
     for pattern in patterns:
         grep = subprocess.run(["grep", "-E", pattern.replace('\\"', '"'), str(ROOT / "README.md")], capture_output=True,
-                              text=True)
+                              text=True, timeout=600)
         matches = grep.stdout.splitlines()
         assert len(matches) == 1, (pattern, matches)
         assert matches[0] in lines

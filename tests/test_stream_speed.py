@@ -298,7 +298,7 @@ def test_numpy_reads_the_defaults_in_a_command(tmp_path):
     doc.write_text("inputs: [[1, 0], [0, 1]]\n")
     env = {key: value for key, value in os.environ.items() if key not in ("NUMPY_MADVISE_HUGEPAGE",)}
     done = subprocess.run([sys.executable, "-c", code, "compute", str(doc), "--only", "output", "--format", "json"],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
 

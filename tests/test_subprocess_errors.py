@@ -68,7 +68,7 @@ def test_ctrl_c_exits_130_quietly():
     process.stdin.flush()
     if not _wait_until_reading(process.pid):
         process.kill()
-        process.wait()
+        process.wait(timeout=600)
         pytest.skip("cannot tell when the process waits on its input here")
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)
@@ -82,7 +82,7 @@ def test_failed_run_leaves_the_output_file_alone(tmp_path):
     out.write_text("an earlier result\n")
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD + "mask: [[1, 0], [1, 1]]\n")
-    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True)
+    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: ") and "mask: is 2×2 but needs 3×3" in result.stderr
     assert out.read_text() == "an earlier result\n"
@@ -94,7 +94,7 @@ def test_successful_run_replaces_the_output_file_whole(tmp_path):
     out.write_text("an earlier result\n")
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD)
-    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True)
+    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
     assert json.loads(out.read_text())["scores"][0][0] == [2.0, 0.0, 2.0]  # [1,0,1,0] · each input
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml", "result.json"]
@@ -107,7 +107,7 @@ def test_output_never_overwrites_an_input(tmp_path):
     for target in ("x.csv", "doc.yaml"):
         only = ["--only", "weights"]  # (-o x.csv writes CSV: one matrix)
         result = subprocess.run([*COMMAND, "compute", str(doc), *only, "-o", str(tmp_path / target)], capture_output=True,
-                                text=True)
+                                text=True, timeout=600)
         assert result.returncode == 2 and "input files" in result.stderr
     assert (tmp_path / "x.csv").read_text() == "1,0\n0,1\n" and doc.read_text() == "inputs: x.csv\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml", "x.csv"]
@@ -122,7 +122,7 @@ def test_unwritable_folder_is_a_clear_error(tmp_path):
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD)
     try:
-        result = subprocess.run([*COMMAND, "compute", str(doc), "-o", str(folder / "result.json")], capture_output=True, text=True)
+        result = subprocess.run([*COMMAND, "compute", str(doc), "-o", str(folder / "result.json")], capture_output=True, text=True, timeout=600)
     finally:
         folder.chmod(0o755)
     assert result.returncode == 2 and result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
