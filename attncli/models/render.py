@@ -7,7 +7,7 @@
 # text: "hi"
 # Computed from this document, the layer agrees with the model to (max |difference|):
 #   weights 1.2e-17
-tokens: ["<s>", hi]
+tokens: [<s>, hi]
 inputs: l0.npy   # X, 2 × 8: the hidden states entering layer 0
 heads: 2
 weights:
@@ -23,11 +23,11 @@ import json
 import re
 from typing import Any
 
+from attncli.outputs.yamltext import yaml_scalar
+
 ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "mask", "score_bias", "pre_norm", "rope", "residual",
          "add_norm")
 WIDTH = 100  # of a line of tokens
-_PLAIN = re.compile(r"[A-Za-z_/.][A-Za-z0-9_./\-]*")
-_RESERVED = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
 
 
 def render(keys: dict[str, Any], tokens: list[str], inputs: str, shape: tuple[int, ...], text: str, summary: str,
@@ -37,7 +37,7 @@ def render(keys: dict[str, Any], tokens: list[str], inputs: str, shape: tuple[in
         lines.append("# Computed from this document, the layer agrees with the model to (max |difference|):")
         lines.append("#   " + ", ".join(f"{key} {difference:.1e}" for key, difference in agreement))
     lines += _tokens(tokens)
-    lines.append(f"inputs: {scalar(inputs)}   # X, {shape[0]} × {shape[1]}: the hidden states entering {where}")
+    lines.append(f"inputs: {yaml_scalar(inputs)}   # X, {shape[0]} × {shape[1]}: the hidden states entering {where}")
     for key in ORDER:
         if key in keys:
             lines += _entry(key, keys[key])
@@ -54,7 +54,7 @@ def _tokens(tokens: list[str]) -> list[str]:
     """``tokens: [...]`` over as many lines as it takes, none much wider than WIDTH."""
     lines, line = [], "tokens: ["
     for i, token in enumerate(tokens):
-        item = scalar(token) + ("]" if i == len(tokens) - 1 else ",")
+        item = yaml_scalar(token) + ("]" if i == len(tokens) - 1 else ",")
         if len(line) + len(item) > WIDTH and not line.endswith("["):
             lines.append(line)
             line = "  "
@@ -68,20 +68,7 @@ def flow(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(flow(v) for v in value) + "]"
-    return scalar(value)
-
-
-def scalar(value: Any) -> str:
-    """A number exactly (``repr``: it reads back as the same float), a boolean, or text plain or double-quoted."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    text = str(value)
-    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
-        return text
-    # a JSON string is a YAML double-quoted scalar; DEL and the C1 controls, which JSON leaves raw, escaped too
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+    return yaml_scalar(value)
 
 
 def _comment(text: str) -> str:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from attncli.core.errors import AttnError, shape_str, shorten
+from attncli.outputs.yamltext import escape_c1, yaml_string
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
@@ -30,8 +31,6 @@ LABEL_BYTES = 128  # memory per token label while the document is built: the lab
 INLINE_BYTES = 96  # memory per number written out with --inline: its repr, its row's line, the text
 RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.inputs.matrices allows)
 MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
-_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#:]*")
-_RESERVED = {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf"}
 
 
 @dataclass(frozen=True)
@@ -187,7 +186,7 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         "",
         "# Labels for the rows of inputs, one per token (one string is split on spaces,",
         "# or into characters when it has none).",
-        f"tokens: [{', '.join(_yaml_str(t) for t in s.tokens)}]",
+        f"tokens: [{', '.join(yaml_string(t) for t in s.tokens)}]",
         "",
         f"# X: one row per token, d_model = {s.d_model} numbers each.",
         *matrix("inputs", "", f"n × d_model = {s.n} × {s.d_model}" if not inline else "n × d_model"),
@@ -287,37 +286,13 @@ def _rope(s: Sizes) -> list[str]:
     ]
 
 
-def _yaml_str(text: str) -> str:
-    """A token as YAML: plain when that reads back as the same string, else double-quoted."""
-    plain = _PLAIN.fullmatch(text) and text == text.strip() and text.lower() not in _RESERVED and not _numeric(text)
-    if plain and text.isprintable():
-        return text
-    # a JSON string is a YAML double-quoted scalar; DEL and the C1 controls, which JSON leaves raw, escaped too
-    # (YAML refuses them raw, and a terminal showing the document would act on them)
-    return _escaped(json.dumps(text, ensure_ascii=False))
-
-
-def _escaped(text: str) -> str:
-    """JSON text with DEL and the C1 controls as \\u escapes."""
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text.replace("_", ""))
-    except ValueError:
-        return bool(re.fullmatch(r"[-+]?(0x[0-9a-fA-F]+|0o[0-7]+|\.inf|\.nan)", text, re.I))
-    return True
-
-
-
 def as_json(text: str) -> str:
     """The document ``text`` (YAML) as JSON, for ``init -o doc.json``: the same keys and numbers (every float's exact
     ``repr``), a matrix row to a line; JSON has no comments, so the explanations are left out.  DEL and the C1
-    controls, which JSON leaves raw, are escaped as in the YAML (:func:`_yaml_str`); they occur only in strings."""
+    controls, which JSON leaves raw, are escaped as in the YAML (:func:`attncli.outputs.yamltext.yaml_string`); they occur only in strings."""
     from attncli.inputs.document import parse_text
 
-    return _escaped(_json(parse_text(text, "<init>"), "")) + "\n"
+    return escape_c1(_json(parse_text(text, "<init>"), "")) + "\n"
 
 
 def _json(value: object, indent: str) -> str:
