@@ -98,3 +98,20 @@ def test_errors_are_attn_errors_with_the_cli_message(document, message):
 def test_import_attncli_is_light():
     code = "import sys, attncli; print(sorted(m for m in ('yaml', 'rich', 'typer', 'numpy') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600).stdout.strip() == "[]"
+
+
+def test_an_omitted_weight_is_not_multiplied():
+    """The identity's blocks are copied, not multiplied (x·I turns −0.0 into +0.0: the sign shows which ran);
+    a weight that only looks alike (one off-diagonal cell) is multiplied as given."""
+    from attncli.core.attention import project
+
+    x = np.array([[-0.0, 1.5, 2.0, -3.0], [4.0, -0.0, 0.25, 1.0]])
+    eye = np.eye(4).reshape(4, 2, 2).transpose(1, 0, 2)  # 2 heads of the identity's columns: (h, d_in, d)
+    y = project(x, eye, np.array([[0.0, 0.0], [1.0, 1.0]]))
+    assert y.shape == (2, 2, 2) and np.array_equal(y[0], x[:, :2]) and np.array_equal(y[1], x[:, 2:] + 1.0)
+    plain = project(x, eye)
+    assert np.signbit(plain[0, 0, 0]) and np.signbit(plain[0, 1, 1])  # −0.0 kept: no product ran
+    almost = eye.copy()
+    almost[0, 3, 1] = 0.5
+    naive = [[sum(x[i][t] * almost[h][t][j] for t in range(4)) for j in range(2)] for h in range(2) for i in range(2)]
+    assert np.allclose(project(x, almost).reshape(4, 2), naive, rtol=0, atol=1e-15)

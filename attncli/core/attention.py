@@ -53,13 +53,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
 
 
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d)."""
+    """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d).
+
+    When w's blocks side by side are the identity (an omitted weight), head i is x's i-th block of d columns,
+    copied, not multiplied: an n × d_in × d_in product saved, the same numbers (but −0.0, which x·I makes +0.0).
+    """
     h, d_in, d = w.shape
-    y = x @ w.transpose(1, 0, 2).reshape(d_in, h * d)  # (n, h·d): one product for all heads
+    w = w.transpose(1, 0, 2).reshape(d_in, h * d)  # (d_in, h·d): every head's columns side by side
+    y = x.copy() if _is_identity(w) else x @ w  # (n, h·d): one product for all heads
     y = y.reshape(-1, h, d).transpose(1, 0, 2)  # (h, n, d), a view
     if b is not None:
         y += b[:, None, :]
     return y
+
+
+def _is_identity(w: np.ndarray) -> bool:
+    """w is a square identity matrix (read once, nothing allocated: far less than the product it saves)."""
+    return w.shape[0] == w.shape[1] and np.count_nonzero(w) == w.shape[0] and bool(np.all(w.diagonal() == 1))
 
 
 def concat_heads(heads: np.ndarray, w_o: np.ndarray | None = None, b_o: np.ndarray | None = None) -> np.ndarray:
