@@ -289,10 +289,12 @@ def test_numpy_reads_the_defaults_in_a_command(tmp_path):
     import subprocess
     import sys
 
-    if not hasattr(np._core.multiarray, "_get_madvise_hugepage"):
+    core = np._core if hasattr(np, "_core") else np.core  # numpy 2 renamed numpy.core
+    if not hasattr(core.multiarray, "_get_madvise_hugepage"):
         pytest.skip("this numpy does not say whether it asks for huge pages")
-    code = ("import sys; from attncli.cli import main; import atexit; "
-            "atexit.register(lambda: print(__import__('numpy')._core.multiarray._get_madvise_hugepage())); "
+    code = ("import sys; from attncli.cli import main; import atexit; "  # numpy imported only once main has run
+            "core = lambda np: np._core if hasattr(np, '_core') else np.core; "
+            "atexit.register(lambda: print(core(__import__('numpy')).multiarray._get_madvise_hugepage())); "
             "main(sys.argv[1:])")
     doc = tmp_path / "doc.yaml"
     doc.write_text("inputs: [[1, 0], [0, 1]]\n")
