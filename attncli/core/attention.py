@@ -109,8 +109,9 @@ def attend(spec: Spec) -> Trace:
     y = output_projection(heads, spec)
     check_finite(y, "output", spec.tokens)
     residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec, q, k, v, s, z, a, heads, y, empty_queries(allowed), residual, normalized,
-                 q_rot, k_rot, x_hat, normalized_output, score_bias=bias)
+    return Trace(spec=spec, queries=q, keys=k, values=v, scores=s, scaled_scores=z, weights=a, head_outputs=heads, output=y,
+                 empty_queries=empty_queries(allowed), residual=residual, normalized=normalized, queries_rotated=q_rot,
+                 keys_rotated=k_rot, normalized_inputs=x_hat, normalized_output=normalized_output, score_bias=bias)
 
 
 def pre_norm(spec: Spec) -> np.ndarray | None:

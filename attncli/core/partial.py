@@ -48,4 +48,4 @@ def attend_until(spec: Spec, keys: list[str]) -> Trace:
         q, k, v = projections(spec, x_hat)
         if wanted & set(ROTATED):
             q_rot, k_rot = rotations(q, k, spec)
-    return Trace(spec, q, k, v, None, None, None, None, None, (), None, None, q_rot, k_rot, x_hat, None)
+    return Trace(spec=spec, queries=q, keys=k, values=v, queries_rotated=q_rot, keys_rotated=k_rot, normalized_inputs=x_hat)

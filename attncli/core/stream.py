@@ -96,8 +96,9 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     y = output_projection(heads, spec)  # (n, d_out)
     check_finite(y, "output", spec.tokens)
     residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec, q0, k0, v, None, None, None, heads, y, tuple(sorted(empty)), residual, normalized,
-                 q_rot, k_rot, x_hat, normalized_output)
+    return Trace(spec=spec, queries=q0, keys=k0, values=v, head_outputs=heads, output=y, empty_queries=tuple(sorted(empty)),
+                 residual=residual, normalized=normalized, queries_rotated=q_rot, keys_rotated=k_rot,
+                 normalized_inputs=x_hat, normalized_output=normalized_output)
 
 
 def block_count(spec: Spec) -> int:

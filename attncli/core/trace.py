@@ -9,22 +9,23 @@ import numpy as np
 from attncli.core.spec import Spec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     """Every intermediate of one attention computation (per-head arrays head-first).
 
-    The array fields carry the names of the JSON keys (``queries``, ``weights`` …).
+    The array fields carry the names of the JSON keys (``queries``, ``weights`` …), and are given by name:
+    ``Trace(spec=spec, queries=q, …)``; a stage that did not run leaves its array None.
     """
 
     spec: Spec
-    queries: np.ndarray | None  # Q (h, n, d_k); None when only the document's arrays were asked for (core.partial)
-    keys: np.ndarray | None  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
-    values: np.ndarray | None  # V (g, m, d_v)
-    scores: np.ndarray | None  # S = Q·Kᵀ (h, n, m); None when streamed
-    scaled_scores: np.ndarray | None  # scale·S (capped, + B) (h, n, m): what enters the softmax; masked cells unused
-    weights: np.ndarray | None  # A = softmax(scale·S) (h, n, m), masked cells 0
-    head_outputs: np.ndarray | None  # H = A·V (h, n, d_v); None when only the stages before the scores ran
-    output: np.ndarray | None  # Y (n, d_out); None then too
+    queries: np.ndarray | None = None  # Q (h, n, d_k); None when only the document's arrays were asked for (core.partial)
+    keys: np.ndarray | None = None  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
+    values: np.ndarray | None = None  # V (g, m, d_v)
+    scores: np.ndarray | None = None  # S = Q·Kᵀ (h, n, m); None when streamed
+    scaled_scores: np.ndarray | None = None  # scale·S (capped, + B) (h, n, m): what enters the softmax; masked cells unused
+    weights: np.ndarray | None = None  # A = softmax(scale·S) (h, n, m), masked cells 0
+    head_outputs: np.ndarray | None = None  # H = A·V (h, n, d_v); None when only the stages before the scores ran
+    output: np.ndarray | None = None  # Y (n, d_out); None then too
     empty_queries: tuple[int, ...] = field(default=())  # queries whose every key is masked
     residual: np.ndarray | None = None  # R = X₀ + Y (or + post_norm(Y)) (n, d_model), with add_norm or residual
     normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm
