@@ -224,6 +224,31 @@ def test_minus_inf_and_nan_in_a_tensor(tmp_path):
         read({"file": "b.safetensors", "tensor": "nan"}, tmp_path, minus_inf=True)
 
 
+def counting_reads(monkeypatch, path: Path) -> dict:
+    """The bytes read from ``path`` (opened with Path.open), and each read's size (``reads``), counted as they go."""
+    counted: dict = {"bytes": 0, "reads": []}
+    real_open = Path.open
+
+    class Counting(io.BufferedReader):
+        def read(self, *a):
+            data = super().read(*a)
+            counted["bytes"] += len(data)
+            counted["reads"].append(len(data))
+            return data
+
+        def readinto(self, b):
+            n = super().readinto(b)
+            counted["bytes"] += n
+            counted["reads"].append(n)
+            return n
+
+    def counting_open(self, mode="r", *a, **k):
+        return Counting(io.FileIO(self, "r")) if self == path and mode == "rb" else real_open(self, mode, *a, **k)
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    return counted
+
+
 def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
     """A 1 GiB checkpoint (sparse) gives one 4 MiB matrix: about 4 MiB is read, nothing is mapped."""
     big, small = 1 << 30, 1024 * 1024 * 4
@@ -235,24 +260,7 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
         f.write(len(header).to_bytes(8, "little") + header)
         f.seek(8 + len(header) + big)
         f.write(np.full((1024, 1024), 0.5, dtype=F32).tobytes())
-    counted = {"bytes": 0}
-    real_open = Path.open
-
-    class Counting(io.BufferedReader):
-        def read(self, *a):
-            data = super().read(*a)
-            counted["bytes"] += len(data)
-            return data
-
-        def readinto(self, b):
-            n = super().readinto(b)
-            counted["bytes"] += n
-            return n
-
-    def counting_open(self, mode="r", *a, **k):
-        return Counting(io.FileIO(self, "r")) if self == path and mode == "rb" else real_open(self, mode, *a, **k)
-
-    monkeypatch.setattr(Path, "open", counting_open)
+    counted = counting_reads(monkeypatch, path)
     monkeypatch.setattr(np, "memmap", None)  # mapping would not be counted: none may happen
     start = time.perf_counter()
     got = read({"file": "big.safetensors", "tensor": "w", "layout": "torch"}, tmp_path)

@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -18,13 +20,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_checkpoints import assert_refused, compute, entry, safetensors_bytes, sparse_checkpoint
+from test_checkpoints import (
+    RNG,
+    assert_refused,
+    compute,
+    counting_reads,
+    entry,
+    raw_safetensors,
+    safetensors_bytes,
+    sparse_checkpoint,
+)
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import NEAREST_POOL, AttnError, nearest
 from attncli.inputs import archives, matrices
 from attncli.inputs.matrices import read_value
 
 ROOT = Path(__file__).resolve().parent.parent
+TENSOR = "model.layers.{}.self_attn.{}_proj.weight"
 ROWS, COLS = 4200, 4096  # 65.6 MiB of float32: past the 64 MiB from which attncli used to map a file
 
 
@@ -119,3 +131,85 @@ def test_a_signalling_nan_is_named_without_a_warning(tmp_path, kind):
                 read_value("m.npy", tmp_path)
         with pytest.raises(AttnError, match="row 2, column 2: nan is not a mask value"):
             read_value({"file": "m.safetensors", "tensor": "w"}, tmp_path, boolean=True)
+
+
+# ---------------------------------------------------------------- many ranges, many names
+
+
+def test_many_ranges_parse_the_header_once_and_read_the_bytes_once(tmp_path, monkeypatch):
+    """100 ranges of one tensor: one parse of the header and one read of the bytes that span them (each range
+    re-read and re-parsed the header: 18.8 s for a 4.4 MB one), the blocks cut as numpy's indexing cuts them."""
+    import json as json_module
+
+    w = RNG.normal(size=(300, 40)).astype(np.float32)
+    names = {f"pad.{i}": np.zeros(1, np.float32) for i in range(500)}
+    (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({**names, "w": w}))
+    np.savez(tmp_path / "m.npz", w=w)
+    ranges = [[int(a), int(a) + int(n)] for a, n in zip(RNG.integers(0, 290, 100), RNG.integers(1, 10, 100))]
+    picked = np.concatenate([np.arange(a, b) for a, b in ranges])
+    parses = []
+    real_loads = json_module.loads
+    monkeypatch.setattr(json_module, "loads", lambda text, *a, **k: parses.append(len(text)) or real_loads(text, *a, **k))
+    counted = counting_reads(monkeypatch, tmp_path / "m.safetensors")
+    span = (max(b for _, b in ranges) - min(a for a, _ in ranges)) * 40 * 4  # the stored rows the ranges span
+    for spec, expected in (({"layout": "torch", "columns": ranges}, w.T[:, picked]), ({"rows": ranges}, w[picked]),
+                           ({"rows": ranges, "columns": [3, 7]}, w[picked, 3:7])):
+        parses.clear(), counted["reads"].clear()
+        got = read_value({"file": "m.safetensors", "tensor": "w", **spec}, tmp_path)
+        assert np.array_equal(got, expected.astype(np.float64)), spec
+        assert len(parses) <= 1, parses
+        assert sum(n > 8 for n in counted["reads"]) - len(parses) == 1 and span in counted["reads"], counted["reads"]
+        assert np.array_equal(read_value({"file": "m.npz", "tensor": "w", **spec}, tmp_path), expected), spec
+    assert len(parses) == 0  # the header was parsed once for the run: the file is the same
+
+
+def test_a_rewritten_checkpoint_is_read_again(tmp_path):
+    """The header kept for the run is the file's: the file rewritten (another inode, size or time) is parsed again."""
+    path = tmp_path / "m.safetensors"
+    for value in (1.0, 2.0, 3.0):
+        path.write_bytes(safetensors_bytes({"w": np.full((2, int(value)), value)}))
+        os.utime(path, ns=(0, int(value)))  # (a rewrite within the clock's tick)
+        assert np.array_equal(read_value({"file": "m.safetensors", "tensor": "w"}, tmp_path), np.full((2, int(value)), value))
+
+
+def nearest_in_message(error: AttnError) -> list[str]:
+    return re.findall(r"'([^']*)'", str(error).split("nearest: ", 1)[1])
+
+
+def test_the_nearest_name_among_300000(tmp_path, monkeypatch):
+    """An unknown name in a header of 300,000 (14 s when every name was compared): a few hundred compared, and the
+    names suggested are the ones meant."""
+    header = {TENSOR.format(i, part): {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}
+              for i in range(75_000) for part in "qkvo"}
+    (tmp_path / "m.safetensors").write_bytes(raw_safetensors(json.dumps(header).encode(), bytes(4)))
+    compared = []
+    real_set = difflib.SequenceMatcher.set_seq1  # (once for each name compared)
+    monkeypatch.setattr(difflib.SequenceMatcher, "set_seq1", lambda s, name: compared.append(name) or real_set(s, name))
+    for asked, meant in (("model.layers.41234.self_attn.q_proj.weigth", "model.layers.41234.self_attn.q_proj.weight"),
+                         ("model.layers.41234.self_atn.k_proj.weight", "model.layers.41234.self_attn.k_proj.weight"),
+                         ("model.layer.7.self_attn.v_proj.weight", "model.layers.7.self_attn.v_proj.weight"),
+                         ("Model.layers.70000.self_attn.o_proj.weight", "model.layers.70000.self_attn.o_proj.weight")):
+        compared.clear()
+        with pytest.raises(AttnError) as error:
+            read_value({"file": "m.safetensors", "tensor": asked}, tmp_path)
+        assert nearest_in_message(error.value)[0] == meant, str(error.value)
+        assert len(compared) <= NEAREST_POOL
+
+
+@pytest.mark.parametrize("count", [50, NEAREST_POOL, 3000])
+def test_the_nearest_names_are_difflibs_best(count):
+    """Against difflib comparing every name: the same names up to the pool, and as good a first one beyond it."""
+    rng = np.random.default_rng(count)
+    names = [TENSOR.format(i, part) for i in range(count // 4 + 1) for part in "qkvo"][:count]
+    for _ in range(25):
+        word = list(names[int(rng.integers(count))])
+        for _ in range(int(rng.integers(1, 4))):  # a deletion, an insertion or a substitution, anywhere
+            at, kind = int(rng.integers(len(word))), int(rng.integers(3))
+            word[at:at + (kind != 1)] = [] if kind == 0 else [chr(int(rng.integers(97, 123)))]
+        word = "".join(word)
+        got, full = nearest(word, names, n=3), difflib.get_close_matches(word, names, n=3)
+        if count <= NEAREST_POOL:
+            assert got == full, word
+        else:
+            first, best = (difflib.SequenceMatcher(None, name, word).ratio() for name in (got[0], full[0]))
+            assert first >= best - 0.03, (word, got, full)
