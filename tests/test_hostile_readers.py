@@ -213,3 +213,75 @@ def test_the_nearest_names_are_difflibs_best(count):
         else:
             first, best = (difflib.SequenceMatcher(None, name, word).ratio() for name in (got[0], full[0]))
             assert first >= best - 0.03, (word, got, full)
+
+
+# ---------------------------------------------------------------- special files in a model folder
+
+
+def fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def model_folder(root: Path) -> Path:
+    """The start of a model folder: a config and a one-tensor checkpoint (enough for what extract checks first)."""
+    folder = root / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    (folder / "model.safetensors").write_bytes(safetensors_bytes({"w": np.zeros(1, np.float32)}))
+    return folder
+
+
+def sharded(shard: str, make) -> callable:
+    def change(folder: Path) -> None:
+        (folder / "model.safetensors").unlink()
+        (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": shard}}))
+        make(folder / shard)
+    return change
+
+
+SPECIAL = {  # id: (change of the folder, the file named)
+    "weights-fifo": (lambda f: ((f / "model.safetensors").unlink(), fifo(f / "model.safetensors")), "model.safetensors"),
+    "second-weights-fifo": (lambda f: fifo(f / "model-2.safetensors"), "model-2.safetensors"),
+    "config-fifo": (lambda f: ((f / "config.json").unlink(), fifo(f / "config.json")), "config.json"),
+    "tokenizer-fifo": (lambda f: fifo(f / "tokenizer.json"), "tokenizer.json"),
+    "vocab-device": (lambda f: (f / "vocab.txt").symlink_to("/dev/zero"), "vocab.txt"),
+    "index-fifo": (lambda f: fifo(f / "model.safetensors.index.json"), "model.safetensors.index.json"),
+    "shard-fifo": (sharded("model-00001.safetensors", fifo), "model-00001.safetensors"),
+    "shard-device": (sharded("zero.safetensors", lambda p: p.symlink_to("/dev/zero")), "zero.safetensors"),
+    "shard-outside-is-a-device": (sharded("/dev/zero", lambda p: None), "zero"),
+    "shard-folder": (sharded("shards.safetensors", lambda p: p.mkdir()), "shards.safetensors"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", SPECIAL)
+def test_extract_opens_no_special_file(tmp_path, case):
+    """A named pipe in the model folder made extract wait for ever: every file it (or transformers) reads from the
+    folder is checked to be a regular file before anything is opened. In a process of its own, with a timeout."""
+    change, named = SPECIAL[case]
+    folder = model_folder(tmp_path)
+    change(folder)
+    out = tmp_path / "layer.yaml"
+    result = subprocess.run([sys.executable, "-m", "attncli", "extract", str(folder), "--text", "hi", "--layer", "0",
+                             "-o", str(out)], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert result.stderr.startswith(f"Error: {folder}/{named}: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "is not a regular file" in result.stderr or "is a directory" in result.stderr, result.stderr
+    assert not out.exists() and not out.with_suffix(".npy").exists()
+
+
+@pytest.mark.parametrize("case", ["config-fifo", "weights-fifo"])
+def test_a_special_file_is_refused_before_it_is_opened(runner, tmp_path, monkeypatch, case):
+    """In process (safe: nothing may be opened): the folder's files are checked, none is opened."""
+    from attncli.cli import app
+
+    change, named = SPECIAL[case]
+    folder = model_folder(tmp_path)
+    change(folder)
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda p, *a, **k: pytest.fail(f"{p} opened") if p.name == named else
+                        real_open(p, *a, **k))
+    out = tmp_path / "layer.yaml"
+    assert_refused(runner.invoke(app, ["extract", str(folder), "--text", "hi", "--layer", "0", "-o", str(out)]),
+                   f"{folder}/{named}: is not a regular file")
