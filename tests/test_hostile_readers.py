@@ -285,3 +285,81 @@ def test_a_special_file_is_refused_before_it_is_opened(runner, tmp_path, monkeyp
     out = tmp_path / "layer.yaml"
     assert_refused(runner.invoke(app, ["extract", str(folder), "--text", "hi", "--layer", "0", "-o", str(out)]),
                    f"{folder}/{named}: is not a regular file")
+
+
+# ---------------------------------------------------------------- the fast YAML path gives what the careful one gives
+
+
+def flow_list(rows) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in rows) + "]"
+
+
+RANGES = flow_list([[4 * i, 4 * i + 2] for i in range(2500)])  # 20 kB of ranges: lifted
+ZEROS_ONES = flow_list([[int(j <= i) for j in range(100)] for i in range(100)])
+MIXED = flow_list([[i, 0.5, -1, 2.0e-3] * 40 for i in range(40)])
+LIST_DOCS = {  # id: a document whose large flow list sits at a key that may or may not take a matrix
+    "columns-ranges": f"inputs: {{file: m.safetensors, tensor: w, columns: {RANGES}}}\n",
+    "rows-ranges": f"inputs: {{file: m.safetensors, tensor: w, layout: torch, rows: {RANGES}}}\n",
+    "json-style-columns": f'{{"inputs": {{"file": "m.safetensors", "tensor": "w", "columns": {RANGES}}}}}\n',
+    "mask-of-ints": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nmask: {ZEROS_ONES}\n",
+    "mask-keys": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nmask: {{keys: {ZEROS_ONES}}}\n",
+    "score-bias": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nscore_bias: {{matrix: {ZEROS_ONES}}}\n",
+    "mixed-inputs": f"inputs: {MIXED}\nscale: none\n",
+    "tokens": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\ntokens: {ZEROS_ONES}\n",
+    "positions": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nrope: {{}}\npositions: {ZEROS_ONES}\n",
+    "heads": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nheads: {ZEROS_ONES}\n",
+    "alibi-slopes": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nscore_bias: {{alibi: {ZEROS_ONES}}}\n",
+    "rope-frequencies": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nrope: {{frequencies: {MIXED}}}\n",
+    "unknown-key": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nranges: {RANGES}\n",
+    "random-shape": f"inputs: {{random: normal, seed: 1, shape: {RANGES}}}\n",
+}
+
+
+def same(a, b) -> bool:
+    """Equal, and of the same Python types all the way down (a list of ints is not a list of floats)."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and (a == b or a != a and b != b)
+
+
+@pytest.mark.parametrize("case", LIST_DOCS)
+def test_the_fast_path_gives_what_the_careful_one_gives(runner, tmp_path, monkeypatch, case):
+    """A large flow list read by numpy (the fast path) and by the YAML reader: the same values of the same types for
+    every key, the same result or the same one-line error, and never a NumPy repr (2,500 ranges were refused with one,
+    2,000 read)."""
+    from attncli.cli import app
+    from attncli.inputs import fastmatrix
+    from attncli.inputs.document import parse_text
+
+    text = LIST_DOCS[case]
+    assert fastmatrix.lift(text)[1], "the list is lifted"
+    (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({"w": RNG.normal(size=(3, 10_000)).astype(np.float32)}))
+    (tmp_path / "doc.yaml").write_text(text)
+    fast = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"])
+    monkeypatch.setattr(fastmatrix, "MIN_CHARS", 10**9)  # the careful path: the YAML reader, number by number
+    assert not fastmatrix.lift(text)[1]
+    careful = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"])
+    assert same(fast[0], careful[0])
+    assert (fast[1].exit_code, fast[1].stdout, fast[1].stderr) == (careful[1].exit_code, careful[1].stdout,
+                                                                   careful[1].stderr)
+    assert "array(" not in fast[1].stderr and "np." not in fast[1].stderr, fast[1].stderr
+    if case.endswith("ranges") or case == "json-style-columns":
+        assert fast[1].exit_code == 0, fast[1].stderr
+    elif fast[1].exit_code:
+        assert fast[1].stderr.startswith("Error: ") and fast[1].stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", [np.array([0, 1.5]), [np.int64(0), np.float64(1.5)], np.float64(0.5), np.int32(3),
+                                   [[np.float32(1.0), np.float32(0.5)]], (np.int8(1), np.int8(2), np.int8(3))])
+def test_no_message_shows_a_numpy_repr(tmp_path, value):
+    """NumPy values given through the Python API where a range belongs: the message shows numbers, not reprs."""
+    (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({"w": np.ones((2, 4), np.float32)}))
+    with pytest.raises(AttnError) as error:
+        read_value({"file": "m.safetensors", "tensor": "w", "columns": value}, tmp_path)
+    message = str(error.value)
+    assert "expected [start, stop]" in message
+    assert "np." not in message and "array(" not in message and "dtype" not in message, message
+    shown = np.asarray(value, dtype=np.float64).ravel().tolist()
+    assert str(shown[0]) in message or str(int(shown[0])) in message, message

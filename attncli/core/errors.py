@@ -54,6 +54,8 @@ def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
     >>> shorten(10**330)
     '1000000000… (331 digits)'
     """
+    if isinstance(text, (list, tuple)) or hasattr(text, "tolist"):  # (NumPy's values as the numbers they are,
+        text = _plain(text)  # never as their repr: np.float64(0.5), array([…]))
     if isinstance(text, int) and not isinstance(text, bool):
         if abs(text) < 10**24:
             return str(text)
@@ -65,6 +67,15 @@ def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
         return text
     end = text[len(text) - tail:] if tail else ""
     return f"{text[: limit - tail]}…{end} ({len(text)} characters)"
+
+
+def _plain(value: object) -> object:
+    """Lists, tuples and NumPy arrays and numbers (from the Python API) as Python lists and numbers."""
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)) and any(isinstance(x, (list, tuple)) or hasattr(x, "dtype") for x in value):
+        return type(value)(_plain(x) for x in value)
+    return value
 
 
 def quoted(text: object, limit: int = SHOWN_CHARS) -> str:
@@ -140,6 +151,8 @@ def visible(text: str) -> str:
 
 def describe(x: object) -> str:
     """A document value as a message names it: ``null``, ``the string 'abc'``, ``1234567890… (330 digits)``."""
+    if hasattr(x, "dtype") and hasattr(x, "shape"):  # NumPy's (from the Python API): never its repr
+        return describe(x.item()) if x.shape == () else f"an array of shape {shape_str(x.shape)}"
     if x is None:
         return "null"
     if isinstance(x, bool):
@@ -153,5 +166,5 @@ def describe(x: object) -> str:
     if isinstance(x, int):
         return shorten(x)
     if isinstance(x, float):
-        return shorten(repr(x))
+        return shorten(repr(float(x)))
     return f"a {type(x).__name__} ({shorten(x)})"

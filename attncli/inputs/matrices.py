@@ -66,10 +66,8 @@ def read_value(
 
 
 def inline(rows: list, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
-    if isinstance(rows, FastMatrix):  # already read whole, by attncli.inputs.fastmatrix: numbers and -.inf
-        if not boolean:
-            return _checked_cells(rows.array, minus_inf)
-        rows = rows.array.tolist()
+    if isinstance(rows, FastMatrix) and not boolean:  # already read whole, by attncli.inputs.fastmatrix
+        return _checked_cells(rows.array, minus_inf)
     shape = _nested_shape(rows)
     flat = _flatten(rows, len(shape))
     if minus_inf and any(type(x) is str for x in flat):  # "-inf": JSON has no −inf; YAML reads -inf as text
