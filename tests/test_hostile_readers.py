@@ -363,3 +363,38 @@ def test_no_message_shows_a_numpy_repr(tmp_path, value):
     assert "np." not in message and "array(" not in message and "dtype" not in message, message
     shown = np.asarray(value, dtype=np.float64).ravel().tolist()
     assert str(shown[0]) in message or str(int(shown[0])) in message, message
+
+
+NUMPY_WARNS = """
+import sys
+import numpy as np
+from attncli.inputs import matrices
+real = matrices._checked_array
+def warning(*a, **k):  # any NumPy floating-point flag raised on a reader's path, outside its np.errstate
+    np.float64(1e308) * 10, np.float32(0) / np.float32(0), np.array([np.nan]).astype(np.int64)
+    return real(*a, **k)
+matrices._checked_array = warning
+from attncli.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["compute", "heatmap", "explain"])
+def test_stderr_holds_one_error_line_and_no_numpy_warning(tmp_path, command):
+    """A bfloat16 signalling NaN put NumPy's RuntimeWarning (with a source path) above the error: in a real process,
+    stderr is exactly one Error line; and a NumPy warning raised anywhere on the way is not shown either."""
+    cells = np.array([[0, 0x3F80], [0x7F81, 0]], dtype="<u2")  # 0, 1.0; a signalling NaN, 0
+    (tmp_path / "m.safetensors").write_bytes(entry("BF16", (2, 2), (0, 8), cells.tobytes()))
+    (tmp_path / "doc.yaml").write_text("inputs: {file: m.safetensors, tensor: w}\n")
+    np.save(tmp_path / "x.npy", np.array([[1.0, 0.0], [0.0, 2.0]]))
+    (tmp_path / "good.yaml").write_text("inputs: x.npy\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "attncli", command, str(tmp_path / "doc.yaml")], capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert run.stderr == f"Error: {tmp_path / 'doc.yaml'}: inputs: m.safetensors, tensor 'w': row 2, column 1: nan is " \
+                         "not a finite number\n"
+    run = subprocess.run([sys.executable, "-c", NUMPY_WARNS, command, str(tmp_path / "good.yaml")], capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
