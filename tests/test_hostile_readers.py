@@ -398,3 +398,36 @@ def test_stderr_holds_one_error_line_and_no_numpy_warning(tmp_path, command):
     run = subprocess.run([sys.executable, "-c", NUMPY_WARNS, command, str(tmp_path / "good.yaml")], capture_output=True,
                          text=True, timeout=60, env=env)
     assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+# ---------------------------------------------------------------- an empty file name
+
+
+GOOD = "inputs: [[1, 0], [0, 2]]\n"
+EMPTY_NAMES = {  # id: (arguments, the document's text, what the message says); -o '' and --export '' are options'
+    # errors (cli.options.output_path: "is empty; give a file name"), tested with the options
+    "document": (["compute", ""], None, "Error: FILE: the document's file name is empty"),
+    "explain-document": (["explain", ""], None, "Error: FILE: the document's file name is empty"),
+    "matrix": (["compute", "{doc}"], "inputs: ''\n", "inputs: is an empty file name"),
+    "weight": (["compute", "{doc}"], GOOD + "weights: {query: ''}\n", "weights.query: is an empty file name"),
+    "checkpoint": (["compute", "{doc}"], "inputs: {file: '', tensor: w}\n", "inputs: file: is an empty file name"),
+    "mask": (["compute", "{doc}"], GOOD + "mask: ''\n", "mask: is an empty file name"),
+    "mask-matrix": (["compute", "{doc}"], GOOD + "mask: {matrix: ''}\n", "mask.matrix: is an empty file name"),
+    "score-bias": (["compute", "{doc}"], GOOD + "score_bias: {matrix: ''}\n", "score_bias.matrix: is an empty file name"),
+    "model-folder": (["extract", "", "--text", "hi", "--layer", "0", "-o", "{tmp}/l.yaml"], None,
+                     "Error: MODEL: the folder name is empty"),
+}
+
+
+@pytest.mark.parametrize("case", EMPTY_NAMES)
+def test_an_empty_file_name_is_said_to_be_one(runner, tmp_path, monkeypatch, case):
+    """``attncli compute ''`` said ``.: is a directory``: an empty name is the working folder as a path."""
+    from attncli.cli import app
+
+    args, text, fragment = EMPTY_NAMES[case]
+    monkeypatch.chdir(tmp_path)
+    if text is not None:
+        (tmp_path / "doc.yaml").write_text(text)
+    result = runner.invoke(app, [a.format(doc=tmp_path / "doc.yaml", tmp=tmp_path) for a in args])
+    err = assert_refused(result, fragment)
+    assert "directory" not in err and sorted(p.name for p in tmp_path.iterdir()) == (["doc.yaml"] if text else [])

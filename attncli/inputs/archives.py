@@ -70,6 +70,8 @@ def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
         raise AttnError("is required next to tensor: the .safetensors or .npz file that holds it", "file")
     if not isinstance(file, str):
         raise AttnError(f"expected a file name, not {describe(file)}", "file")
+    if file == "":
+        raise AttnError("is an empty file name; give the .safetensors or .npz file that holds the tensor", "file")
     path = Path(file) if Path(file).is_absolute() else folder / file
     suffix = path.suffix.lower()
     if suffix not in ARCHIVE_KINDS:

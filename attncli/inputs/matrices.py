@@ -182,6 +182,8 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
 
 
 def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
+    if name == "":  # (as a Path, "." : the document's folder)
+        raise AttnError("is an empty file name; give the matrix, or the name of a file that holds it (.npy, .csv, …)")
     path = Path(name) if Path(name).is_absolute() else folder / name
     suffix = path.suffix.lower()
     if suffix in ARCHIVE_KINDS:
