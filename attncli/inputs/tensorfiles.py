@@ -76,6 +76,7 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
 
 
 HEADERS_KEPT = 4  # parsed headers kept for the run: each range of a multi-range cut, each matrix of one checkpoint
+HEADERS_KEPT_BYTES = 64_000_000  # and their JSON's bytes, together (a larger header is kept alone)
 _headers: dict[tuple, tuple[dict, int]] = {}
 
 
@@ -99,7 +100,8 @@ def _header(f: Any, path: Path, where: str) -> tuple[dict, int, int]:
                         f"{size_text(length)}, more than {limit}", where)
     ensure_fits(length * HEADER_MEMORY, f"reading the {size_text(length)} header", where)
     table = _table(f.read(length), where)
-    while len(_headers) >= HEADERS_KEPT:
+    while _headers and (len(_headers) >= HEADERS_KEPT
+                        or sum(start for _, start in _headers.values()) + length > HEADERS_KEPT_BYTES):
         del _headers[next(iter(_headers))]
     _headers[identity] = (table, 8 + length)
     return table, 8 + length, size
