@@ -298,9 +298,15 @@ RANGES = flow_list([[4 * i, 4 * i + 2] for i in range(2500)])  # 20 kB of ranges
 ZEROS_ONES = flow_list([[int(j <= i) for j in range(100)] for i in range(100)])
 MIXED = flow_list([[i, 0.5, -1, 2.0e-3] * 40 for i in range(40)])
 LIST_DOCS = {  # id: a document whose large flow list sits at a key that may or may not take a matrix
-    "columns-ranges": f"inputs: {{file: m.safetensors, tensor: w, columns: {RANGES}}}\n",
-    "rows-ranges": f"inputs: {{file: m.safetensors, tensor: w, layout: torch, rows: {RANGES}}}\n",
-    "json-style-columns": f'{{"inputs": {{"file": "m.safetensors", "tensor": "w", "columns": {RANGES}}}}}\n',
+    "columns-ranges": f"inputs: {{random: normal, seed: 1, shape: [2, 3]}}\nweights:\n"
+                      f"  query: {{file: m.safetensors, tensor: w, columns: {RANGES}}}\n"
+                      f"  key: {{file: m.safetensors, tensor: w, columns: {RANGES}}}\n",
+    "rows-ranges": "inputs: {random: normal, seed: 1, shape: [2, 5000]}\nweights:\n"
+                   + "".join(f"  {k}: {{file: m.safetensors, tensor: w, layout: torch, rows: {RANGES}}}\n"
+                             for k in ("query", "key", "value")),
+    "json-style-columns": f'{{"inputs": [[1, 0, 0], [0, 1, 0]], "weights": {{"query": {{"file": "m.safetensors", '
+                          f'"tensor": "w", "columns": {RANGES}}}, "key": {{"file": "m.safetensors", "tensor": "w", '
+                          f'"columns": {RANGES}}}}}}}\n',
     "mask-of-ints": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nmask: {ZEROS_ONES}\n",
     "mask-keys": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nmask: {{keys: {ZEROS_ONES}}}\n",
     "score-bias": f"inputs: {{random: normal, seed: 1, shape: [100, 4]}}\nscore_bias: {{matrix: {ZEROS_ONES}}}\n",
@@ -337,10 +343,12 @@ def test_the_fast_path_gives_what_the_careful_one_gives(runner, tmp_path, monkey
     assert fastmatrix.lift(text)[1], "the list is lifted"
     (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({"w": RNG.normal(size=(3, 10_000)).astype(np.float32)}))
     (tmp_path / "doc.yaml").write_text(text)
-    fast = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"])
+    env = {"ATTNCLI_MEMORY": "2G"}  # (the budget, named in messages, the same for both)
+    fast = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"], env=env)
     monkeypatch.setattr(fastmatrix, "MIN_CHARS", 10**9)  # the careful path: the YAML reader, number by number
     assert not fastmatrix.lift(text)[1]
-    careful = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"])
+    careful = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"],
+                                                          env=env)
     assert same(fast[0], careful[0])
     assert (fast[1].exit_code, fast[1].stdout, fast[1].stderr) == (careful[1].exit_code, careful[1].stdout,
                                                                    careful[1].stderr)
