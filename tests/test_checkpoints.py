@@ -4,7 +4,7 @@
   (against torch's own ``.double()``), .npz written by ``np.savez`` (and by attncli itself) read back exactly.
 - Layout and cuts: ``layout: torch`` transposes, ``rows``/``columns`` cut after it, a vector is one row.
 - Hostile and damaged files, every error case: exit 2, one line, nothing on stdout, nothing written, no file
-  content beyond a shortened tensor name; the memory guard refuses a huge tensor before it is mapped.
+  content beyond a shortened tensor name; the memory guard refuses a huge tensor before it is read.
 - Real layers: a GPT-2 block's attention read straight from its ``save_file`` checkpoint (``columns`` cutting
   ``c_attn``), a Llama attention from a bfloat16 checkpoint with ``layout: torch``, each to 1e-9 against
   Hugging Face.
@@ -29,7 +29,6 @@ from hypothesis import strategies as st
 import attncli
 from attncli.cli import app
 from attncli.core.errors import AttnError
-from attncli.inputs import tensorfiles
 from attncli.inputs.matrices import read_value
 
 F32 = np.float32
@@ -225,8 +224,33 @@ def test_minus_inf_and_nan_in_a_tensor(tmp_path):
         read({"file": "b.safetensors", "tensor": "nan"}, tmp_path, minus_inf=True)
 
 
+def counting_reads(monkeypatch, path: Path) -> dict:
+    """The bytes read from ``path`` (opened with Path.open), and each read's size (``reads``), counted as they go."""
+    counted: dict = {"bytes": 0, "reads": []}
+    real_open = Path.open
+
+    class Counting(io.BufferedReader):
+        def read(self, *a):
+            data = super().read(*a)
+            counted["bytes"] += len(data)
+            counted["reads"].append(len(data))
+            return data
+
+        def readinto(self, b):
+            n = super().readinto(b)
+            counted["bytes"] += n
+            counted["reads"].append(n)
+            return n
+
+    def counting_open(self, mode="r", *a, **k):
+        return Counting(io.FileIO(self, "r")) if self == path and mode == "rb" else real_open(self, mode, *a, **k)
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    return counted
+
+
 def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
-    """A 1 GiB checkpoint (sparse) gives one 4 MiB matrix: about 4 MiB is read, nothing is mapped."""
+    """A 1 GiB checkpoint (sparse) gives one 4 MiB matrix: about 4 MiB is read."""
     big, small = 1 << 30, 1024 * 1024 * 4
     header = json.dumps({"huge": {"dtype": "F32", "shape": [big // 4], "data_offsets": [0, big]},
                          "w": {"dtype": "F32", "shape": [1024, 1024], "data_offsets": [big, big + small]}}).encode()
@@ -236,25 +260,7 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
         f.write(len(header).to_bytes(8, "little") + header)
         f.seek(8 + len(header) + big)
         f.write(np.full((1024, 1024), 0.5, dtype=F32).tobytes())
-    counted = {"bytes": 0}
-    real_open = Path.open
-
-    class Counting(io.BufferedReader):
-        def read(self, *a):
-            data = super().read(*a)
-            counted["bytes"] += len(data)
-            return data
-
-        def readinto(self, b):
-            n = super().readinto(b)
-            counted["bytes"] += n
-            return n
-
-    def counting_open(self, mode="r", *a, **k):
-        return Counting(io.FileIO(self, "r")) if self == path and mode == "rb" else real_open(self, mode, *a, **k)
-
-    monkeypatch.setattr(Path, "open", counting_open)
-    monkeypatch.setattr(np, "memmap", None)  # mapping would not be counted: none may happen
+    counted = counting_reads(monkeypatch, path)
     start = time.perf_counter()
     got = read({"file": "big.safetensors", "tensor": "w", "layout": "torch"}, tmp_path)
     assert time.perf_counter() - start < 1.0
@@ -270,15 +276,25 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
     assert 16 <= counted["bytes"] < 16 + 8 + len(header) + 4096
 
 
-def test_a_large_tensor_is_mapped(tmp_path, monkeypatch):
-    monkeypatch.setattr(tensorfiles, "MMAP_MIN_BYTES", 1024)
-    array = RNG.normal(size=(40, 30))
-    (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({"x": np.zeros(7), "w": array}))
-    calls = []
-    real = np.memmap
-    monkeypatch.setattr(np, "memmap", lambda *a, **k: calls.append(k) or real(*a, **k))
-    assert np.array_equal(read({"file": "m.safetensors", "tensor": "w", "layout": "torch"}, tmp_path), array.T)
-    assert calls and calls[0]["shape"] == (40, 30)
+def test_no_file_is_ever_mapped(tmp_path, monkeypatch):
+    """A mapped file that shrinks while in use ends the process with SIGBUS: a tensor or .npy of any size (here
+    past the 64 MiB from which they were mapped) is read, to the exact value, and nothing is mapped."""
+    import mmap
+
+    def refuse(*a, **k):
+        raise AssertionError("a file was mapped")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)  # (np.memmap and np.load(mmap_mode=…) map through it)
+    rows, cols = 4200, 4096  # 65.6 MiB of float32
+    sparse_checkpoint(tmp_path / "m.safetensors", rows, cols)
+    got = read({"file": "m.safetensors", "tensor": "w", "layout": "torch"}, tmp_path)
+    assert got.shape == (cols, rows) and not got.any()
+    array = np.zeros((rows, cols), F32)
+    array[-1, -3:] = (1.5, -2.0, 3.25)
+    np.save(tmp_path / "m.npy", array)
+    np.save(tmp_path / "f.npy", np.asfortranarray(array[:, :100]))
+    assert np.array_equal(read("m.npy", tmp_path), array) and read("m.npy", tmp_path).dtype == np.float64
+    assert np.array_equal(read("f.npy", tmp_path), array[:, :100])
 
 
 # ---------------------------------------------------------------- the checkpoint is an input of the run
@@ -462,7 +478,7 @@ def test_a_directory_and_a_device(runner, tmp_path):
         assert_refused(compute(runner, tmp_path, q(file="/dev/zero.npz")), "no such file")
 
 
-# ---------------------------------------------------------------- memory: refused by size before anything is mapped
+# ---------------------------------------------------------------- memory: refused by size before anything is read
 
 
 def sparse_checkpoint(path: Path, rows: int, cols: int) -> None:
@@ -476,7 +492,6 @@ def sparse_checkpoint(path: Path, rows: int, cols: int) -> None:
 
 def test_a_huge_tensor_is_refused_by_size(runner, tmp_path, monkeypatch):
     sparse_checkpoint(tmp_path / "m.safetensors", 32768, 32768)  # 4 GiB of float32: 8 GiB as float64
-    monkeypatch.setattr(np, "memmap", None)  # refused before mapping
     doc = {"inputs": {"file": "m.safetensors", "tensor": "w"}}
     assert_refused(compute(runner, tmp_path, doc, env={"ATTNCLI_MEMORY": "1G"}),
                    "inputs: reading m.safetensors, tensor 'w' (32768×32768 F32) would need", "more than the 1 GiB",
@@ -678,7 +693,7 @@ def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, t
 
 @pytest.mark.slow
 def test_under_an_address_space_limit(tmp_path):
-    """A real process under ulimit -v: a 4 GiB tensor is refused by that limit before it is mapped, and a cut of it
+    """A real process under ulimit -v: a 4 GiB tensor is refused by that limit before it is read, and a cut of it
     (which reads 512 KiB) runs."""
     import resource
     import subprocess

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+import warnings
 
 import typer
 
@@ -25,6 +26,8 @@ __all__ = ["app", "main"]
 def main(args: list[str] | None = None) -> None:
     """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
     library_defaults()
+    warnings.simplefilter("ignore")  # stderr is attncli's: one Error line, or its own warnings (cli.run.warn); a
+    # floating-point flag that NumPy reports as a RuntimeWarning (with a source path) has been checked for and named
     hold_standard_streams()
     stop_cleanly_on_signals()
     try:

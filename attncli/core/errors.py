@@ -7,6 +7,7 @@ into ``Error: …`` on standard error and exit code 2, in one place.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 from collections.abc import Iterable
@@ -53,6 +54,8 @@ def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
     >>> shorten(10**330)
     '1000000000… (331 digits)'
     """
+    if isinstance(text, (list, tuple)) or hasattr(text, "tolist"):  # (NumPy's values as the numbers they are,
+        text = _plain(text)  # never as their repr: np.float64(0.5), array([…]))
     if isinstance(text, int) and not isinstance(text, bool):
         if abs(text) < 10**24:
             return str(text)
@@ -66,15 +69,66 @@ def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
     return f"{text[: limit - tail]}…{end} ({len(text)} characters)"
 
 
+def _plain(value: object) -> object:
+    """Lists, tuples and NumPy arrays and numbers (from the Python API) as Python lists and numbers."""
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)) and any(isinstance(x, (list, tuple)) or hasattr(x, "dtype") for x in value):
+        return type(value)(_plain(x) for x in value)
+    return value
+
+
 def quoted(text: object, limit: int = SHOWN_CHARS) -> str:
     """``'text'`` shortened, as messages quote a value, a key or a label."""
     return f"'{shorten(text, limit)}'"
 
 
+NEAREST_POOL = 400  # names compared in full when a name is not found: difflib's ratio costs about 40 µs each
+
+
+def nearest(word: str, names: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The names most like ``word`` (difflib's ratio, at least ``cutoff``), best first.
+
+    Comparing with every name of a header of 300,000 took 14 s: beyond :data:`NEAREST_POOL` names, only some are
+    compared, found in C: those that share the longest start or the longest end with ``word`` (by sorting), and
+    those that hold one of its numbers (a layer's: ``model.layrs.12.self_atn.q_proj.weight`` still finds layer 12's).
+    """
+    names = list(names)
+    if len(names) <= NEAREST_POOL:
+        return difflib.get_close_matches(word, names, n=n, cutoff=cutoff)
+    share = NEAREST_POOL // 6
+    starts = sorted(names)
+    i = bisect.bisect_left(starts, word)
+    ends = sorted(name[::-1] for name in names)
+    j = bisect.bisect_left(ends, word[::-1])
+    pool = starts[max(i - share, 0): i + share] + [end[::-1] for end in ends[max(j - share, 0): j + share]]
+    pool += _holding_numbers(word, names, 2 * share)
+    return difflib.get_close_matches(word, list(dict.fromkeys(pool)), n=n, cutoff=cutoff)
+
+
+def _holding_numbers(word: str, names: list[str], limit: int) -> list[str]:
+    """Up to ``limit`` names that hold one of the whole numbers in ``word`` (its three longest), found by str.find."""
+    numbers = sorted(set(re.findall(r"[0-9]+", word)), key=len, reverse=True)[:3]
+    if not numbers:
+        return []
+    text = "\n" + "\n".join(names) + "\n"
+    found: list[str] = []
+    for number in numbers:
+        at, tries, kept = text.find(number), 0, 0
+        while at >= 0 and kept < limit // len(numbers) and tries < 50 * limit:  # (a 0 is in many names)
+            end = at + len(number)
+            if not (text[at - 1].isdigit() or text[end].isdigit()):
+                found.append(text[text.rfind("\n", 0, at) + 1: text.find("\n", end)])
+                kept += 1
+            at, tries = text.find(number, end), tries + 1
+    known = set(names)  # (a name holding a line break is not cut out whole)
+    return [name for name in found if name in known]
+
+
 def unknown_key(key: object, known: Iterable[str], what: str = "key") -> AttnError:
     """``unknown key 'wieghts' (did you mean 'weights'?)``, or the list of known keys."""
     known = list(known)
-    close = difflib.get_close_matches(str(key)[:100], known, n=1, cutoff=0.6)
+    close = nearest(str(key)[:100], known)
     hint = f"did you mean '{close[0]}'?" if close else "expected one of " + ", ".join(known)
     return AttnError(f"unknown {what} {quoted(key)} ({hint})")
 
@@ -97,6 +151,8 @@ def visible(text: str) -> str:
 
 def describe(x: object) -> str:
     """A document value as a message names it: ``null``, ``the string 'abc'``, ``1234567890… (330 digits)``."""
+    if hasattr(x, "dtype") and hasattr(x, "shape"):  # NumPy's (from the Python API): never its repr
+        return describe(x.item()) if x.shape == () else f"an array of shape {shape_str(x.shape)}"
     if x is None:
         return "null"
     if isinstance(x, bool):
@@ -110,5 +166,5 @@ def describe(x: object) -> str:
     if isinstance(x, int):
         return shorten(x)
     if isinstance(x, float):
-        return shorten(repr(x))
+        return shorten(repr(float(x)))
     return f"a {type(x).__name__} ({shorten(x)})"

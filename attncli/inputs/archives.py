@@ -16,7 +16,6 @@ a 1 GB checkpoint reads 4 MB.
 
 from __future__ import annotations
 
-import difflib
 import math
 import stat
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, quoted, shape_str, shorten, unknown_key
+from attncli.core.errors import AttnError, describe, nearest, quoted, shape_str, shorten, unknown_key
 from attncli.core.memory import ensure_fits
 from attncli.inputs.reading import file_status
 from attncli.inputs.tensorfiles import PICKLED, read_npz, read_safetensors
@@ -45,7 +44,7 @@ def check_spelling(value: dict) -> None:
     """``{fiel: …, tensr: …}`` is a mistyped checkpoint mapping, not a random one: say so."""
     if "random" not in value:
         for key in value:
-            if difflib.get_close_matches(str(key)[:100], ("file", "tensor"), n=1, cutoff=0.6):
+            if nearest(str(key)[:100], ("file", "tensor")):
                 raise unknown_key(key, ARCHIVE_KEYS)
 
 
@@ -56,23 +55,10 @@ def read_tensor(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
     float32, exactly); the caller turns it into float64 or a mask and checks it.
     ``rows`` or ``columns`` may list several ranges, ``[[start, stop], …]``: the
     blocks are placed side by side in that order (one head's columns of BLOOM's
-    fused ``query_key_value`` after another's).
+    fused ``query_key_value`` after another's), cut from one read of the part of the
+    tensor that spans them all.
     """
-    for key in ("rows", "columns"):
-        ranges = spec.get(key)
-        if isinstance(ranges, list) and ranges and all(isinstance(r, list) for r in ranges):
-            return _blocks(spec, folder, key, ranges)
     return _read_one(spec, folder)
-
-
-def _blocks(spec: dict, folder: Path, key: str, ranges: list) -> tuple[np.ndarray, str]:
-    """``key`` as several ranges: each block read as its own ``[start, stop]``, then joined along that axis."""
-    parts = [_read_one({**spec, key: r}, folder) for r in ranges]
-    arrays = [array for array, _ in parts]
-    if arrays[0].ndim == 1 and key == "rows":
-        raise AttnError("a vector is one row: cut its entries with columns", key)
-    axis = 0 if key == "rows" else arrays[0].ndim - 1
-    return np.concatenate(arrays, axis=axis), parts[0][1]
 
 
 def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
@@ -84,6 +70,8 @@ def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
         raise AttnError("is required next to tensor: the .safetensors or .npz file that holds it", "file")
     if not isinstance(file, str):
         raise AttnError(f"expected a file name, not {describe(file)}", "file")
+    if file == "":
+        raise AttnError("is an empty file name; give the .safetensors or .npz file that holds the tensor", "file")
     path = Path(file) if Path(file).is_absolute() else folder / file
     suffix = path.suffix.lower()
     if suffix not in ARCHIVE_KINDS:
@@ -121,7 +109,16 @@ class TensorPlan:
         if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
             shown = quoted(self.layout) if isinstance(self.layout, str) else describe(self.layout)
             raise AttnError(f"{shown} is not rows (as stored) or torch (an nn.Linear.weight, transposed)", "layout")
-        self.cuts = {key: _pair(spec[key], key) for key in ("rows", "columns") if spec.get(key) is not None}
+        self.cuts: dict[str, tuple[int, int]] = {}  # the part of each axis that is read: a range, or the span of ranges
+        self.blocks: tuple[str, list[tuple[int, int]]] | None = None  # the axis cut in several ranges, and they
+        for key in ("rows", "columns"):
+            value = spec.get(key)
+            if self.blocks is None and _several(value):
+                ranges = [_pair(r, key) for r in value]
+                self.blocks = key, ranges
+                self.cuts[key] = min(start for start, _ in ranges), max(stop for _, stop in ranges)
+            elif value is not None:
+                self.cuts[key] = _pair(value, key)
         self.file, self.tensor = file, tensor
         self.shown = quoted(tensor, NAME_CHARS)
         self.name = f"{shorten(file)}, tensor {self.shown}"
@@ -140,13 +137,16 @@ class TensorPlan:
         matrix = list(shape) if len(shape) == 2 else [1, shape[0]]  # a vector is one row
         for axis, key in enumerate(("rows", "columns")):
             if key in self.cuts:
-                start, stop = self.cuts[key]
-                if stop > matrix[axis]:
-                    count = f"{matrix[axis]} {key}" if len(shape) == 2 else (
-                        "one row (a vector is one row)" if axis == 0 else f"{matrix[axis]} columns (a vector's entries)")
-                    raise AttnError(f"[{shorten(start)}, {shorten(stop)}] goes beyond its {count}: {what} "
-                                    f"({key} count from 0, stop excluded)", key)
-                matrix[axis] = stop - start
+                ranges = self.blocks[1] if self.blocks and self.blocks[0] == key else [self.cuts[key]]
+                for start, stop in ranges:
+                    if stop > matrix[axis]:
+                        count = f"{matrix[axis]} {key}" if len(shape) == 2 else (
+                            "one row (a vector is one row)" if axis == 0 else f"{matrix[axis]} columns (a vector's entries)")
+                        raise AttnError(f"[{shorten(start)}, {shorten(stop)}] goes beyond its {count}: {what} "
+                                        f"({key} count from 0, stop excluded)", key)
+                matrix[axis] = sum(stop - start for start, stop in ranges)
+        if self.blocks and self.blocks[0] == "rows" and len(shape) == 1:
+            raise AttnError("a vector is one row: cut its entries with columns", "rows")
         return tuple(matrix) if len(shape) == 2 else (matrix[1],)
 
     def leading(self, shape: tuple[int, ...]) -> tuple[int, int]:
@@ -164,25 +164,36 @@ class TensorPlan:
             if first_axis_cut:
                 r0, r1, c0, c1 = (r0, r1, 0, None) if array.ndim == 1 or self.layout == "torch" else (0, None, c0, c1)
             array = array[r0:r1, c0:c1] if array.ndim == 2 else array[c0:c1]
+        if self.blocks:  # the ranges, cut from their span (which starts at the first's start)
+            key, ranges = self.blocks
+            axis = 0 if key == "rows" else array.ndim - 1
+            first = self.cuts[key][0]
+            array = np.concatenate([array[(slice(None),) * axis + (slice(start - first, stop - first),)]
+                                    for start, stop in ranges], axis=axis)
         return array
 
-    def ensure_room(self, shape: tuple[int, ...], dtype: str, read: int, mapped: int) -> None:
-        """The memory reading takes, refused before anything is read or mapped: the bytes read, a float64 copy of
+    def ensure_room(self, shape: tuple[int, ...], dtype: str, read: int) -> None:
+        """The memory reading takes, refused before anything is read: the bytes read, a float64 copy of
         what the document keeps (and a float32 one for bfloat16), the finite test."""
         cells = math.prod(self.check(shape, dtype))
-        ensure_fits(read + cells * (8 + 4 + 1), f"reading {self.name} ({shape_str(shape)} {dtype})", None, mapped=mapped)
+        ensure_fits(read + cells * (8 + 4 + 1), f"reading {self.name} ({shape_str(shape)} {dtype})", None)
 
     def missing(self, names: list[str]) -> AttnError:
         """No such tensor: the nearest names in the file, or some of them."""
         where = shorten(self.file)
         if not names:
             return AttnError(f"no tensor {self.shown} in {where}: it holds no tensors")
-        shown = [quoted(name, NAME_CHARS) for name in difflib.get_close_matches(self.tensor[:200], names, n=NEAREST)]
+        shown = [quoted(name, NAME_CHARS) for name in nearest(self.tensor[:200], names, n=NEAREST)]
         if shown:
             return AttnError(f"no tensor {self.shown} in {where}; nearest: {', '.join(shown)}")
         some = ", ".join(quoted(name, NAME_CHARS) for name in names[:NEAREST])
         more = f" and {len(names) - NEAREST} more" if len(names) > NEAREST else ""
         return AttnError(f"no tensor {self.shown} in {where}, which holds {some}{more}")
+
+
+def _several(value: Any) -> bool:
+    """``[[start, stop], …]``: several ranges (one ``[start, stop]`` is a list of numbers)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(r, list) for r in value)
 
 
 def _pair(value: Any, key: str) -> tuple[int, int]:

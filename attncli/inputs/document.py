@@ -52,6 +52,9 @@ class OutOfRange(float):
 
 def read_document(path: str) -> Document:
     """Read a document from a path, or from standard input when ``path`` is ``-``."""
+    if path == "":  # (as a Path, "." : the working folder)
+        raise AttnError("the document's file name is empty: give the document's file, or - to read standard input",
+                        "FILE")
     if path == "-":
         if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise AttnError("is closed: there is no document to read (give a file, or pipe one in)", "standard input")

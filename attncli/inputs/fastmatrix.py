@@ -39,22 +39,24 @@ _MATRIX_AT = re.compile(rf"\[[ \t\r\n]*(?:\[{_ROW.pattern}\][ \t\r\n]*,?[ \t\r\n
 
 
 class FastMatrix(list):
-    """A matrix read by :func:`lift`: a list of its rows (so ``len`` counts tokens), with the array kept whole."""
+    """A matrix read by :func:`lift`: a list of its rows, each a list of Python ints and floats exactly as the careful
+    reading gives them (so a key that takes a list of numbers, ``columns: [[0, 64], …]``, or names one in a message,
+    sees what it would have seen); and the array, kept whole, which a matrix key reads without them."""
 
-    def __init__(self, array: np.ndarray) -> None:
-        super().__init__(array)  # the rows, as views: no copy, no Python floats
+    def __init__(self, array: np.ndarray, rows: list[list]) -> None:
+        super().__init__(rows)
         self.array = array
 
 
-def lift(text: str) -> tuple[str, dict[str, np.ndarray]]:
-    """The text with each large numeric flow matrix replaced by a placeholder, and the arrays by placeholder."""
+def lift(text: str) -> tuple[str, dict[str, FastMatrix]]:
+    """The text with each large numeric flow matrix replaced by a placeholder, and the matrices by placeholder."""
     if len(text) < MIN_CHARS:
         return text, {}
     import secrets  # here: its import (hashlib, random) costs a small document 5 ms
 
     stem = f"attncli-matrix-{secrets.token_hex(8)}-"
     pieces: list[str] = []
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, FastMatrix] = {}
     done = 0
     for match in _START.finditer(text):
         start = text.index("[", match.start())
@@ -72,7 +74,7 @@ def lift(text: str) -> tuple[str, dict[str, np.ndarray]]:
     return "".join(pieces), arrays
 
 
-def _matrix_at(text: str, start: int) -> tuple[np.ndarray, int] | None:
+def _matrix_at(text: str, start: int) -> tuple[FastMatrix, int] | None:
     """The matrix whose ``[`` is at ``start`` and the index after its ``]``, or None when it is not plain numbers."""
     whole = _MATRIX_AT.match(text, start)  # in C: most ``: [[`` are small or no matrix at all
     if whole is None or whole.end() - start < MIN_CHARS:
@@ -110,7 +112,28 @@ def _matrix_at(text: str, start: int) -> tuple[np.ndarray, int] | None:
         written = np.array([x == "-inf" for x in flat]).reshape(array.shape)  # (numbers beyond float64 are not)
         if (infinite & ~written).any():
             return None
-    return array, end
+    rows = _as_written(array, flat)
+    return (FastMatrix(array, rows), end) if rows is not None else None
+
+
+_FLOAT_MARK = re.compile(r"[.eEiI]")  # in a cell: a float ("1.", "2e3", "-inf"); without one, an integer
+_INT = re.compile(r"[-+]?[0-9]+")
+
+
+def _as_written(array: np.ndarray, flat: list[str]) -> list[list] | None:
+    """The rows as Python numbers of the types the careful reading gives: an int for ``64``, a float for ``64.0``
+    (only cells of whole values are looked at, one by one); None for an integer beyond what float64 holds exactly."""
+    whole = np.flatnonzero(array == np.trunc(array))  # (-inf too: its cell says it is a float)
+    if len(whole) == array.size and not _FLOAT_MARK.search(" ".join(flat)):  # integers only: ranges, a 0/1 mask
+        if np.abs(array).max() >= 2**53:
+            return None  # (the careful reading keeps each digit)
+        return array.astype(np.int64).tolist()
+    rows = array.tolist()
+    width = array.shape[1]
+    for k in whole.tolist():
+        if _INT.fullmatch(flat[k]):
+            rows[k // width][k % width] = int(flat[k])
+    return rows
 
 
 def _skip_space(text: str, i: int) -> int:
@@ -120,8 +143,8 @@ def _skip_space(text: str, i: int) -> int:
     return i
 
 
-def lower(data: Any, arrays: dict[str, np.ndarray]) -> bool:
-    """Put the arrays back in place of their placeholders; False unless each came back as a value of its own."""
+def lower(data: Any, arrays: dict[str, FastMatrix]) -> bool:
+    """Put the matrices back in place of their placeholders; False unless each came back as a value of its own."""
     found = 0
     stack = [data]
     while stack:
@@ -129,7 +152,7 @@ def lower(data: Any, arrays: dict[str, np.ndarray]) -> bool:
         items = container.items() if isinstance(container, dict) else enumerate(container)
         for key, value in list(items):
             if isinstance(value, str) and value in arrays:
-                container[key] = FastMatrix(arrays[value])
+                container[key] = arrays[value]
                 found += 1
             elif isinstance(value, (dict, list)) and not isinstance(value, FastMatrix):
                 stack.append(value)

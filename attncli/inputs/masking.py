@@ -39,6 +39,8 @@ def read_mask(builder: Any, value: Any, n: int, m: int, h: int) -> tuple[Mask | 
         raise AttnError("expected none, causal, a matrix, a file name or a mapping of parts, not a boolean", "mask")
     if isinstance(value, dict) and not is_archive(value):
         return _parts(builder, value, n, m, h), "parts"
+    if isinstance(value, str) and value == "":
+        raise AttnError("is an empty file name; give none, causal, a matrix or a matrix file's name", "mask")
     if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
         import difflib
 

@@ -20,14 +20,13 @@ from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, read_tensor
 from attncli.inputs.document import OutOfRange, decode_utf8
 from attncli.inputs.fastmatrix import FastMatrix
-from attncli.inputs.reading import file_status, npy_header
+from attncli.inputs.reading import file_status, npy_header, read_exactly
 from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
 _AXES = ("head", "row", "column")
 NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
-MMAP_MIN_BYTES = 64 * 1024 * 1024  # .npy data from this size on is mapped rather than read
 
 
 def read_value(
@@ -67,10 +66,8 @@ def read_value(
 
 
 def inline(rows: list, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
-    if isinstance(rows, FastMatrix):  # already read whole, by attncli.inputs.fastmatrix: numbers and -.inf
-        if not boolean:
-            return _checked_cells(rows.array, minus_inf)
-        rows = rows.array.tolist()
+    if isinstance(rows, FastMatrix) and not boolean:  # already read whole, by attncli.inputs.fastmatrix
+        return _checked_cells(rows.array, minus_inf)
     shape = _nested_shape(rows)
     flat = _flatten(rows, len(shape))
     if minus_inf and any(type(x) is str for x in flat):  # "-inf": JSON has no −inf; YAML reads -inf as text
@@ -185,6 +182,8 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
 
 
 def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
+    if name == "":  # (as a Path, "." : the document's folder)
+        raise AttnError("is an empty file name; give the matrix, or the name of a file that holds it (.npy, .csv, …)")
     path = Path(name) if Path(name).is_absolute() else folder / name
     suffix = path.suffix.lower()
     if suffix in ARCHIVE_KINDS:
@@ -230,21 +229,15 @@ def _check_text_size(path: Path, name: str, delimiter: str | None) -> None:
 
 
 def _read_npy(path: Path, name: str, boolean: bool, minus_inf: bool = False) -> np.ndarray:
-    shape, dtype, need = _check_npy_header(path, name)  # before numpy reads anything: no pickles, no forged sizes
-    mapped = need >= MMAP_MIN_BYTES
+    shape, fortran, dtype, offset, size = _check_npy_header(path, name)  # before anything is read: no pickles,
+    need = math.prod(shape) * dtype.itemsize  # no forged sizes
     converted = boolean or dtype != np.float64  # a float64 copy; and always the test that every number is finite
-    what = f"its {shape_str(shape)} {dtype} array"
-    ensure_fits(math.prod(shape) * (9 if converted else 1) + (0 if mapped else need), what, name, mapped=need if mapped else 0)
-    try:
-        array = _load_npy(path, mapped=mapped)
-    except ValueError as e:
-        reason = "it holds Python objects (pickles are refused)" if "pickle" in str(e) else _reason(e)
-        raise AttnError(f"is not a readable .npy file: {reason}", name) from None
-    except EOFError:
-        raise AttnError("is not a readable .npy file: its data ends early", name) from None
-    except OSError as e:
-        raise AttnError(f"is not a readable .npy file: {e.strerror or type(e).__name__}", name) from None
-    return _checked_array(array, name, boolean, minus_inf)
+    ensure_fits(math.prod(shape) * (9 if converted else 1) + need, f"its {shape_str(shape)} {dtype} array", name)
+    with path.open("rb") as f:
+        raw = read_exactly(f, offset, dtype, shape[::-1] if fortran else shape, lambda: AttnError(
+            f"is not a readable .npy file: its data ends early (the file was {size} bytes when its header was read: "
+            "was it cut short or rewritten while attncli read it?)", name))
+    return _checked_array(raw.T if fortran else raw, name, boolean, minus_inf)
 
 
 def _reason(e: Exception) -> str:
@@ -260,12 +253,14 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates"}
         what = "a single number" if array.ndim == 0 else kinds.get(array.dtype.kind) or _kind_of(array.dtype)
         raise AttnError(f"holds {what}; expected a matrix of numbers", name)
-    if boolean:
-        return _as_mask(array.astype(np.float64), name)
-    if array.dtype.kind == "b":  # as inline true/false: a boolean is a mask's value, not a number
+    if array.dtype.kind == "b" and not boolean:  # as inline true/false: a boolean is a mask's value, not a number
         raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
-    with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf, named just below
+    # A long double beyond float64 becomes inf, a signalling NaN (bfloat16's, float32's) a quiet one: each is named
+    # below, so the cast's floating-point flags (a RuntimeWarning on stderr) are not wanted.
+    with np.errstate(all="ignore"):
         values = array.astype(np.float64, copy=False)
+    if boolean:
+        return _as_mask(values, name)
     finite = np.isfinite(values)
     if finite.all():
         return values
@@ -290,21 +285,9 @@ def _kind_of(dtype: np.dtype) -> str:
     return f"{dtype} values" + (f" ({kinds[dtype.kind]})" if dtype.kind in kinds else "")
 
 
-def _load_npy(path: Path, mapped: bool) -> np.ndarray:
-    """A large file mapped, not copied: used in place, read-only (large inputs, see attncli.core.stream).
-
-    A small one is read into memory: a mapped file that shrinks while in use ends the process (SIGBUS).
-    """
-    if mapped:
-        try:
-            return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
-        except ValueError:  # a file that cannot be mapped is read instead
-            pass
-    return np.load(path, allow_pickle=False)
-
-
-def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype, int]:
-    """The .npy header's promises, checked against the file: signature, dtype, axes and data size (returned with them)."""
+def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], bool, np.dtype, int, int]:
+    """The .npy header's promises, checked against the file: signature, dtype, axes and data size; returned with
+    where its data starts and the file's size."""
     with path.open("rb") as f:
         start = f.read(6)
         if start[:2] == b"PK":
@@ -313,7 +296,7 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype,
             raise AttnError("is not a readable .npy file: it does not start with the .npy signature (\\x93NUMPY)", name)
         f.seek(0)
         try:
-            shape, _, dtype = npy_header(f, "is a .npy file", name)
+            shape, fortran, dtype = npy_header(f, "is a .npy file", name)
         except AttnError:
             raise
         except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file
@@ -328,14 +311,15 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], np.dtype,
     if len(shape) == 0 or len(shape) > 3 or 0 in shape:
         shown = shape_str(shape) if shape else "()"
         raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
-    need, size = math.prod(shape) * dtype.itemsize, path.stat().st_size - offset
+    need, whole = math.prod(shape) * dtype.itemsize, path.stat().st_size
+    size = whole - offset
     if size < need:
         raise AttnError(
             f"is not a readable .npy file: its header promises {shape_str(shape)} {dtype} ({size_text(need)}) "
             f"but the file holds {size_text(size)} of data (cut short or forged)",
             name,
         )
-    return shape, dtype, need
+    return shape, fortran, dtype, offset, whole
 
 
 def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> np.ndarray:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from attncli.core.errors import AttnError
 
@@ -54,6 +56,27 @@ def file_status(path: Path, name: str, kind: str) -> os.stat_result:
     if stat.S_ISDIR(status.st_mode):
         raise AttnError(f"is a directory, not {kind}", name)
     return status
+
+
+def read_exactly(f: BinaryIO, offset: int, dtype: Any, shape: tuple[int, ...], short: Callable[[], AttnError]) -> Any:
+    """``shape`` values of ``dtype`` from byte ``offset`` of ``f``, read (never mapped) into a new array.
+
+    A file is read rather than mapped because a mapped file that shrinks while in use (rewritten, copied onto a
+    full disk) ends the process with SIGBUS, which nothing can catch: read, the bytes that are missing are
+    ``short()``, an :class:`AttnError` (one line, exit 2).
+    """
+    import numpy as np
+
+    array = np.empty(shape, dtype)
+    view = memoryview(array.reshape(-1).view(np.uint8))
+    f.seek(offset)
+    done = 0
+    while done < len(view):
+        count = f.readinto(view[done:])
+        if not count:
+            raise short()
+        done += count
+    return array
 
 
 def real_path(path: Path) -> Path:

@@ -2,7 +2,8 @@
 
 Each reader checks every promise of the file (signature, header length, header
 JSON, dtype, shape, byte range; the ``.npy`` header of an archive's member)
-before it believes it, reads only the named array's bytes (mapped when large),
+before it believes it, reads only the named array's bytes (read, never mapped: see
+:func:`attncli.inputs.reading.read_exactly`),
 and says what is wrong in one line that shows no more of the file than a
 shortened tensor name.  The :class:`attncli.inputs.archives.TensorPlan` says how
 the array is laid out and cut, and refuses what would not fit in memory.
@@ -11,6 +12,7 @@ the array is laid out and cut, and refuses what would not fit in memory.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +20,13 @@ import numpy as np
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
-from attncli.inputs.reading import npy_header
+from attncli.inputs.reading import npy_header, read_exactly
 
 if TYPE_CHECKING:
     from attncli.inputs.archives import TensorPlan
 
 HEADER_LIMIT = 100_000_000  # bytes of a .safetensors header: the safetensors package's own limit
 HEADER_MEMORY = 12  # bytes of memory per byte of JSON header while it is parsed (measured: about 6)
-MMAP_MIN_BYTES = 64 * 1024 * 1024  # a tensor from this size on is mapped rather than read
 # .safetensors dtypes attncli reads, as numpy dtypes (BF16 is read as its bits and widened; BOOL as bytes 0/1)
 SAFETENSORS_DTYPES = {
     "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "BOOL": "|u1",
@@ -50,22 +51,8 @@ def _widen(raw: np.ndarray, kind: str) -> np.ndarray:
 def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
     where = plan.file
     with path.open("rb") as f:
-        size = path.stat().st_size
-        start = f.read(8)
-        if len(start) < 8:
-            raise AttnError(f"is not a .safetensors file: it has {size} bytes, fewer than the 8 of its header length",
-                            where)
-        _check_signature(start, where)
-        length = int.from_bytes(start, "little")
-        if length > min(HEADER_LIMIT, size - 8):
-            limit = "the 100 MB a header may have" if length > HEADER_LIMIT else f"the {size_text(size - 8)} that follow"
-            raise AttnError(f"is not a .safetensors file (or is cut short): its first 8 bytes give a header of "
-                            f"{size_text(length)}, more than {limit}", where)
-        ensure_fits(length * HEADER_MEMORY, f"reading the {size_text(length)} header", where)
-        header = f.read(length)
-        data_start = 8 + length
-        entry = _entry(header, plan, where)
-        kind, shape, begin, end = _described(entry, plan, where)
+        table, data_start, size = _header(f, path, where)
+        kind, shape, begin, end = _described(_entry(table, plan), plan, where)
         dtype = np.dtype(SAFETENSORS_DTYPES[kind])
         need = math.prod(shape) * dtype.itemsize
         if end - begin != need:
@@ -78,24 +65,46 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
         first, last = plan.leading(shape)  # only the stored rows the cuts keep are read: they are one run of bytes
         row = need // shape[0]
         offset, part, kept = data_start + begin + first * row, (last - first) * row, (last - first, *shape[1:])
-        mapped = part >= MMAP_MIN_BYTES
-        plan.ensure_room(shape, kind, 0 if mapped else part, part if mapped else 0)
-        raw = None
-        if mapped:
-            try:
-                raw = np.asarray(np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=kept))
-            except (ValueError, OSError):  # a file that cannot be mapped is read instead
-                raw = None
-        if raw is None:
-            f.seek(offset)
-            buffer = bytearray(part)
-            if f.readinto(buffer) != part:
-                raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early", where)
-            raw = np.frombuffer(buffer, dtype=dtype).reshape(kept)
+        plan.ensure_room(shape, kind, part)
+        raw = read_exactly(f, offset, dtype, kept, lambda: AttnError(
+            f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early (the file was {size} bytes "
+            "when its header was read: was it cut short or rewritten while attncli read it?)", where))
     if kind == "BOOL" and (raw > 1).any():
         raise AttnError(f"is not a readable .safetensors file: BOOL tensor {plan.shown} holds a byte that is not "
                         "0 or 1", where)
     return _widen(plan.apply(raw, first_axis_cut=True), kind)
+
+
+HEADERS_KEPT = 4  # parsed headers kept for the run: each range of a multi-range cut, each matrix of one checkpoint
+HEADERS_KEPT_BYTES = 64_000_000  # and their JSON's bytes, together (a larger header is kept alone)
+_headers: dict[tuple, tuple[dict, int]] = {}
+
+
+def _header(f: Any, path: Path, where: str) -> tuple[dict, int, int]:
+    """The file's header as a table of its tensors, where its data starts, and the file's size: parsed once per file
+    (kept by its identity: device, inode, size, times), each promise checked before it is believed."""
+    status = os.fstat(f.fileno())
+    size = status.st_size
+    identity = (str(path), status.st_dev, status.st_ino, size, status.st_mtime_ns, status.st_ctime_ns)
+    if identity in _headers:
+        return (*_headers[identity], size)
+    start = f.read(8)
+    if len(start) < 8:
+        raise AttnError(f"is not a .safetensors file: it has {size} bytes, fewer than the 8 of its header length",
+                        where)
+    _check_signature(start, where)
+    length = int.from_bytes(start, "little")
+    if length > min(HEADER_LIMIT, size - 8):
+        limit = "the 100 MB a header may have" if length > HEADER_LIMIT else f"the {size_text(size - 8)} that follow"
+        raise AttnError(f"is not a .safetensors file (or is cut short): its first 8 bytes give a header of "
+                        f"{size_text(length)}, more than {limit}", where)
+    ensure_fits(length * HEADER_MEMORY, f"reading the {size_text(length)} header", where)
+    table = _table(f.read(length), where)
+    while _headers and (len(_headers) >= HEADERS_KEPT
+                        or sum(start for _, start in _headers.values()) + length > HEADERS_KEPT_BYTES):
+        del _headers[next(iter(_headers))]
+    _headers[identity] = (table, 8 + length)
+    return table, 8 + length, size
 
 
 def _check_signature(start: bytes, where: str) -> None:
@@ -115,7 +124,7 @@ def _check_signature(start: bytes, where: str) -> None:
     raise AttnError(f"is not a .safetensors file: it is {kind}", where)
 
 
-def _entry(header: bytes, plan: TensorPlan, where: str) -> Any:
+def _table(header: bytes, where: str) -> dict:
     import json  # (here: a document without a checkpoint never needs it)
 
     if not header.lstrip(b" ").startswith(b"{"):
@@ -126,9 +135,12 @@ def _entry(header: bytes, plan: TensorPlan, where: str) -> Any:
         raise AttnError("is not a readable .safetensors file: its header is not valid JSON", where) from None
     if not isinstance(table, dict):
         raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
-    names = [name for name in table if name != "__metadata__"]
+    return table
+
+
+def _entry(table: dict, plan: TensorPlan) -> Any:
     if plan.tensor == "__metadata__" or plan.tensor not in table:
-        raise plan.missing(names)
+        raise plan.missing([name for name in table if name != "__metadata__"])
     return table[plan.tensor]
 
 
@@ -223,7 +235,7 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     if need > size:
         raise AttnError(f"{bad} promises {shape_str(shape)} {dtype} ({size_text(need)}) in a member of "
                         f"{size_text(size)} (cut short or forged)", where)
-    plan.ensure_room(shape, str(dtype), need, 0)
+    plan.ensure_room(shape, str(dtype), need)
     data = member.read(need)
     if len(data) != need:
         raise AttnError(f"{bad}'s data ends early", where)

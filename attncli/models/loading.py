@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attncli.core.errors import AttnError, quoted, shorten
+from attncli.inputs.reading import file_status
 
 INSTALL = "pip install 'attncli[models]'"
 MIN_TRANSFORMERS = (5, 23)  # rope_parameters, the eager attention interfaces, output_attentions by hooks
@@ -46,6 +48,9 @@ class Folder:
 
 def open_folder(model: str) -> Folder:
     """The folder ``model`` with its config and tensor names, or one clear error."""
+    if model == "":
+        raise AttnError("the folder name is empty: give the model's folder (with config.json, .safetensors weights "
+                        "and the tokenizer files)", "MODEL")
     path = Path(model).expanduser()
     if not path.exists():
         hub = "" if os.sep in model or model.startswith(".") else (
@@ -56,14 +61,11 @@ def open_folder(model: str) -> Folder:
     if not path.is_dir():
         raise AttnError("is not a folder: give the model's folder (with config.json, .safetensors weights and the "
                         "tokenizer files)", model)
+    _no_special_files(path, model)
     config_path = path / "config.json"
     if not config_path.is_file():
         raise AttnError("has no config.json: not a model folder in the Hugging Face layout", model)
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AttnError(f"cannot be read as JSON ({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
-                        f"{model}/config.json") from None
+    config = _json(config_path, f"{model}/config.json")
     if not isinstance(config, dict):
         raise AttnError("is not a JSON object", f"{model}/config.json")
     folder = Folder(model, path.resolve(), config)
@@ -71,16 +73,56 @@ def open_folder(model: str) -> Folder:
     return folder
 
 
+JSON_LIMIT = 64 * 1024 * 1024  # bytes of config.json or of the index of shards (a large index has some 100 kB)
+
+
+def _no_special_files(path: Path, model: str) -> None:
+    """Every file of the folder is a regular file (or a link to one), checked before anything is opened: transformers
+    reads the folder's files by their names, and a named pipe there would make it (or us) wait for ever, a device
+    (a link to /dev/zero) read without end."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError as e:
+        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", model) from None
+    for entry in entries:
+        try:
+            mode = entry.stat().st_mode  # (through links)
+        except OSError:  # a dangling link, a loop: transformers says so if it needs the file
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            _regular(Path(entry.path), f"{model}/{entry.name}")
+
+
+def _regular(file: Path, where: str) -> None:
+    """A regular file (through its links): anything else is one clear error, before the file is opened."""
+    if not stat.S_ISREG(file_status(file, where, "a file").st_mode):
+        raise AttnError("is not a regular file (a named pipe, device or socket): extract reads only the regular files "
+                        "of a model folder", where)
+
+
+def _json(file: Path, where: str) -> Any:
+    _regular(file, where)
+    try:
+        with file.open("rb") as f:
+            raw = f.read(JSON_LIMIT + 1)
+        if len(raw) > JSON_LIMIT:
+            raise AttnError(f"is larger than {JSON_LIMIT >> 20} MiB: not a model's JSON file", where)
+        return json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise AttnError(f"cannot be read as JSON ({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
+                        where) from None
+
+
 def _find_tensors(folder: Folder) -> None:
     """``tensors`` and ``shapes`` from the index of a sharded checkpoint, or from every ``*.safetensors`` file."""
     index = folder.path / INDEX
     if index.is_file():
+        where = f"{folder.name}/{INDEX}"
+        data = _json(index, where)
         try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-            shards = {name: folder.path / file for name, file in weight_map.items()}
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
-            raise AttnError("is not an index of safetensors shards (a JSON object with a weight_map)",
-                            f"{folder.name}/{INDEX}") from None
+            shards = {name: folder.path / file for name, file in data["weight_map"].items()}
+        except (KeyError, TypeError, AttributeError):
+            raise AttnError("is not an index of safetensors shards (a JSON object with a weight_map)", where) from None
         files = sorted(set(shards.values()))
     else:
         files = sorted(folder.path.glob("*.safetensors"))
@@ -97,6 +139,9 @@ def _find_tensors(folder: Folder) -> None:
 def _header(file: Path, model: str) -> dict[str, tuple[int, ...]]:
     """The tensor names and shapes a .safetensors file's header lists (the tensors are read later, by attncli)."""
     where = f"{model}/{file.name}"
+    if not os.path.lexists(file):
+        raise AttnError("is named by the index but missing", where)
+    _regular(file, where)  # (a shard the index names may be anywhere: a pipe, a device, a folder)
     try:
         with file.open("rb") as f:
             length = int.from_bytes(f.read(8), "little")
@@ -104,8 +149,6 @@ def _header(file: Path, model: str) -> dict[str, tuple[int, ...]]:
                 raise ValueError
             table = json.loads(f.read(length))
         return {name: tuple(entry["shape"]) for name, entry in table.items() if name != "__metadata__"}
-    except FileNotFoundError:
-        raise AttnError("is named by the index but missing", where) from None
     except OSError as e:
         raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", where) from None
     except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError):
