@@ -391,7 +391,8 @@ def test_bloom_alibi(monkeypatch, heads):
         output32, probs32 = attn(x, residual=x, alibi=alibi, attention_mask=mask, output_attentions=True)
     trace = attncli.compute(doc | {"score_bias": {"alibi": True}})
     assert np.abs(trace.weights - probs32[0].numpy()).max() < 1e-6
-    assert np.abs(trace.residual - output32[0].numpy()).max() < 1e-6  # dense(context) + residual = X₀ + Y
+    want = output32[0].numpy()  # dense(context) + residual = X₀ + Y, entries up to ~10: float32's rounding scales with them
+    assert np.abs(trace.residual - want).max() < 1e-6 * max(1.0, np.abs(want).max())
 
     raw: dict = {}
     softmax = torch.nn.functional.softmax
