@@ -93,13 +93,16 @@ def compute(
             index = head_index(selected, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
             title = f"attncli compute {Path(file).name}"
-            picture = make_picture(lambda color: tables, export, title, theme)
+            picture = make_picture(lambda color: tables, export, title, theme, FEWER)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-                emit(make_picture(lambda color: tables, output, title, theme)[1], output, inputs, picture)
+                emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs, picture)
             else:
                 emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
     run(action, debug)
+
+
+FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
 
 
 def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:

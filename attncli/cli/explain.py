@@ -98,7 +98,8 @@ def explain(
         t = texts(language)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
-        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme))
+        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme,
+                                                                                "--step N, --head N"))
 
     run(action, debug)
 

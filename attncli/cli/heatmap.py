@@ -69,7 +69,7 @@ def heatmap(
         if of.value == "score_bias" and trace.score_bias is None:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
-        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme)
+        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)
 
