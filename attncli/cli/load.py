@@ -81,11 +81,8 @@ def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
     if needs_no_attention(keys):  # --only inputs, queries …: the stages before the scores, nothing more
         ensure_fits(partial_bytes(spec, keys), f"{', '.join(keys)} of this document", "--only")
         return attend_until(spec, keys)
-    choice = plan(spec, keys, kind)
-    if not choice.stream:
+    if not plan(spec, keys, kind).stream:
         return attend(spec)
-    if choice.left_out:
-        warn(f"{choice.left_out}; --only output (or head_outputs) computes without them")
     seconds = 4 * spec.heads * spec.n * spec.m * spec.d_k / 50e9  # about 50 GFLOP/s
     with progress(block_count(spec), show=seconds > 1.0) as advance:
         return attend_streamed(spec, advance)
