@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from attncli.cli.run import say, warn
-from attncli.core.errors import AttnError, quoted, shorten
+from attncli.core.errors import AttnError, quoted
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
@@ -103,14 +103,6 @@ def progress(total: int, show: bool):
     with Progress(*columns, console=Console(stderr=True, width=terminal_width()), transient=True) as bar:
         task = bar.add_task("", total=total)
         yield lambda k: bar.advance(task, k)
-
-
-def head_index(head: Optional[int], heads: int) -> Optional[int]:
-    if head is None:
-        return None
-    if not 1 <= head <= heads:
-        raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
-    return head - 1
 
 
 def input_paths(file: str, trace) -> set[Path]:
