@@ -54,11 +54,12 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     framed = theme == "dark" and suffix in (".svg", ".png")
     record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
                      color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
-    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
     room = cell_len(title) + 16 if framed else 0  # room for the title beside the window buttons
+    narrowest = Size(suffix, framed, max(20, room), where, fewer)
+    narrowest.check(narrowest.fewest_lines(renderables), at_least=True)  # a table's rows alone too many: refused before the layout
+    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
     record.width = max(20, room, min(widest, max_width))
     size = Size(suffix, framed, record.width, where, fewer)
-    size.check(size.fewest_lines(renderables))  # a table's rows alone too many: refused before the layout
     for item in renderables:
         record.print(item)
         record.print()

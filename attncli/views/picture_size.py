@@ -48,20 +48,24 @@ class Size:
 
     @staticmethod
     def fewest_lines(renderables: list) -> int:
-        """At least as many lines as the renderables will take: a table's rows and a blank line after each."""
-        return sum(getattr(item, "row_count", 0) for item in renderables) + len(renderables)
+        """At least as many lines as the renderables will take: a table's rows (a heat map's ``min_lines``), and a
+        blank line after each."""
+        return sum(getattr(item, "min_lines", getattr(item, "row_count", 0)) for item in renderables) + len(renderables)
 
-    def check(self, lines: int) -> None:
-        """Refuse a picture of ``lines`` lines that is too large to view (see the module's limits)."""
+    def check(self, lines: int, at_least: bool = False) -> None:
+        """Refuse a picture of ``lines`` lines that is too large to view (see the module's limits); ``at_least``:
+        ``lines`` and the width are lower bounds (before the layout)."""
         if self.suffix == ".txt":
             return
+        would = "would be at least" if at_least else "would be"
         if self.suffix == ".png":
             width, height = self.pixels(lines)
             if max(width, height) > PNG_MAX_SIDE or width * height > PNG_MAX_PIXELS:
-                self._refuse(f"the picture would be {width:,} × {height:,} pixels ({lines:,} lines of text), more than a PNG may be "
+                size = f"{height:,} pixels tall" if at_least else f"{width:,} × {height:,} pixels"
+                self._refuse(f"the picture {would} {size} ({lines:,} lines of text), more than a PNG may be "
                              f"({PNG_MAX_SIDE:,} pixels a side, {PNG_MAX_PIXELS // 1_000_000} million in all)")
         elif lines > PAGE_MAX_LINES:
-            self._refuse(f"the picture would be {lines:,} lines long, more than a picture may be ({PAGE_MAX_LINES:,} lines)")
+            self._refuse(f"the picture {would} {lines:,} lines long, more than a picture may be ({PAGE_MAX_LINES:,} lines)")
 
     def check_all(self, text: str) -> None:
         """``text`` (what was laid out) as a picture: its lines within the limits, its drawing within the memory budget."""
