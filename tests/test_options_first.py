@@ -23,6 +23,8 @@ CASES = [
     (["compute", "--only", "queries_rotated"], "--only: 'queries_rotated' needs rope: in the document"),
     (["compute", "--only", "context", "-o", "{tmp}/c.npz"], "--only: 'context' needs a context in the document"),
     (["compute", "--only", "output", "--format", "csv", "--head", "1"], "--head: 'output' has no heads; leave out --head"),
+    (["compute", "--scale", "abc"], "--scale: 'abc' is not sqrt, none or a number"),
+    (["explain", "--scale", "1e999"], "--scale: '1e999' is beyond float64"),
     (["heatmap", "--head", "0"], "--head 0 is out of range: heads count from 1"),
     (["heatmap", "--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
     (["heatmap", "--of", "score_bias"], "--of: needs score_bias: in the document"),
@@ -43,7 +45,7 @@ def test_an_option_error_comes_before_any_matrix_is_read(runner, tmp_path, args,
     assert [p.name for p in tmp_path.iterdir()] == ["doc.yaml"]
 
 
-ALONE = ("count from 1", "holds one array", "has no heads", "9 is out of range")
+ALONE = ("count from 1", "holds one array", "has no heads", "9 is out of range", "--scale")
 
 
 @pytest.mark.parametrize("args, message", [case for case in CASES if any(words in case[1] for words in ALONE)])
