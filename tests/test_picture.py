@@ -15,6 +15,7 @@ import yaml
 from conftest import EXAMPLES
 from reference import naive_attention
 from rich.cells import cell_len
+from test_checkpoints import assert_refused
 from test_heatmap import reference, run_cli, strip_right, trace_of
 
 from attncli.cli import app
@@ -144,3 +145,72 @@ def test_export_off_a_terminal_is_120_columns_wide_unless_columns_says(runner, t
     narrow = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--only", "inputs", "--export", str(out)],
                            env={"COLUMNS": "60"})
     assert narrow.exit_code == 0 and max(cell_len(line) for line in out.read_text().splitlines()) <= 60
+
+
+# ---------------------------------------------------------------- the size of a picture, checked before it is drawn
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    import struct
+
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_the_size_worked_out_first_is_the_size_drawn(theme, monkeypatch):
+    """The pixels the limits are checked on are those resvg draws, framed or not."""
+    from attncli.views.picture import png_ready
+    from attncli.views.picture_size import Size
+
+    if not png_ready():
+        pytest.skip("resvg-py is not installed")
+    seen, check_all = [], Size.check_all
+    monkeypatch.setattr(Size, "check_all", lambda self, text: (seen.append(self.pixels(text.count("\n"))), check_all(self, text)))
+    data = picture([HeatMap(trace_of(EXAMPLES / "two_heads.yaml"), color=True)], ".png", 120, theme=theme)
+    assert seen == [png_size(data)]
+
+
+def test_a_png_too_large_to_view_is_refused_before_it_is_drawn(runner, tmp_path, monkeypatch):
+    """BERT-base's every table as a PNG was 2686 × 50462 pixels: 28 s, 1.9 GB, and SIGABRT under a 1 GiB limit."""
+    import attncli.views.picture as pictures
+
+    monkeypatch.setattr(pictures, "to_png", lambda svg: pytest.fail("drawn"))
+    out = tmp_path / "out.png"
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--export", str(out)], env={"COLUMNS": ""})
+    assert_refused(result, "--export: the picture would be at least ", " pixels tall", "32,767 pixels a side", "--only KEY",
+                   "--head N", ".svg")  # (known from the tables' rows, before their layout: 2,686 × 50,462 once laid out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_png_beyond_the_memory_budget_is_refused(runner, tmp_path, monkeypatch):
+    import attncli.views.picture as pictures
+
+    monkeypatch.setattr(pictures, "to_png", lambda svg: pytest.fail("drawn"))
+    out = tmp_path / "out.png"
+    args = ["compute", str(EXAMPLES / "bert_base.yaml"), "--head", "1", "--export", str(out)]
+    result = runner.invoke(app, args, env={"COLUMNS": "", "ATTNCLI_MEMORY": "150M"})
+    assert_refused(result, "--export: drawing this PNG of 108 lines would need", "more than the 150 MiB attncli may use")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--export", "--output"])
+def test_a_page_too_long_is_refused_before_it_is_laid_out(runner, tmp_path, option):
+    doc = tmp_path / "long.yaml"
+    doc.write_text("inputs: {random: normal, seed: 0, shape: [10001, 2]}\n")
+    out = tmp_path / "long.svg"
+    result = runner.invoke(app, ["compute", str(doc), "--only", "inputs", "--full", option, str(out)])
+    assert_refused(result, f"{option}: the picture would be at least 10,", "lines long", "(10,000 lines)", "save it as .txt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml"]
+
+
+def test_a_full_heat_map_too_tall_for_a_png_is_refused_before_it_is_laid_out(runner, tmp_path, monkeypatch):
+    """heatmap --full of 1500 queries took 40 s to lay out before the refusal: a line per query is known before."""
+    from attncli.views.heatmap import HeatMap
+
+    monkeypatch.setattr(HeatMap, "__rich_console__", lambda *a: pytest.fail("laid out"))
+    monkeypatch.setattr(HeatMap, "__rich_measure__", lambda *a: pytest.fail("measured"))
+    doc = tmp_path / "long.yaml"
+    doc.write_text("inputs: {random: normal, seed: 0, shape: [1500, 8]}\n")
+    result = runner.invoke(app, ["heatmap", str(doc), "--full", "--export", str(tmp_path / "map.png")])
+    assert_refused(result, "--export: the picture would be at least 73,", "pixels tall (1,501 lines of text)", "(--head N)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml"]

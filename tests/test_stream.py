@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from reference import max_abs_diff, max_scaled_diff, naive_attention
 from stream_helpers import same_error
+from test_checkpoints import assert_refused
 
 from attncli.cli import app
 from attncli.cli.load import progress as _progress
@@ -196,12 +197,23 @@ def test_plan_streams_when_the_matrices_are_not_asked_for():
     assert plan(spec, ["head_outputs", "queries"], "table", budget=1 << 30) == stream.Plan(stream=True)
 
 
-def test_plan_leaves_the_matrices_out_when_they_do_not_fit():
+def test_plan_refuses_the_whole_result_that_does_not_fit_and_says_what_does():
+    """Without --only, the n × m matrices were left out with a warning (exit 0): a script reading .weights broke later."""
     spec = spec_of(BIG)
-    budget = stream.streamed_bytes(spec) + 1000
+    budget = stream.streamed_bytes(spec) + stream.cores() * memory.thread_reserve() + 1000  # (under ulimit -v too)
     assert stream.full_bytes(spec, None, "json") > budget
-    choice = plan(spec, None, "json", budget=budget)
-    assert choice.stream and "scores, scaled_scores and weights (4 × 64 × 64) are left out" in choice.left_out
+    with pytest.raises(AttnError) as error:
+        plan(spec, None, "json", budget=budget)
+    message = str(error.value)
+    assert message.startswith("the whole result, with the scores, scaled_scores and weights of 4 × 64 × 64, would need about ")
+    assert message.endswith("; leave them out with --only inputs --only queries --only keys --only values "
+                            "--only head_outputs --only output")
+    assert plan(spec, ["inputs", "queries", "keys", "values", "head_outputs", "output"], "json", budget=budget).stream
+    npz = stream.full_bytes(spec, None, ".npz")
+    assert npz < stream.full_bytes(spec, None, "json")
+    with pytest.raises(AttnError, match=r"; write every array with -o FILE\.npz, or leave them out with --only inputs"):
+        plan(spec, None, "json", budget=npz)
+    assert plan(spec, None, ".npz", budget=npz) == stream.Plan(stream=False)
 
 
 def test_plan_refuses_matrices_asked_for_by_name():
@@ -259,13 +271,19 @@ def squeezed_budget(monkeypatch):
     return spec
 
 
-def test_cli_leaves_matrices_out_with_a_small_budget(runner, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["out.json", "out.npz", "out.txt", "out.md", "out.svg"])
+def test_cli_refuses_the_whole_result_with_a_small_budget_and_what_it_names_fits(runner, tmp_path, monkeypatch, name):
+    """Every format that would have left the matrices out (the tables too) refuses instead."""
     spec = squeezed_budget(monkeypatch)
-    result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    got = json.loads(result.stdout)
-    assert "weights" not in got and "scores" not in got and "scaled_scores" not in got
-    assert "Warning: scores, scaled_scores and weights (4 × 64 × 64) are left out" in result.stderr
+    out = tmp_path / name
+    result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "-o", str(out)])
+    assert_refused(result, "big.yaml: the whole result, with the scores, scaled_scores and weights of 4 × 64 × 64, would",
+                   "(ATTNCLI_MEMORY)", "leave them out with --only inputs --only queries")
+    assert not out.exists()
+    named = result.stderr.rstrip().split("leave them out with ")[1].split()
+    fits = runner.invoke(app, ["compute", str(write_big(tmp_path)), "--format", "json", *named])
+    assert fits.exit_code == 0 and fits.stderr == "", fits.stderr
+    got = json.loads(fits.stdout)
     assert np.abs(np.array(got["output"]) - attend(spec).output).max() <= 1e-12
 
 

@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_within_memory, head_index, input_paths, load
+from attncli.cli.checks import head_index, only_present
+from attncli.cli.load import attend_within_memory, input_paths, load, read
 from attncli.cli.options import (
     Debug,
     ExportOption,
@@ -59,6 +60,8 @@ def compute(
     """
 
     def action() -> None:
+        from attncli.inputs.outline import outline
+        from attncli.outputs.blocks import PER_HEAD
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
@@ -74,8 +77,23 @@ def compute(
         selected = head_choice(head)
         if chosen is OutputFormat.json and selected is not None:
             raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+        if binary and output.suffix.lower() == ".npy" and len(keys or []) != 1:
+            raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+        if chosen is OutputFormat.csv and selected is not None and keys[0] not in PER_HEAD:
+            raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
+        head_index(selected, None)
+        changes = overrides(scale, mask, heads)
+        doc = read(file)  # the options against what the document says, before any matrix is read:
+        shape = outline(doc.data, changes)
+        only_present(keys, shape.parts)
+        head_index(selected, shape.heads)
         kind = output.suffix.lower() if binary else chosen.value + (" --full" if full and chosen.value in ("table", "markdown", "latex") else "")
-        trace = load(file, overrides(scale, mask, heads), compute=lambda spec: attend_within_memory(spec, keys, kind))
+
+        def attention(spec):  # and against its shapes, before the attention
+            head_index(selected, spec.heads)
+            return attend_within_memory(spec, keys, kind)
+
+        trace = load(file, changes, doc=doc, compute=attention)
         inputs = input_paths(file, trace)
         if binary:
             from attncli.outputs.serialize import to_binary
@@ -93,13 +111,16 @@ def compute(
             index = head_index(selected, trace.spec.heads)
             tables = compute_tables(trace, View(precision, full), index, keys)
             title = f"attncli compute {Path(file).name}"
-            picture = make_picture(lambda color: tables, export, title, theme)
+            picture = make_picture(lambda color: tables, export, title, theme, FEWER)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-                emit(make_picture(lambda color: tables, output, title, theme)[1], output, inputs, picture)
+                emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs, picture)
             else:
                 emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
     run(action, debug)
+
+
+FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
 
 
 def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:

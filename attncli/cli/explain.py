@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_in_full, head_index, input_paths, load
+from attncli.cli.checks import extra_steps, head_index, query_index, step_choice
+from attncli.cli.load import attend_in_full, input_paths, load
 from attncli.cli.options import (
     Debug,
     ExportOption,
@@ -24,7 +25,7 @@ from attncli.cli.options import (
 )
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
-from attncli.core.errors import AttnError, quoted, shorten
+from attncli.core.errors import AttnError
 
 BUILTIN = "data/illustrated.yaml"
 
@@ -70,16 +71,31 @@ def explain(
     """
 
     def action() -> None:
+        from attncli.inputs.outline import outline
+
         check_export(export, format is TableOrJson.table)
         if why and step != "all":
             raise AttnError("shows its own stages (a to e); leave out --step", "--why")
         chosen_head = head_choice(head) if head is not None else 1  # None: every head
+        step_choice(step, None)
+        head_index(chosen_head, None)
+        query_index(query, None)
         changes = overrides(scale, mask, heads)
         doc, builtin = _document(file)
         builtin = builtin and not any(value is not None for value in changes.values())  # (its notes say scale: none)
+        shape = outline(doc.data, changes)  # the options against what the document says, before any matrix is read
+        step_choice(step, extra_steps(shape.parts))
+        head_index(chosen_head, shape.heads)
+        query_index(query, shape.tokens)
         kind = ("why" if why else "explain") + (" json" if format is TableOrJson.json else "")
         command = "explain" + (" --why" if why else "") + (" --format json" if format is TableOrJson.json else "")
-        trace = load(doc.name, changes, doc=doc, compute=lambda spec: attend_in_full(spec, kind, command))
+
+        def attention(spec):  # and against its shapes, before the attention
+            head_index(chosen_head, spec.heads)
+            query_index(query, spec.tokens)
+            return attend_in_full(spec, kind, command)
+
+        trace = load(doc.name, changes, doc=doc, compute=attention)
         spec = trace.spec
         from attncli.teach.explain import Focus
         from attncli.teach.explain_view import renderables, to_json
@@ -88,7 +104,7 @@ def explain(
 
         language = lang.value
         followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
-        focus = Focus(_query_index(query, spec.tokens), followed[0], language, precision, builtin)
+        focus = Focus(query_index(query, spec.tokens), followed[0], language, precision, builtin)
         chosen = _every_head(doc, trace, focus, followed, why, step)
         if format is TableOrJson.json:
             header = {"query": focus.query + 1, "token": spec.tokens[focus.query],
@@ -98,7 +114,8 @@ def explain(
         t = texts(language)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
-        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme))
+        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme,
+                                                                                "--step N, --head N"))
 
     run(action, debug)
 
@@ -161,42 +178,12 @@ def _document(file: Optional[str]):
     return doc, builtin
 
 
-def _query_index(query: Optional[str], tokens: list[str]) -> int:
-    """--query: a number from 1 to n, or one of the token labels; 0-based."""
-    if query is None:
-        return 0
-    i = whole_number(query)
-    if i is not None:
-        if not 1 <= i <= len(tokens):
-            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}", "--query")
-        return i - 1
-    if query in tokens:
-        return tokens.index(query)
-    shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
-    raise AttnError(f"{quoted(query)} is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
-
-
 def _choose(steps: list, step: str) -> list:
-    """--step: all, 1 … 8, or the name of an extra step this document has."""
+    """--step (checked already: attncli.cli.checks.step_choice): all, 1 … 8, or the name of an extra step."""
     if step == "all":
         return steps
-    extras = [s.number for s in steps if isinstance(s.number, str)]
-    valid = "1 to 8" + "".join(f", {name}" for name in extras) + " or all"
     number = whole_number(step)
-    if number is not None:
-        if not 1 <= number <= 8:
-            raise AttnError(f"{shorten(step.strip())} is out of range: the steps are {valid}", "--step")
-        return [s for s in steps if s.number == number]
-    if step in extras:
-        return [s for s in steps if s.number == step]
-    from attncli.teach.explain import NEEDS
-
-    if step == "residual" and "add_norm" in extras:
-        raise AttnError(f"the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {valid}",
-                        "--step")
-    if step in NEEDS:
-        raise AttnError(f"'{step}' needs {NEEDS[step]} in the document; the steps here are {valid}", "--step")
-    raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
+    return [s for s in steps if s.number == (step if number is None else number)]
 
 
 def _findings(doc, trace, lang: str) -> tuple[list, Optional[int]]:

@@ -27,9 +27,10 @@ class Stack(str, Enum):
 @app.command("extract")
 def extract_command(
     model: Annotated[str, typer.Argument(metavar="MODEL", help="A model folder in the Hugging Face layout: config.json, .safetensors weights, tokenizer files (never downloaded).")],
-    text: Annotated[str, typer.Option("--text", "-t", help="The sentence to run the model on.")],
-    layer: Annotated[int, typer.Option("--layer", "-l", help="The layer to extract, counting from 0 as the model does.")],
-    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, metavar="FILE.yaml", help="The document to write (atomically); the layer's inputs go to FILE.npy beside it.")],
+    text: Annotated[Optional[str], typer.Option("--text", "-t", help="The sentence to run the model on (or --text-file).")] = None,
+    text_file: Annotated[Optional[str], typer.Option("--text-file", metavar="FILE", help="Read the sentence from this UTF-8 text file, or from standard input for - (one command-line argument holds at most 128 KiB on Linux); its final line break is not part of the sentence.")] = None,
+    layer: Annotated[int, typer.Option("--layer", "-l", help="The layer to extract, counting from 0 as the model does.")] = ...,
+    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, metavar="FILE.yaml", help="The document to write (atomically); the layer's inputs go to FILE.npy beside it.")] = ...,
     dtype: Annotated[Dtype, typer.Option("--dtype", help="float64: the model run in float64 throughout; float32: in its own float32 (agreement to 1e-4).")] = Dtype.float64,
     stack: Annotated[Optional[Stack], typer.Option("--stack", help="T5 only: the encoder's self-attention (default) or the decoder's.")] = None,
     debug: Debug = False,
@@ -44,6 +45,7 @@ def extract_command(
       attncli compute layer3.yaml --only weights
       attncli heatmap layer3.yaml --head all
       attncli extract ./t5-small --text "Hello there" --layer 0 --stack decoder -o dec0.yaml
+      attncli extract ./gpt2 --text-file chapter.txt --layer 11 -o gpt2-11.yaml
     """
 
     def action() -> None:
@@ -52,16 +54,33 @@ def extract_command(
         if output.suffix.lower() not in DOCUMENT_SUFFIXES:
             raise AttnError("the document is YAML: give a name ending in .yaml (its inputs go beside it, as .npy)",
                             str(output))
+        if text is None and text_file is None:
+            raise AttnError("is missing: give the sentence with --text TEXT, or --text-file FILE (- for standard input)",
+                            "--text")
+        if text is not None and text_file is not None:
+            raise AttnError("and --text both give the sentence; give one of them", "--text-file")
         inputs = output.with_suffix(".npy")
         for path in (output, inputs):  # a folder that does not exist, a directory: said before the model is loaded
             check_destination(path, set())
+        sentence, source = (text, "--text") if text_file is None else _sentence(text_file)
         from attncli.models.extract import extract
 
-        found = extract(model, text, layer, output, dtype.value, None if stack is None else stack.value)
+        found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source)
         write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
         write_all([(None, _report(found, output, inputs).encode("utf-8"))], set())
 
     run(action, debug)
+
+
+MAX_TEXT_BYTES = 1 << 20  # 1 MiB of text is hundreds of thousands of tokens: more positions than any model has
+
+
+def _sentence(path: str) -> tuple[str, str]:
+    """--text-file: the sentence (without its final line break) and the name errors about it give."""
+    from attncli.inputs.reading import read_utf8
+
+    text, name = read_utf8(path, MAX_TEXT_BYTES, "text", "no model takes that many tokens: give a shorter sentence")
+    return text.removesuffix("\n").removesuffix("\r"), name
 
 
 def _report(found, output: Path, inputs: Path) -> str:

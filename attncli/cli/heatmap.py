@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_in_full, head_index, input_paths, load
+from attncli.cli.checks import head_index
+from attncli.cli.load import attend_in_full, input_paths, load, read
 from attncli.cli.options import (
     Debug,
     ExportOption,
@@ -59,17 +60,28 @@ def heatmap(
     """
 
     def action() -> None:
+        from attncli.inputs.outline import outline
         from attncli.views.heatmap import HeatMap
 
         check_export(export, True)
         number = head_choice(head)
-        kind = "heatmap --full" if full else "heatmap"
-        trace = load(file, overrides(scale, mask, heads), compute=lambda spec: attend_in_full(spec, kind, "heatmap"))
-        index = head_index(number, trace.spec.heads)
-        if of.value == "score_bias" and trace.score_bias is None:
+        head_index(number, None)
+        changes = overrides(scale, mask, heads)
+        doc = read(file)  # the options against what the document says, before any matrix is read
+        shape = outline(doc.data, changes)
+        if of.value == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
+        head_index(number, shape.heads)
+        kind = "heatmap --full" if full else "heatmap"
+
+        def attention(spec):  # and against its shapes, before the attention
+            head_index(number, spec.heads)
+            return attend_in_full(spec, kind, "heatmap")
+
+        trace = load(file, changes, doc=doc, compute=attention)
+        index = head_index(number, trace.spec.heads)
         make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
-        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme)
+        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from attncli.cli.run import say, warn
-from attncli.core.errors import AttnError, quoted, shorten
+from attncli.core.errors import AttnError, quoted
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
@@ -81,11 +81,8 @@ def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
     if needs_no_attention(keys):  # --only inputs, queries …: the stages before the scores, nothing more
         ensure_fits(partial_bytes(spec, keys), f"{', '.join(keys)} of this document", "--only")
         return attend_until(spec, keys)
-    choice = plan(spec, keys, kind)
-    if not choice.stream:
+    if not plan(spec, keys, kind).stream:
         return attend(spec)
-    if choice.left_out:
-        warn(f"{choice.left_out}; --only output (or head_outputs) computes without them")
     seconds = 4 * spec.heads * spec.n * spec.m * spec.d_k / 50e9  # about 50 GFLOP/s
     with progress(block_count(spec), show=seconds > 1.0) as advance:
         return attend_streamed(spec, advance)
@@ -106,14 +103,6 @@ def progress(total: int, show: bool):
     with Progress(*columns, console=Console(stderr=True, width=terminal_width()), transient=True) as bar:
         task = bar.add_task("", total=total)
         yield lambda k: bar.advance(task, k)
-
-
-def head_index(head: Optional[int], heads: int) -> Optional[int]:
-    if head is None:
-        return None
-    if not 1 <= head <= heads:
-        raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
-    return head - 1
 
 
 def input_paths(file: str, trace) -> set[Path]:

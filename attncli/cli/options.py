@@ -82,8 +82,18 @@ LangOption = Annotated[Lang, typer.Option("--lang", case_sensitive=False, help="
 
 
 def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -> dict:
-    """--scale, --mask and --heads as the document's keys they replace (a mask file named relative to the working directory)."""
+    """--scale, --mask and --heads as the document's keys they replace (a mask file named relative to the working directory).
+
+    Each is checked here, before the document is read, as far as it can be alone (--scale abc, a --mask file missing).
+    """
     from attncli.core.errors import AttnError, shorten
+    from attncli.inputs.values import scale_of
+
+    if scale is not None:
+        try:
+            scale_of(scale, 1)
+        except AttnError as e:
+            raise AttnError(e.message, "--scale") from None
 
     if mask is not None and mask not in ("none", "causal"):  # (as in the document: Causal is a typo, named)
         if not os.path.lexists(mask):  # a name there is the reader's to check (a loop of links, a folder, a long name)
@@ -108,7 +118,7 @@ def head_choice(text: Optional[str]) -> Optional[int]:
     return number
 
 
-ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.png (needs attncli[png]), FILE.html or FILE.txt (atomically).")]
+ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.png (needs attncli[png]), FILE.html or FILE.txt (atomically). A picture too large to view (a PNG over 32,767 pixels a side, a page over 10,000 lines) is refused before it is drawn.")]
 
 
 class Theme(str, Enum):

@@ -119,10 +119,12 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
         raise AttnError("is the same file as --output; choose another name", "--export")
 
 
-def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str, theme=None) -> Optional[tuple[Path, bytes]]:
+def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str, theme=None, fewer: str = "",
+                 where: str = "--export") -> Optional[tuple[Path, bytes]]:
     """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.png/.html, shades for .txt.
 
-    ``theme``: --theme (dark or light), or None for the kind's own default.
+    ``theme``: --theme (dark or light), or None for the kind's own default. A picture too large is refused before it
+    is drawn, at ``where``; ``fewer``: the command's options that show less (``--only KEY, --head N``), for the message.
     """
     if export is None:
         return None
@@ -133,4 +135,4 @@ def make_picture(make: Callable[[bool], list], export: Optional[Path], title: st
     # the terminal's width (or COLUMNS); off a terminal 120: wide enough for BERT-sized tables, narrow enough for prose
     on_terminal = sys.stdout is not None and sys.stdout.isatty()
     width = console().width if on_terminal or columns() else 120
-    return export, picture(make(color), suffix, width, title, theme.value if theme is not None else None)
+    return export, picture(make(color), suffix, width, title, theme.value if theme is not None else None, where, fewer)

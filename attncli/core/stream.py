@@ -176,37 +176,51 @@ def _locate_overflow(q: np.ndarray, k: np.ndarray, spec: Spec) -> None:
 @dataclass(frozen=True)
 class Plan:
     stream: bool  # compute block by block (no n × m matrices)
-    left_out: str | None = None  # why the matrices are missing when nobody asked to leave them out
 
 
 def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = None) -> Plan:
     """Full or streamed computation for ``--only keys`` written as ``kind`` (json, table, .npz, .npy, …).
 
     The n × m matrices are computed only when they are wanted and fit in ``budget``
-    bytes; asked for by name and too large, they are an error that says what to do.
+    bytes; too large, they are an error that says what to do: asked for by name, which
+    --only computes without them; wanted because nothing was left out, which --only or
+    ``-o FILE.npz`` fits. A result is never written with keys silently missing.
     The result's text or file counts too (:func:`written_bytes`).
     """
     budget = memory_budget() if budget is None else budget
     wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
-    streamed = streamed_bytes(spec) + cores() * thread_reserve() + _beyond_base(written_bytes(spec, keys, kind))
     if wanted:
         need = full_bytes(spec, keys, kind)
         if need <= budget:
             return Plan(stream=False)
+        shape = f"{spec.heads} × {spec.n} × {spec.m}"
         if keys is not None:
             asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
-            raise AttnError(
-                f"{asked} of {spec.heads} × {spec.n} × {spec.m} need about {beyond(need, budget)}; "
-                "use --only output or --only head_outputs to compute block by block without them",
-                "--only",
-            )
-        left_out = (f"scores, scaled_scores and weights ({spec.heads} × {spec.n} × {spec.m}) are left out: "
-                    f"they need about {beyond(need, budget)}")
-    else:
-        left_out = None
-    if streamed > budget:
-        raise AttnError(f"even block by block, this document needs about {beyond(streamed, budget)}")
-    return Plan(stream=True, left_out=left_out)
+            raise AttnError(f"{asked} of {shape} need about {beyond(need, budget)}; "
+                            "use --only output or --only head_outputs to compute block by block without them", "--only")
+        raise AttnError(f"the whole result, with the scores, scaled_scores and weights of {shape}, would need about "
+                        f"{beyond(need, budget)}; {_what_fits(spec, kind, budget)}")
+    if _streamed_bytes(spec, keys, kind) > budget:
+        raise AttnError(f"even block by block, this document needs about {beyond(_streamed_bytes(spec, keys, kind), budget)}")
+    return Plan(stream=True)
+
+
+def _streamed_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    return streamed_bytes(spec) + cores() * thread_reserve() + _beyond_base(written_bytes(spec, keys, kind))
+
+
+def _what_fits(spec: Spec, kind: str, budget: int) -> str:
+    """What to ask for instead of the whole result that does not fit: ``-o FILE.npz`` if that fits, and the --only
+    keys computed block by block without the n × m matrices."""
+    others = ["inputs", "queries", "keys", "values", "head_outputs", "output"]
+    if _streamed_bytes(spec, others, kind) > budget:
+        others = ["output"]
+    if _streamed_bytes(spec, others, kind) > budget:
+        raise AttnError(f"even block by block, this document needs about {beyond(_streamed_bytes(spec, others, kind), budget)}")
+    leave_out = "leave them out with " + " ".join(f"--only {key}" for key in others)
+    if kind != ".npz" and full_bytes(spec, None, ".npz") <= budget:
+        return f"write every array with -o FILE.npz, or {leave_out}"
+    return leave_out
 
 
 BASE = 64 << 20  # the interpreter and its modules; a small result's text fits in this allowance too

@@ -111,3 +111,29 @@ def npy_header(stream, what: str, where: str) -> tuple:
     if read_header is None:
         raise AttnError(f"{what} of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", where)
     return read_header(stream)
+
+
+def read_utf8(path: str, limit: int, what: str, advice: str) -> tuple[str, str]:
+    """The UTF-8 text of the file ``path``, or of standard input for ``-`` (named ``<stdin>``), and its name.
+
+    At most ``limit + 1`` bytes are read: one more says ``{what} is larger than …; {advice}`` without reading
+    the rest. A missing file, a folder, a device, invalid UTF-8: one message naming the file (:func:`read_bytes`).
+    """
+    import sys
+
+    from attncli.core.memory import size_text
+
+    if path == "-":
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise AttnError(f"is closed: there is no {what} to read (give a file, or pipe one in)", "standard input")
+        try:
+            raw, name = sys.stdin.buffer.read(limit + 1), "<stdin>"
+        except OSError as e:
+            raise AttnError(f"cannot be read ({e.strerror or e})", "<stdin>") from None
+    elif path == "":
+        raise AttnError("is empty; give a file name, or - for standard input", f"the {what}'s file name")
+    else:
+        raw, name = read_bytes(Path(path), limit), path
+    if len(raw) > limit:
+        raise AttnError(f"{what} is larger than {size_text(limit)}; {advice}", name)
+    return decode_utf8(raw, name), name

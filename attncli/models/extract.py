@@ -43,10 +43,14 @@ class Extracted:
     files: set[Path]  # the model folder's files: no output may replace one
 
 
-def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float64", stack: str | None = None) -> Extracted:
-    """Layer ``layer`` (from 0) of the model in the folder ``model``, on ``text``, as the document ``output``."""
+def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float64", stack: str | None = None,
+            source: str = "--text") -> Extracted:
+    """Layer ``layer`` (from 0) of the model in the folder ``model``, on ``text``, as the document ``output``.
+
+    ``source``: where the text came from, for the messages about it (``--text``, or the file ``--text-file`` named).
+    """
     if not text.strip():
-        raise AttnError("is empty; give the sentence to run the model on", "--text")
+        raise AttnError("is empty; give the sentence to run the model on", source)
     if dtype not in TOLERANCE:
         raise AttnError(f"{quoted(dtype)} is not float64 or float32", "--dtype")
     folder = loading.open_folder(model)
@@ -72,9 +76,9 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
         raise e.at(f"{model}/config.json") from None
     n = ids.shape[1]
     if n == 0:
-        raise AttnError("gives no tokens with this model's tokenizer", "--text")
+        raise AttnError("gives no tokens with this model's tokenizer", source)
     if plan.limit is not None and n > plan.limit:
-        raise AttnError(f"is {n} tokens long, more than the {plan.limit} positions of this model", "--text")
+        raise AttnError(f"is {n} tokens long, more than the {plan.limit} positions of this model", source)
     inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": encoded["attention_mask"]}
     if "token_type_ids" in encoded and folder.model_type in ("bert", "roberta"):
         inputs["token_type_ids"] = encoded["token_type_ids"]

@@ -76,6 +76,11 @@ class HeatMap:
         key_w = max(cell_len(t) for t in self.spec.context_tokens)
         self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
 
+    @property
+    def min_lines(self) -> int:
+        """Lines it takes at least (a picture too large is refused before the layout): with --full, a line per query."""
+        return self.spec.n if self.full else 0
+
     def _scale(self) -> Scale:
         """From the smallest to the largest unmasked value of the heads drawn (read in place: no copy of the matrices)."""
         allowed = ~self.masked

@@ -20,13 +20,12 @@ from rich.measure import Measurement
 from rich.terminal_theme import DEFAULT_TERMINAL_THEME, SVG_EXPORT_THEME, TerminalTheme
 
 from attncli.core.errors import AttnError
+from attncli.views.picture_size import FONT_ASPECT, MARGIN, PNG_ZOOM, Size
 
 # A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
 FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
-FONT_ASPECT = 1233 / 2048  # advance ÷ size of DejaVu Sans Mono (and Menlo): SVG cells as wide as its glyphs
 EXPORT_KINDS = (".svg", ".png", ".html", ".htm", ".txt")
 THEMES = ("dark", "light")
-PNG_ZOOM = 2  # pixels per SVG unit: sharp on a projector and a high-density screen (a 3 × 3 table: about 600 × 270 × 2)
 PNG_NEEDS = "writing .png needs the optional package resvg-py (a wheel, no system libraries): pip install 'attncli[png]'"
 
 
@@ -42,24 +41,31 @@ def png_ready() -> bool:
     return importlib.util.find_spec("resvg_py") is not None
 
 
-def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli", theme: str | None = None) -> bytes:
+def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "attncli", theme: str | None = None,
+            where: str = "--export", fewer: str = "") -> bytes:
     """``renderables`` as the terminal shows them, saved as an SVG, a PNG, an HTML page or text (``suffix``).
 
     The picture is as wide as its widest renderable (at most ``max_width`` cells). ``theme``: ``dark``, ``light``,
-    or None for the kind's default (:func:`default_theme`); text has none.
+    or None for the kind's default (:func:`default_theme`); text has none. A picture too large to view, or to draw
+    within the memory budget, is refused before it is drawn (an :class:`AttnError` at ``where``; ``fewer``: how to
+    show less, for the message).
     """
     theme = theme or default_theme(suffix)
     framed = theme == "dark" and suffix in (".svg", ".png")
     record = Console(record=True, file=io.StringIO(), width=max_width, highlight=False, soft_wrap=False,
                      color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
-    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
     room = cell_len(title) + 16 if framed else 0  # room for the title beside the window buttons
+    narrowest = Size(suffix, framed, max(20, room), where, fewer)
+    narrowest.check(narrowest.fewest_lines(renderables), at_least=True)  # a table's rows alone too many: refused before the layout
+    widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
     record.width = max(20, room, min(widest, max_width))
+    size = Size(suffix, framed, record.width, where, fewer)
     for item in renderables:
         record.print(item)
         record.print()
     if suffix == ".txt":
         return record.export_text().encode("utf-8")
+    size.check_all(record.export_text(clear=False, styles=False))
     colours = _inks(DEFAULT_TERMINAL_THEME if theme == "light" else SVG_EXPORT_THEME)
     if suffix in (".html", ".htm"):
         page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
@@ -84,7 +90,6 @@ def to_png(svg: str) -> bytes:
 
 
 _BACKGROUND = "<!-- attncli: background -->"
-MARGIN = 12  # around the text of a picture without a frame
 
 
 def _unframed(svg: str, background: str) -> str:

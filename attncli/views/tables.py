@@ -74,6 +74,11 @@ class MatrixTable:
         self.whole = all_whole(matrix)
         self._texts: dict[int, list[str]] = {}
 
+    @property
+    def min_lines(self) -> int:
+        """Lines it takes at least (a picture too large is refused before the layout): its title and a line a row."""
+        return 1 + len(self.row_index)
+
     def cells(self, j: int) -> list[str]:
         """The shown cells of column ``j`` as text (formatted once)."""
         if j not in self._texts:

@@ -1,0 +1,97 @@
+"""Option checks that need the document, made before any matrix is read or attention computed.
+
+Each check runs twice where it can: on the document's outline (:mod:`attncli.inputs.outline`: its keys, and
+its heads and tokens when it states them), right after the document is parsed; and on the built Spec, before
+the attention, for what only the matrices' shapes tell. Checks of an option alone (``--head 0``, ``--step 9``)
+take None for what the document would tell, and run before the document is read.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from attncli.cli.options import whole_number
+from attncli.core.errors import AttnError, quoted, shorten
+
+# --only KEY -> the parts of the document (attncli.inputs.outline) any one of which makes it (docs/format.md)
+MADE_BY = {
+    "bias_query": ("bias.query",), "bias_key": ("bias.key",), "bias_value": ("bias.value",),
+    "weight_output": ("weights.output",), "bias_output": ("bias.output",), "context": ("context",),
+    "positional": ("positional",), "normalized_inputs": ("pre_norm",), "queries_rotated": ("rope",),
+    "keys_rotated": ("rope",), "score_bias": ("score_bias",), "normalized_output": ("post_norm",),
+    "residual": ("add_norm", "residual"), "normalized": ("add_norm",),
+}
+EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")  # explain's, in the order they come
+
+
+def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
+    """``--head`` (counting from 1; None: all) -> 0-based; ``heads`` None: not known yet, only ``--head 0`` is refused."""
+    if head is None:
+        return None
+    if heads is None:
+        if head < 1:
+            raise AttnError(f"--head {shorten(head)} is out of range: heads count from 1")
+        return head - 1
+    if not 1 <= head <= heads:
+        raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
+    return head - 1
+
+
+def only_present(keys: Optional[list[str]], parts: frozenset[str]) -> None:
+    """Every optional array ``--only`` names is made by a part the document has (``queries_rotated``: ``rope``)."""
+    from attncli.outputs.serialize import NEEDS
+
+    for key in keys or []:
+        if key in MADE_BY and not parts & set(MADE_BY[key]):
+            raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
+
+
+def extra_steps(parts: frozenset[str]) -> list[str]:
+    """The extra steps explain shows for a document with these parts (add_norm includes the residual)."""
+    extras = [name for name in EXTRA_STEPS[:3] if name in parts]
+    return extras + (["add_norm"] if "add_norm" in parts else ["residual"] if "residual" in parts else [])
+
+
+def step_choice(step: str, extras: Optional[list[str]]) -> None:
+    """``--step``: all, 1 … 8, or an extra step of this document (``extras``; None: not known yet)."""
+    if step == "all":
+        return
+    known = extras if extras is not None else list(EXTRA_STEPS)
+    valid = "1 to 8" + "".join(f", {name}" for name in known) + " or all"
+    if extras is None:
+        valid = f"1 to 8 or all, and {', '.join(EXTRA_STEPS[:-1])} or {EXTRA_STEPS[-1]} when the document has them"
+    number = whole_number(step)
+    if number is not None:
+        if not 1 <= number <= 8:
+            raise AttnError(f"{shorten(step.strip())} is out of range: the steps are {valid}", "--step")
+        return
+    if step in known:
+        return
+    from attncli.teach.explain import NEEDS
+
+    if step == "residual" and "add_norm" in known:
+        raise AttnError(f"the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {valid}",
+                        "--step")
+    if step in NEEDS:
+        raise AttnError(f"'{step}' needs {NEEDS[step]} in the document; the steps here are {valid}", "--step")
+    raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
+
+
+def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
+    """``--query``: a number from 1 to n, or one of the token labels; 0-based. ``tokens`` None: not known yet, only
+    a number below 1 is refused."""
+    if query is None:
+        return 0
+    i = whole_number(query)
+    if tokens is None:
+        if i is not None and i < 1:
+            raise AttnError(f"{shorten(query.strip())} is out of range: queries count from 1", "--query")
+        return 0
+    if i is not None:
+        if not 1 <= i <= len(tokens):
+            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}", "--query")
+        return i - 1
+    if query in tokens:
+        return tokens.index(query)
+    shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
+    raise AttnError(f"{quoted(query)} is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
