@@ -210,3 +210,20 @@ def test_key_line_breaks_between_entries(tmp_path):
     assert entries == [f"{j} {t}" for j, t in enumerate(tokens, 1)]
     assert all(cell_len(line) <= 50 for line in lines)
     assert "我想吃饭吃…" in text_of(HeatMap(trace_of(doc), color=False), width=80)  # cut, the ellipsis right after
+
+
+@pytest.mark.parametrize("columns, blocks", [(80, 2), (60, 3), (200, 1)])
+def test_full_draws_every_key_in_blocks_that_fit(runner, tmp_path, columns, blocks):
+    """--full at any width: every weight of every row is drawn, in blocks of keys side by side that fit the terminal."""
+    doc = tmp_path / "long.yaml"
+    doc.write_text('tokens: "[CLS] my cat chased the red laser pointer across the kitchen floor [SEP]"\n'
+                   "inputs: {random: normal, seed: 1, shape: [13, 8]}\nheads: 2\n")
+    result = runner.invoke(app, ["heatmap", str(doc), "--head", "1", "--full"], env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(cell_len(line.rstrip()) for line in lines) <= columns
+    weights = trace_of(doc).weights[0]
+    for i, token in enumerate(["[CLS]", "my", "cat"]):
+        shown = [float(x) for line in lines if line.startswith(token + " ") for x in re.findall(r"\d+\.\d+", line)]
+        assert shown == [round(float(w), 2) for w in weights[i]], token  # all 13, in order
+    assert sum(line.startswith("keys ") for line in lines) == (blocks if blocks > 1 else 0)

@@ -141,19 +141,36 @@ class HeatMap:
         return max(numbers + (4 if not self.color else 2), key_w + 1)
 
     def panel(self, head: int, many: bool, room: int) -> list[Text]:
-        """The lines of one head's grid, at most ``room`` cells wide: a title line, the key labels, one line per query."""
-        spec, matrix = self.spec, self.matrices[head]
+        """The lines of one head's grid, at most ``room`` cells wide: a title line, the key labels, one line per query.
+
+        With ``full``, keys that do not fit side by side come in further blocks of columns below, each headed
+        "keys a–b of m" (as compute --full does): every cell is drawn, none is cut off at the edge.
+        """
+        spec = self.spec
         limit, edge = (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
         label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
-        width, labels = self.cell_width(many), self.column_labels()
-        rows = pick(spec.n, limit, edge, self.full)
-        cols = pick(spec.m, limit, edge, self.full, fits=(room - label_w - 1) // width)
-        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(cols)), style="bold")] if many else []
+        width = self.cell_width(many)
+        fits = max(1, (room - label_w - 1) // width)
+        if self.full and spec.m > fits:
+            blocks = [list(range(a, min(a + fits, spec.m))) for a in range(0, spec.m, fits)]
+        else:
+            blocks = [pick(spec.m, limit, edge, self.full, fits=fits)]
+        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(blocks[0])), style="bold")] if many else []
+        for b, cols in enumerate(blocks):
+            if len(blocks) > 1:
+                lines += [Text("")] if b else []
+                lines.append(Text(f"keys {cols[0] + 1}–{cols[-1] + 1} of {spec.m}", style="dim" if self.color else ""))
+            lines += self._grid(head, many, label_w, width, pick(spec.n, limit, edge, self.full), cols)
+        return lines
+
+    def _grid(self, head: int, many: bool, label_w: int, width: int, rows: list, cols: list) -> list[Text]:
+        """The key labels, then one line per query: the cells of ``rows`` × ``cols`` (None: the ones left out)."""
+        spec, matrix, labels = self.spec, self.matrices[head], self.column_labels()
         header = Text(" " * (label_w + 1), style="bold")
         align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:
             header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
-        lines.append(header)
+        lines = [header]
         for i in rows:
             label = "⋮" if i is None else spec.tokens[i]
             line = Text.assemble((fit(label, label_w) + " ", "bold" if i is not None else ""))  # bold: the label only
