@@ -42,3 +42,13 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if set(getattr(item, "fixturenames", ())) & set(ORACLE_FIXTURES):
             item.add_marker(pytest.mark.torch)
+
+
+def read_within(stream, size: int, seconds: float = 60) -> bytes:
+    """Up to ``size`` bytes from a child's pipe, waiting at most ``seconds`` for them (a test never hangs on a read)."""
+    import select
+
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, f"nothing to read within {seconds} s"
+    return os.read(stream.fileno(), size)
+

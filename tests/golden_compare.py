@@ -36,6 +36,13 @@ def _numeric_array(value: list) -> np.ndarray | None:
     return array
 
 
+def _kinds(value: Any) -> list[str]:
+    """Each entry's JSON type in order (int, float, null): ``4`` and ``4.0`` are the same number but not the same JSON."""
+    if isinstance(value, list):
+        return [kind for item in value for kind in _kinds(item)]
+    return [type(value).__name__]
+
+
 def _close_arrays(got: np.ndarray, want: np.ndarray, where: str, rel: float) -> None:
     assert got.shape == want.shape, f"{where}: shape {got.shape}, recorded {want.shape}"
     masked = np.isnan(want)
@@ -64,6 +71,7 @@ def assert_same_result(got: Any, want: Any, where: str = "", rel: float = REL) -
             other = _numeric_array(got)
             assert other is not None, f"{here}: not an array of numbers as recorded"
             _close_arrays(other, numbers, here, rel)
+            assert _kinds(got) == _kinds(want), f"{here}: whole numbers written where floats were recorded, or back"
             return
         assert len(got) == len(want), f"{here}: {len(got)} entries, recorded {len(want)}"
         for i, (a, b) in enumerate(zip(got, want)):

@@ -101,8 +101,8 @@ def test_import_attncli_is_light():
 
 
 def test_an_omitted_weight_is_not_multiplied():
-    """The identity's blocks are copied, not multiplied (x·I turns −0.0 into +0.0: the sign shows which ran);
-    a weight that only looks alike (one off-diagonal cell) is multiplied as given."""
+    """The identity's blocks are taken, not multiplied: a NaN stays in its own column (x·I would spread it over the
+    row, NaN·0 being NaN), and −0.0 becomes +0.0 as x·I makes it; a weight that only looks alike is multiplied."""
     from attncli.core.attention import project
 
     x = np.array([[-0.0, 1.5, 2.0, -3.0], [4.0, -0.0, 0.25, 1.0]])
@@ -110,7 +110,10 @@ def test_an_omitted_weight_is_not_multiplied():
     y = project(x, eye, np.array([[0.0, 0.0], [1.0, 1.0]]))
     assert y.shape == (2, 2, 2) and np.array_equal(y[0], x[:, :2]) and np.array_equal(y[1], x[:, 2:] + 1.0)
     plain = project(x, eye)
-    assert np.signbit(plain[0, 0, 0]) and np.signbit(plain[0, 1, 1])  # −0.0 kept: no product ran
+    assert not np.signbit(plain[plain == 0]).any() and np.array_equal(plain, (x @ np.eye(4)).reshape(2, 2, 2).transpose(1, 0, 2))
+    with np.errstate(invalid="ignore"):
+        spread = project(np.array([[np.nan, 1.0, 2.0, 3.0]]), eye)
+    assert np.isnan(spread[0, 0, 0]) and spread[0, 0, 1] == 1.0 and spread[1, 0].tolist() == [2.0, 3.0]  # no product ran
     almost = eye.copy()
     almost[0, 3, 1] = 0.5
     naive = [[sum(x[i][t] * almost[h][t][j] for t in range(4)) for j in range(2)] for h in range(2) for i in range(2)]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import default_signals
+from conftest import default_signals, read_within
 
 pytestmark = pytest.mark.slow  # fuzz, property and subprocess suites: `pytest -m 'not slow'` skips them
 
@@ -29,7 +29,7 @@ def test_reader_that_goes_away_gets_no_traceback(tmp_path):
     doc = tmp_path / "big.yaml"  # about 3 MB of JSON: far more than a pipe holds
     doc.write_text("inputs: {random: normal, seed: 1, shape: [160, 32]}\nheads: 4\n")
     process = start("compute", str(doc), "--format", "json")
-    first = process.stdout.read(100)  # like `| head -c 100`: read a little, then leave
+    first = read_within(process.stdout, 100)  # like `| head -c 100`: read a little, then leave
     process.stdout.close()
     process.stdout = None  # communicate reads standard error only
     stderr = process.communicate(timeout=60)[1].decode()

@@ -19,12 +19,20 @@ def test_no_test_imports_through_a_tests_package():
 
 
 def _waits_without_timeout(source: str) -> list[int]:
+    """Lines that wait for a child process with no timeout: subprocess.run & co., a process's wait or communicate,
+    and a read of its standard output or error (read those with conftest.read_within or communicate)."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WAITS):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         owner = node.func.value
-        if not (isinstance(owner, ast.Name) and (owner.id == "subprocess" or "process" in owner.id)):
+        if node.func.attr in ("read", "readline", "readlines") and isinstance(owner, ast.Attribute) and \
+                owner.attr in ("stdout", "stderr") and not (isinstance(owner.value, ast.Name) and owner.value.id == "sys"):
+            found.append(node.lineno)
+            continue
+        if node.func.attr not in WAITS:
+            continue
+        if not (isinstance(owner, ast.Name) and (owner.id == "subprocess" or "proc" in owner.id)):
             continue
         positional_timeout = node.func.attr in ("wait", "communicate") and len(node.args) >= (1 if node.func.attr == "wait" else 2)
         if not positional_timeout and not any(k.arg == "timeout" for k in node.keywords):
@@ -38,7 +46,7 @@ def test_every_wait_for_a_child_process_has_a_timeout():
 
 
 def test_the_timeout_check_finds_a_missing_timeout():
-    assert _waits_without_timeout("import subprocess\nsubprocess.run(['true'])\nprocess.wait()\n") == [2, 3]
+    assert _waits_without_timeout("import subprocess\nsubprocess.run(['true'])\nprocess.wait()\nproc.stderr.read()\n") == [2, 3, 4]
     assert _waits_without_timeout("subprocess.run(['true'], timeout=5)\nprocess.communicate(timeout=5)\n") == []
 
 

@@ -56,11 +56,11 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.nda
     """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d).
 
     When w's blocks side by side are the identity (an omitted weight), head i is x's i-th block of d columns,
-    copied, not multiplied: an n × d_in × d_in product saved, the same numbers (but −0.0, which x·I makes +0.0).
+    taken as x + 0.0, not multiplied: an n × d_in × d_in product saved, and the numbers x·I gives (−0.0 as +0.0).
     """
     h, d_in, d = w.shape
     w = w.transpose(1, 0, 2).reshape(d_in, h * d)  # (d_in, h·d): every head's columns side by side
-    y = x.copy() if _is_identity(w) else x @ w  # (n, h·d): one product for all heads
+    y = x + 0.0 if _is_identity(w) else x @ w  # (n, h·d): one product for all heads
     y = y.reshape(-1, h, d).transpose(1, 0, 2)  # (h, n, d), a view
     if b is not None:
         y += b[:, None, :]

@@ -211,22 +211,30 @@ def _parse_yaml_events(text: str, name: str) -> Any:
         parser.dispose()
 
 
+# what the depth count passes over: a quoted scalar (where a scalar may begin), a comment; and what it counts
+_FLOW = re.compile(r"""(?:(?<=^)|(?<=[\s\[{,:]))(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')|(?:(?<=^)|(?<=\s))#[^\n]*|[\[\]{}]""",
+                   re.M)
+
+
 def _refuse_deep_flow(text: str, name: str) -> None:
     """Our message for flow lists and mappings nested over MAX_DEPTH, which libyaml may refuse before we see them.
 
-    libyaml scans ahead in flow style and stops at its own limit (1000 in PyYAML 6.0.4) before the
-    parser hands us the events that would reach ours; so a parser error is checked here against
-    the depth of ``[``/``{`` in the text before it (quoted brackets counted too: only ever asked
-    after the parser has failed).
+    libyaml scans ahead in flow style and stops at its own limit (1000 in PyYAML 6.0.4) before the parser hands
+    us the events that would reach ours (its scanner yields no token either). So when the parser fails, the
+    brackets before the failure are counted, passing over comments and quoted scalars; our message is given if
+    they went too deep. (A quote inside a plain scalar, as in don't, may hide brackets: then the parser's message
+    stands, which is one clear line too.)
     """
-    import numpy as np
-
-    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int32) - np.isin(raw, (ord("]"), ord("}")))
-    deep = np.flatnonzero(np.cumsum(step) > MAX_DEPTH)
-    if deep.size:
-        line = int(np.count_nonzero(raw[: deep[0]] == ord("\n"))) + 1
-        raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)", name)
+    depth = 0
+    for match in _FLOW.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, match.start()) + 1
+                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)", name)
+        elif bracket in "]}":
+            depth -= 1
 
 
 def _build(parser: Any, yaml: Any) -> Any:

@@ -41,8 +41,9 @@ def yaml_string(text: str) -> str:
 
 
 def escape_c1(text: str) -> str:
-    """JSON text with DEL and the C1 controls as \\u escapes."""
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    """JSON text with DEL, the C1 controls and the line and paragraph separators as \\u escapes (YAML refuses the
+    controls raw and breaks lines at the separators, dropping a space beside them)."""
+    return re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _numeric(text: str) -> bool:
