@@ -42,6 +42,7 @@ def test_piped_tables_are_plain_text():
     assert "Output  Y = H   3 × 3" in result.stdout
 
 
+@pytest.mark.slow  # every example, BERT-base's included (tests/test_golden.py checks their numbers too)
 def test_every_example_computes():
     for path in sorted(EXAMPLES.rglob("*.yaml")):
         result = run("compute", str(path), "--format", "json", "--only", "output")

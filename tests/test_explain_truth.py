@@ -256,6 +256,7 @@ def test_step_6_says_the_walkthroughs_weighted_values_come_from_rounded_weights(
 # ---------------------------------------------------------------- Chinese layout
 
 
+@pytest.mark.slow  # every step of every example, twice
 @pytest.mark.parametrize("width", ["40", "80"])
 def test_chinese_text_never_starts_a_line_with_full_width_punctuation(runner, made, width):
     for path in documents(made):

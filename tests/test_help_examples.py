@@ -17,10 +17,14 @@ COMMANDS = ("compute", "check", "explain", "heatmap", "init")
 
 
 def help_examples(command: str) -> list[str]:
-    env = {**os.environ, "COLUMNS": "300", "NO_COLOR": "1"}
-    text = subprocess.run([str(BIN / "attncli"), command, "--help"], capture_output=True, text=True, env=env,
-                          timeout=60, check=True).stdout
-    return [line.strip() for line in text.splitlines() if re.match(r"\s+(attncli|cat) ", line)]
+    """The example lines of ``attncli COMMAND --help``, read in this process (collection runs it on every worker)."""
+    from typer.testing import CliRunner
+
+    from attncli.cli import app
+
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "300", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    return [line.strip() for line in result.stdout.splitlines() if re.match(r"\s+(attncli|cat) ", line)]
 
 
 def pytest_generate_tests(metafunc):

@@ -176,6 +176,7 @@ def nearest_in_message(error: AttnError) -> list[str]:
     return re.findall(r"'([^']*)'", str(error).split("nearest: ", 1)[1])
 
 
+@pytest.mark.slow  # a 24 MB header
 def test_the_nearest_name_among_300000(tmp_path, monkeypatch):
     """An unknown name in a header of 300,000 (14 s when every name was compared): a few hundred compared, and the
     names suggested are the ones meant."""
@@ -196,7 +197,7 @@ def test_the_nearest_name_among_300000(tmp_path, monkeypatch):
         assert len(compared) <= NEAREST_POOL
 
 
-@pytest.mark.parametrize("count", [50, NEAREST_POOL, 3000])
+@pytest.mark.parametrize("count", [50, NEAREST_POOL, pytest.param(3000, marks=pytest.mark.slow)])
 def test_the_nearest_names_are_difflibs_best(count):
     """Against difflib comparing every name: the same names up to the pool, and as good a first one beyond it."""
     rng = np.random.default_rng(count)

@@ -110,6 +110,7 @@ def _torch_users() -> list[tuple[str, str]]:
     return users
 
 
+@pytest.mark.slow  # parses every test module
 def test_every_comparison_is_marked_torch():
     users = _torch_users()
     assert {("test_torch.py", "*"), ("test_modern_torch.py", "*")} <= {(f, t) for f, t, _ in users}

@@ -28,6 +28,7 @@ def test_every_tricky_token_reads_back_as_itself(token):
     assert read_back(yaml_string(token)) == token
 
 
+@pytest.mark.slow  # a property suite
 @settings(max_examples=2000, deadline=None, derandomize=True, database=None)
 @given(st.text(max_size=12))
 def test_any_text_reads_back_as_itself(token):
