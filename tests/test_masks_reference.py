@@ -316,6 +316,7 @@ def softmax_over(z: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow  # a property suite (300 documents)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_every_combination_against_the_reference(doc):
@@ -349,6 +350,7 @@ def blocks_of(rows: int):
 
 
 
+@pytest.mark.slow  # a property suite (300 documents)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(n_max=9, extras=True), st.integers(1, 4), st.sampled_from([1, 2]))
 def test_streamed_equals_full(doc, rows, threads):
