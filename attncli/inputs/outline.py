@@ -36,8 +36,11 @@ def outline(data: Any, overrides: dict | None = None) -> Outline:
         given = data.get(section)
         if isinstance(given, dict):
             parts |= {f"{section}.{name}" for name in PROJECTIONS if given.get(name) is not None}
-    heads = (overrides or {}).get("heads") or _heads(data)
-    return Outline(frozenset(parts), heads, _tokens(data))
+    try:
+        heads, tokens = (overrides or {}).get("heads") or _heads(data), _tokens(data)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError):  # malformed beyond what is foreseen here:
+        heads, tokens = (overrides or {}).get("heads"), None  # the options are checked on the built Spec instead
+    return Outline(frozenset(parts), heads, tokens)
 
 
 def _heads(data: dict) -> int | None:
@@ -64,7 +67,7 @@ def _leading(value: Any) -> tuple[int, ...] | None:
         return (len(value),) * depth
     if isinstance(value, dict) and "random" in value and isinstance(value.get("shape"), list):
         shape = value["shape"]
-        if all(isinstance(size, int) and not isinstance(size, bool) and size >= 1 for size in shape):
+        if shape and all(isinstance(size, int) and not isinstance(size, bool) and size >= 1 for size in shape):
             return tuple(shape)
     return None
 
