@@ -141,3 +141,12 @@ def test_a_checkpoint_cut_short_while_transformers_loads_it_is_no_signal(hf, mod
     assert run.returncode == 2, (run.returncode, run.stderr[-500:])
     assert run.stdout == "" and run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, run.stderr
     assert "model.safetensors" in run.stderr and "cut short" in run.stderr, run.stderr
+
+
+def test_weights_under_another_name_are_one_line(runner, hf, models, tmp_path):
+    """Without an index, transformers loads model.safetensors alone: weights under another name are said to be."""
+    folder = copy(models, "bert", tmp_path)
+    (folder / "model.safetensors").rename(folder / "weights.safetensors")
+    out = tmp_path / "layer.yaml"
+    assert_refused(extract(runner, folder, out), f"{folder}: has no model.safetensors (nor "
+                   "model.safetensors.index.json), the weights transformers loads; it has weights.safetensors")
