@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, shape_str, shorten
+from attncli.core.errors import AttnError, quoted, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.reading import npy_header, read_exactly
 
@@ -52,7 +52,7 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
     where = plan.file
     with path.open("rb") as f:
         table, data_start, size = _header(f, path, where)
-        kind, shape, begin, end = _described(_entry(table, plan), plan, where)
+        kind, shape, begin, end = _described(_entry(table, plan), plan.shown, where)
         dtype = np.dtype(SAFETENSORS_DTYPES[kind])
         need = math.prod(shape) * dtype.itemsize
         if end - begin != need:
@@ -144,9 +144,9 @@ def _entry(table: dict, plan: TensorPlan) -> Any:
     return table[plan.tensor]
 
 
-def _described(entry: Any, plan: TensorPlan, where: str) -> tuple[str, tuple[int, ...], int, int]:
-    """dtype, shape and byte range of a header entry, each checked."""
-    bad = f"is not a readable .safetensors file: the header's entry for tensor {plan.shown}"
+def _described(entry: Any, shown: str, where: str) -> tuple[str, tuple[int, ...], int, int]:
+    """dtype, shape and byte range of the header's entry for tensor ``shown`` (quoted), each checked."""
+    bad = f"is not a readable .safetensors file: the header's entry for tensor {shown}"
     if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
         raise AttnError(f"{bad} lacks dtype, shape or data_offsets", where)
     kind, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
@@ -154,7 +154,7 @@ def _described(entry: Any, plan: TensorPlan, where: str) -> tuple[str, tuple[int
         raise AttnError(f"{bad} has a dtype that is not text", where)
     if kind not in SAFETENSORS_DTYPES:
         known = "F64, F32, F16, BF16, integers and BOOL"
-        raise AttnError(f"tensor {plan.shown} holds {shorten(kind, 20)} values, which attncli does not read "
+        raise AttnError(f"tensor {shown} holds {shorten(kind, 20)} values, which attncli does not read "
                         f"({known}); convert it to one of them", where)
     if not isinstance(shape, list) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
         raise AttnError(f"{bad} has a shape that is not a list of sizes", where)
@@ -163,6 +163,32 @@ def _described(entry: Any, plan: TensorPlan, where: str) -> tuple[str, tuple[int
             or not 0 <= offsets[0] <= offsets[1]):
         raise AttnError(f"{bad} has data_offsets that are not [begin, end] with 0 ≤ begin ≤ end", where)
     return kind, tuple(shape), offsets[0], offsets[1]
+
+
+def read_every_tensor(path: Path, where: str) -> dict[str, tuple[str, np.ndarray]]:
+    """Every tensor of a whole checkpoint file as its dtype's name and its stored values (BF16 as its bits, BOOL as
+    bytes), each entry of the header checked and each read (never mapped): a file cut short, before or while it is
+    read, is one :class:`AttnError` naming it.  The caller has made sure the file's size fits in memory."""
+    found = {}
+    with path.open("rb") as f:
+        table, data_start, size = _header(f, path, where)
+        for name, entry in table.items():
+            if name == "__metadata__":
+                continue
+            shown = quoted(name, 60)
+            kind, shape, begin, end = _described(entry, shown, where)
+            dtype = np.dtype(SAFETENSORS_DTYPES[kind])
+            need = math.prod(shape) * dtype.itemsize
+            if end - begin != need or data_start + end > size:
+                cut = end - begin == need
+                raise AttnError(f"is not a readable .safetensors file: tensor {shown} " + (
+                    f"ends at byte {data_start + end} but the file has {size} (cut short?)" if cut else
+                    f"is {shape_str(shape)} {kind} ({size_text(need)}) but its data_offsets span "
+                    f"{size_text(end - begin)}"), where)
+            found[name] = kind, read_exactly(f, data_start + begin, dtype, shape, lambda shown=shown: AttnError(
+                f"is not a readable .safetensors file: tensor {shown}'s data ends early (the file was {size} bytes "
+                "when its header was read: was it cut short or rewritten while attncli read it?)", where))
+    return found
 
 
 # ---------------------------------------------------------------- .npz

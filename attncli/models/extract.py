@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, quoted, shorten
-from attncli.models import capture, loading
+from attncli.models import capture, loading, weights
 from attncli.models.families import Param, Plan, family_of
 from attncli.models.render import render
 
@@ -69,7 +69,7 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     tokenizer = loading.load_tokenizer(transformers, folder)
     encoded = tokenizer(text, return_tensors="pt")
     ids = encoded["input_ids"]
-    net = loading.load_model(torch, transformers, folder, family.model_class, dtype)
+    net = weights.load_model(torch, transformers, folder, family.model_class, dtype, config)
     try:
         plan = family.plan(config, net, layer, stack)
     except AttnError as e:  # a variant of the family that a document cannot write

@@ -3,8 +3,8 @@
 The folder is checked with the standard library first (``config.json``, its
 ``model_type``, the ``.safetensors`` files and the names of the tensors in them);
 then PyTorch and transformers are imported (:func:`require`), with the hub's
-offline switches set, and the tokenizer and the model are loaded from the folder
-alone.
+offline switches set, and the tokenizer is loaded from the folder alone (the model
+by :mod:`attncli.models.weights`, its weights read by attncli, never mapped).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attncli.core.errors import AttnError, quoted, shorten
+from attncli.core.errors import AttnError, shorten
 from attncli.inputs.reading import file_status
 
 INSTALL = "pip install 'attncli[models]'"
@@ -189,22 +189,6 @@ def load_tokenizer(transformers: Any, folder: Folder) -> Any:
         return transformers.AutoTokenizer.from_pretrained(str(folder.path), local_files_only=True)
     except Exception as e:  # transformers raises many kinds here (OSError, ValueError, its own)
         raise AttnError(f"its tokenizer cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
-
-
-def load_model(torch: Any, transformers: Any, folder: Folder, kind: str, dtype: str) -> Any:
-    """The model (``kind``: AutoModel, or a class of transformers) in ``dtype``, with the eager attention."""
-    cls = getattr(transformers, kind)
-    try:
-        model, info = cls.from_pretrained(str(folder.path), dtype=getattr(torch, dtype), attn_implementation="eager",
-                                          local_files_only=True, output_loading_info=True)
-    except Exception as e:
-        raise AttnError(f"the model cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
-    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
-    if missing:
-        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise AttnError(f"the checkpoint has no tensor for {quoted(sorted(missing)[0], 60)}{more}, which transformers "
-                        "would make up at random", folder.name)
-    return model.eval()
 
 
 def _first_line(e: Exception) -> str:
