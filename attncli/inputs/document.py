@@ -13,14 +13,12 @@ at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attncli.core.errors import AttnError, describe, quoted, shorten
-from attncli.core.memory import size_text
-from attncli.inputs.reading import decode_utf8, read_bytes, real_path
+from attncli.inputs.reading import read_utf8, real_path
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
 MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
@@ -55,24 +53,9 @@ def read_document(path: str) -> Document:
     if path == "":  # (as a Path, "." : the working folder)
         raise AttnError("the document's file name is empty: give the document's file, or - to read standard input",
                         "FILE")
-    if path == "-":
-        if sys.stdin is None:  # started with standard input closed (`<&-`)
-            raise AttnError("is closed: there is no document to read (give a file, or pipe one in)", "standard input")
-        try:
-            raw = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
-        except OSError as e:
-            raise AttnError(f"cannot be read ({e.strerror or e})", "<stdin>") from None
-        name, folder = "<stdin>", Path.cwd()
-    else:
-        raw = read_bytes(Path(path), MAX_DOCUMENT_BYTES)
-        name, folder = path, real_path(Path(path)).parent
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise AttnError(
-            f"the document is larger than {size_text(MAX_DOCUMENT_BYTES)}; "
-            "put large matrices in .npy or CSV files and name them in the document",
-            name,
-        )
-    text = decode_utf8(raw, name)
+    text, name = read_utf8(path, MAX_DOCUMENT_BYTES, "the document",
+                           "put large matrices in .npy or CSV files and name them in the document")
+    folder = Path.cwd() if path == "-" else real_path(Path(path)).parent
     data = parse_text(text, name, json_only=path.lower().endswith(".json"))
     return Document(data, name, folder)
 

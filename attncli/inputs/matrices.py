@@ -18,9 +18,9 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, read_tensor
-from attncli.inputs.document import OutOfRange, decode_utf8
+from attncli.inputs.document import OutOfRange
 from attncli.inputs.fastmatrix import FastMatrix
-from attncli.inputs.reading import file_status, npy_header, read_exactly
+from attncli.inputs.reading import decode_utf8, file_status, npy_header, read_exactly
 from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
