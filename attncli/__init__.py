@@ -95,10 +95,40 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
 
     ``scale`` defaults to 1/√d_k; ``allowed`` (n, m), True = may attend.  A query with no
     allowed key gets zero weights and a zero output, as PyTorch's scaled_dot_product_attention.
+    K and V may have fewer heads than Q (grouped-query attention, as ``enable_gqa=True``): query head i
+    reads key/value head i // (h / g).  Shapes that do not fit raise :class:`AttnError` naming them.
     """
+    import numpy as np
+
     from attncli.core.attention import attention as _attention
 
-    return _attention(q, k, v, scale=scale, allowed=allowed)
+    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    _check_shapes(q, k, v, allowed)
+    return _attention(q, k, v, scale=scale, allowed=None if allowed is None else np.asarray(allowed, dtype=bool))
+
+
+def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: Any) -> None:
+    """q (…, h, n, d_k), k (…, g, m, d_k), v (…, g, m, d_v): what attention() can take, or an AttnError saying why."""
+    import numpy as np
+
+    from attncli.core.errors import AttnError
+
+    def shape(a: np.ndarray) -> str:
+        return " × ".join(map(str, a.shape)) or "a number"
+
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise AttnError(f"q, k and v need at least 2 axes (rows × width); got {shape(q)}, {shape(k)}, {shape(v)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise AttnError(f"q is {shape(q)} but k is {shape(k)}: queries and keys need the same width d_k")
+    if k.shape[:-1] != v.shape[:-1]:
+        raise AttnError(f"k is {shape(k)} but v is {shape(v)}: keys and values need the same leading axes and rows")
+    if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        if k.shape[-3] == 0 or q.shape[-3] % k.shape[-3]:
+            raise AttnError(f"q has {q.shape[-3]} heads but k and v have {k.shape[-3]}: grouped-query attention needs "
+                            "the key/value heads to divide the query heads")
+    if allowed is not None and np.shape(allowed) != (q.shape[-2], k.shape[-2]):
+        raise AttnError(f"allowed is {' × '.join(map(str, np.shape(allowed)))} but q and k give "
+                        f"{q.shape[-2]} queries × {k.shape[-2]} keys")
 
 
 def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:

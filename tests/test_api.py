@@ -118,3 +118,30 @@ def test_an_omitted_weight_is_not_multiplied():
     almost[0, 3, 1] = 0.5
     naive = [[sum(x[i][t] * almost[h][t][j] for t in range(4)) for j in range(2)] for h in range(2) for i in range(2)]
     assert np.allclose(project(x, almost).reshape(4, 2), naive, rtol=0, atol=1e-15)
+
+
+def test_attention_takes_grouped_query_heads_as_enable_gqa_does():
+    """K/V with fewer heads than Q: query head i reads K/V head i // (h/g), checked by a loop over heads."""
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(2, 6, 4, 3)), rng.normal(size=(2, 2, 5, 3)), rng.normal(size=(2, 2, 5, 2))
+    out, weights = attncli.attention(q, k, v)
+    assert out.shape == (2, 6, 4, 2) and weights.shape == (2, 6, 4, 5)
+    for b in range(2):
+        for i in range(6):
+            kv = i // 3
+            s = q[b, i] @ k[b, kv].T / np.sqrt(3)
+            a = np.exp(s - s.max(axis=1, keepdims=True))
+            a /= a.sum(axis=1, keepdims=True)
+            assert np.abs(weights[b, i] - a).max() < 1e-15 and np.abs(out[b, i] - a @ v[b, kv]).max() < 1e-14
+
+
+@pytest.mark.parametrize("k_shape, v_shape, words", [
+    ((6, 5, 2), (6, 5, 2), "same width d_k"),
+    ((4, 5, 3), (4, 5, 2), "divide the query heads"),
+    ((2, 5, 3), (2, 4, 2), "same leading axes and rows"),
+])
+def test_attention_names_shapes_that_do_not_fit(k_shape, v_shape, words):
+    with pytest.raises(attncli.AttnError, match=words):
+        attncli.attention(np.ones((6, 4, 3)), np.ones(k_shape), np.ones(v_shape))
+    with pytest.raises(attncli.AttnError, match="allowed is 3 × 3 but q and k give 4 queries × 5 keys"):
+        attncli.attention(np.ones((2, 4, 3)), np.ones((2, 5, 3)), np.ones((2, 5, 2)), allowed=np.ones((3, 3), bool))

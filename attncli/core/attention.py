@@ -46,7 +46,12 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
 
     q (…, n, d_k), k (…, m, d_k), v (…, m, d_v), with any leading (head) axes;
     ``scale`` defaults to 1/√d_k; ``allowed`` (n, m), True = may attend, masks the rest.
+    K and V with fewer heads than Q (h, n, d_k against g, m, d_k, g dividing h) are grouped-query attention:
+    query head i reads key/value head i // (h / g), as PyTorch's ``enable_gqa=True``.
     """
+    if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        group = q.shape[-3] // k.shape[-3]  # query heads per key/value head
+        k, v = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)  # (…, h, m, d)
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
     weights = softmax(scale * (q @ np.swapaxes(k, -1, -2)), allowed)  # (…, n, m)
     return weights @ v, weights
