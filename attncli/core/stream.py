@@ -200,13 +200,18 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
                             "use --only output or --only head_outputs to compute block by block without them", "--only")
         raise AttnError(f"the whole result, with the scores, scaled_scores and weights of {shape}, would need about "
                         f"{beyond(need, budget)}; {_what_fits(spec, kind, budget)}")
-    if _streamed_bytes(spec, keys, kind) > budget:
-        raise AttnError(f"even block by block, this document needs about {beyond(_streamed_bytes(spec, keys, kind), budget)}")
+    _ensure_streamed_fits(spec, keys, kind, budget)
     return Plan(stream=True)
 
 
 def _streamed_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     return streamed_bytes(spec) + cores() * thread_reserve() + _beyond_base(written_bytes(spec, keys, kind))
+
+
+def _ensure_streamed_fits(spec: Spec, keys: list[str] | None, kind: str, budget: int) -> None:
+    need = _streamed_bytes(spec, keys, kind)
+    if need > budget:
+        raise AttnError(f"even block by block, this document needs about {beyond(need, budget)}")
 
 
 def _what_fits(spec: Spec, kind: str, budget: int) -> str:
@@ -215,8 +220,7 @@ def _what_fits(spec: Spec, kind: str, budget: int) -> str:
     others = ["inputs", "queries", "keys", "values", "head_outputs", "output"]
     if _streamed_bytes(spec, others, kind) > budget:
         others = ["output"]
-    if _streamed_bytes(spec, others, kind) > budget:
-        raise AttnError(f"even block by block, this document needs about {beyond(_streamed_bytes(spec, others, kind), budget)}")
+    _ensure_streamed_fits(spec, others, kind, budget)
     leave_out = "leave them out with " + " ".join(f"--only {key}" for key in others)
     if kind != ".npz" and full_bytes(spec, None, ".npz") <= budget:
         return f"write every array with -o FILE.npz, or {leave_out}"
