@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,22 +54,13 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
     with path.open("rb") as f:
         table, data_start, size = _header(f, path, where)
         kind, shape, begin, end = _described(_entry(table, plan), plan.shown, where)
-        dtype = np.dtype(SAFETENSORS_DTYPES[kind])
-        need = math.prod(shape) * dtype.itemsize
-        if end - begin != need:
-            raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown} is {shape_str(shape)} {kind} "
-                            f"({size_text(need)}) but its data_offsets span {size_text(end - begin)}", where)
-        if data_start + end > size:
-            raise AttnError(f"is not a readable .safetensors file: tensor {plan.shown} ends at byte "
-                            f"{data_start + end} but the file has {size} (cut short?)", where)
+        dtype, need = _stored(kind, shape, begin, end, data_start, size, plan.shown, where)
         plan.check(shape, kind)
         first, last = plan.leading(shape)  # only the stored rows the cuts keep are read: they are one run of bytes
         row = need // shape[0]
         offset, part, kept = data_start + begin + first * row, (last - first) * row, (last - first, *shape[1:])
         plan.ensure_room(shape, kind, part)
-        raw = read_exactly(f, offset, dtype, kept, lambda: AttnError(
-            f"is not a readable .safetensors file: tensor {plan.shown}'s data ends early (the file was {size} bytes "
-            "when its header was read: was it cut short or rewritten while attncli read it?)", where))
+        raw = read_exactly(f, offset, dtype, kept, _ended_early(plan.shown, size, where))
     if kind == "BOOL" and (raw > 1).any():
         raise AttnError(f"is not a readable .safetensors file: BOOL tensor {plan.shown} holds a byte that is not "
                         "0 or 1", where)
@@ -177,18 +169,30 @@ def read_every_tensor(path: Path, where: str) -> dict[str, tuple[str, np.ndarray
                 continue
             shown = quoted(name, 60)
             kind, shape, begin, end = _described(entry, shown, where)
-            dtype = np.dtype(SAFETENSORS_DTYPES[kind])
-            need = math.prod(shape) * dtype.itemsize
-            if end - begin != need or data_start + end > size:
-                cut = end - begin == need
-                raise AttnError(f"is not a readable .safetensors file: tensor {shown} " + (
-                    f"ends at byte {data_start + end} but the file has {size} (cut short?)" if cut else
-                    f"is {shape_str(shape)} {kind} ({size_text(need)}) but its data_offsets span "
-                    f"{size_text(end - begin)}"), where)
-            found[name] = kind, read_exactly(f, data_start + begin, dtype, shape, lambda shown=shown: AttnError(
-                f"is not a readable .safetensors file: tensor {shown}'s data ends early (the file was {size} bytes "
-                "when its header was read: was it cut short or rewritten while attncli read it?)", where))
+            dtype, _ = _stored(kind, shape, begin, end, data_start, size, shown, where)
+            found[name] = kind, read_exactly(f, data_start + begin, dtype, shape, _ended_early(shown, size, where))
     return found
+
+
+def _stored(kind: str, shape: tuple[int, ...], begin: int, end: int, data_start: int, size: int, shown: str,
+            where: str) -> tuple[np.dtype, int]:
+    """The tensor's dtype and byte count, once its byte range is checked against its shape and the file's size."""
+    dtype = np.dtype(SAFETENSORS_DTYPES[kind])
+    need = math.prod(shape) * dtype.itemsize
+    if end - begin != need:
+        raise AttnError(f"is not a readable .safetensors file: tensor {shown} is {shape_str(shape)} {kind} "
+                        f"({size_text(need)}) but its data_offsets span {size_text(end - begin)}", where)
+    if data_start + end > size:
+        raise AttnError(f"is not a readable .safetensors file: tensor {shown} ends at byte "
+                        f"{data_start + end} but the file has {size} (cut short?)", where)
+    return dtype, need
+
+
+def _ended_early(shown: str, size: int, where: str) -> Callable[[], AttnError]:
+    """The error of a tensor whose bytes ran out while they were read (the file shrank after its header was read)."""
+    return lambda: AttnError(f"is not a readable .safetensors file: tensor {shown}'s data ends early (the file was "
+                             f"{size} bytes when its header was read: was it cut short or rewritten while attncli "
+                             "read it?)", where)
 
 
 # ---------------------------------------------------------------- .npz
