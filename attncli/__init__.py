@@ -79,7 +79,7 @@ def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) 
     ``document`` is what :func:`load` takes, or a :class:`Spec` it made.  The arrays are
     float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).
     """
-    from attncli.core.attention import attend
+    from attncli.core.pipeline import attend
     from attncli.core.spec import Spec
 
     if isinstance(document, Spec):

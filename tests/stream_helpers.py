@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncli.core.attention import attend
 from attncli.core.errors import AttnError
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document

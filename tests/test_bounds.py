@@ -13,8 +13,9 @@ import pytest
 from stream_helpers import assert_equal_traces, spec_of
 
 from attncli.core import bounds, stream
-from attncli.core.attention import attend, projections
+from attncli.core.attention import projections
 from attncli.core.errors import AttnError
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
 
 

@@ -498,12 +498,12 @@ def test_mask_accepts_true_and_false(runner, tmp_path):
 
 
 def test_internal_error_is_one_line_with_exit_70(runner, tmp_path, monkeypatch):
-    import attncli.core.attention
+    import attncli.core.pipeline
 
     def broken(spec):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(attncli.core.attention, "attend", broken)
+    monkeypatch.setattr(attncli.core.pipeline, "attend", broken)
     doc = tmp_path / "doc.yaml"
     doc.write_text(X)
     result = runner.invoke(app, ["compute", str(doc)])
@@ -515,12 +515,12 @@ def test_internal_error_is_one_line_with_exit_70(runner, tmp_path, monkeypatch):
 
 
 def test_interrupt_exits_130(runner, tmp_path, monkeypatch):
-    import attncli.core.attention
+    import attncli.core.pipeline
 
     def interrupted(spec):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(attncli.core.attention, "attend", interrupted)
+    monkeypatch.setattr(attncli.core.pipeline, "attend", interrupted)
     doc = tmp_path / "doc.yaml"
     doc.write_text(X)
     result = runner.invoke(app, ["compute", str(doc)])

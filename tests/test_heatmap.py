@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from attncli.cli import app
-from attncli.core.attention import attend
+from attncli.core.pipeline import attend
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
 from attncli.views.heatmap import HATCH, SHADES, HeatMap

@@ -243,7 +243,7 @@ def test_heatmap_formats_the_cells_it_shows(monkeypatch):
     """heatmap formatted every one of the n × m numbers to size its columns (n = 3000: 10× the time of compute)."""
     from attncli import views
     from attncli.cli.write import render_text
-    from attncli.core.attention import attend
+    from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document
     from attncli.views.heatmap import HeatMap

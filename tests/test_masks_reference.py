@@ -28,8 +28,8 @@ from stream_helpers import assert_equal_traces, same_error
 import attncli
 from attncli.cli import app
 from attncli.core import stream
-from attncli.core.attention import attend
 from attncli.core.errors import AttnError
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
 
 BLOCKED = -np.inf  # a score bias cell that masks its key

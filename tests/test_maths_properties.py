@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import max_abs_diff, naive_attention
 
-from attncli.core.attention import attend, softmax
+from attncli.core.attention import softmax
+from attncli.core.pipeline import attend
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
 

@@ -454,13 +454,13 @@ def test_only_keys_before_the_scores_compute_no_attention(runner, monkeypatch, n
     def forbidden(*args, **kwargs):
         raise AssertionError("the attention was computed")
 
-    from attncli.core import attention, partial, stream
+    from attncli.core import attention, pipeline, stream
 
-    monkeypatch.setattr(attention, "attend", forbidden)
+    monkeypatch.setattr(pipeline, "attend", forbidden)
     monkeypatch.setattr(stream, "attend_streamed", forbidden)
     monkeypatch.setattr(attention, "scores", forbidden)
     if keys == ["inputs"] or set(keys) == {"inputs", "context"}:  # nor the projections
-        monkeypatch.setattr(partial, "projections", forbidden)
+        monkeypatch.setattr(attention, "projections", forbidden)
     for fmt, extra in (("json", ["-f", "json"]), ("table", []), ("markdown", ["-f", "markdown"])):
         assert _stdout(runner, "compute", path, *only, *extra) == full[fmt]  # the same bytes as before
     monkeypatch.undo()
@@ -469,11 +469,11 @@ def test_only_keys_before_the_scores_compute_no_attention(runner, monkeypatch, n
 
 
 def test_only_a_later_key_still_computes_the_attention(runner, monkeypatch):
-    from attncli.core import partial
+    from attncli.core import pipeline
 
     calls = []
-    real = partial.attend_until
-    monkeypatch.setattr(partial, "attend_until", lambda *a: calls.append(a) or real(*a))
+    real = pipeline.attend_until
+    monkeypatch.setattr(pipeline, "attend_until", lambda *a: calls.append(a) or real(*a))
     data = json_of(runner, "compute", ILLUSTRATED, "-f", "json", "--only", "inputs", "--only", "weights")
     assert calls == [] and data["weights"][0][0][0] == pytest.approx(0.0634, abs=1e-4)
 

@@ -89,7 +89,7 @@ def test_npy_needs_one_key(runner, tmp_path):
 
 
 def test_json_round_trips_every_float_exactly(runner, tmp_path):
-    from attncli.core.attention import attend
+    from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import read_document
 
@@ -142,7 +142,7 @@ def test_json_of_an_example_matches_the_naive_loop(runner):
 
 
 def test_to_json_refuses_to_hide_a_non_finite_value():
-    from attncli.core.attention import attend
+    from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import EXAMPLES
 from rich.console import Console
 
-from attncli.core.attention import attend
+from attncli.core.pipeline import attend
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
 from attncli.outputs.numbers import format_number

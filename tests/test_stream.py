@@ -18,10 +18,10 @@ from test_checkpoints import assert_refused
 
 from attncli.cli import app
 from attncli.cli.load import progress as _progress
-from attncli.core import bounds, memory, stream
-from attncli.core.attention import attend
+from attncli.core import attention, bounds, memory, stream
 from attncli.core.errors import AttnError
 from attncli.core.memory import parse_size
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed, plan
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
@@ -120,7 +120,7 @@ def test_exp_with_and_without_the_row_max(tiny_blocks, factor, shifted):
     doc = random_document(21, n=20, heads=2, features=("mask",))
     doc["inputs"] = (factor * np.array(doc["inputs"])).tolist()
     spec = spec_of(doc)
-    q, k, v = stream.projections(spec)
+    q, k, v = attention.projections(spec)
     assert bounds.needs_shift(q, k, v, spec).tolist() == [shifted, shifted]
     want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
                            heads=2, mask=doc["mask"])

@@ -18,7 +18,7 @@ from stream_helpers import assert_equal_traces, document, same_error, spec_of
 import attncli
 from attncli.cli import app
 from attncli.core import stream, tiles
-from attncli.core.attention import attend
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
 
 

@@ -19,10 +19,10 @@ import pytest
 from stream_helpers import TOL, assert_equal_traces, assert_same, document, same_error, spec_of
 
 from attncli.cli import app
-from attncli.core import bounds, stream, tiles
-from attncli.core.attention import attend
+from attncli.core import attention, bounds, stream, tiles
 from attncli.core.errors import AttnError
 from attncli.core.masks import Mask
+from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
 from attncli.core.threads import _cpu_list, cache_bytes
 from attncli.inputs.builder import build_spec
@@ -92,9 +92,9 @@ def test_small_tiles_equal_the_full_computation(small_tiles, name, threads, spre
     spec = spec_of(document(len(name), m=m, spread=spread, **extra))
     rows = stream._fast_rows(spec)
     assert rows == 16 and tiles.tile_keys(spec, rows, stream._cells()) == 16
-    q, k, v = stream.projections(spec)
+    q, k, v = attention.projections(spec)
     if spec.rope is not None:
-        q, k = stream.rotations(q, k, spec)
+        q, k = attention.rotations(q, k, spec)
     assert bool(bounds.needs_shift(q, k, v, spec).any()) == (shifted and "softcap" not in extra)  # |c·tanh| < c
     assert_same(spec, threads)
 
@@ -129,7 +129,7 @@ def test_the_row_maximum_moves_from_tile_to_tile(small_tiles):
     data = {"inputs": x.tolist(), "weights": {"query": [[10.0], [0.0]], "key": [[0.0], [1.0]], "value": [[1.0], [2.0]]},
             "scale": "none"}
     spec = spec_of(data)
-    assert bounds.needs_shift(*stream.projections(spec), spec).all()
+    assert bounds.needs_shift(*attention.projections(spec), spec).all()
     streamed, full = attend_streamed(spec, threads=1), attend(spec)
     np.testing.assert_allclose(streamed.output, full.output, rtol=TOL, atol=0)
     descending = dict(data, inputs=x[::-1].tolist())  # and falling: the first tile holds the maximum
@@ -142,7 +142,7 @@ def test_huge_numbers_are_checked_tile_by_tile(small_tiles):
     data = document(9, n=40, spread=1.0)
     data["inputs"] = (np.array(data["inputs"]) * 1e149).tolist()
     spec = spec_of(data)
-    assert not bounds.cannot_overflow(*stream.projections(spec)[:2], spec)
+    assert not bounds.cannot_overflow(*attention.projections(spec)[:2], spec)
     assert_same(spec)
     data["inputs"] = (np.array(data["inputs"]) * 1e10).tolist()
     assert "overflow" in same_error(spec_of(data))

@@ -14,8 +14,8 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
 
     ``compute(spec) -> Trace`` replaces :func:`attncli.core.attention.attend` (``compute`` streams large inputs).
     """
-    from attncli.core.attention import attend
     from attncli.core.memory import memory_budget
+    from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
@@ -61,8 +61,8 @@ def read(file: str):
 
 def attend_in_full(spec, kind: str, command: str):
     """The full computation, for a command that needs its n × m matrices: refused up front when they do not fit."""
-    from attncli.core.attention import attend
     from attncli.core.memory import CHECKED_FROM, ensure_fits
+    from attncli.core.pipeline import attend
     from attncli.core.stream import BASE, full_bytes
 
     need = full_bytes(spec, None, kind)
@@ -73,9 +73,9 @@ def attend_in_full(spec, kind: str, command: str):
 
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
     """The full computation when its n × m matrices are wanted and fit, else block by block (attncli.core.stream)."""
-    from attncli.core.attention import attend
     from attncli.core.memory import ensure_fits
-    from attncli.core.partial import attend_until, needs_no_attention, partial_bytes
+    from attncli.core.partial import partial_bytes
+    from attncli.core.pipeline import attend, attend_until, needs_no_attention
     from attncli.core.stream import attend_streamed, block_count, plan
 
     if needs_no_attention(keys):  # --only inputs, queries …: the stages before the scores, nothing more

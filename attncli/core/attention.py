@@ -9,11 +9,10 @@
 
 Query head i uses key/value head i // (h / g) when there are g < h of them.
 
-Everything is float64.  :func:`attention` is the formula on arrays alone;
-:func:`attend` runs the stages on a :class:`~attncli.core.spec.Spec` (positions,
-projections, scores, normalisation, output, norms; each stage in its own module)
-and keeps every intermediate in a :class:`~attncli.core.trace.Trace`, which
-tables, explanations and JSON all read.
+Everything is float64.  :func:`attention` is the formula on arrays alone; the
+functions below are the stages on a :class:`~attncli.core.spec.Spec`, which
+:mod:`attncli.core.stages` lists in their order and :func:`attncli.core.pipeline.attend`
+runs into a :class:`~attncli.core.trace.Trace` that tables, explanations and JSON all read.
 
 >>> q = k = np.array([[[1.0, 0.0], [0.0, 1.0]]])   # (h, n, d_k)
 >>> v = np.array([[[1.0], [3.0]]])                  # (h, m, d_v)
@@ -27,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.errors import AttnError, quoted
-from attncli.core.masks import empty_queries
 from attncli.core.norms import Norm, normalize_rows
 from attncli.core.norms import add_norm as norm_after
 from attncli.core.positions import rotate
@@ -37,7 +35,7 @@ from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
 
-__all__ = ["Trace", "attend", "attention", "project", "softmax"]
+__all__ = ["Trace", "attention", "project", "softmax"]
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,
@@ -91,32 +89,6 @@ def concat_heads(heads: np.ndarray, w_o: np.ndarray | None = None, b_o: np.ndarr
 
 
 # ---------------------------------------------------------------- the stages on a Spec
-
-
-@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
-def attend(spec: Spec) -> Trace:
-    """Compute every intermediate of ``spec`` at once."""
-    x_hat = pre_norm(spec)  # (n, d_model) or None
-    q, k, v = projections(spec, x_hat)
-    q_rot, k_rot = rotations(q, k, spec)  # None without rope
-    s = scores(q if q_rot is None else q_rot, k if k_rot is None else k_rot, spec)  # (h, n, m)
-    check_finite(s, "scores", spec.tokens)
-    z = scaled(s, spec)
-    check_finite(z, "scaled scores", spec.tokens)
-    bias = None
-    if spec.score_bias is not None:
-        bias = spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)  # (h, n, m), −inf kept
-        z += np.where(np.isneginf(bias), 0.0, bias)  # a −inf cell is masked: its score is never used
-        check_finite(z, "scaled scores", spec.tokens)
-    allowed = spec.allowed  # (h, n, m), built once and kept for the views
-    a = weights_of(z, spec.normalize, allowed, spec.tokens)  # (h, n, m)
-    heads = a @ shared(v, spec.heads)  # (h, n, d_v)
-    y = output_projection(heads, spec)
-    check_finite(y, "output", spec.tokens)
-    residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec=spec, queries=q, keys=k, values=v, scores=s, scaled_scores=z, weights=a, head_outputs=heads, output=y,
-                 empty_queries=empty_queries(allowed), residual=residual, normalized=normalized, queries_rotated=q_rot,
-                 keys_rotated=k_rot, normalized_inputs=x_hat, normalized_output=normalized_output, score_bias=bias)
 
 
 def pre_norm(spec: Spec) -> np.ndarray | None:
@@ -180,19 +152,15 @@ def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
     return concat_heads(heads, spec.w_o, spec.b_o)
 
 
-@np.errstate(over="ignore", invalid="ignore")  # (attncli.core.stream calls this too) overflow is named below
-def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """(R, LayerNorm(R), post_norm(Y)): R = X₀ + Y, or X₀ + post_norm(Y); None where the document has no such step."""
-    y_normed = None
-    if spec.post_norm is not None:
-        y_normed = normalized_rows(y, spec.post_norm, "normalized output", spec.tokens)
+@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named below
+def residual_of(added: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(R, LayerNorm(R)): R = X₀ + ``added`` (Y, or post_norm(Y)); None where the document has no such step."""
     if spec.add_norm is None and not spec.residual:
-        return None, None, y_normed
-    added = y if y_normed is None else y_normed
+        return None, None
     if spec.add_norm is None:
         residual = spec.embedded + added
         check_finite(residual, "residual", spec.tokens)
-        return residual, None, y_normed
+        return residual, None
     gamma, beta, eps = spec.add_norm
     residual, normalized = norm_after(spec.embedded, added, gamma, beta, eps)
     check_finite(residual, "residual", spec.tokens)
@@ -202,7 +170,7 @@ def add_residual(y: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarr
         row = int(np.argmax(bad))
         raise AttnError(f"Add & Norm overflows float64 at row {row + 1} ({quoted(spec.tokens[row])}): the variance of "
                         "the residual (or γ) is too large to compute with")
-    return residual, normalized, y_normed
+    return residual, normalized
 
 
 @np.errstate(over="ignore", invalid="ignore")

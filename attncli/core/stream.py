@@ -29,30 +29,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import (
-    add_residual,
-    biased,
-    check_finite,
-    normalize,
-    output_projection,
-    overflow_error,
-    pre_norm,
-    projections,
-    rotations,
-    scaled,
-    scores,
-)
+from attncli.core.attention import biased, overflow_error, scaled, scores
 from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.memory import beyond, memory_budget, thread_reserve
-from attncli.core.scores import shared
+from attncli.core.pipeline import run, trace_of
 from attncli.core.spec import Spec
+from attncli.core.stages import MATRIX_KEYS, STAGES, Arrays, Stage, kernel_keys, kernel_queries
 from attncli.core.threads import cores, run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
-MATRIX_KEYS = ("scores", "score_bias", "scaled_scores", "weights")  # the n × m matrices only the full computation keeps
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 
@@ -64,13 +52,13 @@ GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive 
 def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
     """Everything :func:`attend` computes except the n × m matrices, block by block.
 
-    ``progress(k)`` is called as blocks finish, with the number just done out of
-    :func:`block_count`.  Results equal attend's to rounding (1e-12).
+    The ``before`` and ``after`` stages of :data:`~attncli.core.stages.STAGES` run as in :func:`attend`; the
+    ``attention`` ones tile by tile (:mod:`attncli.core.tiles`) or block by block (:func:`_run_generic`).
+    ``progress(k)`` is called as blocks finish, with the number just done out of :func:`block_count`.
+    Results equal attend's to rounding (1e-12).
     """
-    x_hat = pre_norm(spec)
-    q0, k0, v = projections(spec, x_hat)
-    q_rot, k_rot = rotations(q0, k0, spec)
-    q, k = (q0, k0) if q_rot is None else (q_rot, k_rot)  # what the scores see
+    a = run(spec, stages=_part("before"))
+    q, k, v = kernel_queries(a), kernel_keys(a), a["values"]  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
@@ -89,16 +77,16 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
                 np.ldexp(heads, power, out=heads)
         else:
             checked = not cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
-            _run_generic(q, k, v, spec, heads, checked, progress, threads, empty)
+            _run_generic(a, spec, heads, checked, progress, threads, empty)
     except Overflow:
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
-    y = output_projection(heads, spec)  # (n, d_out)
-    check_finite(y, "output", spec.tokens)
-    residual, normalized, normalized_output = add_residual(y, spec)
-    return Trace(spec=spec, queries=q0, keys=k0, values=v, head_outputs=heads, output=y, empty_queries=tuple(sorted(empty)),
-                 residual=residual, normalized=normalized, queries_rotated=q_rot, keys_rotated=k_rot,
-                 normalized_inputs=x_hat, normalized_output=normalized_output)
+    a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)))
+    return trace_of(spec, run(spec, a, stages=_part("after")))
+
+
+def _part(part: str) -> tuple[Stage, ...]:
+    return tuple(stage for stage in STAGES if stage.part == part)
 
 
 def block_count(spec: Spec) -> int:
@@ -109,7 +97,8 @@ def block_count(spec: Spec) -> int:
 
 
 def _fast(spec: Spec) -> bool:
-    return spec.score == "dot" and spec.normalize == "softmax"
+    """Whether the fused kernel of :mod:`attncli.core.tiles` does every attention stage this document has."""
+    return all(stage.tiled(spec) for stage in _part("attention") if stage.present(spec))
 
 
 def _cells() -> int:
@@ -130,22 +119,24 @@ def _generic_row_bytes(spec: Spec) -> int:
     return 8 * spec.heads * spec.m * width
 
 
-def _run_generic(q, k, v, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
-    """Any score and normalisation: all heads of one block of queries per task."""
+def _run_generic(a: Arrays, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
+    """Any score and normalisation: the attention stages on all heads of one block of queries per task."""
+    stages = [stage for stage in _part("attention") if stage.present(spec)]
 
     @np.errstate(over="ignore", invalid="ignore")
     def task(job: tuple[int, int]) -> None:
         lo, hi = job
-        s = scores(q[:, lo:hi], k, spec)  # (h, b, m)
-        z = biased(scaled(s, spec), spec, lo, hi)
-        if checked and not (np.isfinite(s).all() and np.isfinite(z).all()):
-            raise Overflow
-        try:
-            a = normalize(z, spec, lo, hi)
-        except AttnError as e:  # `normalize: sum` names the row inside the block
-            message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
-            raise AttnError(message, e.where) from None
-        heads[:, lo:hi] = a @ shared(v, spec.heads)  # (h, b, d_v)
+        b = dict(a)
+        for stage in stages:
+            try:
+                made = stage.block(spec, b, lo, hi)
+            except AttnError as e:  # `normalize: sum` names the row inside the block
+                message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
+                raise AttnError(message, e.where) from None
+            if checked and not all(np.isfinite(made[key]).all() for key in made if key in ("scores", "scaled_scores")):
+                raise Overflow
+            b.update(made)
+        heads[:, lo:hi] = b["head_outputs"]  # (h, b, d_v)
         if spec.mask is not None:
             empty.update(lo + i for i in empty_queries(spec.mask.block(lo, hi)))
 

@@ -111,7 +111,7 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
 def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarray], plan: Plan,
              dtype: str) -> list[Agreement]:
     """The document as written, read back (its X from memory) and computed; every key against the model's."""
-    from attncli.core.attention import attend
+    from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, parse_text
 

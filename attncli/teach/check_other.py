@@ -16,9 +16,10 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
+from attncli.core.stages import writer
 from attncli.outputs.serialize import array_of
 from attncli.teach.answer import NOT_PER_HEAD, PER_QUERY_AXIS, Answer, Given, expected_of, fit, part, select
-from attncli.teach.slips import STAGE, rerun
+from attncli.teach.slips import rerun
 
 
 def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, words: dict) -> str | None:
@@ -62,10 +63,10 @@ def rounded_right(trace: Trace, answer: Answer, g: Given, tol: float, words: dic
 
 def carried(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, words: dict) -> str | None:
     """Is the wrong quantity what the learner's own (wrong) earlier quantities give, computed on correctly?"""
-    stage = STAGE.get(f.key, len(STAGE))
+    stage = writer(f.key)
     start = {}
     for g in givens:
-        if STAGE.get(g.key, len(STAGE)) < stage and not g.rows:
+        if writer(g.key) < stage and not g.rows:
             full = array_of(trace, g.key).copy()
             index = part(g.key, answer, trace.spec, full.ndim)
             if full[index].shape != g.values.shape:  # (a quantity of the wrong shape)

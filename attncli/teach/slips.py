@@ -22,21 +22,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attncli.core.attention import Trace, add_residual, attend, output_projection, rotations, scaled, scores
+from attncli.core import pipeline
+from attncli.core.attention import output_projection
 from attncli.core.errors import AttnError
+from attncli.core.pipeline import attend
 from attncli.core.scores import shared
 from attncli.core.softmax import exp_rows, softmax
 from attncli.core.softmax import normalize as weights_of
+from attncli.core.stages import QUANTITIES, writer
+from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.lines import subscript
 
 Arrays = dict[str, np.ndarray | None]
-ANSWERABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
-              "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual",
-              "normalized")
-STAGE = {"queries": 0, "keys": 0, "values": 0, "queries_rotated": 1, "keys_rotated": 1, "scores": 2,
-         "scaled_scores": 3, "weights": 4, "head_outputs": 5, "output": 6}
-AFTER_WEIGHTS = ("head_outputs", "output", "normalized_output", "residual", "normalized")  # what rounding changes
+ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)  # what an answer may give: what is computed
+AFTER_WEIGHTS = tuple(key for key in ANSWERABLE if writer(key) > writer("weights"))  # what rounding the weights changes
 ROUNDINGS = (0.01, 0.1)  # a slip's weights also tried rounded to 2 or 1 decimals before they multiply V
 
 
@@ -73,38 +73,17 @@ def rerun(trace: Trace, start: Arrays, rounding: float | None = None,
     ``rounding``: the weights rounded to this step before they multiply the values; ``mix(a, v)``: the head
     outputs made otherwise than a·V; ``project(heads)``: the output made otherwise than concat·W_O + b_O.
     """
-    spec = trace.spec
-    got = arrays_of(trace)
-    got.update(start)
-    level = min((STAGE[key] for key in start), default=len(STAGE))
-    redo = lambda key: key not in start and STAGE[key] > level  # noqa: E731
-    if spec.rope is not None and redo("queries_rotated"):
-        got["queries_rotated"], got["keys_rotated"] = rotations(got["queries"], got["keys"], spec)
-    if redo("scores"):
-        rotated = spec.rope is not None
-        got["scores"] = scores(got["queries_rotated" if rotated else "queries"], got["keys_rotated" if rotated else "keys"], spec)
-    if redo("scaled_scores"):
-        z = scaled(got["scores"], spec)
-        got["scaled_scores"] = z if trace.score_bias is None else z + np.where(np.isneginf(trace.score_bias), 0.0,
-                                                                                trace.score_bias)
-    if redo("weights"):
-        got["weights"] = weights_of(got["scaled_scores"], spec.normalize, allowed_of(spec), spec.tokens)
-    heads_again = "head_outputs" not in start and (level < STAGE["head_outputs"] or rounding is not None or mix is not None)
-    if heads_again:
-        a = got["weights"] if rounding is None else np.round(got["weights"] / rounding) * rounding
-        v = shared(got["values"], spec.heads)
-        got["head_outputs"] = a @ v if mix is None else mix(a, v)
-    if "output" not in start and (heads_again or level < STAGE["output"] or project is not None):
-        try:
-            got["output"] = output_projection(got["head_outputs"], spec) if project is None else project(got["head_outputs"])
-        except ValueError:  # head outputs of another width (the keys instead of the values) meet no W_O
-            got["output"] = None
-    if level <= STAGE["output"] or heads_again or project is not None:
-        try:
-            got["residual"], got["normalized"], got["normalized_output"] = add_residual(got["output"], spec)
-        except (ValueError, TypeError):  # an output of another width (W_O left out) has no residual: the rest still counts
-            got["residual"] = got["normalized"] = got["normalized_output"] = None
-    return got
+    replace = {}
+    if rounding is not None or mix is not None:
+        def mixed(spec, a: Arrays) -> Arrays:
+            weights = a["weights"] if rounding is None else np.round(a["weights"] / rounding) * rounding
+            v = shared(a["values"], spec.heads)
+            return {"head_outputs": weights @ v if mix is None else mix(weights, v)}
+        replace["mix"] = mixed
+    if project is not None:
+        replace["output"] = lambda spec, a: {"output": project(a["head_outputs"])}
+    got = pipeline.rerun(trace.spec, pipeline.arrays_of(trace), given=start, replace=replace)
+    return {key: got.get(key) for key in ANSWERABLE}
 
 
 def allowed_of(spec) -> np.ndarray | None:

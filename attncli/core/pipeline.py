@@ -1,0 +1,98 @@
+"""Running the stage list of :mod:`attncli.core.stages`: everything, up to what is asked, or again with a change.
+
+    attend(spec)                 every stage the document has, at once -> Trace
+    attend_until(spec, keys)     only the stages the keys need (``--only queries`` stops at the projections)
+    rerun(spec, arrays, …)       the stages after a changed one again (the slips of ``attncli check``)
+
+The streamed path (:mod:`attncli.core.stream`) runs the ``before`` and ``after`` stages with :func:`run`
+too, and the ``attention`` ones block by block.  The :class:`Trace` is made here, in :func:`trace_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+
+import numpy as np
+
+from attncli.core.spec import Spec
+from attncli.core.stages import STAGES, Arrays, Stage, writer
+from attncli.core.trace import Trace
+
+Step = Callable[[Spec, Arrays], Arrays]
+COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries"))  # the arrays a Trace keeps
+
+
+def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = STAGES, replace: dict[str, Step] | None = None,
+        given: Arrays | None = None, lenient: bool = False) -> Arrays:
+    """``stages`` in order (those the document has) on ``arrays`` -> every array they and earlier stages made.
+
+    ``replace``: a stage's name -> another way to compute it; ``given``: arrays no stage may overwrite;
+    ``lenient``: an ``after`` stage that cannot run (an output of another width meets no W_O) leaves its
+    arrays None instead of raising.
+    """
+    a = dict(arrays or {})
+    given = given or {}
+    a.update(given)
+    for stage in stages:
+        if not stage.present(spec):
+            continue
+        step = (replace or {}).get(stage.name, stage.run)
+        try:
+            made = step(spec, a)
+        except (ValueError, TypeError):
+            if not (lenient and stage.part == "after"):
+                raise
+            made = dict.fromkeys(stage.keys)
+        a.update({key: value for key, value in made.items() if key not in given})
+    return a
+
+
+@np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
+def attend(spec: Spec) -> Trace:
+    """Compute every intermediate of ``spec`` at once."""
+    return trace_of(spec, run(spec))
+
+
+def needed(keys: Iterable[str]) -> tuple[Stage, ...]:
+    """The stages that make ``keys`` (JSON keys), and those they read from, in order."""
+    wanted, chosen = set(keys), set()
+    for i in range(len(STAGES) - 1, -1, -1):
+        stage = STAGES[i]
+        if wanted & {*stage.keys, *(q.key for q in stage.parameters)}:
+            chosen.add(i)
+            wanted |= set(stage.reads)
+    return tuple(STAGES[i] for i in sorted(chosen))
+
+
+def needs_no_attention(keys: list[str] | None) -> bool:
+    """Whether ``keys`` (``--only``; None: everything) are all made before the scores."""
+    return bool(keys) and all(stage.part == "before" for stage in needed(keys))
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def attend_until(spec: Spec, keys: list[str]) -> Trace:
+    """The stages ``keys`` need, and no more: a Trace whose other arrays are None."""
+    return trace_of(spec, run(spec, stages=needed(keys)))
+
+
+def rerun(spec: Spec, arrays: Arrays, given: Arrays | None = None, replace: dict[str, Step] | None = None) -> Arrays:
+    """Every array again from the first stage ``given`` or ``replace`` changes on: the arrays ``given`` replace
+    what their stages made, the stages named in ``replace`` are done otherwise, and everything after the first
+    of them is computed anew (earlier arrays stay ``arrays``'); leniently (:func:`run`)."""
+    given, replace = given or {}, replace or {}
+    first = min([writer(key) + 1 for key in given] + [i for i, s in enumerate(STAGES) if s.name in replace],
+                default=len(STAGES))
+    with np.errstate(all="ignore"):
+        return run(spec, arrays, stages=STAGES[first:], replace=replace, given=given, lenient=True)
+
+
+def arrays_of(trace: Trace) -> Arrays:
+    """The arrays a Trace holds, as :func:`run` keeps them."""
+    return {**{key: getattr(trace, key) for key in COMPUTED}, "_empty_queries": trace.empty_queries}
+
+
+def trace_of(spec: Spec, arrays: Arrays) -> Trace:
+    """The one place a Trace is made: the arrays the stages made, by their JSON keys."""
+    return Trace(spec=spec, empty_queries=tuple(arrays.get("_empty_queries", ())),
+                 **{key: arrays.get(key) for key in COMPUTED})

@@ -1,0 +1,234 @@
+"""The order of the computation, written once: one list of stages that every path runs.
+
+Each :class:`Stage` has its name, its formula, the quantities it reads and writes, whether the
+document has it (``present``), how it runs on everything at once (``run``) and, for the stages of
+the n × m attention itself, on one block of queries (``block``, for :mod:`attncli.core.stream`).
+Each quantity it writes is a :class:`Quantity`: its JSON key, its formula's name, its title, its
+shape and what a document needs for it.  The full computation, the streamed one, ``--only`` (the
+stages up to the last one asked for) and the slips of ``attncli check`` (the list with one stage
+replaced) all run :data:`STAGES` (:mod:`attncli.core.pipeline`); JSON, tables and ``--only`` read
+:data:`QUANTITIES`.  A new stage is one entry here, with its maths in a module of its own.
+
+The parts: ``before`` stages work on the rows of X, Q, K and V (the streamed path runs them on
+everything, like the full one); ``attention`` stages make the n × m matrices (streamed: block by
+block, or tile by tile where the fused kernel of :mod:`attncli.core.tiles` does them, ``tiled``);
+``after`` stages work on the rows of the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attncli.core import attention as maths
+from attncli.core.masks import empty_queries
+from attncli.core.scores import shared
+from attncli.core.spec import Spec
+
+Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One array of the result: its JSON key, the formula's name for it, its title and its shape."""
+
+    key: str  # the JSON key: "queries"
+    symbol: str  # the formula's name: "Q" (--only takes either)
+    title: str  # "Queries"
+    shape: str  # "h n d_k": per query head; "g m d_k": per key/value head; "n d": per token; "h n m": a matrix of scores
+    needs: str = ""  # what the document needs for it, when not every document has it ("rope:")
+    source: str = ""  # "spec": the document's own array (Spec field), not computed
+
+    @property
+    def per_head(self) -> bool:
+        return self.shape.startswith(("h ", "g "))
+
+    @property
+    def per_kv_head(self) -> bool:
+        return self.shape.startswith("g ")
+
+    @property
+    def matrix(self) -> bool:
+        """An n × m matrix per head: kept only by the full computation."""
+        return self.shape.startswith("h n m")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the computation (see the module's docstring)."""
+
+    name: str
+    formula: str
+    reads: tuple[str, ...]
+    writes: tuple[Quantity, ...]
+    run: Callable[[Spec, Arrays], Arrays]  # on every query at once -> the arrays it writes
+    present: Callable[[Spec], bool] = lambda spec: True
+    part: str = "before"  # "before", "attention" or "after"
+    block: Callable[[Spec, Arrays, int, int], Arrays] | None = None  # attention: the queries lo … hi − 1 only
+    tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
+    parameters: tuple[Quantity, ...] = field(default=())  # the document's matrices it applies (W_Q, b_Q …)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(q.key for q in self.writes)
+
+
+def kernel_queries(a: Arrays) -> np.ndarray:
+    """The queries the scores see (h, n, d_k): the last query stage the document has (rotated, or as projected)."""
+    return a["queries"] if a.get("queries_rotated") is None else a["queries_rotated"]
+
+
+def kernel_keys(a: Arrays) -> np.ndarray:
+    """The keys the scores see (g, m, d_k)."""
+    return a["keys"] if a.get("keys_rotated") is None else a["keys_rotated"]
+
+
+# ---------------------------------------------------------------- each stage on everything at once
+
+
+def _projections(spec: Spec, a: Arrays) -> Arrays:
+    q, k, v = maths.projections(spec, a.get("normalized_inputs"))
+    return {"queries": q, "keys": k, "values": v}
+
+
+def _rotations(spec: Spec, a: Arrays) -> Arrays:
+    q_rot, k_rot = maths.rotations(a["queries"], a["keys"], spec)
+    return {"queries_rotated": q_rot, "keys_rotated": k_rot}
+
+
+def _scores(spec: Spec, a: Arrays) -> Arrays:
+    s = maths.scores(kernel_queries(a), kernel_keys(a), spec)  # (h, n, m)
+    maths.check_finite(s, "scores", spec.tokens)
+    return {"scores": s}
+
+
+def _score_bias(spec: Spec, a: Arrays) -> Arrays:
+    return {"score_bias": spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)}  # (h, n, m), −inf kept
+
+
+def _scaled(spec: Spec, a: Arrays) -> Arrays:
+    z = maths.scaled(a["scores"], spec)  # (h, n, m)
+    maths.check_finite(z, "scaled scores", spec.tokens)
+    bias = a.get("score_bias")
+    if bias is not None:
+        z += np.where(np.isneginf(bias), 0.0, bias)  # a −inf cell is masked: its score is never used
+        maths.check_finite(z, "scaled scores", spec.tokens)
+    return {"scaled_scores": z}
+
+
+def _weights(spec: Spec, a: Arrays) -> Arrays:
+    allowed = spec.allowed  # (h, n, m), built once and kept for the views
+    return {"weights": maths.weights_of(a["scaled_scores"], spec.normalize, allowed, spec.tokens),
+            "_empty_queries": empty_queries(allowed)}
+
+
+def _mix(spec: Spec, a: Arrays) -> Arrays:
+    return {"head_outputs": a["weights"] @ shared(a["values"], spec.heads)}  # (h, n, d_v)
+
+
+def _output(spec: Spec, a: Arrays) -> Arrays:
+    y = maths.output_projection(a["head_outputs"], spec)  # (n, d_out)
+    maths.check_finite(y, "output", spec.tokens)
+    return {"output": y}
+
+
+def _post_norm(spec: Spec, a: Arrays) -> Arrays:
+    return {"normalized_output": maths.normalized_rows(a["output"], spec.post_norm, "normalized output", spec.tokens)}
+
+
+def _residual(spec: Spec, a: Arrays) -> Arrays:
+    added = a["output"] if a.get("normalized_output") is None else a["normalized_output"]
+    residual, normalized = maths.residual_of(added, spec)
+    return {"residual": residual, "normalized": normalized}
+
+
+# ---------------------------------------------------------------- the attention stages on a block of queries
+
+
+def _scores_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
+    return {"scores": maths.scores(kernel_queries(a)[:, lo:hi], kernel_keys(a), spec)}  # (h, b, m)
+
+
+def _scaled_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
+    return {"scaled_scores": maths.biased(maths.scaled(a["scores"], spec), spec, lo, hi)}
+
+
+def _weights_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
+    return {"weights": maths.normalize(a["scaled_scores"], spec, lo, hi)}
+
+
+def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
+    return _mix(spec, a)
+
+
+# ---------------------------------------------------------------- the list
+
+
+def _q_(key, symbol, title, shape, needs="", source=""):
+    return Quantity(key, symbol, title, shape, needs, source)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("document", "X, P: the document's inputs and positional encoding", (),
+          (_q_("inputs", "X", "Inputs", "n d_model", source="spec"),
+           _q_("positional", "P", "Positional encoding", "n d_model", "positional:", "spec")),
+          lambda spec, a: {}),
+    Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
+          (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model", "pre_norm:"),),
+          lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
+    Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
+          (_q_("context", "C", "Context", "m d_ctx", "a context", "spec"),), lambda spec, a: {}),
+    Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
+          ("inputs", "positional", "normalized_inputs", "context"),
+          (_q_("queries", "Q", "Queries", "h n d_k"), _q_("keys", "K", "Keys", "g m d_k"),
+           _q_("values", "V", "Values", "g m d_v")),
+          _projections,
+          parameters=(_q_("weight_query", "W_Q", "Query projection", "h d_model d_k", source="spec"),
+                      _q_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "spec"),
+                      _q_("weight_key", "W_K", "Key projection", "g d_ctx d_k", source="spec"),
+                      _q_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "spec"),
+                      _q_("weight_value", "W_V", "Value projection", "g d_ctx d_v", source="spec"),
+                      _q_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "spec"))),
+    Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
+          (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", "rope:"),
+           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", "rope:")),
+          _rotations, lambda spec: spec.rope is not None),
+    Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated"),
+          (_q_("scores", "S", "Scores", "h n m"),), _scores, part="attention", block=_scores_block,
+          tiled=lambda spec: spec.score == "dot"),
+    Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
+          (_q_("score_bias", "B", "Score bias", "h n m", "score_bias:"),), _score_bias,
+          lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
+          tiled=lambda spec: True),
+    Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
+          (_q_("scaled_scores", "Z", "Scaled scores", "h n m"),), _scaled, part="attention", block=_scaled_block,
+          tiled=lambda spec: True),
+    Stage("weights", "A = softmax over the allowed keys", ("scaled_scores",),
+          (_q_("weights", "A", "Weights", "h n m"),), _weights, part="attention", block=_weights_block,
+          tiled=lambda spec: spec.normalize == "softmax"),
+    Stage("mix", "H = A·V", ("weights", "values"),
+          (_q_("head_outputs", "H", "Head output", "h n d_v"),), _mix, part="attention", block=_mix_block,
+          tiled=lambda spec: True),
+    Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs",),
+          (_q_("output", "Y", "Output", "n d_out"),), _output, part="after",
+          parameters=(_q_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "spec"),
+                      _q_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "spec"))),
+    Stage("post_norm", "post_norm(Y)", ("output",),
+          (_q_("normalized_output", "", "Normalised output", "n d_out", "post_norm:"),),
+          _post_norm, lambda spec: spec.post_norm is not None, part="after"),
+    Stage("residual", "R = X₀ + Y (or + post_norm(Y));  N = LayerNorm(R)", ("inputs", "output", "normalized_output"),
+          (_q_("residual", "R", "Residual", "n d_model", "add_norm: or residual: true"),
+           _q_("normalized", "N", "Add & Norm", "n d_model", "add_norm:")),
+          _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),
+)
+
+BY_NAME = {stage.name: stage for stage in STAGES}
+QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in (*stage.writes, *stage.parameters)}
+MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
+
+
+def writer(key: str) -> int:
+    """The index of the last stage that writes ``key`` (a stage may rewrite what an earlier one wrote)."""
+    return max(i for i, stage in enumerate(STAGES) if key in stage.keys or key in (q.key for q in stage.parameters))
