@@ -28,10 +28,10 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.outputs.serialize import array_of
-from attncli.teach.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
-from attncli.teach.check_modern import modern_slips
-from attncli.teach.check_other import other_part, rounded_right, shape_hint
-from attncli.teach.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
+from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
+from attncli.teach.check.modern import modern_slips
+from attncli.teach.check.other import other_part, rounded_right, shape_hint
+from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
@@ -211,7 +211,7 @@ def _explained(slip, g: Given, answer: Answer, trace: Trace, tol: float) -> floa
 
 
 def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:
-    from attncli.teach.check_view import cell_name
+    from attncli.teach.check.view import cell_name
 
     spec = trace.spec
     name = cell_name((*row, 0), key, spec.tokens, spec.context_tokens, words["cell"])  # row: (head, row) or (row,)
