@@ -184,7 +184,7 @@ def test_forgotten_transpose_shape_is_marked_at_step_4_in_chinese_too(runner, tm
 def test_chinese_paragraphs_break_between_characters_within_the_width():
     from rich.cells import cell_len
 
-    from attncli.teach.explain_view import wrap_cjk
+    from attncli.teach.explain.view import wrap_cjk
     from attncli.teach.texts.zh import TEXTS
 
     text = TEXTS["scores"]["dot"].format(q="Input 1")
@@ -203,8 +203,8 @@ def test_chinese_steps_fit_a_narrow_terminal(runner):
     from rich.console import Console
 
     from attncli.cli.load import load
-    from attncli.teach.explain import Focus, steps
-    from attncli.teach.explain_view import renderables
+    from attncli.teach.explain.view import renderables
+    from attncli.teach.explain.walkthrough import Focus, steps
     from attncli.teach.texts import texts
 
     trace = load(str(EXAMPLES / "illustrated.yaml"))

@@ -438,7 +438,7 @@ def cases(draw, command: str) -> Case:
 def answers(draw, doc: dict):
     """An answer: the right numbers (maybe rounded, one cell off or left null), or anything the grammar makes."""
     import attncli
-    from attncli.teach.check import CHECKABLE
+    from attncli.teach.check.compare import CHECKABLE
 
     try:
         trace = attncli.compute(doc)

@@ -73,7 +73,7 @@ def test_finite_tolerances_still_work(tmp_path, capsys, tol, answer, code):
 
 def test_the_library_refuses_a_nan_tolerance_too():
     import attncli
-    from attncli.teach.check import check, read_answer
+    from attncli.teach.check.compare import check, read_answer
 
     trace = attncli.compute({"inputs": X, "weights": WEIGHTS, "scale": "none"})
     answer = read_answer({"query": 1, "scores": [99, 4, 4]}, trace, None)

@@ -386,7 +386,8 @@ def test_every_slip_has_one_sentence_in_both_languages(lang):
     en, other = texts("en")["slips"], texts(lang)["slips"]
     assert set(en) == set(other)
     names = {case[0] for case in CASES} | {"keys_from_inputs", "or_same"}
-    from attncli.teach import check_modern, slips
+    from attncli.teach.check import modern as check_modern
+    from attncli.teach.check import slips
 
     source = open(slips.__file__, encoding="utf-8").read() + open(check_modern.__file__, encoding="utf-8").read()
     assert set(re.findall(r'"([a-z_0-9]+)"', source)) >= set(en) - {"or_same"}  # every sentence belongs to a slip

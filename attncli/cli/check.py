@@ -63,8 +63,8 @@ def check(
     def action() -> None:
         nonlocal wrong
         from attncli.core.errors import AttnError
-        from attncli.teach.check import check_tolerance, diagnose, read_answer
-        from attncli.teach.check_view import check_json, check_report
+        from attncli.teach.check.compare import check_tolerance, diagnose, read_answer
+        from attncli.teach.check.view import check_json, check_report
 
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         changes = overrides(scale, mask, heads)

@@ -67,7 +67,7 @@ def step_choice(step: str, extras: Optional[list[str]]) -> None:
         return
     if step in known:
         return
-    from attncli.teach.explain import NEEDS
+    from attncli.teach.explain.walkthrough import NEEDS
 
     if step == "residual" and "add_norm" in known:
         raise AttnError(f"the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {valid}",

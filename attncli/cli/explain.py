@@ -97,8 +97,8 @@ def explain(
 
         trace = load(doc.name, changes, doc=doc, compute=attention)
         spec = trace.spec
-        from attncli.teach.explain import Focus
-        from attncli.teach.explain_view import renderables, to_json
+        from attncli.teach.explain.view import renderables, to_json
+        from attncli.teach.explain.walkthrough import Focus
         from attncli.teach.texts import texts
         from attncli.views.tables import View
 
@@ -128,9 +128,9 @@ def _every_head(doc, trace, focus, followed, why: bool, step: str) -> list:
     repeated for each, their titles naming it, among the steps every head shares (which come once)."""
     import dataclasses
 
-    from attncli.teach.explain import steps as all_steps
+    from attncli.teach.explain.walkthrough import steps as all_steps
     from attncli.teach.texts import texts
-    from attncli.teach.why import mark_mistake, why_steps
+    from attncli.teach.why.stages import mark_mistake, why_steps
 
     runs = []
     for h in followed:
@@ -188,7 +188,7 @@ def _choose(steps: list, step: str) -> list:
 
 def _findings(doc, trace, lang: str) -> tuple[list, Optional[int]]:
     """The learner's answer compared with the computation (attncli check's findings), and the head it is for."""
-    from attncli.teach.check import check, read_answer
+    from attncli.teach.check.compare import check, read_answer
 
     try:
         answer = read_answer(doc.data["answer"], trace, doc.folder)

@@ -1,6 +1,6 @@
 """``attncli check``'s English words: the report's lines, and one sentence per slip (what was done, what to do instead).
 
-The slips are those of :mod:`attncli.teach.slips` and :mod:`attncli.teach.check_modern`, by name; the same keys
+The slips are those of :mod:`attncli.teach.check.slips` and :mod:`attncli.teach.check.modern`, by name; the same keys
 exist in :mod:`attncli.teach.texts.check_zh`.
 """
 

@@ -1,6 +1,6 @@
 """Every English sentence of ``attncli explain``: step titles, paragraphs and table labels.
 
-Placeholders in braces are filled from :func:`attncli.teach.explain.context` (``{q}`` the
+Placeholders in braces are filled from :func:`attncli.teach.explain.step.context` (``{q}`` the
 query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncli.teach.texts.zh`.
 """
 

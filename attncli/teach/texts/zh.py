@@ -1,6 +1,6 @@
 """``attncli explain`` 的全部中文文字：步骤标题、说明段落和表格标签。
 
-花括号中的占位符由 :func:`attncli.teach.explain.context` 填入；键名与 :mod:`attncli.teach.texts.en` 一一对应。
+花括号中的占位符由 :func:`attncli.teach.explain.step.context` 填入；键名与 :mod:`attncli.teach.texts.en` 一一对应。
 """
 
 from attncli.teach.texts.check_zh import CHECK, SLIPS

@@ -5,7 +5,7 @@ attention (``normalized_inputs``, ``queries_rotated``, ``keys_rotated``, ``resid
 answered when the document computes them; for ``keys``, ``values`` and ``keys_rotated`` with
 ``kv_heads``, ``head`` names the query head, and the answer is for the key/value head it uses.
 
-When an answer is wrong, every slip a teacher sees (:mod:`attncli.teach.slips`, the computation
+When an answer is wrong, every slip a teacher sees (:mod:`attncli.teach.check.slips`, the computation
 done again with one change) is tried on every quantity the answer gives, so a slip made in
 step 3 is named from an answer that gives only the output; when several fit, the one that
 explains the most given numbers is named.  When none does: the numbers of another query or
@@ -28,10 +28,10 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.outputs.serialize import array_of
-from attncli.teach.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
-from attncli.teach.check_modern import modern_slips
-from attncli.teach.check_other import other_part, rounded_right, shape_hint
-from attncli.teach.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
+from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
+from attncli.teach.check.modern import modern_slips
+from attncli.teach.check.other import other_part, rounded_right, shape_hint
+from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
@@ -211,7 +211,7 @@ def _explained(slip, g: Given, answer: Answer, trace: Trace, tol: float) -> floa
 
 
 def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:
-    from attncli.teach.check_view import cell_name
+    from attncli.teach.check.view import cell_name
 
     spec = trace.spec
     name = cell_name((*row, 0), key, spec.tokens, spec.context_tokens, words["cell"])  # row: (head, row) or (row,)

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.core.errors import visible
-from attncli.teach.check import shown
-from attncli.teach.explain_view import wrap_cjk
+from attncli.teach.check.compare import shown
+from attncli.teach.explain.view import wrap_cjk
 from attncli.teach.texts import texts
 
 

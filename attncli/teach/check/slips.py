@@ -2,16 +2,16 @@
 
 A :class:`Slip` is one change (the scale left out, the weights times K instead of V, one
 weighted value left out of the sum …) and every quantity an answer may give, computed with
-it: :func:`attncli.teach.check.diagnose` tries each slip on every quantity the answer gives,
+it: :func:`attncli.teach.check.compare.diagnose` tries each slip on every quantity the answer gives,
 so a slip made in step 3 is named from an answer that gives only the output.  Its sentence
 (what was done, what to do instead) is ``texts(lang)["slips"][name]``, filled with ``words``.
 
-:func:`rerun` does the computation again from any stage on: the stages given replace the
+:func:`rerun` does the computation again from any stage on (:func:`attncli.core.pipeline.rerun`): the stages given replace the
 trace's, everything after them is computed anew (earlier ones stay the trace's).  A slip
 of the document's settings (a scale, a mask, a bias left out) is :func:`attend` on a changed
 :class:`~attncli.core.spec.Spec`.  The slips of today's attention (RoPE, soft cap, pre-norm,
 score bias, mask conventions, shared key/value heads, the residual) are in
-:mod:`attncli.teach.check_modern`.
+:mod:`attncli.teach.check.modern`.
 """
 
 from __future__ import annotations

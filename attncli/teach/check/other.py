@@ -18,8 +18,8 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.core.stages import writer
 from attncli.outputs.serialize import array_of
-from attncli.teach.answer import NOT_PER_HEAD, PER_QUERY_AXIS, Answer, Given, expected_of, fit, part, select
-from attncli.teach.slips import rerun
+from attncli.teach.check.answer import NOT_PER_HEAD, PER_QUERY_AXIS, Answer, Given, expected_of, fit, part, select
+from attncli.teach.check.slips import rerun
 
 
 def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, words: dict) -> str | None:

@@ -4,7 +4,7 @@ The progression (seed 002's idea, our words): (a) every output the plain average
 the value rows; (b) symmetric relevance X·Xᵀ, each row divided by its own sum;
 (c) query–key relevance Q·Kᵀ divided by the row sum, then (d) softmax(scale·Q·Kᵀ);
 and (e) why the scale (seed 003's argument: a saturated softmax has a vanishing gradient).
-The intuitions told next to the numbers are in :mod:`attncli.teach.why_notes`.
+The intuitions told next to the numbers are in :mod:`attncli.teach.why.notes`.
 Also: marking the step where a learner's ``answer:`` first goes wrong.
 
 >>> import numpy as np
@@ -23,9 +23,9 @@ import numpy as np
 from attncli.core.attention import Trace, softmax
 from attncli.core.errors import AttnError
 from attncli.outputs.numbers import dims, number
-from attncli.teach import why_notes as intuitions
-from attncli.teach.step import Focus, Numbers, Step, context, kv_head
+from attncli.teach.explain.step import Focus, Numbers, Step, context, kv_head
 from attncli.teach.texts import texts
+from attncli.teach.why import notes as intuitions
 
 
 def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
@@ -107,8 +107,8 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
 
 def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> list[Step]:
     """Add a note to the step where the learner's first wrong quantity appears (steps are returned anew)."""
-    from attncli.teach.check import shown
-    from attncli.teach.check_view import place
+    from attncli.teach.check.compare import shown
+    from attncli.teach.check.view import place
 
     wrong = next((f for f in findings if not f.ok), None)
     if wrong is None:

@@ -1,6 +1,6 @@
 """Steps -> Rich renderables (returned, never printed) and -> strict JSON.
 
-Both read the same :class:`~attncli.teach.explain.Step` objects, so the tables and the
+Both read the same :class:`~attncli.teach.explain.walkthrough.Step` objects, so the tables and the
 JSON always show the same numbers.
 """
 
@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.text import Text
 
 from attncli.core.errors import visible
-from attncli.teach.explain import Numbers, Step
+from attncli.teach.explain.walkthrough import Numbers, Step
 from attncli.views.tables import View, matrix_table
 
 CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")

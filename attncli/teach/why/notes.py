@@ -19,9 +19,9 @@ import numpy as np
 
 from attncli.core.attention import Trace, softmax
 from attncli.outputs.numbers import number
-from attncli.teach.explain_notes import same_projection
+from attncli.teach.explain.notes import same_projection
+from attncli.teach.explain.step import Focus, Numbers, Step
 from attncli.teach.lines import subscript
-from attncli.teach.step import Focus, Numbers, Step
 
 
 def jacobian_peak(a: np.ndarray) -> np.ndarray:
@@ -43,7 +43,7 @@ def _pair(matrix: np.ndarray, i: int) -> tuple[int, int]:
 
 def query_key(trace: Trace, focus: Focus, w: dict, ctx: dict, qk: np.ndarray) -> list[str]:
     """Stage c: the relevance both ways, and the dictionary."""
-    from attncli.teach.why import divide_rows
+    from attncli.teach.why.stages import divide_rows
 
     spec, i, p = trace.spec, focus.query, focus.precision
     token = lambda k: f"“{spec.tokens[k]}”"  # noqa: E731

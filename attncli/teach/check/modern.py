@@ -1,6 +1,6 @@
 """The slips of today's attention, for ``attncli check``'s hints.
 
-Each slip is the computation done again with one change, as :mod:`attncli.teach.slips`
+Each slip is the computation done again with one change, as :mod:`attncli.teach.check.slips`
 models the classic ones:
 
 - rope: the pairs taken interleaved instead of as halves (or the reverse); the positions
@@ -21,7 +21,7 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.norms import layer_norm
 from attncli.core.positions import Rope, rotate
-from attncli.teach.slips import Slip, arrays_of, by_spec, by_stage
+from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage
 
 
 def modern_slips(trace: Trace) -> list[Slip]:

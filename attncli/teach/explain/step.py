@@ -1,8 +1,8 @@
 """What a step of ``attncli explain`` is made of, and the values its sentences may name.
 
 A :class:`Step` holds a title, a formula, paragraphs, the worked lines and the tables;
-:mod:`attncli.teach.explain` and :mod:`attncli.teach.explain_modern` make them from a
-:class:`~attncli.core.trace.Trace`, :mod:`attncli.teach.explain_view` draws them.
+:mod:`attncli.teach.explain.walkthrough` and :mod:`attncli.teach.explain.modern` make them from a
+:class:`~attncli.core.trace.Trace`, :mod:`attncli.teach.explain.view` draws them.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
+from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head
 from attncli.teach.lines import fixed, subscript, vector
-from attncli.teach.step import Focus, Numbers, inputs_symbol, kv_head
 
 # The walkthrough's figures round each query's weights (query 1 to halves, queries 2 and 3 to one decimal)
 # and show the output of those rounded weights: [2.0, 7.0, 1.5], [2.0, 8.0, 0.0], [2.0, 7.8, 0.3].

@@ -3,13 +3,13 @@
 Every number comes from the computed :class:`~attncli.core.attention.Trace`; the only
 arithmetic here is for display (the products inside one dot product, one weight
 times one value row).  A :class:`Step` holds a title, a formula, paragraphs, the
-worked lines and the tables; :mod:`attncli.teach.explain_view` draws it with Rich and
+worked lines and the tables; :mod:`attncli.teach.explain.view` draws it with Rich and
 writes it as JSON.  The words live in :mod:`attncli.teach.texts` (one module per language).
 
 Steps 1 to 8 keep their numbers; the extra steps appear where the document computes them
 (the order of docs/format.md): ``positional`` after step 1, ``pre_norm`` between steps 2
 and 3, ``rope`` between steps 3 and 4, and ``add_norm`` or ``residual`` after step 8.  The
-extra steps of today's attention are made in :mod:`attncli.teach.explain_modern`.
+extra steps of today's attention are made in :mod:`attncli.teach.explain.modern`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,9 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
-from attncli.teach import explain_modern as modern
-from attncli.teach import explain_notes as notes
-from attncli.teach import step
+from attncli.teach.explain import modern, notes, step
+from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
-from attncli.teach.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.texts import texts
 
 __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]

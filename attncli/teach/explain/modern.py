@@ -21,8 +21,8 @@ from attncli.core.spec import Spec
 from attncli.core.trace import Trace
 from attncli.outputs.formulas import norm_text, residual_formula
 from attncli.outputs.numbers import dims, number
+from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, kv_head, paragraphs
 from attncli.teach.lines import factor, scaled_line, squares_line, subscript, vector
-from attncli.teach.step import Focus, Numbers, Step, allowed_row, kv_head, paragraphs
 
 MAX_FREQUENCIES = 6  # frequencies named in a sentence; the rest are "…"
 
