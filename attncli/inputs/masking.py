@@ -155,9 +155,8 @@ def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.nda
         return None
     key = "score_bias.relative"
     value = mapping_of(value, key, RELATIVE_KEYS, "a mapping with table and any of buckets, max_distance, bidirectional")
-    buckets = head_count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
-    max_distance = head_count(value.get("max_distance", 128), f"{key}.max_distance",
-                              "is more than 2^31 (T5 uses 128)")
+    buckets = _count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
+    max_distance = _count(value.get("max_distance", 128), f"{key}.max_distance", "is more than 2^31 (T5 uses 128)")
     bidirectional = value.get("bidirectional", True)
     if not isinstance(bidirectional, bool):
         raise AttnError(f"{describe(bidirectional)} is not true (an encoder) or false (a decoder's self-attention)",
@@ -177,6 +176,14 @@ def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.nda
         if not np.array_equal(p, np.round(p)):
             raise AttnError(f"T5's buckets need whole-number positions, but {name} has {p[p != np.round(p)][0]:g}", key)
     return Relative(table, buckets, max_distance, bidirectional)
+
+
+def _count(value: Any, key: str, too_large: str) -> int:
+    """A whole number ≥ 1 that has a default: ``null`` is refused like any other non-number (not read as omitted)."""
+    count = head_count(value, key, too_large)
+    if count is None:
+        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
+    return count
 
 
 def with_bias_mask(mask: Mask | None, bias: ScoreBias | None, n: int, m: int) -> Mask | None:
