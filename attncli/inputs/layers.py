@@ -17,6 +17,7 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.positions import sinusoidal
 from attncli.core.softmax import NORMALIZERS
+from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import finite_number
 
 SCORES = ("dot", "additive")
@@ -24,7 +25,7 @@ ADDITIVE_WEIGHTS = ("w1", "w2", "v")
 LAYER_NORM_EPS = 1e-5  # torch.nn.LayerNorm's default
 
 
-def read_layers(builder: Any, n: int, d_model: int, h: int, d_k: int, d_out: int) -> dict[str, Any]:
+def read_layers(builder: MatrixSource, n: int, d_model: int, h: int, d_k: int, d_out: int) -> dict[str, Any]:
     """The Spec fields of the optional layers, each checked against the core sizes."""
     data = builder.data
     fields: dict[str, Any] = {}
@@ -47,7 +48,7 @@ def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
     return value
 
 
-def _positional(builder: Any, value: Any, n: int, d_model: int) -> tuple[np.ndarray | None, str]:
+def _positional(builder: MatrixSource, value: Any, n: int, d_model: int) -> tuple[np.ndarray | None, str]:
     word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
     if value is None or word == "none" or value is False:
         return None, "none"
@@ -59,7 +60,7 @@ def _positional(builder: Any, value: Any, n: int, d_model: int) -> tuple[np.ndar
     return p, "matrix"
 
 
-def _additive(builder: Any, h: int, d_k: int) -> dict[str, np.ndarray]:
+def _additive(builder: MatrixSource, h: int, d_k: int) -> dict[str, np.ndarray]:
     """W₁, W₂ as (h, d_k, d_a) and v as (h, d_a); 2-D/1-D ones are shared by every head."""
     values = {name: builder.weights.get(name) for name in ADDITIVE_WEIGHTS}
     for name, value in values.items():
@@ -89,7 +90,8 @@ def _per_head(w: np.ndarray, h: int, d_k: int, key: str) -> np.ndarray:
     return w
 
 
-def _add_norm(builder: Any, value: Any, d_model: int, d_out: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+def _add_norm(builder: MatrixSource, value: Any, d_model: int, d_out: int
+              ) -> tuple[np.ndarray, np.ndarray, float] | None:
     if value is None or value is False:
         return None
     if d_out != d_model:
@@ -113,7 +115,7 @@ def _add_norm(builder: Any, value: Any, d_model: int, d_out: int) -> tuple[np.nd
     return gamma, beta, eps
 
 
-def _vector(builder: Any, value: Any, d: int, key: str, default: float) -> np.ndarray:
+def _vector(builder: MatrixSource, value: Any, d: int, key: str, default: float) -> np.ndarray:
     if value is None:
         return np.full(d, default)
     b = builder.read(key, value, (d,))

@@ -19,6 +19,7 @@ from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.masks import CAUSAL_KINDS, Mask
 from attncli.inputs.archives import is_archive
 from attncli.inputs.matrices import FILE_KINDS
+from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MASK_PARTS = ("causal", "window", "keys", "matrix", "convention")
@@ -28,7 +29,7 @@ RELATIVE_KEYS = ("table", "buckets", "max_distance", "bidirectional")
 MASK_WORDS = ("none", "causal")
 
 
-def read_mask(builder: Any, value: Any, n: int, m: int, h: int) -> tuple[Mask | None, str]:
+def read_mask(builder: MatrixSource, value: Any, n: int, m: int, h: int) -> tuple[Mask | None, str]:
     """``mask:`` as a Mask (None: every key allowed) and how the document gave it: none, causal, matrix or parts."""
     word = value if isinstance(value, str) else None  # a numpy array (Python API) is never compared with a word
     if value is None or word == "none":
@@ -50,7 +51,7 @@ def read_mask(builder: Any, value: Any, n: int, m: int, h: int) -> tuple[Mask | 
     return Mask(n, m, matrix=_boolean_matrix(builder, "mask", value, n, m, h)), "matrix"
 
 
-def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
+def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int) -> Mask:
     if "random" in value:
         raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
     value = mapping_of(value, "mask", MASK_PARTS)
@@ -86,7 +87,7 @@ def _parts(builder: Any, value: dict, n: int, m: int, h: int) -> Mask:
     return Mask(n, m, causal=causal, window=window, keys=keys, matrix=matrix)
 
 
-def _boolean_matrix(builder: Any, key: str, value: Any, n: int, m: int, h: int) -> np.ndarray:
+def _boolean_matrix(builder: MatrixSource, key: str, value: Any, n: int, m: int, h: int) -> np.ndarray:
     try:
         mask = builder.read(key, value, boolean=True)
     except AttnError as e:
@@ -99,7 +100,7 @@ def _boolean_matrix(builder: Any, key: str, value: Any, n: int, m: int, h: int) 
     return mask
 
 
-def _float_mask_hint(builder: Any, key: str, value: Any, error: AttnError) -> AttnError:
+def _float_mask_hint(builder: MatrixSource, key: str, value: Any, error: AttnError) -> AttnError:
     """A mask of 0 and −inf (PyTorch's float attn_mask) read as a boolean fails: say where it belongs."""
     try:
         floats = builder.read(f"{key} (as a score bias)", value, minus_inf=True)
@@ -111,7 +112,7 @@ def _float_mask_hint(builder: Any, key: str, value: Any, error: AttnError) -> At
     return error
 
 
-def read_score_bias(builder: Any, value: Any, n: int, m: int, h: int, positions: tuple[np.ndarray, np.ndarray]
+def read_score_bias(builder: MatrixSource, value: Any, n: int, m: int, h: int, positions: tuple[np.ndarray, np.ndarray]
                     ) -> ScoreBias | None:
     """``score_bias:`` as a ScoreBias, or None.  ``positions``: the queries' and keys' (n,), (m,)."""
     if value is None or value is False:
@@ -133,7 +134,7 @@ def read_score_bias(builder: Any, value: Any, n: int, m: int, h: int, positions:
     return ScoreBias(matrix, slopes, relative)
 
 
-def _alibi(builder: Any, value: Any, h: int) -> np.ndarray | None:
+def _alibi(builder: MatrixSource, value: Any, h: int) -> np.ndarray | None:
     if value is None or value is False:
         return None
     if value is True:
@@ -149,14 +150,13 @@ def _alibi(builder: Any, value: Any, h: int) -> np.ndarray | None:
     return np.ascontiguousarray(slopes)
 
 
-def _relative(builder: Any, value: Any, h: int, positions: tuple[np.ndarray, np.ndarray]) -> Relative | None:
+def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.ndarray, np.ndarray]) -> Relative | None:
     if value is None or value is False:
         return None
     key = "score_bias.relative"
     value = mapping_of(value, key, RELATIVE_KEYS, "a mapping with table and any of buckets, max_distance, bidirectional")
-    buckets = head_count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
-    max_distance = head_count(value.get("max_distance", 128), f"{key}.max_distance",
-                              "is more than 2^31 (T5 uses 128)")
+    buckets = _count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
+    max_distance = _count(value.get("max_distance", 128), f"{key}.max_distance", "is more than 2^31 (T5 uses 128)")
     bidirectional = value.get("bidirectional", True)
     if not isinstance(bidirectional, bool):
         raise AttnError(f"{describe(bidirectional)} is not true (an encoder) or false (a decoder's self-attention)",
@@ -176,6 +176,14 @@ def _relative(builder: Any, value: Any, h: int, positions: tuple[np.ndarray, np.
         if not np.array_equal(p, np.round(p)):
             raise AttnError(f"T5's buckets need whole-number positions, but {name} has {p[p != np.round(p)][0]:g}", key)
     return Relative(table, buckets, max_distance, bidirectional)
+
+
+def _count(value: Any, key: str, too_large: str) -> int:
+    """A whole number ≥ 1 that has a default: ``null`` is refused like any other non-number (not read as omitted)."""
+    count = head_count(value, key, too_large)
+    if count is None:
+        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
+    return count
 
 
 def with_bias_mask(mask: Mask | None, bias: ScoreBias | None, n: int, m: int) -> Mask | None:

@@ -20,6 +20,7 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
+from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap")
@@ -39,7 +40,8 @@ def check_grouping(heads: int, kv_heads: int) -> None:
                         "query heads)", "kv_heads")
 
 
-def read_modern(builder: Any, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool) -> dict[str, Any]:
+def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool
+                ) -> dict[str, Any]:
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
@@ -87,7 +89,7 @@ def _softcap(value: Any) -> float | None:
     return _number(value, "softcap")
 
 
-def _rope(builder: Any, value: Any, d_k: int) -> Rope | None:
+def _rope(builder: MatrixSource, value: Any, d_k: int) -> Rope | None:
     if value is None or value is False:
         return None
     value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS, "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
@@ -115,7 +117,7 @@ def _rope(builder: Any, value: Any, d_k: int) -> Rope | None:
     return Rope(np.ascontiguousarray(f, dtype=np.float64), style, None)
 
 
-def _positions(builder: Any, key: str, value: Any, count: int, of: str) -> np.ndarray | None:
+def _positions(builder: MatrixSource, key: str, value: Any, count: int, of: str) -> np.ndarray | None:
     if value is None:
         return None
     p = builder.read(key, value, (count,))
@@ -125,7 +127,7 @@ def _positions(builder: Any, key: str, value: Any, count: int, of: str) -> np.nd
     return np.ascontiguousarray(p, dtype=np.float64)
 
 
-def _norm(builder: Any, key: str, value: Any, d: int, width: str) -> Norm | None:
+def _norm(builder: MatrixSource, key: str, value: Any, d: int, width: str) -> Norm | None:
     if value is None or value is False:
         return None
     value = mapping_of(value, key, NORM_KEYS, "a mapping with kind (rms or layer) and any of gamma, beta, eps")
@@ -142,7 +144,7 @@ def _norm(builder: Any, key: str, value: Any, d: int, width: str) -> Norm | None
     return Norm(kind, gamma, beta, eps)
 
 
-def _vector(builder: Any, key: str, value: Any, d: int, width: str, default: float) -> np.ndarray:
+def _vector(builder: MatrixSource, key: str, value: Any, d: int, width: str, default: float) -> np.ndarray:
     if value is None:
         return np.full(d, default)
     v = builder.read(key, value, (d,))
