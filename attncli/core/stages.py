@@ -39,7 +39,8 @@ class Quantity:
     title: str  # "Queries"
     shape: str  # "h n d_k": per query head; "g m d_k": per key/value head; "n d": per token; "h n m": a matrix of scores
     needs: str = ""  # what the document needs for it, when not every document has it ("rope:")
-    source: str = ""  # "spec": the document's own array (Spec field), not computed
+    source: str = ""  # the document's own array: the Spec field holding it ("w_q"); "" when a stage computes it
+    parameter: bool = False  # a matrix a stage applies (W_Q, b_Q …): in the result only when --only names it
 
     @property
     def per_head(self) -> bool:
@@ -170,27 +171,31 @@ def _q_(key, symbol, title, shape, needs="", source=""):
     return Quantity(key, symbol, title, shape, needs, source)
 
 
+def _p_(key, symbol, title, shape, needs, source):
+    return Quantity(key, symbol, title, shape, needs, source, parameter=True)
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("document", "X, P: the document's inputs and positional encoding", (),
-          (_q_("inputs", "X", "Inputs", "n d_model", source="spec"),
-           _q_("positional", "P", "Positional encoding", "n d_model", "positional:", "spec")),
+          (_q_("inputs", "X", "Inputs", "n d_model", source="inputs"),
+           _q_("positional", "P", "Positional encoding", "n d_model", "positional:", "positional")),
           lambda spec, a: {}),
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model", "pre_norm:"),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
-          (_q_("context", "C", "Context", "m d_ctx", "a context", "spec"),), lambda spec, a: {}),
+          (_q_("context", "C", "Context", "m d_ctx", "a context", "context"),), lambda spec, a: {}),
     Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
           ("inputs", "positional", "normalized_inputs", "context"),
           (_q_("queries", "Q", "Queries", "h n d_k"), _q_("keys", "K", "Keys", "g m d_k"),
            _q_("values", "V", "Values", "g m d_v")),
           _projections,
-          parameters=(_q_("weight_query", "W_Q", "Query projection", "h d_model d_k", source="spec"),
-                      _q_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "spec"),
-                      _q_("weight_key", "W_K", "Key projection", "g d_ctx d_k", source="spec"),
-                      _q_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "spec"),
-                      _q_("weight_value", "W_V", "Value projection", "g d_ctx d_v", source="spec"),
-                      _q_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "spec"))),
+          parameters=(_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
+                      _p_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "b_q"),
+                      _p_("weight_key", "W_K", "Key projection", "g d_ctx d_k", "", "w_k"),
+                      _p_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "b_k"),
+                      _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
+                      _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"))),
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
           (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", "rope:"),
            _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", "rope:")),
@@ -213,8 +218,8 @@ STAGES: tuple[Stage, ...] = (
           tiled=lambda spec: True),
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs",),
           (_q_("output", "Y", "Output", "n d_out"),), _output, part="after",
-          parameters=(_q_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "spec"),
-                      _q_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "spec"))),
+          parameters=(_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
+                      _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"))),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out", "post_norm:"),),
           _post_norm, lambda spec: spec.post_norm is not None, part="after"),
@@ -225,7 +230,7 @@ STAGES: tuple[Stage, ...] = (
 )
 
 BY_NAME = {stage.name: stage for stage in STAGES}
-QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in (*stage.writes, *stage.parameters)}
+QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in (*stage.parameters, *stage.writes)}
 MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
 
 

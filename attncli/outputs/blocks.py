@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.formulas import (
     bias_text,
@@ -26,9 +27,8 @@ from attncli.outputs.formulas import (
 )
 from attncli.outputs.numbers import dims
 
-PER_HEAD = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "scores", "scaled_scores", "weights", "head_outputs",
-            "weight_query", "bias_query", "weight_key", "bias_key", "weight_value", "bias_value")
-KV_KEYS = ("keys", "values", "keys_rotated", "weight_key", "bias_key", "weight_value", "bias_value")  # one per key/value head
+PER_HEAD = tuple(key for key, q in QUANTITIES.items() if q.per_head)  # a matrix per head (head axis first)
+KV_KEYS = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head)  # one per key/value head
 
 
 @dataclass(frozen=True)

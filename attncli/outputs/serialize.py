@@ -10,63 +10,19 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, quoted, unknown_key
+from attncli.core.stages import QUANTITIES
 
 ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")
-ARRAYS = (
-    "inputs",
-    "positional",
-    "normalized_inputs",
-    "context",
-    "queries",
-    "keys",
-    "values",
-    "queries_rotated",
-    "keys_rotated",
-    "scores",
-    "score_bias",
-    "scaled_scores",
-    "weights",
-    "head_outputs",
-    "output",
-    "normalized_output",
-    "residual",
-    "normalized",
-)
+# Every array of the result, from the stage list (attncli.core.stages), in the order they are computed.
+ARRAYS = tuple(key for key, q in QUANTITIES.items() if not q.parameter)  # the JSON of docs/format.md, in its order
 # The projection matrices: written only when --only names them (the default output is the contract's, unchanged).
 # JSON key -> the Spec field; per head (head axis first) like the queries, keys and values they make.
-PROJECTIONS = {
-    "weight_query": "w_q", "bias_query": "b_q",
-    "weight_key": "w_k", "bias_key": "b_k",
-    "weight_value": "w_v", "bias_value": "b_v",
-    "weight_output": "w_o", "bias_output": "b_o",
-}
-ORDER = (*ARRAYS[:4], *list(PROJECTIONS)[:6], *ARRAYS[4:13], "weight_output", "bias_output", *ARRAYS[13:])  # as computed
+PROJECTIONS = {key: q.source for key, q in QUANTITIES.items() if q.parameter}
+ORDER = tuple(QUANTITIES)  # as computed: a stage's matrices, then what it makes
 KEYS = ALWAYS + ORDER
 # --only also takes the names of the formulas (docs/format.md): any case, with or without the underscore, ' for ′.
-ALIASES = {
-    "X": "inputs", "P": "positional", "X̂": "normalized_inputs", "Xhat": "normalized_inputs", "C": "context",
-    "W_Q": "weight_query", "b_Q": "bias_query", "W_K": "weight_key", "b_K": "bias_key",
-    "W_V": "weight_value", "b_V": "bias_value", "Q": "queries", "K": "keys", "V": "values",
-    "Q′": "queries_rotated", "K′": "keys_rotated", "S": "scores", "Z": "scaled_scores", "A": "weights",
-    "H": "head_outputs", "W_O": "weight_output", "b_O": "bias_output", "Y": "output", "R": "residual",
-    "N": "normalized",
-}
-NEEDS = {  # the keys present only when the document has what makes them, and what that is
-    "bias_query": "bias.query:",
-    "bias_key": "bias.key:",
-    "bias_value": "bias.value:",
-    "weight_output": "weights.output:",
-    "bias_output": "bias.output:",
-    "context": "a context",
-    "positional": "positional:",
-    "normalized_inputs": "pre_norm:",
-    "queries_rotated": "rope:",
-    "keys_rotated": "rope:",
-    "score_bias": "score_bias:",
-    "normalized_output": "post_norm:",
-    "residual": "add_norm: or residual: true",
-    "normalized": "add_norm:",
-}
+ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs"}
+NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
 
 
@@ -112,11 +68,8 @@ def check_present(trace: Trace, only: list[str] | None) -> None:
 
 def array_of(trace: Trace, key: str) -> np.ndarray | None:
     """The array behind a JSON key (``context`` is None for self-attention; ``bias_query`` None without one)."""
-    if key in ("inputs", "context", "positional"):
-        return getattr(trace.spec, key)
-    if key in PROJECTIONS:
-        return getattr(trace.spec, PROJECTIONS[key])
-    return getattr(trace, key)
+    source = QUANTITIES[key].source
+    return getattr(trace.spec, source) if source else getattr(trace, key)
 
 
 def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:

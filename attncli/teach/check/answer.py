@@ -20,6 +20,7 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
+from attncli.core.stages import QUANTITIES
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
@@ -28,8 +29,8 @@ CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated"
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1, "scaled_scores": 1,
                   "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0, "residual": 0, "normalized": 0}
-NOT_PER_HEAD = ("normalized_inputs", "output", "normalized_output", "residual", "normalized")
-KV = ("keys", "values", "keys_rotated")  # one per key/value head
+NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
+KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 
 
 @dataclass(frozen=True)
