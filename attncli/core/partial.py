@@ -20,25 +20,6 @@ ROTATED = ("queries_rotated", "keys_rotated")
 BEFORE_SCORES = DOCUMENT + NORMALIZED + PROJECTED + ROTATED
 
 
-def needs_no_attention(keys: list[str] | None) -> bool:
-    """Whether ``keys`` (``--only``; None: everything) are all made before the scores."""
-    return bool(keys) and all(key in BEFORE_SCORES for key in keys)
-
-
-def partial_bytes(spec: Spec, keys: list[str]) -> int:
-    """Memory the arrays :func:`attend_until` makes for ``keys`` take, with their temporaries (bytes)."""
-    wanted = set(keys)
-    n, m, h, g = spec.n, spec.m, spec.heads, spec.kv_heads
-    numbers = 0
-    if spec.pre_norm is not None and wanted - set(DOCUMENT):
-        numbers += 2 * n * spec.inputs.shape[1]  # X̂ and a row's worth of temporaries per row
-    if wanted & set(PROJECTED + ROTATED):
-        numbers += 2 * (h * n * spec.d_k + g * m * (spec.d_k + spec.d_v))  # Q, K, V and each product's copy
-    if wanted & set(ROTATED):
-        numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
-    return 8 * numbers
-
-
 def attend_until(spec: Spec, keys: list[str]) -> Trace:
     """The stages ``keys`` need, and no more: a Trace whose later fields (scores … output) are None."""
     wanted = set(keys)
