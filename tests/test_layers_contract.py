@@ -6,7 +6,9 @@
     views     Rich tables, heat maps, pictures   -> outputs, core
     teach     explain, check, starter documents, texts   -> views, outputs, inputs, core
     models    real models (attncli extract): PyTorch and transformers, imported lazily   -> outputs, inputs, core
+    plan      the memory plan: what a computation needs, whether to stream (numpy only)   -> core
     cli       one module per command   -> everything
+    package   attncli/__init__.py, the Python API   -> plan, outputs, inputs, core
 
 Every ``import`` is counted, also those inside functions (a lazy import is still a dependency).
 """
@@ -28,8 +30,9 @@ ALLOWED = {
     "views": {"views", "outputs", "core"},
     "teach": {"teach", "views", "outputs", "inputs", "core"},
     "models": {"models", "outputs", "inputs", "core"},
-    "cli": {"cli", "teach", "views", "models", "outputs", "inputs", "core", "package"},
-    "package": {"package", "core", "inputs", "outputs"},  # attncli/__init__.py: the Python API
+    "plan": {"plan", "core"},
+    "cli": {"cli", "teach", "views", "models", "plan", "outputs", "inputs", "core", "package"},
+    "package": {"package", "plan", "core", "inputs", "outputs"},  # attncli/__init__.py: the Python API
     "main": {"cli"},  # attncli/__main__.py: python -m attncli
 }
 THIRD_PARTY = {  # what each layer may import from outside the standard library
@@ -39,6 +42,7 @@ THIRD_PARTY = {  # what each layer may import from outside the standard library
     "views": {"numpy", "rich", "resvg_py"},  # resvg_py: the optional .png pictures (attncli[png])
     "teach": {"numpy", "rich"},
     "models": {"numpy", "torch", "transformers"},  # (the extra, attncli[models]: imported inside functions only)
+    "plan": {"numpy"},
     "cli": {"numpy", "rich", "typer", "click"},
     "package": {"numpy"},
     "main": set(),
@@ -109,6 +113,7 @@ def test_the_contract_catches_a_wrong_import(tmp_path):
 
 @pytest.mark.parametrize("package, absent", [
     ("attncli.core", ("yaml", "rich", "typer", "orjson")),
+    ("attncli.plan", ("yaml", "rich", "typer", "orjson")),
     ("attncli.models.extract", ("torch", "transformers", "rich", "typer")),
     ("attncli.outputs.paste", ("rich", "typer", "yaml")),
     ("attncli", ("yaml", "rich", "typer")),

@@ -343,8 +343,8 @@ def test_every_combination_against_the_reference(doc):
 @contextmanager
 def blocks_of(rows: int):
     """The streamed computation in blocks of ``rows`` queries (the fast path's least is 16 otherwise)."""
-    with mock.patch.object(stream, "_fast_rows", lambda spec: min(rows, spec.n)), \
-         mock.patch.object(stream, "_generic_rows", lambda spec: min(rows, spec.n)):
+    with mock.patch.object(stream, "fast_rows", lambda spec: min(rows, spec.n)), \
+         mock.patch.object(stream, "generic_rows", lambda spec: min(rows, spec.n)):
         yield
 
 

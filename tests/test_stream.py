@@ -1,4 +1,5 @@
-"""Attention block by block (attncli.core.stream) against the full computation and the naive loop.
+"""Attention block by block (attncli.core.stream) against the full computation and the naive loop, and the memory
+plan that chooses it (attncli.plan).
 
 Blocks are made tiny so that every document is cut into many of them, with one
 thread and with two.  The memory decision is tested with small forced budgets.
@@ -18,13 +19,15 @@ from test_checkpoints import assert_refused
 
 from attncli.cli import app
 from attncli.cli.load import progress as _progress
-from attncli.core import attention, bounds, memory, stream
+from attncli.core import attention, bounds, memory, stream, threads
 from attncli.core.errors import AttnError
 from attncli.core.memory import parse_size
 from attncli.core.pipeline import attend
-from attncli.core.stream import attend_streamed, plan
+from attncli.core.stream import attend_streamed
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
+from attncli.plan import Plan, plan
+from attncli.plan.estimate import full_bytes, streamed_bytes
 
 KEPT = ("queries", "keys", "values", "head_outputs", "output", "residual", "normalized")
 
@@ -187,21 +190,21 @@ BIG = {"inputs": {"random": "normal", "seed": 0, "shape": [64, 16]}, "heads": 4}
 
 def test_plan_full_when_it_fits():
     spec = spec_of(BIG)
-    assert plan(spec, None, "json", budget=1 << 30) == stream.Plan(stream=False)
+    assert plan(spec, None, "json", budget=1 << 30) == Plan(stream=False)
     assert plan(spec, ["weights"], "json", budget=1 << 30).stream is False
 
 
 def test_plan_streams_when_the_matrices_are_not_asked_for():
     spec = spec_of(BIG)
-    assert plan(spec, ["output"], "json", budget=1 << 30) == stream.Plan(stream=True)
-    assert plan(spec, ["head_outputs", "queries"], "table", budget=1 << 30) == stream.Plan(stream=True)
+    assert plan(spec, ["output"], "json", budget=1 << 30) == Plan(stream=True)
+    assert plan(spec, ["head_outputs", "queries"], "table", budget=1 << 30) == Plan(stream=True)
 
 
 def test_plan_refuses_the_whole_result_that_does_not_fit_and_says_what_does():
     """Without --only, the n × m matrices were left out with a warning (exit 0): a script reading .weights broke later."""
     spec = spec_of(BIG)
-    budget = stream.streamed_bytes(spec) + stream.cores() * memory.thread_reserve() + 1000  # (under ulimit -v too)
-    assert stream.full_bytes(spec, None, "json") > budget
+    budget = streamed_bytes(spec) + threads.cores() * memory.thread_reserve() + 1000  # (under ulimit -v too)
+    assert full_bytes(spec, None, "json") > budget
     with pytest.raises(AttnError) as error:
         plan(spec, None, "json", budget=budget)
     message = str(error.value)
@@ -209,17 +212,17 @@ def test_plan_refuses_the_whole_result_that_does_not_fit_and_says_what_does():
     assert message.endswith("; leave them out with --only inputs --only queries --only keys --only values "
                             "--only head_outputs --only output")
     assert plan(spec, ["inputs", "queries", "keys", "values", "head_outputs", "output"], "json", budget=budget).stream
-    npz = stream.full_bytes(spec, None, ".npz")
-    assert npz < stream.full_bytes(spec, None, "json")
+    npz = full_bytes(spec, None, ".npz")
+    assert npz < full_bytes(spec, None, "json")
     with pytest.raises(AttnError, match=r"; write every array with -o FILE\.npz, or leave them out with --only inputs"):
         plan(spec, None, "json", budget=npz)
-    assert plan(spec, None, ".npz", budget=npz) == stream.Plan(stream=False)
+    assert plan(spec, None, ".npz", budget=npz) == Plan(stream=False)
 
 
 def test_plan_refuses_matrices_asked_for_by_name():
     spec = spec_of(BIG)
     with pytest.raises(AttnError) as error:
-        plan(spec, ["output", "weights"], ".npz", budget=stream.streamed_bytes(spec) + 1000)
+        plan(spec, ["output", "weights"], ".npz", budget=streamed_bytes(spec) + 1000)
     message = str(error.value)
     assert message.startswith("--only: weights of 4 × 64 × 64 need about ")
     assert "MiB of memory" in message and "use --only output or --only head_outputs" in message
@@ -233,8 +236,8 @@ def test_plan_refuses_what_does_not_fit_even_streamed():
 
 def test_full_estimate_grows_with_the_matrices_written():
     spec = spec_of(BIG)
-    assert stream.full_bytes(spec, ["weights"], "json") < stream.full_bytes(spec, None, "json")
-    assert stream.full_bytes(spec, None, "table") < stream.full_bytes(spec, None, ".npz") < stream.full_bytes(spec, None, "json")
+    assert full_bytes(spec, ["weights"], "json") < full_bytes(spec, None, "json")
+    assert full_bytes(spec, None, "table") < full_bytes(spec, None, ".npz") < full_bytes(spec, None, "json")
 
 
 @pytest.mark.parametrize("text, size", [("800", 800), ("2K", 2048), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("4 gb", 4 << 30)])
@@ -267,7 +270,7 @@ def write_big(tmp_path) -> Path:
 def squeezed_budget(monkeypatch):
     """A budget that fits the document of write_big() block by block, but not in full."""
     spec = spec_of({"inputs": {"random": "normal", "seed": 0, "shape": [64, 16]}, "heads": 4, "mask": "causal"})
-    monkeypatch.setenv("ATTNCLI_MEMORY", str(stream.streamed_bytes(spec) + 1000))
+    monkeypatch.setenv("ATTNCLI_MEMORY", str(streamed_bytes(spec) + 1000))
     return spec
 
 

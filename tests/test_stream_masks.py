@@ -24,7 +24,7 @@ from attncli.core.stream import attend_streamed
 
 def shapes(monkeypatch, rows: int, cells: int, edge: int) -> None:
     """Blocks of ``rows`` queries, tiles of ``cells`` scores, ``edge`` keys along a band's edge (at most the tile)."""
-    monkeypatch.setattr(stream, "_fast_rows", lambda spec: rows)
+    monkeypatch.setattr(stream, "fast_rows", lambda spec: rows)
     monkeypatch.setattr(stream, "BLOCK_CELLS", cells)
     monkeypatch.setattr(tiles, "EDGE_KEYS", edge)
 

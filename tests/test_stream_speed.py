@@ -24,7 +24,7 @@ from attncli.core.errors import AttnError
 from attncli.core.masks import Mask
 from attncli.core.pipeline import attend
 from attncli.core.stream import attend_streamed
-from attncli.core.threads import _cpu_list, cache_bytes
+from attncli.core.threads import _cpu_list, cache_bytes, cores
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
 from attncli.outputs.serialize import npy_bytes
@@ -90,8 +90,8 @@ def test_small_tiles_equal_the_full_computation(small_tiles, name, threads, spre
     extra = dict(CASES[name])
     m = extra.pop("m", None)
     spec = spec_of(document(len(name), m=m, spread=spread, **extra))
-    rows = stream._fast_rows(spec)
-    assert rows == 16 and tiles.tile_keys(spec, rows, stream._cells()) == 16
+    rows = stream.fast_rows(spec)
+    assert rows == 16 and tiles.tile_keys(spec, rows, stream.cells()) == 16
     q, k, v = attention.projections(spec)
     if spec.rope is not None:
         q, k = attention.rotations(q, k, spec)
@@ -177,7 +177,7 @@ def test_masked_tiles_and_spans_are_not_computed(small_tiles, tiles_computed):
 def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, tiles_computed, monkeypatch):
     """Blocks of 32 queries, tiles of 16 keys, causal: on the diagonal, the second tile is the later 16 queries'."""
     computed = tiles_computed
-    monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
+    monkeypatch.setattr(stream, "fast_rows", lambda spec: 32)
     spec = spec_of(document(15, n=64, heads=1, spread=12.0, mask="causal"))
     assert_same(spec, threads=1)
     computed.clear()
@@ -224,7 +224,7 @@ def test_tile_shape_from_the_cache_and_the_jobs():
     assert tiles.tile_shape(spec, 24) == (16, 16)
     one_head = spec_of(document(12, n=512, heads=1))
     rows, _ = tiles.tile_shape(one_head, 1 << 18)  # fewer than two jobs per core: smaller blocks
-    assert rows < 512 and -(-512 // rows) >= 2 * stream.cores()
+    assert rows < 512 and -(-512 // rows) >= 2 * cores()
     windowed = spec_of(document(13, n=2000, heads=12, mask={"causal": True, "window": 128}))
     assert tiles.edge_keys(spec, 512) == 128  # along a causal diagonal
     assert tiles.edge_keys(windowed, 512) == 64  # a window narrower than 512
@@ -326,7 +326,7 @@ def test_the_keys_every_query_of_a_block_sees(n, m, causal, window):
                                                 (60, 60, {"causal": True, "window": 50, "keys": [1] * 50 + [0] * 10}, True)])
 def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask, middle, tiles_computed, monkeypatch):
     """Blocks of 32 queries, tiles of 16 keys in the middle of a band and 3 along its edges: the same as attend."""
-    monkeypatch.setattr(stream, "_fast_rows", lambda spec: 32)
+    monkeypatch.setattr(stream, "fast_rows", lambda spec: 32)
     monkeypatch.setattr(stream, "BLOCK_CELLS", 32 * 16)
     monkeypatch.setattr(tiles, "EDGE_KEYS", 3)
     context = None if n == m else {"context": np.random.default_rng(3).normal(size=(m, 8)).tolist()}

@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.load import attend_in_full, load, read
+from attncli.cli.load import load, read
 from attncli.cli.options import (
     Debug,
     FileArg,
@@ -63,6 +63,7 @@ def check(
     def action() -> None:
         nonlocal wrong
         from attncli.core.errors import AttnError
+        from attncli.plan import compute_in_full
         from attncli.teach.check.compare import check_tolerance, diagnose, read_answer
         from attncli.teach.check.view import check_json, check_report
 
@@ -71,7 +72,7 @@ def check(
         doc = read(file)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
-        trace = load(file, changes, doc=doc, compute=lambda spec: attend_in_full(spec, "check", "check"))
+        trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "check", "check"))
         try:
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:

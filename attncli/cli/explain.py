@@ -7,7 +7,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.checks import extra_steps, head_index, query_index, step_choice
-from attncli.cli.load import attend_in_full, input_paths, load
+from attncli.cli.load import input_paths, load
 from attncli.cli.options import (
     Debug,
     ExportOption,
@@ -72,6 +72,7 @@ def explain(
 
     def action() -> None:
         from attncli.inputs.outline import outline
+        from attncli.plan import compute_in_full
 
         check_export(export, format is TableOrJson.table)
         if why and step != "all":
@@ -93,7 +94,7 @@ def explain(
         def attention(spec):  # and against its shapes, before the attention
             head_index(chosen_head, spec.heads)
             query_index(query, spec.tokens)
-            return attend_in_full(spec, kind, command)
+            return compute_in_full(spec, kind, command)
 
         trace = load(doc.name, changes, doc=doc, compute=attention)
         spec = trace.spec

@@ -8,7 +8,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.checks import head_index
-from attncli.cli.load import attend_in_full, input_paths, load, read
+from attncli.cli.load import input_paths, load, read
 from attncli.cli.options import (
     Debug,
     ExportOption,
@@ -61,6 +61,7 @@ def heatmap(
 
     def action() -> None:
         from attncli.inputs.outline import outline
+        from attncli.plan import compute_in_full
         from attncli.views.heatmap import HeatMap
 
         check_export(export, True)
@@ -76,7 +77,7 @@ def heatmap(
 
         def attention(spec):  # and against its shapes, before the attention
             head_index(number, spec.heads)
-            return attend_in_full(spec, kind, "heatmap")
+            return compute_in_full(spec, kind, "heatmap")
 
         trace = load(file, changes, doc=doc, compute=attention)
         index = head_index(number, trace.spec.heads)

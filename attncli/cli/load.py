@@ -59,33 +59,11 @@ def read(file: str):
     return read_document(file)
 
 
-def attend_in_full(spec, kind: str, command: str):
-    """The full computation, for a command that needs its n × m matrices: refused up front when they do not fit."""
-    from attncli.core.memory import CHECKED_FROM, ensure_fits
-    from attncli.core.pipeline import attend
-    from attncli.core.stream import BASE, full_bytes
-
-    need = full_bytes(spec, None, kind)
-    if need - BASE >= CHECKED_FROM:  # (the interpreter's allowance alone is no reason to refuse a small document)
-        ensure_fits(need, f"{command} needs the scores and weights of {spec.heads} × {spec.n} × {spec.m}, which")
-    return attend(spec)
-
-
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
-    """The full computation when its n × m matrices are wanted and fit, else block by block (attncli.core.stream)."""
-    from attncli.core.memory import ensure_fits
-    from attncli.core.partial import partial_bytes
-    from attncli.core.pipeline import attend, attend_until, needs_no_attention
-    from attncli.core.stream import attend_streamed, block_count, plan
+    """:func:`attncli.plan.compute_within`, with a progress bar while it streams for longer than a second."""
+    from attncli.plan import compute_within
 
-    if needs_no_attention(keys):  # --only inputs, queries …: the stages before the scores, nothing more
-        ensure_fits(partial_bytes(spec, keys), f"{', '.join(keys)} of this document", "--only")
-        return attend_until(spec, keys)
-    if not plan(spec, keys, kind).stream:
-        return attend(spec)
-    seconds = 4 * spec.heads * spec.n * spec.m * spec.d_k / 50e9  # about 50 GFLOP/s
-    with progress(block_count(spec), show=seconds > 1.0) as advance:
-        return attend_streamed(spec, advance)
+    return compute_within(spec, keys, kind, lambda blocks, seconds: progress(blocks, show=seconds > 1.0))
 
 
 @contextmanager

@@ -18,7 +18,7 @@ class Trace:
     """
 
     spec: Spec
-    queries: np.ndarray | None = None  # Q (h, n, d_k); None when only the document's arrays were asked for (core.partial)
+    queries: np.ndarray | None = None  # Q (h, n, d_k); None when only the document's arrays were asked for (pipeline.attend_until)
     keys: np.ndarray | None = None  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
     values: np.ndarray | None = None  # V (g, m, d_v)
     scores: np.ndarray | None = None  # S = Q·Kᵀ (h, n, m); None when streamed

@@ -95,7 +95,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
         q, k, v, s, a, hh = (up(sym) for sym in "QKVSAH")
         scaled_tex = scaled_latex(spec, s)
         found += projection("weight_query", f"{prefix}Query", "W_Q", up("W_Q"), spec.w_q[h], _row(spec.b_q, h), "bias_query")
-        if trace.queries is not None:  # (None: only the document's arrays were computed, attncli.core.partial)
+        if trace.queries is not None:  # (None: only the document's arrays were computed, attncli.core.pipeline.attend_until)
             found.append(Block("queries", f"{prefix}Queries", f"Q = {x_text}·W_Q" + bias(spec.b_q, "b_Q")[0],
                                f"{q} = {x_tex} {up('W_Q')}" + bias(spec.b_q, "b_Q")[1], trace.queries[h], spec.tokens, dims(spec.d_k)))
         j = h // group  # the key/value head of query head h

@@ -149,7 +149,7 @@ JSON_NUMBER_BYTES = 56  # "-1.2345678901234567e-100," and a bracket: 28 bytes at
 def _check_text_fits(data: dict[str, Any]) -> None:
     """The last word before orjson writes: its buffer must fit (orjson ends the process when an allocation fails).
 
-    :func:`attncli.core.stream.plan` has estimated this before computing; here the arrays exist and are counted.
+    :func:`attncli.plan.plan` has estimated this before computing; here the arrays exist and are counted.
     """
     from attncli.core.memory import ensure_fits
 

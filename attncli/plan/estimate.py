@@ -1,0 +1,107 @@
+"""How much memory a computation takes, with its result written or shown, roughly (bytes).
+
+The full computation (:func:`attncli.core.pipeline.attend`) keeps h × n × m matrices; the streamed one
+(:func:`attncli.core.stream.attend_streamed`) a block of them per thread; the stages before the scores
+(:func:`attncli.core.pipeline.attend_until`) none. Each kind of result adds its own text or file.
+"""
+
+from __future__ import annotations
+
+from attncli.core import stream
+from attncli.core.pipeline import needed
+from attncli.core.spec import Spec
+from attncli.core.stages import MATRIX_KEYS
+from attncli.core.threads import cores
+from attncli.core.tiles import tile_keys
+
+BASE = 64 << 20  # the interpreter and its modules; a small result's text fits in this allowance too
+# Bytes per number written, for every number of the result, as each kind builds it before writing (measured:
+# JSON text is about 20 bytes a number, orjson's buffer up to twice that, plus a C-ordered copy of each array).
+WRITTEN = {"json": 64, ".npz": 16, ".npy": 16, "csv": 56, "markdown --full": 128, "latex --full": 128,
+           "table --full": 1000, "heatmap --full": 128}
+# Bytes per cell of one head's n × m matrix (or of the largest other array) that a view reads, one matrix at a time
+# (whole-number tests, copies, np.allclose; explain's and --why's JSON write some n × m tables with Python's json).
+READ = {"table": 16, "table --full": 16, "markdown": 24, "markdown --full": 24, "latex": 24, "latex --full": 24,
+        "heatmap": 8, "heatmap --full": 24, "explain": 20, "explain json": 200, "why": 64, "why json": 900, "check": 16}
+FLOPS = 50e9  # about what one process computes the scores at, for how long a computation takes
+
+
+def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    """Peak memory of :func:`attncli.core.pipeline.attend` plus writing ``keys`` as ``kind``, roughly (bytes)."""
+    cells = spec.heads * spec.n * spec.m
+    width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
+    width += 2 if spec.score_bias is not None else 0  # B, and its finite part
+    kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
+    per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
+    read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
+    return resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read + beyond_base(written_bytes(spec, keys, kind))
+
+
+def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
+    """Memory for showing or writing the arrays other than the n × m matrices as ``kind`` (bytes)."""
+    h, n, m, d_model = spec.heads, spec.n, spec.m, spec.inputs.shape[1]
+    d_ctx = d_model if spec.context is None else spec.context.shape[1]
+    d_out = h * spec.d_v if spec.w_o is None else spec.w_o.shape[1]
+    sizes = {"inputs": n * d_model, "positional": 0 if spec.positional is None else n * d_model,
+             "context": 0 if spec.context is None else m * d_ctx, "queries": h * n * spec.d_k, "keys": h * m * spec.d_k,
+             "values": h * m * spec.d_v, "head_outputs": h * n * spec.d_v, "output": n * d_out,
+             "residual": 0 if spec.add_norm is None else n * d_out, "normalized": 0 if spec.add_norm is None else n * d_out}
+    numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
+    labels = 0
+    if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that
+        labels = 12 * (sum(map(len, spec.tokens)) + sum(map(len, spec.context_tokens)) + 4 * (n + m))
+    return WRITTEN.get(kind, 0) * numbers + READ.get(kind, 0) * max(sizes.values()) + labels
+
+
+def beyond_base(written: int) -> int:
+    """What a result's text takes beyond :data:`BASE`, the allowance it shares with the interpreter."""
+    return max(written - BASE, 0)
+
+
+def streamed_bytes(spec: Spec) -> int:
+    """Peak memory of :func:`attncli.core.stream.attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
+    if stream.fast(spec):
+        rows = stream.fast_rows(spec)
+        keys = tile_keys(spec, rows, stream.cells())
+        block = rows * keys * (26 if spec.score_bias is not None else 10)  # scores, mask (, bias and its parts)
+    else:
+        block = stream.generic_rows(spec) * stream.generic_row_bytes(spec)
+    return resident_bytes(spec) + cores() * block
+
+
+def resident_bytes(spec: Spec) -> int:
+    """What either computation keeps (bytes): the n × d arrays, the mask, the interpreter (:data:`BASE`)."""
+    n, m, h = spec.n, spec.m, spec.heads
+    d_model = spec.inputs.shape[1]
+    d_ctx = d_model if spec.context is None else spec.context.shape[1]
+    arrays = n * d_model * 3 + m * d_ctx + h * (n + m) * spec.d_k + h * (m + 2 * n) * spec.d_v
+    if spec.rope is not None:  # Q′ and K′ beside Q and K
+        arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
+    if spec.pre_norm is not None:  # X̂
+        arrays += n * d_model
+    given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
+    if spec.mask is not None and spec.mask.matrix is not None:
+        given += spec.mask.matrix.size
+    if spec.score_bias is not None and spec.score_bias.matrix is not None:
+        given += 8 * spec.score_bias.matrix.size
+    return 8 * arrays + given + BASE
+
+
+def partial_bytes(spec: Spec, keys: list[str]) -> int:
+    """Memory the arrays :func:`attncli.core.pipeline.attend_until` makes for ``keys`` take, with their temporaries
+    (bytes)."""
+    n, m, h, g = spec.n, spec.m, spec.heads, spec.kv_heads
+    numbers = 0
+    for stage in needed(keys):
+        if stage.name == "pre_norm" and stage.present(spec):
+            numbers += 2 * n * spec.inputs.shape[1]  # X̂ and a row's worth of temporaries per row
+        elif stage.name == "projections":
+            numbers += 2 * (h * n * spec.d_k + g * m * (spec.d_k + spec.d_v))  # Q, K, V and each product's copy
+        elif stage.name == "rope" and stage.present(spec):
+            numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
+    return 8 * numbers
+
+
+def seconds(spec: Spec) -> float:
+    """About how long the scores and the weighted values take (4·h·n·m·d_k operations at :data:`FLOPS`)."""
+    return 4 * spec.heads * spec.n * spec.m * spec.d_k / FLOPS
