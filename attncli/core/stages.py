@@ -18,11 +18,12 @@ block, or tile by tile where the fused kernel of :mod:`attncli.core.tiles` does 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from attncli.core import attention as maths
+from attncli.core import formulas as f
 from attncli.core.masks import empty_queries
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
@@ -41,6 +42,10 @@ class Quantity:
     needs: str = ""  # what the document needs for it, when not every document has it ("rope:")
     source: str = ""  # the document's own array: the Spec field holding it ("w_q"); "" when a stage computes it
     parameter: bool = False  # a matrix a stage applies (W_Q, b_Q …): in the result only when --only names it
+    text: Callable[[Spec], str] = lambda spec: ""  # its formula as tables write it: "Q = X̂·W_Q + b_Q"
+    latex: Callable[[Spec, Callable[[str], str]], str] = lambda spec, up: ""  # as LaTeX, ``up`` naming the head
+    note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
+    masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
 
     @property
     def per_head(self) -> bool:
@@ -63,17 +68,22 @@ class Stage:
     name: str
     formula: str
     reads: tuple[str, ...]
-    writes: tuple[Quantity, ...]
+    writes: tuple[Quantity, ...]  # what it computes, and the document's matrices it applies (parameters)
     run: Callable[[Spec, Arrays], Arrays]  # on every query at once -> the arrays it writes
     present: Callable[[Spec], bool] = lambda spec: True
     part: str = "before"  # "before", "attention" or "after"
     block: Callable[[Spec, Arrays, int, int], Arrays] | None = None  # attention: the queries lo … hi − 1 only
     tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
-    parameters: tuple[Quantity, ...] = field(default=())  # the document's matrices it applies (W_Q, b_Q …)
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return tuple(q.key for q in self.writes)
+        """The JSON keys of the arrays it computes."""
+        return tuple(q.key for q in self.writes if not q.parameter)
+
+    @property
+    def parameters(self) -> tuple[Quantity, ...]:
+        """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
+        return tuple(q for q in self.writes if q.parameter)
 
 
 def kernel_queries(a: Arrays) -> np.ndarray:
@@ -167,70 +177,87 @@ def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
 # ---------------------------------------------------------------- the list
 
 
-def _q_(key, symbol, title, shape, needs="", source=""):
-    return Quantity(key, symbol, title, shape, needs, source)
+def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False):
+    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked)
 
 
 def _p_(key, symbol, title, shape, needs, source):
-    return Quantity(key, symbol, title, shape, needs, source, parameter=True)
+    return Quantity(key, symbol, title, shape, needs, source, True, *f.symbol(symbol))
+
+
+def _projected(sym: str, title: str, shape: str, source: str):
+    weight, bias = f"W_{sym}", f"b_{sym}"
+    return _q_(title.lower(), sym, title, shape, (f.projection_text(sym, weight, bias, source),
+                                                  f.projection_latex(sym, weight, bias, source)))
 
 
 STAGES: tuple[Stage, ...] = (
     Stage("document", "X, P: the document's inputs and positional encoding", (),
-          (_q_("inputs", "X", "Inputs", "n d_model", source="inputs"),
-           _q_("positional", "P", "Positional encoding", "n d_model", "positional:", "positional")),
+          (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),
+           _q_("positional", "P", "Positional encoding", "n d_model", f.symbol("P"), "positional:", "positional")),
           lambda spec, a: {}),
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
-          (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model", "pre_norm:"),),
+          (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
+               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:"),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
-          (_q_("context", "C", "Context", "m d_ctx", "a context", "context"),), lambda spec, a: {}),
+          (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
     Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
           ("inputs", "positional", "normalized_inputs", "context"),
-          (_q_("queries", "Q", "Queries", "h n d_k"), _q_("keys", "K", "Keys", "g m d_k"),
-           _q_("values", "V", "Values", "g m d_v")),
-          _projections,
-          parameters=(_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
-                      _p_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "b_q"),
-                      _p_("weight_key", "W_K", "Key projection", "g d_ctx d_k", "", "w_k"),
-                      _p_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "b_k"),
-                      _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
-                      _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"))),
+          (_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
+           _p_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "b_q"),
+           _projected("Q", "Queries", "h n d_k", "inputs"),
+           _p_("weight_key", "W_K", "Key projection", "g d_ctx d_k", "", "w_k"),
+           _p_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "b_k"),
+           _projected("K", "Keys", "g m d_k", "source"),
+           _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
+           _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
+           _projected("V", "Values", "g m d_v", "source")),
+          _projections),
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
-          (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", "rope:"),
-           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", "rope:")),
+          (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", (f.rotated_text("Q"), f.rotated_latex("Q")),
+               "rope:"),
+           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:")),
           _rotations, lambda spec: spec.rope is not None),
     Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated"),
-          (_q_("scores", "S", "Scores", "h n m"),), _scores, part="attention", block=_scores_block,
-          tiled=lambda spec: spec.score == "dot"),
+          (_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex)),), _scores, part="attention",
+          block=_scores_block, tiled=lambda spec: spec.score == "dot"),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
-          (_q_("score_bias", "B", "Score bias", "h n m", "score_bias:"),), _score_bias,
-          lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
+          (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:", masked=True),),
+          _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
           tiled=lambda spec: True),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
-          (_q_("scaled_scores", "Z", "Scaled scores", "h n m"),), _scaled, part="attention", block=_scaled_block,
-          tiled=lambda spec: True),
+          (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
+               (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True),),
+          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True),
     Stage("weights", "A = softmax over the allowed keys", ("scaled_scores",),
-          (_q_("weights", "A", "Weights", "h n m"),), _weights, part="attention", block=_weights_block,
-          tiled=lambda spec: spec.normalize == "softmax"),
+          (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
+                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),),
+          _weights, part="attention", block=_weights_block, tiled=lambda spec: spec.normalize == "softmax"),
     Stage("mix", "H = A·V", ("weights", "values"),
-          (_q_("head_outputs", "H", "Head output", "h n d_v"),), _mix, part="attention", block=_mix_block,
-          tiled=lambda spec: True),
+          (_q_("head_outputs", "H", "Head output", "h n d_v",
+               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),
+          _mix, part="attention", block=_mix_block, tiled=lambda spec: True),
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs",),
-          (_q_("output", "Y", "Output", "n d_out"),), _output, part="after",
-          parameters=(_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
-                      _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"))),
+          (_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
+           _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
+           _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)))),
+          _output, part="after"),
     Stage("post_norm", "post_norm(Y)", ("output",),
-          (_q_("normalized_output", "", "Normalised output", "n d_out", "post_norm:"),),
+          (_q_("normalized_output", "", "Normalised output", "n d_out",
+               (f.normalized_output_text, f.normalized_output_latex), "post_norm:"),),
           _post_norm, lambda spec: spec.post_norm is not None, part="after"),
-    Stage("residual", "R = X₀ + Y (or + post_norm(Y));  N = LayerNorm(R)", ("inputs", "output", "normalized_output"),
-          (_q_("residual", "R", "Residual", "n d_model", "add_norm: or residual: true"),
-           _q_("normalized", "N", "Add & Norm", "n d_model", "add_norm:")),
+    Stage("residual", "R = X₀ + Y (or + post_norm(Y));  N = LayerNorm(R)",
+          ("inputs", "positional", "output", "normalized_output"),
+          (_q_("residual", "R", "Residual", "n d_model", (f.residual_formula, lambda spec, up: f.residual_formula(spec)),
+               "add_norm: or residual: true"),
+           _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
+               "add_norm:")),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),
 )
 
 BY_NAME = {stage.name: stage for stage in STAGES}
-QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in (*stage.parameters, *stage.writes)}
+QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in stage.writes}
 MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
 
 

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from attncli.core.attention import Trace
 from attncli.core.errors import visible
-from attncli.outputs.formulas import bias_text, scale_text, score_formula, weights_formula
+from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
 from attncli.views.colours import heat_style, swatches
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.bias import relative_bucket
+from attncli.core.formulas import norm_text, residual_formula
 from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
-from attncli.outputs.formulas import norm_text, residual_formula
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, kv_head, paragraphs
 from attncli.teach.lines import factor, scaled_line, squares_line, subscript, vector

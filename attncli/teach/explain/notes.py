@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncli.core import formulas
 from attncli.core.attention import Trace
-from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head
 from attncli.teach.lines import fixed, subscript, vector

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncli.core import formulas
 from attncli.core.attention import Trace
-from attncli.outputs import formulas
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import modern, notes, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs

@@ -1,9 +1,12 @@
 """The formulas of each quantity, as the document computes it: as text for tables and as LaTeX.
 
-One place for them, so tables, heat maps, explanations and paste formats say the same thing.
+One place for them, so tables, heat maps, explanations and paste formats say the same thing; the
+stage list (:mod:`attncli.core.stages`) gives each quantity its formula from here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from attncli.core.spec import Spec
 
@@ -105,3 +108,85 @@ def output_latex(spec: Spec) -> str:
     if spec.b_o is not None:
         formula += " + b_O"
     return formula
+
+
+# ---------------------------------------------------------------- each quantity's formula, as text and as LaTeX
+# text(spec) -> "Q = X̂·W_Q + b_Q"; latex(spec, up) -> "Q^{(2)} = \hat X W_Q^{(2)} + b_Q^{(2)}", ``up`` putting a
+# symbol in the quantity's head (the identity with one head).  attncli.core.stages gives each quantity its pair.
+
+
+def _x(spec: Spec) -> tuple[str, str]:
+    """What the projections see, as text and LaTeX: X, (X + P) or X̂."""
+    if spec.pre_norm is not None:
+        return "X̂", r"\hat X"
+    return ("(X + P)", "(X + P)") if spec.positional is not None else ("X", "X")
+
+
+def _x_sum(spec: Spec) -> str:
+    return "X + P" if spec.positional is not None else "X"
+
+
+def _source(spec: Spec) -> tuple[str, str]:
+    """Where keys and values come from: C, or what the queries come from."""
+    return ("C", "C") if spec.context is not None else _x(spec)
+
+
+def projection_text(sym: str, weight: str, bias: str, source: str) -> Callable[[Spec], str]:
+    """``Q = X·W_Q + b_Q`` (without ``+ b_Q`` when the document has no such bias)."""
+    def text(spec: Spec) -> str:
+        x = _source(spec)[0] if source == "source" else _x(spec)[0]
+        return f"{sym} = {x}·{weight}" + (f" + {bias}" if getattr(spec, bias.lower()) is not None else "")
+    return text
+
+
+def projection_latex(sym: str, weight: str, bias: str, source: str) -> Callable[[Spec, Callable[[str], str]], str]:
+    def latex(spec: Spec, up: Callable[[str], str]) -> str:
+        x = _source(spec)[1] if source == "source" else _x(spec)[1]
+        return f"{up(sym)} = {x} {up(weight)}" + (f" + {up(bias)}" if getattr(spec, bias.lower()) is not None else "")
+    return latex
+
+
+def normalized_inputs_text(spec: Spec) -> str:
+    return f"X̂ = {norm_text(spec.pre_norm.kind)}({_x_sum(spec)})"
+
+
+def normalized_inputs_latex(spec: Spec, up: Callable[[str], str]) -> str:
+    return rf"\hat X = \operatorname{{{norm_text(spec.pre_norm.kind)}}}({_x_sum(spec)})"
+
+
+def rotated_text(sym: str) -> Callable[[Spec], str]:
+    return lambda spec: f"{sym}′ = rope({sym}): {rope_text(spec)}"
+
+
+def rotated_latex(sym: str) -> Callable[[Spec, Callable[[str], str]], str]:
+    return lambda spec, up: rf"{{{up(sym)}}}' = \operatorname{{rope}}({up(sym)})"
+
+
+def scores_latex(spec: Spec, up: Callable[[str], str]) -> str:
+    q, k = up("Q"), up("K")
+    qs, ks = (f"{{{q}}}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
+    if spec.score == "additive":
+        return rf"{up('S')} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)"
+    return rf"{up('S')} = {qs} {ks}^\top"
+
+
+def scaled_note(spec: Spec) -> str:
+    """What the scaled scores' title adds: `` (scale: none)`` when the document turned the scale off."""
+    return " (scale: none)" if spec.scale_name == "none" else ""
+
+
+def normalized_output_text(spec: Spec) -> str:
+    return f"{norm_text(spec.post_norm.kind)}(Y)"
+
+
+def normalized_output_latex(spec: Spec, up: Callable[[str], str]) -> str:
+    return rf"\operatorname{{{norm_text(spec.post_norm.kind)}}}(Y)"
+
+
+def symbol(sym: str) -> tuple[Callable[[Spec], str], Callable[[Spec, Callable[[str], str]], str]]:
+    """A quantity shown by its symbol alone (X, C, W_Q, B), in its head (W_Q^{(2)}) as LaTeX."""
+    return (lambda spec: sym), (lambda spec, up: up(sym))
+
+
+def fixed(text: str, latex: str) -> tuple[Callable[[Spec], str], Callable[[Spec, Callable[[str], str]], str]]:
+    return (lambda spec: text), (lambda spec, up: latex)
