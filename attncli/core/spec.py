@@ -55,6 +55,7 @@ class Spec:
     post_norm: Norm | None = None  # R = X₀ + post_norm(Y)
     residual: bool = False  # R = X₀ + Y (pre-norm blocks)
     softcap: float | None = None  # z → c·tanh(z / c) on the scaled scores
+    clip_qkv: float | None = None  # Q, K, V = clamp(·, −c, c) after the projections
     score_bias: ScoreBias | None = None  # Z + B after the cap
 
     @property

@@ -18,7 +18,7 @@ block, or tile by tile where the fused kernel of :mod:`attncli.core.tiles` does 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -191,6 +191,28 @@ def _projected(sym: str, title: str, shape: str, source: str):
                                                   f.projection_latex(sym, weight, bias, source)))
 
 
+def _clip(spec: Spec, a: Arrays) -> Arrays:
+    """Q, K, V = clamp(·, −c, c), every number (MPT's and DBRX's clip_qkv)."""
+    c = spec.clip_qkv
+    return {key: np.clip(a[key], -c, c) for key in ("queries", "keys", "values")}
+
+
+def _clamped(q: Quantity) -> Quantity:
+    """Q, K or V as ``clip_qkv`` leaves them: ``Q = clamp(X·W_Q + b_Q, −c, c)`` when the document clips."""
+    def text(spec: Spec) -> str:
+        lhs, rhs = q.text(spec).split(" = ", 1)
+        return f"{lhs} = clamp({rhs}, −{spec.clip_qkv:g}, {spec.clip_qkv:g})" if spec.clip_qkv else f"{lhs} = {rhs}"
+
+    def latex(spec: Spec, up: Callable[[str], str]) -> str:
+        lhs, rhs = q.latex(spec, up).split(" = ", 1)
+        c = f"{spec.clip_qkv:g}" if spec.clip_qkv else ""
+        return rf"{lhs} = \operatorname{{clamp}}({rhs}, -{c}, {c})" if c else f"{lhs} = {rhs}"
+    return replace(q, text=text, latex=latex)
+
+
+QUERIES, KEYS, VALUES = (_projected("Q", "Queries", "h n d_k", "inputs"), _projected("K", "Keys", "g m d_k", "source"),
+                         _projected("V", "Values", "g m d_v", "source"))
+
 STAGES: tuple[Stage, ...] = (
     Stage("document", "X, P: the document's inputs and positional encoding", (),
           (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),
@@ -206,14 +228,16 @@ STAGES: tuple[Stage, ...] = (
           ("inputs", "positional", "normalized_inputs", "context"),
           (_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
            _p_("bias_query", "b_Q", "Query bias", "h d_k", "bias.query:", "b_q"),
-           _projected("Q", "Queries", "h n d_k", "inputs"),
+           QUERIES,
            _p_("weight_key", "W_K", "Key projection", "g d_ctx d_k", "", "w_k"),
            _p_("bias_key", "b_K", "Key bias", "g d_k", "bias.key:", "b_k"),
-           _projected("K", "Keys", "g m d_k", "source"),
+           KEYS,
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
-           _projected("V", "Values", "g m d_v", "source")),
+           VALUES),
           _projections),
+    Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
+          (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None),
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
           (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", (f.rotated_text("Q"), f.rotated_latex("Q")),
                "rope:"),

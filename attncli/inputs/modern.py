@@ -8,6 +8,7 @@
     post_norm: {kind: rms, …}         # R = X₀ + post_norm(Y); needs residual: true
     residual: true                    # R = X₀ + Y
     softcap: 50                       # z → c·tanh(z / c)
+    clip_qkv: 8                       # Q, K, V = clamp(·, −8, 8) (MPT, DBRX; Part 3)
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
-MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap")
+MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
+               "clip_qkv")
 ROPE_KEYS = ("base", "dims", "style", "frequencies")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
@@ -52,7 +54,8 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         "pre_norm": _norm(builder, "pre_norm", data.get("pre_norm"), d_model, "d_model"),
         "post_norm": _norm(builder, "post_norm", data.get("post_norm"), d_out, "d_out"),
         "residual": _flag(data.get("residual", False), "residual"),
-        "softcap": _softcap(data.get("softcap")),
+        "softcap": _positive_or_off(data.get("softcap"), "softcap"),
+        "clip_qkv": _positive_or_off(data.get("clip_qkv"), "clip_qkv"),
     }
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("normalises the output before it is added to the residual; it needs residual: true",
@@ -83,10 +86,11 @@ def _flag(value: Any, key: str) -> bool:
     return value
 
 
-def _softcap(value: Any) -> float | None:
+def _positive_or_off(value: Any, key: str) -> float | None:
+    """A positive number, or None when the key is left out or ``false``."""
     if value is None or value is False:
         return None
-    return _number(value, "softcap")
+    return _number(value, key)
 
 
 def _rope(builder: MatrixSource, value: Any, d_k: int) -> Rope | None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from attncli.core import formulas
 from attncli.core.attention import Trace
+from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import modern, notes, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
@@ -101,18 +102,23 @@ def plus(bias, name: str) -> str:
     return "" if bias is None else f" + {name}"
 
 
+def clamped(text: str, spec) -> str:
+    """``clamp(text, −c, c)`` with ``clip_qkv: c``, else ``text``."""
+    return text if spec.clip_qkv is None else f"clamp({text}, −{spec.clip_qkv:g}, {spec.clip_qkv:g})"
+
+
 def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, p, kv = trace.spec, focus.head, focus.precision, kv_head(trace.spec, focus.head)
-    x = step.inputs_symbol(spec)  # what the projections see
-    c = "C" if spec.context is not None else x
     rows, source = step.projected_rows(trace), step.source_rows(trace)
     i = focus.query
-    lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {vector(rows[i], p)} · W_Q{plus(spec.b_q, 'b_Q')}"
-             f" = {vector(trace.queries[h, i], p)}"]
+    b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
+    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec)
+    lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
-        lines.append(f"{token}: k{k} = {row} · W_K{plus(spec.b_k, 'b_K')} = {vector(trace.keys[kv, j], p)}")
-        lines.append(f"{token}: v{k} = {row} · W_V{plus(spec.b_v, 'b_V')} = {vector(trace.values[kv, j], p)}")
+        key, value = clamped(f"{row} · W_K{b_k}", spec), clamped(f"{row} · W_V{b_v}", spec)
+        lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
+        lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
         lines.append("…")
     numbers = [Numbers("queries", t["label"]["queries"], trace.queries[h], spec.tokens, dims(spec.d_k)),
@@ -127,8 +133,10 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     elif spec.positional is not None:
         keys.append("positional_cross" if cross else "positional")
     keys += ["gqa"] if spec.kv_heads < spec.heads else []
-    formula = f"Q = {x}·W_Q{plus(spec.b_q, 'b_Q')}   K = {c}·W_K{plus(spec.b_k, 'b_K')}   V = {c}·W_V{plus(spec.b_v, 'b_V')}"
-    return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, ctx), lines, numbers)
+    keys += ["clip"] if spec.clip_qkv is not None else []
+    formula = "   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values"))  # as the tables write them
+    return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, dict(ctx, clip=spec.clip_qkv)),
+                lines, numbers)
 
 
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:

@@ -76,6 +76,7 @@ SLIPS = {
     "rope_values": "值也被旋转了：rope 只旋转查询和键，V 保持投影之后的样子",
     "rope_as_projected": "这些是旋转之后的查询和键：queries 和 keys 是 rope 之前的投影（旋转之后的写在 queries_rotated 和 keys_rotated 下）",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
+    "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
     "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",
     "mask_inverted": "掩码读反了：按本文档的约定，你给了权重的键恰恰是被屏蔽的（convention: allow 表示 1 = 可以关注；"

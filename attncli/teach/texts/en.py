@@ -125,6 +125,9 @@ TEXTS = {
                           "context is used as given.",
         "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once and "
                "shared by heads {first} to {last}.",
+        "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as MPT "
+                "and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps a "
+                "few huge projections from dominating the scores.",
     },
     "scores": {
         "title": "Score the query against every key",
