@@ -12,7 +12,8 @@ from attncli.core.spec import Spec
 
 
 def scale_text(spec: Spec) -> str:
-    """The scaled score as a formula: ``S / √3``, ``0.5·S``, ``S`` with ``scale: none``; soft-capped ``50·tanh(S / √3 / 50)``."""
+    """The scaled score as a formula: ``S / √3``, ``0.5·S``, ``S`` with ``scale: none``; soft-capped
+    ``50·tanh(S / √3 / 50)``."""
     if spec.scale_name == "sqrt":
         text = f"S / √{spec.d_k}"
     elif spec.scale_name == "none":

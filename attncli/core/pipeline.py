@@ -16,15 +16,16 @@ from dataclasses import fields
 import numpy as np
 
 from attncli.core.spec import Spec
-from attncli.core.stages import STAGES, Arrays, Stage, writer
+from attncli.core.stage import Arrays, Stage
+from attncli.core.stages import STAGES, writer
 from attncli.core.trace import Trace
 
 Step = Callable[[Spec, Arrays], Arrays]
 COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries"))  # the arrays a Trace keeps
 
 
-def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = STAGES, replace: dict[str, Step] | None = None,
-        given: Arrays | None = None, lenient: bool = False) -> Arrays:
+def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = STAGES,
+        replace: dict[str, Step] | None = None, given: Arrays | None = None, lenient: bool = False) -> Arrays:
     """``stages`` in order (those the document has) on ``arrays`` -> every array they and earlier stages made.
 
     ``replace``: a stage's name -> another way to compute it; ``given``: arrays no stage may overwrite;

@@ -80,7 +80,7 @@ class Spec:
 
     @property
     def m(self) -> int:
-        return (self.inputs if self.context is None else self.context).shape[0]  # source's rows, without computing X + P
+        return (self.inputs if self.context is None else self.context).shape[0]  # source's rows, without X + P
 
     @cached_property
     def allowed(self) -> np.ndarray | None:

@@ -1,24 +1,16 @@
 """The order of the computation, written once: one list of stages that every path runs.
 
-Each :class:`Stage` has its name, its formula, the quantities it reads and writes, whether the
-document has it (``present``), how it runs on everything at once (``run``) and, for the stages of
-the n × m attention itself, on one block of queries (``block``, for :mod:`attncli.core.stream`).
-Each quantity it writes is a :class:`Quantity`: its JSON key, its formula's name, its title, its
-shape and what a document needs for it.  The full computation, the streamed one, ``--only`` (the
-stages up to the last one asked for) and the slips of ``attncli check`` (the list with one stage
-replaced) all run :data:`STAGES` (:mod:`attncli.core.pipeline`); JSON, tables and ``--only`` read
-:data:`QUANTITIES`.  A new stage is one entry here, with its maths in a module of its own.
-
-The parts: ``before`` stages work on the rows of X, Q, K and V (the streamed path runs them on
-everything, like the full one); ``attention`` stages make the n × m matrices (streamed: block by
-block, or tile by tile where the fused kernel of :mod:`attncli.core.tiles` does them, ``tiled``);
-``after`` stages work on the rows of the output.
+:data:`STAGES` lists every :class:`~attncli.core.stage.Stage` in the contract's order.  The full
+computation, the streamed one, ``--only`` (the stages the keys asked for need) and the slips of
+``attncli check`` (the list with one stage replaced) all run it (:mod:`attncli.core.pipeline`); JSON,
+tables, ``--only`` and check read :data:`QUANTITIES`, every array of the result in order.  A new stage
+is one entry here, with its maths in a module of its own (which may define its Stage beside the maths).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -27,63 +19,7 @@ from attncli.core import formulas as f
 from attncli.core.masks import empty_queries
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
-
-Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """One array of the result: its JSON key, the formula's name for it, its title and its shape."""
-
-    key: str  # the JSON key: "queries"
-    symbol: str  # the formula's name: "Q" (--only takes either)
-    title: str  # "Queries"
-    shape: str  # "h n d_k": per query head; "g m d_k": per key/value head; "n d": per token; "h n m": a matrix of scores
-    needs: str = ""  # what the document needs for it, when not every document has it ("rope:")
-    source: str = ""  # the document's own array: the Spec field holding it ("w_q"); "" when a stage computes it
-    parameter: bool = False  # a matrix a stage applies (W_Q, b_Q …): in the result only when --only names it
-    text: Callable[[Spec], str] = lambda spec: ""  # its formula as tables write it: "Q = X̂·W_Q + b_Q"
-    latex: Callable[[Spec, Callable[[str], str]], str] = lambda spec, up: ""  # as LaTeX, ``up`` naming the head
-    note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
-    masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
-
-    @property
-    def per_head(self) -> bool:
-        return self.shape.startswith(("h ", "g "))
-
-    @property
-    def per_kv_head(self) -> bool:
-        return self.shape.startswith("g ")
-
-    @property
-    def matrix(self) -> bool:
-        """An n × m matrix per head: kept only by the full computation."""
-        return self.shape.startswith("h n m")
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One stage of the computation (see the module's docstring)."""
-
-    name: str
-    formula: str
-    reads: tuple[str, ...]
-    writes: tuple[Quantity, ...]  # what it computes, and the document's matrices it applies (parameters)
-    run: Callable[[Spec, Arrays], Arrays]  # on every query at once -> the arrays it writes
-    present: Callable[[Spec], bool] = lambda spec: True
-    part: str = "before"  # "before", "attention" or "after"
-    block: Callable[[Spec, Arrays, int, int], Arrays] | None = None  # attention: the queries lo … hi − 1 only
-    tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The JSON keys of the arrays it computes."""
-        return tuple(q.key for q in self.writes if not q.parameter)
-
-    @property
-    def parameters(self) -> tuple[Quantity, ...]:
-        """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
-        return tuple(q for q in self.writes if q.parameter)
+from attncli.core.stage import Arrays, Quantity, Stage
 
 
 def kernel_queries(a: Arrays) -> np.ndarray:
@@ -116,7 +52,8 @@ def _scores(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _score_bias(spec: Spec, a: Arrays) -> Arrays:
-    return {"score_bias": spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)}  # (h, n, m), −inf kept
+    bias = spec.score_bias.full(spec.heads, spec.query_positions, spec.key_positions)  # (h, n, m), −inf kept
+    return {"score_bias": bias}
 
 
 def _scaled(spec: Spec, a: Arrays) -> Arrays:
@@ -247,7 +184,8 @@ STAGES: tuple[Stage, ...] = (
           (_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex)),), _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot"),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
-          (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:", masked=True),),
+          (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
+               masked=True),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
           tiled=lambda spec: True),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
@@ -273,8 +211,8 @@ STAGES: tuple[Stage, ...] = (
           _post_norm, lambda spec: spec.post_norm is not None, part="after"),
     Stage("residual", "R = X₀ + Y (or + post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
-          (_q_("residual", "R", "Residual", "n d_model", (f.residual_formula, lambda spec, up: f.residual_formula(spec)),
-               "add_norm: or residual: true"),
+          (_q_("residual", "R", "Residual", "n d_model",
+               (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true"),
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
                "add_norm:")),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),

@@ -33,7 +33,8 @@ from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.pipeline import run, trace_of
 from attncli.core.spec import Spec
-from attncli.core.stages import STAGES, Arrays, Stage, kernel_keys, kernel_queries
+from attncli.core.stage import Arrays, Stage
+from attncli.core.stages import STAGES, kernel_keys, kernel_queries
 from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace

@@ -18,11 +18,11 @@ class Trace:
     """
 
     spec: Spec
-    queries: np.ndarray | None = None  # Q (h, n, d_k); None when only the document's arrays were asked for (pipeline.attend_until)
+    queries: np.ndarray | None = None  # Q (h, n, d_k); None when only the document's arrays were asked for
     keys: np.ndarray | None = None  # K (g, m, d_k), g key/value heads (= h unless grouped-query)
     values: np.ndarray | None = None  # V (g, m, d_v)
     scores: np.ndarray | None = None  # S = Q·Kᵀ (h, n, m); None when streamed
-    scaled_scores: np.ndarray | None = None  # scale·S (capped, + B) (h, n, m): what enters the softmax; masked cells unused
+    scaled_scores: np.ndarray | None = None  # scale·S (capped, + B) (h, n, m): the softmax's input; masked cells unused
     weights: np.ndarray | None = None  # A = softmax(scale·S) (h, n, m), masked cells 0
     head_outputs: np.ndarray | None = None  # H = A·V (h, n, d_v); None when only the stages before the scores ran
     output: np.ndarray | None = None  # Y (n, d_out); None then too

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.stages import QUANTITIES, Quantity
+from attncli.core.stage import Quantity
+from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims
 

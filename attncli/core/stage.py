@@ -1,0 +1,78 @@
+"""A stage of the computation and the quantities it writes: what :mod:`attncli.core.stages` lists.
+
+A :class:`Stage` has its name, its formula, the quantities it reads and writes, whether the
+document has it (``present``), how it runs on everything at once (``run``) and, for the stages of
+the n × m attention itself, on one block of queries (``block``, for :mod:`attncli.core.stream`).
+Each quantity it writes is a :class:`Quantity`: its JSON key, its formula's name, its title, its
+shape, its formula as text and as LaTeX, and what a document needs for it.
+
+The parts: ``before`` stages work on the rows of X, Q, K and V (the streamed path runs them on
+everything, like the full one); ``attention`` stages make the n × m matrices (streamed: block by
+block, or tile by tile where the fused kernel of :mod:`attncli.core.tiles` does them, ``tiled``);
+``after`` stages work on the rows of the output.  A stage that rewrites a quantity (``clip_qkv``
+rewrites Q, K and V) lists it again, with its own formula.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from attncli.core.spec import Spec
+
+Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One array of the result: its JSON key, the formula's name for it, its title and its shape."""
+
+    key: str  # the JSON key: "queries"
+    symbol: str  # the formula's name: "Q" (--only takes either)
+    title: str  # "Queries"
+    shape: str  # "h n d_k": per query head; "g m d_k": per key/value head; "n d": per token; "h n m": scores
+    needs: str = ""  # what the document needs for it, when not every document has it ("rope:")
+    source: str = ""  # the document's own array: the Spec field holding it ("w_q"); "" when a stage computes it
+    parameter: bool = False  # a matrix a stage applies (W_Q, b_Q …): in the result only when --only names it
+    text: Callable[[Spec], str] = lambda spec: ""  # its formula as tables write it: "Q = X̂·W_Q + b_Q"
+    latex: Callable[[Spec, Callable[[str], str]], str] = lambda spec, up: ""  # as LaTeX, ``up`` naming the head
+    note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
+    masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
+
+    @property
+    def per_head(self) -> bool:
+        return self.shape.startswith(("h ", "g "))
+
+    @property
+    def per_kv_head(self) -> bool:
+        return self.shape.startswith("g ")
+
+    @property
+    def matrix(self) -> bool:
+        """An n × m matrix per head: kept only by the full computation."""
+        return self.shape.startswith("h n m")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the computation (see the module's docstring)."""
+
+    name: str
+    formula: str
+    reads: tuple[str, ...]
+    writes: tuple[Quantity, ...]  # what it computes, and the document's matrices it applies (parameters)
+    run: Callable[[Spec, Arrays], Arrays]  # on every query at once -> the arrays it writes
+    present: Callable[[Spec], bool] = lambda spec: True
+    part: str = "before"  # "before", "attention" or "after"
+    block: Callable[[Spec, Arrays, int, int], Arrays] | None = None  # attention: the queries lo … hi − 1 only
+    tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The JSON keys of the arrays it computes."""
+        return tuple(q.key for q in self.writes if not q.parameter)
+
+    @property
+    def parameters(self) -> tuple[Quantity, ...]:
+        """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
+        return tuple(q for q in self.writes if q.parameter)
