@@ -96,15 +96,18 @@ def _positive_or_off(value: Any, key: str) -> float | None:
 def _rope(builder: MatrixSource, value: Any, d_k: int) -> Rope | None:
     if value is None or value is False:
         return None
-    value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS, "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
+    value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS,
+                                                "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
     if "dims" not in value and d_k % 2:
         raise AttnError(f"turns pairs of dimensions, but each head has an odd width (d_k = {d_k}); rotate fewer "
                         f"with rope.dims (e.g. {d_k - 1}) or give heads of even width", "rope")
     dims = value.get("dims", d_k)
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
-        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)", "rope.dims")
+        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)",
+                        "rope.dims")
     if dims > d_k:
-        raise AttnError(f"{dims} is wider than each head (d_k = {d_k}); rope rotates at most d_k dimensions", "rope.dims")
+        raise AttnError(f"{dims} is wider than each head (d_k = {d_k}); rope rotates at most d_k dimensions",
+                        "rope.dims")
     style = value.get("style", "half")
     if style not in ROPE_STYLES:
         raise AttnError(f"{describe(style)} is not one of {', '.join(ROPE_STYLES)}", "rope.style")

@@ -51,7 +51,8 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
 
     check_present(trace, only)  # --only bias_query without a bias.query is an error, in every format
     wanted = set(only or ())
-    shown = [q for q in QUANTITIES.values() if (not q.parameter or q.key in wanted) and array_of(trace, q.key) is not None]
+    shown = [q for q in QUANTITIES.values()
+             if (not q.parameter or q.key in wanted) and array_of(trace, q.key) is not None]
     first = next((i for i, q in enumerate(shown) if q.per_head), len(shown))
     found = [b for q in shown[:first] if not q.per_head for b in _whole(trace, q)]
     for h in range(trace.spec.heads) if head is None else [head]:
@@ -99,7 +100,8 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
     text = q.text(spec)
     title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
     if matrix.ndim == 1:  # a bias: one row
-        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], dims(matrix.size), title=title)
+        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], dims(matrix.size),
+                     title=title)
     axes = q.shape.split()[-2:]
     labels = {"n": spec.tokens, "m": spec.context_tokens}
     rows = labels.get(axes[0]) or dims(matrix.shape[0])

@@ -106,6 +106,7 @@ def quotient_line(x: float, total: float, a: float, precision: int) -> str:
     """One number divided by a sum, ``x / total = a``, in e-notation where the decimals would read 0:
     a divisor, and a dividend whose quotient does not read 0."""
     tiny = reads_zero(total, precision)
-    top = f"{x:.{precision}e}" if reads_zero(x, precision) and (tiny or not _zero_shown(a, precision)) else number(x, precision)
+    top = (f"{x:.{precision}e}" if reads_zero(x, precision) and (tiny or not _zero_shown(a, precision))
+           else number(x, precision))
     bottom = f"{total:.{precision}e}" if tiny else number(total, precision)
     return f"{top} / {bottom} = {number(a, precision)}"

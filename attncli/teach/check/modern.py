@@ -55,23 +55,27 @@ def _rope_slips(trace: Trace, add) -> None:
     rope = spec.rope
     if rope.dims > 2:  # with one pair both styles pair the same two dimensions
         other = "interleaved" if rope.style == "half" else "half"
-        add("rope_interleaved" if rope.style == "half" else "rope_halves", by_spec(trace, rope=Rope(rope.frequencies, other, rope.base)))
+        add("rope_interleaved" if rope.style == "half" else "rope_halves",
+            by_spec(trace, rope=Rope(rope.frequencies, other, rope.base)))
     if all(np.array_equal(p, np.arange(len(p))) for p in (spec.query_positions, spec.key_positions)):  # 0 … n − 1
         add("rope_from_1", by_spec(trace, positions=spec.query_positions + 1, context_positions=spec.key_positions + 1))
     forgotten = by_spec(trace, rope=None)
-    add("rope_forgotten", lambda rounding: dict(forgotten(rounding), queries_rotated=trace.queries, keys_rotated=trace.keys))
+    add("rope_forgotten",
+        lambda rounding: dict(forgotten(rounding), queries_rotated=trace.queries, keys_rotated=trace.keys))
     add("rope_reversed", by_spec(trace, rope=Rope(-rope.frequencies, rope.style, rope.base)))
     add("rope_queries_only", by_stage(trace, lambda: {"keys_rotated": trace.keys}))
     if spec.d_v >= rope.dims:  # values wide enough to be (wrongly) turned
         add("rope_values", by_stage(trace, lambda: {"values": rotate(trace.values, spec.key_positions, rope)}))
-    add("rope_as_projected", lambda rounding: dict(arrays_of(trace), queries=trace.queries_rotated, keys=trace.keys_rotated))
+    add("rope_as_projected",
+        lambda rounding: dict(arrays_of(trace), queries=trace.queries_rotated, keys=trace.keys_rotated))
 
 
 def _kv_group(trace: Trace):
     """Query head i reading key/value head i mod g (the heads of a group taken in turn, not side by side)."""
     spec = trace.spec
     turn = np.arange(spec.heads) % spec.kv_heads
-    changes = {name: None if getattr(spec, name) is None else getattr(spec, name)[turn] for name in ("w_k", "w_v", "b_k", "b_v")}
+    changes = {name: None if getattr(spec, name) is None else getattr(spec, name)[turn]
+               for name in ("w_k", "w_v", "b_k", "b_v")}
     wrong = by_spec(trace, **changes)
 
     def make(rounding):

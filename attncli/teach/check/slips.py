@@ -6,8 +6,8 @@ it: :func:`attncli.teach.check.compare.diagnose` tries each slip on every quanti
 so a slip made in step 3 is named from an answer that gives only the output.  Its sentence
 (what was done, what to do instead) is ``texts(lang)["slips"][name]``, filled with ``words``.
 
-:func:`rerun` does the computation again from any stage on (:func:`attncli.core.pipeline.rerun`): the stages given replace the
-trace's, everything after them is computed anew (earlier ones stay the trace's).  A slip
+:func:`rerun` does the computation again from any stage on (:func:`attncli.core.pipeline.rerun`): the stages
+given replace the trace's, everything after them is computed anew (earlier ones stay the trace's).  A slip
 of the document's settings (a scale, a mask, a bias left out) is :func:`attend` on a changed
 :class:`~attncli.core.spec.Spec`.  The slips of today's attention (RoPE, soft cap, pre-norm,
 score bias, mask conventions, shared key/value heads, the residual) are in
@@ -107,10 +107,32 @@ def by_stage(trace: Trace, start: Callable[[], Arrays], **how) -> Callable[[floa
 
 
 def classic_slips(trace: Trace) -> list[Slip]:
-    """The slips of the 2017 layer this document can show (a slip that changes nothing here is left out)."""
-    spec = trace.spec
+    """The slips of the 2017 layer this document can show (a slip that changes nothing here is left out).
+
+    In the order they are preferred: the scale, the scores, the softmax, the mask, the mixing of the values,
+    the output projection, the biases, the weights' layout, the heads, the context, the answer's rounding.
+    """
     found: list[Slip] = []
     add = lambda name, make, rounded=True, **words: found.append(Slip(name, make, words, rounded))  # noqa: E731
+    scale_slips(trace, add)
+    score_slips(trace, add)
+    softmax_slips(trace, add)
+    allowed = allowed_of(trace.spec)
+    if allowed is not None and not np.all(allowed):
+        mask_slips(trace, add)
+    mixing_slips(trace, add)
+    output_slips(trace, add)
+    bias_slips(trace, add)
+    transposed_weights(trace, add)
+    head_slips(trace, add)
+    context_slips(trace, add)
+    answer_slips(trace, add)
+    return found
+
+
+def scale_slips(trace: Trace, add) -> None:
+    """The scale left out, added where there is none, applied twice, inverted, or taken from d_model."""
+    spec = trace.spec
     root = f"√{spec.d_k}"
     scale = {"sqrt": f"1/{root}", "none": "1"}.get(spec.scale_name, f"{spec.scale:g}")
     d_model = spec.inputs.shape[1]
@@ -119,55 +141,102 @@ def classic_slips(trace: Trace) -> list[Slip]:
     if spec.scale_name == "none" and spec.score == "dot" and spec.d_k > 1:
         add("scale_added", by_spec(trace, scale=1 / np.sqrt(spec.d_k)), root=root)
     if spec.scale != 1.0:
-        twice = "scale_twice" if spec.scale_name != "sqrt" else "scale_twice_dk" if d_model != spec.d_k ** 2 else "scale_twice_dk_model"
-        add(twice, by_spec(trace, scale=float(np.square(spec.scale))), scale=scale, root=root, d_k=spec.d_k, d_model=d_model)
+        twice = ("scale_twice" if spec.scale_name != "sqrt"
+                 else "scale_twice_dk" if d_model != spec.d_k ** 2 else "scale_twice_dk_model")
+        add(twice, by_spec(trace, scale=float(np.square(spec.scale))),
+            scale=scale, root=root, d_k=spec.d_k, d_model=d_model)
     if spec.scale_name == "sqrt":
         add("scale_inverted", by_spec(trace, scale=np.sqrt(spec.d_k)), root=root)
         if d_model not in (spec.d_k, spec.d_k ** 2):  # (d_k² is the slip above)
             add("scale_d_model", by_spec(trace, scale=1 / np.sqrt(d_model)), d_model=d_model, root=root)
+
+
+def scored_qk(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The queries and the keys (one per query head) the scores were made of: rotated, with RoPE."""
     q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
-    k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, spec.heads)
+    k = shared(trace.keys if trace.keys_rotated is None else trace.keys_rotated, trace.spec.heads)
+    return q, k
+
+
+def score_slips(trace: Trace, add) -> None:
+    """Q·K with K not transposed, or the score matrix transposed."""
+    spec = trace.spec
+    q, k = scored_qk(trace)
     if spec.score == "dot" and spec.d_k == spec.m:  # Q·K only has a shape when d_k = m
         add("not_transposed", by_stage(trace, lambda: {"scores": q @ k}))
     if spec.score == "dot" and spec.n == spec.m and not np.allclose(trace.scores, np.swapaxes(trace.scores, -1, -2)):
         add("scores_transposed", by_stage(trace, lambda: {"scores": np.swapaxes(trace.scores, -1, -2).copy()}))
+
+
+def softmax_slips(trace: Trace, add) -> None:
+    """Softmax over the wrong axis, the exponentials not divided by their sum, the scores divided by their sum."""
+    spec = trace.spec
+    if spec.normalize != "softmax":
+        return
     allowed = allowed_of(spec)
     z = trace.scaled_scores
     flipped = None if allowed is None else np.swapaxes(np.broadcast_to(allowed, z.shape), -1, -2)
-    if spec.normalize == "softmax":
-        add("softmax_axis", by_stage(trace, lambda: {"weights": np.swapaxes(softmax(np.swapaxes(z, -1, -2), flipped), -1, -2)}))
-        add("not_divided", by_stage(trace, lambda: {"weights": exp_rows(z, allowed, shift=False)}))
-        add("sum_not_softmax", by_stage(trace, lambda: {"weights": weights_of(z, "sum", allowed, spec.tokens)}))
-    if allowed is not None and not np.all(allowed):
-        mask_slips(trace, add)
-    add("times_keys", by_stage(trace, lambda: {}, mix=lambda a, v: a @ k))  # (with d_k ≠ d_v: an answer of another shape)
+    add("softmax_axis",
+        by_stage(trace, lambda: {"weights": np.swapaxes(softmax(np.swapaxes(z, -1, -2), flipped), -1, -2)}))
+    add("not_divided", by_stage(trace, lambda: {"weights": exp_rows(z, allowed, shift=False)}))
+    add("sum_not_softmax", by_stage(trace, lambda: {"weights": weights_of(z, "sum", allowed, spec.tokens)}))
+
+
+def mixing_slips(trace: Trace, add) -> None:
+    """The weights times K instead of V, one weighted value left out of the sum, the weights taken by columns."""
+    spec = trace.spec
+    _, k = scored_qk(trace)
+    # (with d_k ≠ d_v: an answer of another shape)
+    add("times_keys", by_stage(trace, lambda: {}, mix=lambda a, v: a @ k))
     if spec.m > 1:
         for j in range(min(spec.m, 16)):  # one weighted value left out of the sum
-            add("left_out_one", by_stage(trace, lambda: {}, mix=lambda a, v, j=j: a @ v - a[..., j:j + 1] * v[:, j:j + 1, :]),
+            add("left_out_one",
+                by_stage(trace, lambda: {}, mix=lambda a, v, j=j: a @ v - a[..., j:j + 1] * v[:, j:j + 1, :]),
                 token=spec.context_tokens[j], j=subscript(j + 1))
     if spec.n == spec.m:
         add("weights_column", by_stage(trace, lambda: {}, mix=lambda a, v: np.swapaxes(a, -1, -2) @ v))
-    if spec.w_o is not None:
-        concat = lambda heads: heads.transpose(1, 0, 2).reshape(spec.n, -1)  # noqa: E731
-        if spec.b_o is not None and spec.b_o.shape[0] == spec.heads * spec.d_v:
-            add("w_o_left_out_b_o_kept", by_stage(trace, lambda: {}, project=lambda heads: concat(heads) + spec.b_o))
-        add("w_o_left_out", by_stage(trace, lambda: {}, project=concat))
-    bias_slips(trace, add)
-    transposed_weights(trace, add)
+
+
+def output_slips(trace: Trace, add) -> None:
+    """W_O left out (b_O kept, or not): the heads' outputs concatenated taken as the output."""
+    spec = trace.spec
+    if spec.w_o is None:
+        return
+    concat = lambda heads: heads.transpose(1, 0, 2).reshape(spec.n, -1)  # noqa: E731
+    if spec.b_o is not None and spec.b_o.shape[0] == spec.heads * spec.d_v:
+        add("w_o_left_out_b_o_kept", by_stage(trace, lambda: {}, project=lambda heads: concat(heads) + spec.b_o))
+    add("w_o_left_out", by_stage(trace, lambda: {}, project=concat))
+
+
+def head_slips(trace: Trace, add) -> None:
+    """The heads' columns taken interleaved, or the heads concatenated in reverse order."""
+    spec = trace.spec
     if spec.heads > 1:
         add("heads_split", by_spec(trace, **interleaved(spec)))
-        add("heads_order", by_stage(trace, lambda: {}, project=lambda heads: output_projection(heads[::-1].copy(), spec)))
-    if spec.context is not None and spec.context.shape[1] == spec.inputs.shape[1] and (spec.mask is None or spec.n == spec.m):
+        add("heads_order",
+            by_stage(trace, lambda: {}, project=lambda heads: output_projection(heads[::-1].copy(), spec)))
+
+
+def context_slips(trace: Trace, add) -> None:
+    """Cross-attention's keys and values made from the inputs instead of the context."""
+    spec = trace.spec
+    if (spec.context is not None and spec.context.shape[1] == spec.inputs.shape[1]
+            and (spec.mask is None or spec.n == spec.m)):
         add("keys_from_inputs", by_spec(trace, context=None))
+
+
+def answer_slips(trace: Trace, add) -> None:
+    """Slips of the answer's writing: every number rounded as it goes, the scaled scores given as the scores."""
+    spec = trace.spec
     for name, step in (("rounded_half", 0.5), ("rounded_1", 0.1), ("rounded_2", 0.01)):
         add(name, lambda rounding, step=step: rerun(trace, {}, step), rounded=False)
     if spec.scale != 1.0:
         add("scores_scaled", lambda rounding: dict(arrays_of(trace), scores=spec.scale * trace.scores), rounded=False)
-    return found
 
 
 def mask_slips(trace: Trace, add) -> None:
-    """The mask ignored, masked scores set to 0 instead of −∞, masked weights zeroed after softmax, causal off by one."""
+    """The mask ignored, masked scores set to 0 instead of −∞, masked weights zeroed after softmax,
+    causal off by one."""
     spec = trace.spec
     allowed, z = allowed_of(spec), trace.scaled_scores
     add("mask_ignored", by_spec(trace, mask=None))
@@ -178,7 +247,8 @@ def mask_slips(trace: Trace, add) -> None:
         strict = np.tril(np.ones((spec.n, spec.m), dtype=bool), -1)
         future = np.triu(np.ones((spec.n, spec.m), dtype=bool))
         for name, cells in (("causal_strict", strict), ("causal_future", future)):
-            wrong = dataclasses.replace(spec.mask, causal=None, matrix=cells if spec.mask.matrix is None else cells & spec.mask.matrix)
+            matrix = cells if spec.mask.matrix is None else cells & spec.mask.matrix
+            wrong = dataclasses.replace(spec.mask, causal=None, matrix=matrix)
             add(name, by_spec(trace, mask=wrong))
 
 
@@ -192,8 +262,8 @@ def bias_slips(trace: Trace, add) -> None:
     groups += [projections] if 1 < len(projections) < len(present) else []
     groups += [[pair] for pair in present]
     for group in groups:
-        add("biases_left_out" if len(group) > 1 else "bias_left_out", by_spec(trace, **{name: None for name, _ in group}),
-            names=", ".join(symbol for _, symbol in group))
+        add("biases_left_out" if len(group) > 1 else "bias_left_out",
+            by_spec(trace, **{name: None for name, _ in group}), names=", ".join(symbol for _, symbol in group))
 
 
 def transposed_weights(trace: Trace, add) -> None:

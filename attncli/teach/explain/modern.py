@@ -36,7 +36,8 @@ def gqa_label(t: dict, key: str, spec: Spec, ctx: dict) -> str:
 
 
 def scaled_lines(s: float, spec: Spec, z: float, precision: int) -> str:
-    """What follows one score in step 4: ``   →   4 / √3 = 2.3094`` and, with a soft cap, ``   →   5·tanh(2.3094 / 5) = 2.1``."""
+    """What follows one score in step 4: ``   →   4 / √3 = 2.3094`` and, with a soft cap,
+    ``   →   5·tanh(2.3094 / 5) = 2.1``."""
     text = ""
     scaled = spec.scale * s
     if spec.scale_name != "none":
@@ -58,7 +59,8 @@ def bias_keys(spec: Spec) -> list[str]:
 
 
 def bias_line(trace: Trace, head: int, i: int, j: int, precision: int) -> str:
-    """What the score bias adds to one scaled score: ``   →   1.2 + 0.25·(0 − 2) = 0.7`` ('' without a bias or when masked)."""
+    """What the score bias adds to one scaled score: ``   →   1.2 + 0.25·(0 − 2) = 0.7``
+    ('' without a bias or when masked)."""
     spec, num = trace.spec, lambda v: number(v, precision)
     bias = spec.score_bias
     if bias is None:
@@ -90,7 +92,8 @@ def bias_line(trace: Trace, head: int, i: int, j: int, precision: int) -> str:
 
 
 def norm_lines(x: np.ndarray, norm: Norm, result: np.ndarray, name: str, precision: int) -> list[str]:
-    """The arithmetic of one row's RMSNorm or LayerNorm; ``name`` the row's symbol (x or y), ``result`` the computed row."""
+    """The arithmetic of one row's RMSNorm or LayerNorm; ``name`` the row's symbol (x or y),
+    ``result`` the computed row."""
     p, d = precision, x.shape[0]
     num = lambda v: number(v, p)  # noqa: E731
     ones, zeros = bool(np.all(norm.gamma == 1.0)), norm.beta is None or bool(np.all(norm.beta == 0.0))
@@ -142,7 +145,8 @@ def rope_key(trace: Trace, focus: Focus) -> int:
     """The key whose rotation is written out: the first allowed key at another position than the query, if any."""
     spec, i = trace.spec, focus.query
     other = spec.key_positions != spec.query_positions[i]
-    allowed, moved = allowed_row(trace, i, focus.head), spec.key_positions != 0  # a key at 0 is not turned: a dull example
+    # a key at 0 is not turned: a dull example
+    allowed, moved = allowed_row(trace, i, focus.head), spec.key_positions != 0
     for candidates in (other & allowed & moved, other & allowed, other):
         if candidates.any():
             return int(np.argmax(candidates))
@@ -164,8 +168,9 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
     f = float(rope.frequencies[0])
     lines = []
     pairs = []
-    for name, prime, pos, row, rotated in (("q", "", spec.query_positions[i], trace.queries[h, i], trace.queries_rotated[h, i]),
-                                           ("k", "′", spec.key_positions[j], trace.keys[kv, j], trace.keys_rotated[kv, j])):
+    for name, prime, pos, row, rotated in (
+            ("q", "", spec.query_positions[i], trace.queries[h, i], trace.queries_rotated[h, i]),
+            ("k", "′", spec.key_positions[j], trace.keys[kv, j], trace.keys_rotated[kv, j])):
         token = spec.tokens[i] if name == "q" else spec.context_tokens[j]
         angle = float(pos) * f
         c, s = np.cos(angle), np.sin(angle)
@@ -174,7 +179,8 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
                      f"cos φ = {num(c)}   sin φ = {num(s)}")
         lines.append(f"({name}{subscript(a + 1)}, {name}{subscript(b + 1)}) = ({num(x)}, {num(y)})  →  "
                      f"({factor(x, p)}·{factor(c, p)} − {factor(y, p)}·{factor(s, p)}, "
-                     f"{factor(y, p)}·{factor(c, p)} + {factor(x, p)}·{factor(s, p)}) = ({num(rotated[a])}, {num(rotated[b])})")
+                     f"{factor(y, p)}·{factor(c, p)} + {factor(x, p)}·{factor(s, p)}) = "
+                     f"({num(rotated[a])}, {num(rotated[b])})")
         pairs.append(((x, y), (float(rotated[a]), float(rotated[b])), float(pos)))
     (qa, qb), (qa2, qb2), pq = pairs[0]
     (ka, kb), (ka2, kb2), pk = pairs[1]
@@ -184,8 +190,9 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
                  f"{factor(qb2, p)}·{factor(kb2, p)} = {num(both)}")
     delta = (pq - pk) * f
     ta, tb = turn(qa, qb, delta)
-    lines.append(f"(p − p′)·f = ({num(pq)} − {num(pk)}) × {num(f)} = {num(delta)}:   rot({num(delta)})·(q{sa}, q{sb}) = "
-                 f"({num(ta)}, {num(tb)}),   ({num(ta)}, {num(tb)})·(k{sa}, k{sb}) = "
+    lines.append(f"(p − p′)·f = ({num(pq)} − {num(pk)}) × {num(f)} = {num(delta)}:   "
+                 f"rot({num(delta)})·(q{sa}, q{sb}) = ({num(ta)}, {num(tb)}),   "
+                 f"({num(ta)}, {num(tb)})·(k{sa}, k{sb}) = "
                  f"{factor(ta, p)}·{factor(ka, p)} + {factor(tb, p)}·{factor(kb, p)} = {num(ta * ka + tb * kb)}")
     return lines
 
@@ -193,10 +200,13 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
 def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
     rope, kv, j = spec.rope, kv_head(spec, focus.head), rope_key(trace, focus)
-    freqs = [f"{x:.{p}g}" for x in rope.frequencies[:MAX_FREQUENCIES]] + (["…"] if rope.dims // 2 > MAX_FREQUENCIES else [])
+    freqs = ([f"{x:.{p}g}" for x in rope.frequencies[:MAX_FREQUENCIES]]
+             + (["…"] if rope.dims // 2 > MAX_FREQUENCIES else []))
     pq, pk = spec.query_positions[i], spec.key_positions[j]
     first = (1, rope.dims // 2 + 1) if rope.style == "half" else (1, 2)
-    ctx = dict(ctx, dims=rope.dims, half=rope.dims // 2, i_range="0" if rope.dims == 2 else f"0 … {rope.dims // 2 - 1}", rest=spec.d_k - rope.dims, freqs="[" + ", ".join(freqs) + "]",
+    ctx = dict(ctx, dims=rope.dims, half=rope.dims // 2,
+               i_range="0" if rope.dims == 2 else f"0 … {rope.dims // 2 - 1}", rest=spec.d_k - rope.dims,
+               freqs="[" + ", ".join(freqs) + "]",
                base=f"{rope.base:g}" if rope.base is not None else "", k=f"“{spec.context_tokens[j]}”",
                p=number(pq, p), pk=number(pk, p), a=first[0], b=first[1], f0=f"{rope.frequencies[0]:.{p}g}")
     keys = ["body", rope.style, "base" if rope.base is not None else "given"]
@@ -209,10 +219,12 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     angles = np.stack([pq * rope.frequencies, pk * rope.frequencies])  # (2, dims/2)
     rows = [f"q ({spec.tokens[i]})", f"k ({spec.context_tokens[j]})"]
     numbers = [Numbers("angles", t["label"]["angles"], angles, rows, dims(rope.dims // 2)),
-               Numbers("queries_rotated", t["label"]["queries_rotated"], trace.queries_rotated[h], spec.tokens, dims(spec.d_k)),
-               Numbers("keys_rotated", gqa_label(t, "keys_rotated", spec, ctx), trace.keys_rotated[kv], spec.context_tokens,
-                       dims(spec.d_k))]
-    return Step("rope", t["rope"]["title"], formula, paragraphs(t, "rope", keys, ctx), rope_lines(trace, focus, j), numbers)
+               Numbers("queries_rotated", t["label"]["queries_rotated"], trace.queries_rotated[h], spec.tokens,
+                       dims(spec.d_k)),
+               Numbers("keys_rotated", gqa_label(t, "keys_rotated", spec, ctx), trace.keys_rotated[kv],
+                       spec.context_tokens, dims(spec.d_k))]
+    return Step("rope", t["rope"]["title"], formula, paragraphs(t, "rope", keys, ctx), rope_lines(trace, focus, j),
+                numbers)
 
 
 # ---------------------------------------------------------------- residual and post_norm
@@ -230,15 +242,19 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     x, y = spec.embedded[i], trace.output[i] if trace.normalized_output is None else trace.normalized_output[i]
     lines = post_norm_lines(trace, focus) if spec.post_norm is not None else []
     added = "y" if spec.post_norm is None else "y\u0302"  # ŷ, written as x̂ and X̂ are
-    lines.append(f"{spec.tokens[i]}: r = x + {added} = {vector(x, p)} + {vector(y, p)} = {vector(trace.residual[i], p)}")
+    lines.append(f"{spec.tokens[i]}: r = x + {added} = {vector(x, p)} + {vector(y, p)} = "
+                 f"{vector(trace.residual[i], p)}")
     d = dims(spec.inputs.shape[1])
     numbers = []
     if trace.normalized_output is not None:
-        numbers.append(Numbers("normalized_output", t["label"]["normalized_output"].format(norm=norm_text(spec.post_norm.kind)),
+        numbers.append(Numbers("normalized_output",
+                               t["label"]["normalized_output"].format(norm=norm_text(spec.post_norm.kind)),
                                trace.normalized_output, spec.tokens, d))
     numbers.append(Numbers("residual", t["label"]["residual"], trace.residual, spec.tokens, d))
     keys = ["body"] + ([] if spec.post_norm is None else ["post_norm"])
     keys += ["sandwich"] if spec.post_norm is not None and spec.pre_norm is not None else []
     keys += ["pre_norm"] if spec.pre_norm is not None else ["no_norm"]
-    ctx = dict(ctx, r_formula=residual_formula(spec), norm=norm_text(spec.post_norm.kind) if spec.post_norm is not None else "")
-    return Step("residual", t["residual"]["title"], residual_formula(spec), paragraphs(t, "residual", keys, ctx), lines, numbers)
+    ctx = dict(ctx, r_formula=residual_formula(spec),
+               norm=norm_text(spec.post_norm.kind) if spec.post_norm is not None else "")
+    return Step("residual", t["residual"]["title"], residual_formula(spec), paragraphs(t, "residual", keys, ctx), lines,
+                numbers)

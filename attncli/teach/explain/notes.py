@@ -58,7 +58,8 @@ def same_projection(spec, h: int) -> str | None:
         return "why_identity"
     if spec.w_q[h].shape != spec.w_k[kv].shape or not np.array_equal(spec.w_q[h], spec.w_k[kv]):
         return None
-    if (spec.b_q is None) != (spec.b_k is None) or (spec.b_q is not None and not np.array_equal(spec.b_q[h], spec.b_k[kv])):
+    if ((spec.b_q is None) != (spec.b_k is None)
+            or (spec.b_q is not None and not np.array_equal(spec.b_q[h], spec.b_k[kv]))):
         return None
     return "why_same" if spec.b_q is None else "why_same_bias"
 

@@ -75,7 +75,8 @@ def inputs_symbol(spec: Spec) -> str:
 
 
 def context(trace: Trace, focus: Focus) -> dict:
-    """The values a text may name: ``{q}`` the query's label (quoted: a token may be any word), ``{d_k}``, ``{scale}`` …"""
+    """The values a text may name: ``{q}`` the query's label (quoted: a token may be any word), ``{d_k}``,
+    ``{scale}`` …"""
     spec = trace.spec
     group, kv = spec.heads // spec.kv_heads, kv_head(spec, focus.head)
     return {

@@ -19,7 +19,8 @@ from attncli.teach.explain.walkthrough import Numbers, Step
 from attncli.views.tables import View, matrix_table
 
 CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
-TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
+TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
+                   r"|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
 NO_LINE_START = set("，。、；：！？）》」』”’")
 
 
@@ -38,7 +39,8 @@ def wrap_cjk(text: str, width: int) -> list[str]:
         if cell_len("".join(line) + token) > width and line and not token.isspace():
             while token in NO_LINE_START and len(line) > 1 and line[-1].isspace():
                 line.pop()
-            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 else []  # (a character, or a word: 0.4683])
+            # (a character, or a word: 0.4683])
+            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 else []
             lines.append("".join(line).rstrip())
             line = carry
         if line or not token.isspace():
@@ -94,7 +96,8 @@ def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
 
 
 def table(numbers: Numbers, view: View):
-    return matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked, numbers.heat)
+    return matrix_table(numbers.title, numbers.matrix, numbers.rows, numbers.columns, view, numbers.masked,
+                        numbers.heat)
 
 
 def renderables(steps: list[Step], t: dict, view: View = View()) -> list:

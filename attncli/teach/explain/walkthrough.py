@@ -58,7 +58,8 @@ def inputs_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys = ["body"] + (["cross"] if spec.context is not None else [])
     numbers = [Numbers("inputs", t["label"]["inputs"], spec.inputs, spec.tokens, dims(spec.inputs.shape[1]))]
     if spec.context is not None:
-        numbers.append(Numbers("context", t["label"]["context"], spec.context, spec.context_tokens, dims(spec.context.shape[1])))
+        numbers.append(Numbers("context", t["label"]["context"], spec.context, spec.context_tokens,
+                               dims(spec.context.shape[1])))
     formula = "X" + (", C" if spec.context is not None else "")
     return Step(1, t["inputs"]["title"], formula, paragraphs(t, "inputs", keys, ctx), numbers=numbers)
 
@@ -69,9 +70,11 @@ def positional_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     d = dims(spec.inputs.shape[1])
     numbers = [Numbers("positional", t["label"]["positional"], spec.positional, spec.tokens, d),
                Numbers("embedded", t["label"]["embedded"], spec.embedded, spec.tokens, d)]
-    formula = "X + P" + ("   P[i, 2k] = sin(i / 10000^(2k/d)),  P[i, 2k+1] = cos(i / 10000^(2k/d))" if kind == "sinusoidal" else "")
+    formula = "X + P" + ("   P[i, 2k] = sin(i / 10000^(2k/d)),  P[i, 2k+1] = cos(i / 10000^(2k/d))"
+                         if kind == "sinusoidal" else "")
     ctx = dict(ctx, sees=t["positional"]["sees_normalised" if spec.pre_norm is not None else "sees"])
-    return Step("positional", t["positional"]["title"], formula, paragraphs(t, "positional", ["body", kind], ctx), numbers=numbers)
+    return Step("positional", t["positional"]["title"], formula, paragraphs(t, "positional", ["body", kind], ctx),
+                numbers=numbers)
 
 
 def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
@@ -122,8 +125,10 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if spec.m > MAX_LINES:
         lines.append("…")
     numbers = [Numbers("queries", t["label"]["queries"], trace.queries[h], spec.tokens, dims(spec.d_k)),
-               Numbers("keys", modern.gqa_label(t, "keys", spec, ctx), trace.keys[kv], spec.context_tokens, dims(spec.d_k)),
-               Numbers("values", modern.gqa_label(t, "values", spec, ctx), trace.values[kv], spec.context_tokens, dims(spec.d_v))]
+               Numbers("keys", modern.gqa_label(t, "keys", spec, ctx), trace.keys[kv], spec.context_tokens,
+                       dims(spec.d_k)),
+               Numbers("values", modern.gqa_label(t, "values", spec, ctx), trace.values[kv], spec.context_tokens,
+                       dims(spec.d_v))]
     cross = spec.context is not None
     same = not cross and notes.same_projection(spec, h) is not None  # every query is its key
     why = "why_qk" if not same else "why_qk_same" if spec.score == "dot" else "why_qk_same_additive"
@@ -134,16 +139,18 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("positional_cross" if cross else "positional")
     keys += ["gqa"] if spec.kv_heads < spec.heads else []
     keys += ["clip"] if spec.clip_qkv is not None else []
-    formula = "   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values"))  # as the tables write them
-    return Step(3, t["projections"]["title"], formula, paragraphs(t, "projections", keys, dict(ctx, clip=spec.clip_qkv)),
-                lines, numbers)
+    # as the tables write them
+    formula = "   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values"))
+    return Step(3, t["projections"]["title"], formula,
+                paragraphs(t, "projections", keys, dict(ctx, clip=spec.clip_qkv)), lines, numbers)
 
 
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
-    unbiased = z if trace.score_bias is None else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i])
+    unbiased = (z if trace.score_bias is None
+                else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i]))
     hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
     prime = "" if spec.rope is None else "′"
     for j in range(min(spec.m, MAX_LINES)):
@@ -172,10 +179,11 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
-        numbers.append(Numbers("score_bias", t["label"]["score_bias"], trace.score_bias[h, i][None, :], [spec.tokens[i]],
-                               spec.context_tokens, masked))
+        numbers.append(Numbers("score_bias", t["label"]["score_bias"], trace.score_bias[h, i][None, :],
+                               [spec.tokens[i]], spec.context_tokens, masked))
     if spec.scale_name != "none" or spec.mask is not None or spec.softcap is not None or spec.score_bias is not None:
-        numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]], spec.context_tokens, masked))
+        numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]],
+                               spec.context_tokens, masked))
     formula = f"{formulas.score_formula(spec)}   z = {formulas.scale_text(spec)}"
     return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)
 
@@ -195,21 +203,25 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         shifted = "" if shift == 0 else f" − {factor(shift, p)}"
         shown = [j for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
-        lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''} = {num(e.sum())}")
+        lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''}"
+                     f" = {num(e.sum())}")
         lines += [f"{tokens[j]}: a = {num(e[j])} / {num(e.sum())} = {num(a[j])}" for j in shown]
         label = t["label"]["exponentials" if shift == 0 else "exponentials_shifted"]
-        numbers.append(Numbers("exponentials", label, e[None, :], row, tokens, None if allowed.all() else ~allowed[None, :]))
+        numbers.append(Numbers("exponentials", label, e[None, :], row, tokens,
+                               None if allowed.all() else ~allowed[None, :]))
         keys = ["softmax"] + ([] if shift == 0 else ["shift" if shift > 0 else "shift_negative"])
     elif spec.normalize == "sum":
         total = float(np.where(allowed, z, 0.0).sum())
-        lines = [f"{tokens[j]}: a = {quotient_line(z[j], total, a[j], p)}" for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
+        lines = [f"{tokens[j]}: a = {quotient_line(z[j], total, a[j], p)}"
+                 for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         keys = ["sum"]
     else:
         keys = ["none"]
     if allowed.any() and not allowed.all():
         keys.append("masked")
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
-    return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines, numbers)
+    return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines,
+                numbers)
 
 
 def weighted_values(trace: Trace, focus: Focus) -> np.ndarray:
@@ -234,13 +246,14 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
     y = trace.head_outputs[h, i]
     keys = ["body"] + (["heads"] if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None else [])
-    lines = [" + ".join(vector(row, p) for row in weighted_values(trace, focus)[:MAX_LINES]) + (" + …" if spec.m > MAX_LINES else "")
-             + f" = {vector(y, p)}"]
+    lines = [" + ".join(vector(row, p) for row in weighted_values(trace, focus)[:MAX_LINES])
+             + (" + …" if spec.m > MAX_LINES else "") + f" = {vector(y, p)}"]
     if focus.builtin:  # the walkthrough's own rounded figures for this query
         ctx = dict(ctx, **notes.article(trace, focus))
         keys.append("builtin")
     numbers = [Numbers("head_output", t["label"]["head_output"], y[None, :], [spec.tokens[i]], dims(spec.d_v))]
-    return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", paragraphs(t, "sum", keys, ctx), lines, numbers)
+    return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", paragraphs(t, "sum", keys, ctx), lines,
+                numbers)
 
 
 def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
@@ -254,14 +267,16 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
     masked = None if spec.allowed is None else ~spec.allowed[h]
-    numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked, heat=True),
+    numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked,
+                       heat=True),
                Numbers("head_outputs", t["label"]["head_outputs"], trace.head_outputs[h], spec.tokens, dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None:
         formula += f"   {formulas.output_formula(spec)}"
         heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"
         keys += ([heads] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
         if spec.heads > 1:
-            numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens, dims(trace.concat.shape[1])))
+            numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens,
+                                   dims(trace.concat.shape[1])))
         numbers.append(Numbers("output", t["label"]["output"], trace.output, spec.tokens, dims(trace.output.shape[1])))
     return Step(8, t["matrix"]["title"], formula, paragraphs(t, "matrix", keys, ctx), numbers=numbers)
 

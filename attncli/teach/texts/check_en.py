@@ -12,7 +12,8 @@ CHECK = {
     "problem": "has shape {given} but {key} here are {expected}",
     "one_number": "one number",
     "transposed": "it looks transposed",
-    "left_empty": "only a masked scaled score may be left null (or −inf); every other cell has a number (a masked key's weight is 0)",
+    "left_empty": "only a masked scaled score may be left null (or −inf); every other cell has a number (a masked "
+                  "key's weight is 0)",
     "other_row": "these are the numbers of query {row} (“{token}”), not of query {query}: check which row you worked "
                  "on, or write query: {row}",
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
@@ -33,8 +34,8 @@ CHECK = {
     "same_slip": "the same slip as {key} above",
     "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
                          "show it, one row per token",
-    "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: keep "
-                      "more decimals, or check with --tol {suggest}",
+    "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
+                      "keep more decimals, or check with --tol {suggest}",
 }
 
 SLIPS = {
@@ -46,8 +47,9 @@ SLIPS = {
     "scale_twice": "the scale was applied twice: multiply every score by {scale} once",
     "scale_twice_dk": "the scale was applied twice (each score divided by d_k = {d_k}, not by {root}): divide every "
                       "score by {root} once",
-    "scale_twice_dk_model": "the scores were divided by {d_k}, which is d_k (the scale applied twice) and also √d_model "
-                            "= √{d_model} (the width of the inputs): divide every score by √d_k = {root}, one head's width",
+    "scale_twice_dk_model": "the scores were divided by {d_k}, which is d_k (the scale applied twice) and also "
+                            "√d_model = √{d_model} (the width of the inputs): divide every score by √d_k = {root}, one "
+                            "head's width",
     "scale_inverted": "the scores were multiplied by √d_k instead of divided by it: divide every score by {root}",
     "scale_d_model": "the scores were divided by √d_model = √{d_model}, the width of the inputs: divide them by "
                      "√d_k = {root}, the width of one head's queries and keys",

@@ -17,14 +17,18 @@ CHECK = {
     "carried": "这正是用你自己的 {upstream} 往下正确计算得到的结果：只需改正 {upstream}",
     "row_match": "{key}：只给了一行、没有写 query:，所以与每一行都比较过：它是{row}。",
     "row_closest": "{key}：只给了一行、没有写 query:，它与任何一行都不相符，所以与最接近的{row}比较。",
-    "none_fits_right": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。正确的有：{keys}。",
-    "none_fits_alone": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。给出的其他量也都不对。",
+    "none_fits_right": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
+                       "正确的有：{keys}。",
+    "none_fits_alone": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
+                       "给出的其他量也都不对。",
     "masked_cell": "未屏蔽的格子都对了；被屏蔽的键没有缩放后的得分可写（softmax 不计入它）：请留空（null），或写 −inf",
     "concat": "这是各头并排拼接后的结果（concat(H₁ … H_h)）；head_outputs 要每个头各写一个矩阵，从第 1 个头开始",
-    "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，好找出第一个出错的量。",
+    "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，"
+                      "好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
     "transposed_square": "数字是对的，但行和列对调了：请按表格的样子写，每个词元一行",
-    "rounded_answer": "按你写的小数位数来看是对的，但容差 {tol} 要求更精确：多保留几位小数，或者用 --tol {suggest} 核对",
+    "rounded_answer": "按你写的小数位数来看是对的，但容差 {tol} 要求更精确：多保留几位小数，"
+                      "或者用 --tol {suggest} 核对",
 }
 
 SLIPS = {
@@ -34,13 +38,15 @@ SLIPS = {
     "scale_added": "本文档写的是 scale: none，却把得分除以了 {root}：应把得分原样交给 softmax",
     "scale_twice": "缩放用了两次：每个得分只乘一次 {scale}",
     "scale_twice_dk": "缩放用了两次（每个得分除以了 d_k = {d_k}，而不是 {root}）：每个得分只除一次 {root}",
-    "scale_twice_dk_model": "得分除以了 {d_k}，它既是 d_k（相当于缩放用了两次），也是 √d_model = √{d_model}（输入的宽度）：每个得分应除以 √d_k = {root}，即一个头的宽度",
+    "scale_twice_dk_model": "得分除以了 {d_k}，它既是 d_k（相当于缩放用了两次），"
+                            "也是 √d_model = √{d_model}（输入的宽度）：每个得分应除以 √d_k = {root}，即一个头的宽度",
     "scale_inverted": "得分乘以了 √d_k，而不是除以它：每个得分都应除以 {root}",
     "scale_d_model": "得分除以了 √d_model = √{d_model}，即输入的宽度：应除以 √d_k = {root}，即一个头的查询和键的宽度",
     "scores_scaled": "这些得分已经缩放过了：scores 是缩放之前的 Q·Kᵀ（缩放后的写在 scaled_scores 下）",
     # 步骤 4：点积
     "not_transposed": "K 没有转置：得分是 Q·Kᵀ，即每个查询行与每个键行的点积",
-    "scores_transposed": "得分算反了，成了 K·Qᵀ（第 i 行放的是 q_j·k_i）：Q·Kᵀ 的第 i 行是查询 i 与每个键的点积 q_i·k_j",
+    "scores_transposed": "得分算反了，成了 K·Qᵀ（第 i 行放的是 q_j·k_i）："
+                         "Q·Kᵀ 的第 i 行是查询 i 与每个键的点积 q_i·k_j",
     # 步骤 5：softmax 与掩码
     "softmax_axis": "softmax 沿列（对各个查询）计算了；它应沿每一行、对各个键计算",
     "not_divided": "指数没有除以它们的和：每个 e^z 都要除以所在行的总和，权重加起来才等于 1",
@@ -62,25 +68,29 @@ SLIPS = {
     "w_o_left_out_b_o_kept": "漏掉了输出投影 W_O（只加了 b_O）：各头拼接之后先乘以 W_O，再加 b_O",
     "bias_left_out": "漏掉了偏置 {names}：乘完权重之后要加上它，x·W + b",
     "biases_left_out": "漏掉了偏置 {names}：每次乘完权重之后都要加上对应的偏置，x·W + b",
-    "weights_as_wx": "权重 {names} 按 W·x（PyTorch 中 nn.Linear 的布局）来用了：attncli 用的是行向量，x·W（PyTorch 的权重要先转置）",
+    "weights_as_wx": "权重 {names} 按 W·x（PyTorch 中 nn.Linear 的布局）来用了：attncli 用的是行向量，"
+                     "x·W（PyTorch 的权重要先转置）",
     "heads_split": "多头切分错了（各列是轮流分给各头的）：第 i 个头取第 i 块连续的 d_k 列",
     "heads_order": "各头输出拼接的顺序错了：第 1 个头的输出在最前面，然后是第 2 个头的，依此类推",
     "keys_from_inputs": "键和值是由输入 X 算出的：交叉注意力中它们来自上下文，K = C·W_K，V = C·W_V",
     # 今天的注意力
-    "rope_interleaved": "成对的维度取成了相邻的 (2i, 2i + 1)；本文档是前后两半配对，i 与 i + dims/2（style: half，即 rotate_half）",
+    "rope_interleaved": "成对的维度取成了相邻的 (2i, 2i + 1)；本文档是前后两半配对，i 与 i + dims/2（style: half，"
+                        "即 rotate_half）",
     "rope_halves": "成对的维度取成了前后两半 (i, i + dims/2)；本文档是相邻配对，2i 与 2i + 1（style: interleaved）",
     "rope_from_1": "位置从 1 开始数了；位置应从 0 开始（第一个词元在位置 0，完全不旋转）",
     "rope_forgotten": "忘了旋转：使用 rope 时，得分是 Q′·K′ᵀ，即按各自位置旋转之后的查询和键",
     "rope_reversed": "旋转方向反了（转了 −φ）：每一对 (a, b) 应变为 (a·cos φ − b·sin φ, b·cos φ + a·sin φ)",
     "rope_queries_only": "只旋转了查询：rope 也要把每个键按它自己的位置旋转",
     "rope_values": "值也被旋转了：rope 只旋转查询和键，V 保持投影之后的样子",
-    "rope_as_projected": "这些是旋转之后的查询和键：queries 和 keys 是 rope 之前的投影（旋转之后的写在 queries_rotated 和 keys_rotated 下）",
+    "rope_as_projected": "这些是旋转之后的查询和键：queries 和 keys 是 rope 之前的投影（旋转之后的写在 queries_rotated "
+                         "和 keys_rotated 下）",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
     "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",
     "mask_inverted": "掩码读反了：按本文档的约定，你给了权重的键恰恰是被屏蔽的（convention: allow 表示 1 = 可以关注；"
                      "block，如 nn.MultiheadAttention，表示 1 = 屏蔽）",
-    "kv_group": "查询头 i 用了键值头 i mod {g}：共用一个键值头的 {group} 个查询头是相邻的，所以头 i 用的是键值头 i // {group}",
+    "kv_group": "查询头 i 用了键值头 i mod {g}：共用一个键值头的 {group} 个查询头是相邻的，"
+                "所以头 i 用的是键值头 i // {group}",
     "residual_left_out": "漏掉了残差：要把输出加回到这一层的输入上，R = X + Y",
 }

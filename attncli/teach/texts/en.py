@@ -29,7 +29,8 @@ TEXTS = {
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
         "queries": "Queries  Q", "keys": "Keys  K", "values": "Values  V",
         "scores": "Scores  s", "scaled_scores": "Scaled scores  z", "masked": "masked", "score_bias": "Score bias  b",
-        "exponentials": "Exponentials  e^z", "exponentials_shifted": "Exponentials  e^(z − max z)", "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
+        "exponentials": "Exponentials  e^z", "exponentials_shifted": "Exponentials  e^(z − max z)",
+        "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
@@ -79,20 +80,21 @@ TEXTS = {
         "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
                  "(choose another with --head).",
         "gqa": "There are {h} query heads but only {g} key/value heads (kv_heads: {g}): this is grouped-query "
-               "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves {group} "
-               "query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; head {head} "
-               "shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V head {kv} counting "
-               "from 1, shared by heads {first} to {last} (choose another head with --head).",
+               "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves "
+               "{group} query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; "
+               "head {head} shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V "
+               "head {kv} counting from 1, shared by heads {first} to {last} (choose another head with --head).",
         "gqa_why": "Why share? While a model generates text it keeps the keys and values of every token so far (the KV "
-                   "cache) instead of computing them again for each new token. With {g} key/value heads instead of {h}, "
-                   "each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times smaller, and "
-                   "less memory to read at every step, for little loss of quality.",
+                   "cache) instead of computing them again for each new token. With {g} key/value heads instead of "
+                   "{h}, each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times "
+                   "smaller, and less memory to read at every step, for little loss of quality.",
         "mqa_share": "There are {h} query heads but a single key/value head (kv_heads: 1): each query head has its own "
-                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head 1, "
-                     "as every other head does (choose another head with --head).",
+                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head "
+                     "1, as every other head does (choose another head with --head).",
         "mqa": "With kv_heads: 1 every query head shares the one key/value head: this is multi-query attention (MQA), "
                "the extreme case of grouped-query attention. While a model generates text it keeps the keys and values "
-               "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of each.",
+               "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of "
+               "each.",
         "dk_dv": "Queries and keys must have the same width (d_k = {d_k}) because they are multiplied together; the "
                  "values may be wider or narrower (d_v = {d_v}), and their width is the width of the output.",
     },
@@ -105,17 +107,17 @@ TEXTS = {
                   "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
         "body_cross": "Multiply each input row by W_Q to get that token's query, and each context row by W_K and W_V "
                       "to get that context token's key and value. The same matrices are used for every row.",
-        "why_qk_same": "Why two different vectors for matching? The query describes what a token is looking for, the key "
-                       "what it offers to others. Made by different matrices, they let how much token A cares about B "
-                       "differ from how much B cares about A; in this document the query and key matrices are the same, "
-                       "so each query equals its key and that symmetry is forced (step 4).",
+        "why_qk_same": "Why two different vectors for matching? The query describes what a token is looking for, the "
+                       "key what it offers to others. Made by different matrices, they let how much token A cares "
+                       "about B differ from how much B cares about A; in this document the query and key matrices are "
+                       "the same, so each query equals its key and that symmetry is forced (step 4).",
         "why_qk_same_additive": "Why two different vectors for matching? The query describes what a token is looking "
-                                "for, the key what it offers to others. In this document the query and key matrices are the "
-                                "same, so each query equals its key; the additive score still treats the two differently, "
-                                "through W₁ for the query and W₂ for the key.",
+                                "for, the key what it offers to others. In this document the query and key matrices "
+                                "are the same, so each query equals its key; the additive score still treats the two "
+                                "differently, through W₁ for the query and W₂ for the key.",
         "why_qk_cross": "The query describes what each input token is looking for, the key what each context token "
-                        "offers: they come from two different sequences, so a score always reads from an input token to a "
-                        "context token.",
+                        "offers: they come from two different sequences, so a score always reads from an input token "
+                        "to a context token.",
         "positional": "The rows multiplied here are those of X + P, the inputs with their positions (step positional).",
         "positional_cross": "The query rows are those of X + P, the inputs with their positions (step positional); the "
                             "context is used as given.",
@@ -123,11 +125,11 @@ TEXTS = {
                     "the raw X; the keys and values are made from X̂ too.",
         "pre_norm_cross": "The query rows are those of X̂, the inputs after the normalisation of step pre_norm; the "
                           "context is used as given.",
-        "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once and "
-               "shared by heads {first} to {last}.",
-        "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as MPT "
-                "and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps a "
-                "few huge projections from dominating the scores.",
+        "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once "
+               "and shared by heads {first} to {last}.",
+        "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as "
+                "MPT and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps "
+                "a few huge projections from dominating the scores.",
     },
     "scores": {
         "title": "Score the query against every key",
@@ -140,15 +142,15 @@ TEXTS = {
                     "It also measures how well a key suits the query, with a small learned network instead of a "
                     "plain dot product.",
         "rope": "Here the query and the keys have been rotated by their positions (step rope): the dot product is "
-                "taken between the rotated query q′ and each rotated key k′, so the score also depends on how far apart "
-                "the two tokens are.",
+                "taken between the rotated query q′ and each rotated key k′, so the score also depends on how far "
+                "apart the two tokens are.",
         "rope_additive": "Here the query and the keys have been rotated by their positions (step rope): the score is "
                          "computed from the rotated query q′ and the rotated keys k′.",
         "scale_none_softcap": "This document uses scale: none, so the scores are not divided by √d_k.",
-        "softcap": "Then each scaled score z is soft-capped at c = {softcap}: z becomes c·tanh(z / c). tanh stays between "
-                   "−1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes almost "
-                   "unchanged, a large one is squashed towards the cap, and no single score can grow so large that it "
-                   "takes all the weight (Gemma 2 caps its attention scores this way).",
+        "softcap": "Then each scaled score z is soft-capped at c = {softcap}: z becomes c·tanh(z / c). tanh stays "
+                   "between −1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes "
+                   "almost unchanged, a large one is squashed towards the cap, and no single score can grow so large "
+                   "that it takes all the weight (Gemma 2 caps its attention scores this way).",
         "scale_none": "The scale here is none (scale: none): the scores are not divided by √d_k, as in the "
                       "illustrated walkthrough. Transformers usually divide by √d_k: with hundreds of numbers per "
                       "vector the raw dot products grow large, and softmax would then put nearly all the weight on "
@@ -159,8 +161,9 @@ TEXTS = {
         "additive_number": "Then each score is multiplied by the document's scale, {scale}.",
         "z": "What is turned into weights in step 5 is called z, the scaled score: here z = {z}.",
         "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
-                      "grows with d_k; without the division the largest score would swamp the others, softmax would give "
-                      "nearly all the weight to one key, and its gradients would almost vanish, so training stalls.",
+                      "grows with d_k; without the division the largest score would swamp the others, softmax would "
+                      "give nearly all the weight to one key, and its gradients would almost vanish, so training "
+                      "stalls.",
         "scale_number": "Then each score is multiplied by the document's scale, {scale}. The usual choice is 1/√d_k, "
                         "which keeps large scores from saturating the softmax.",
         "mask_causal": "A causal mask applies: {q} may only look at itself and the tokens before it, so the keys after "
@@ -178,8 +181,8 @@ TEXTS = {
                       "Each head has its own slope, so some heads look far and others stay close; a key behind {q} "
                       "gets a negative bias, the further the more.",
         "bias_relative": "Then T5's relative bias is added: the distance key position − query position is put in a "
-                         "bucket (one bucket per small distance, then wider and wider buckets on a logarithmic scale up "
-                         "to max_distance), and each head has learned one number per bucket.",
+                         "bucket (one bucket per small distance, then wider and wider buckets on a logarithmic scale "
+                         "up to max_distance), and each head has learned one number per bucket.",
         "bias_why": "A bias that depends only on how far apart two tokens are tells the model about order without any "
                     "position vector added to the inputs: the same words at the same distance get the same nudge "
                     "wherever they stand, which is why such models need no position embeddings and cope with longer "
@@ -209,10 +212,10 @@ TEXTS = {
                    "a score a little higher than the rest gets a clearly larger share.",
         "shift": "The scores are large, so the largest one is subtracted before exponentiating; this changes none of "
                  "the weights (it cancels in the division) but keeps e^z from overflowing.",
-        "shift_negative": "Every score that takes part here is negative, so every e^z is small: below about −745 it is even rounded to "
-                          "exactly 0 in float64, and the division would read 0 / 0. So the largest score is subtracted "
-                          "first, as attention code always does: the largest exponential becomes e^0 = 1, and the "
-                          "weights stay the same (the shift cancels in the division).",
+        "shift_negative": "Every score that takes part here is negative, so every e^z is small: below about −745 it is "
+                          "even rounded to exactly 0 in float64, and the division would read 0 / 0. So the largest "
+                          "score is subtracted first, as attention code always does: the largest exponential becomes "
+                          "e^0 = 1, and the weights stay the same (the shift cancels in the division).",
         "sum": "This document uses normalize: sum: each score is simply divided by the sum of its row. That gives "
                "weights adding up to 1 when the scores are positive, but unlike softmax it breaks down for negative "
                "scores or a row summing to zero.",
@@ -226,8 +229,9 @@ TEXTS = {
         "title": "Weight each value",
         "body": "Each key's weight now multiplies that key's value row. A value with a large weight comes through "
                 "almost whole; one with a weight near 0 nearly vanishes.",
-        "builtin_first": "The illustrated walkthrough shows these weighted values as {rounded_rows}: they come from its "
-                         "weights rounded to {rounded_weights}, not from the exact weights {exact_weights} used here.",
+        "builtin_first": "The illustrated walkthrough shows these weighted values as {rounded_rows}: they come from "
+                         "its weights rounded to {rounded_weights}, not from the exact weights {exact_weights} used "
+                         "here.",
         "builtin": "The illustrated walkthrough rounds the weights of {q} to {rounded_weights}; from those, the "
                    "weighted values would be {rounded_rows}, not the exact ones above.",
     },
@@ -249,8 +253,8 @@ TEXTS = {
         "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
                  "by side into one row per token.",
         "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group "
-                     "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by side "
-                     "into one row per token.",
+                     "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by "
+                     "side into one row per token.",
         "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "
                       "numbers per token.",
     },

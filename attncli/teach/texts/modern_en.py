@@ -4,21 +4,22 @@ MODERN = {
     "pre_norm": {
         "title_rms": "Pre-norm: RMSNorm",
         "title_layer": "Pre-norm: LayerNorm",
-        "body": "Before the projections, each input row is normalised on its own (pre-norm): brought to a standard size, "
-                "so that the queries, keys and values are computed from rows of similar scale however large the rows "
-                "have grown in earlier layers. Putting the norm before attention, rather than after the residual "
+        "body": "Before the projections, each input row is normalised on its own (pre-norm): brought to a standard "
+                "size, so that the queries, keys and values are computed from rows of similar scale however large the "
+                "rows have grown in earlier layers. Putting the norm before attention, rather than after the residual "
                 "addition, is what keeps deep stacks of layers stable to train; most models since GPT-2 do it.",
         "rms": "This is RMSNorm (kind: rms, as in Llama, Mistral and T5): the row is divided by its root mean square "
                "√(mean(x²) + ε), with ε = {eps}. Unlike LayerNorm it does not subtract the mean and has no β; it is "
                "cheaper and trains as well.",
         "layer": "This is LayerNorm (kind: layer): the row's mean is subtracted and the result divided by √(var + ε), "
                  "with ε = {eps}; then γ scales and β shifts each number.",
-        "gamma": "Each number is then multiplied by its own γ (the document's gamma), the learned gain of its dimension.",
+        "gamma": "Each number is then multiplied by its own γ (the document's gamma), the learned gain of its "
+                 "dimension.",
         "gamma_ones": "γ is all ones here (the default), so it changes nothing.",
         "cross": "Only the inputs are normalised: the context, which gives the keys and values, is used as given (in "
                  "encoder–decoder models it was normalised already).",
-        "residual": "The residual added at the end (step {res_step}) uses {x0} as it was, not X̂: the normalisation only "
-                    "shapes what attention sees.",
+        "residual": "The residual added at the end (step {res_step}) uses {x0} as it was, not X̂: the normalisation "
+                    "only shapes what attention sees.",
     },
     "rope": {
         "title": "Rotary position embedding (RoPE)",
@@ -27,21 +28,21 @@ MODERN = {
                 "is turned like a point in the plane by an angle φ = p·f that grows with the token's position p, each "
                 "pair at its own frequency f. A rotation changes a pair's direction, never its length, and nothing is "
                 "added to the rows. The values are not rotated.",
-        "half": "Here a pair is dimension i with dimension i + {half} (counting from 1, the first pair is dimensions {a} "
-                "and {b}): the first half of the rotated numbers with the second half, as Hugging Face's Llama, "
+        "half": "Here a pair is dimension i with dimension i + {half} (counting from 1, the first pair is dimensions "
+                "{a} and {b}): the first half of the rotated numbers with the second half, as Hugging Face's Llama, "
                 "Mistral and Qwen do it (rotate_half).",
-        "interleaved": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is dimensions {a} "
-                       "and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
+        "interleaved": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is dimensions "
+                       "{a} and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
         "base": "The frequencies are f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} and dims = {dims}: "
                 "f = {freqs} radians per position.",
         "given": "The document gives the frequencies itself: f = {freqs} radians per position (a scaled rope, or a "
                  "checkpoint's own inv_freq).",
-        "spread": "Fast pairs turn a lot from one position to the next and tell neighbours apart; slow pairs hardly turn "
-                  "and still differ between tokens far apart.",
-        "partial": "Only the first {dims} of the {d_k} numbers of each head are rotated; the other {rest} pass unchanged "
-                   "(partial rotary, as in GPT-NeoX and Phi).",
-        "positions_default": "Positions count from 0: the first token is at position 0, so {q} is at p = {p} and {k} at "
-                             "p′ = {pk}.",
+        "spread": "Fast pairs turn a lot from one position to the next and tell neighbours apart; slow pairs hardly "
+                  "turn and still differ between tokens far apart.",
+        "partial": "Only the first {dims} of the {d_k} numbers of each head are rotated; the other {rest} pass "
+                   "unchanged (partial rotary, as in GPT-NeoX and Phi).",
+        "positions_default": "Positions count from 0: the first token is at position 0, so {q} is at p = {p} and {k} "
+                             "at p′ = {pk}.",
         "positions_given": "The document sets the positions (positions: or context_positions:): {q} is at p = {p} and "
                            "{k} at p′ = {pk}.",
         "worked": "The lines below turn the first pair of the query of {q} and of the key of {k}: φ = p·f, then "
@@ -57,8 +58,8 @@ MODERN = {
         "body": "The attention output is added to the block's input (the residual connection): {r_formula}. The layer "
                 "only has to learn a change to each row, and the original information passes through untouched, which "
                 "also lets gradients flow through deep stacks of layers.",
-        "post_norm": "Before it is added, the output is normalised itself (post_norm, {norm}), so the residual grows by "
-                     "rows of a steady size.",
+        "post_norm": "Before it is added, the output is normalised itself (post_norm, {norm}), so the residual grows "
+                     "by rows of a steady size.",
         "sandwich": "With the pre-norm as well there is a norm before attention and one after it: the “sandwich” of "
                     "Gemma 2.",
         "pre_norm": "There is no normalisation after the addition: the residual is passed on as it is, and the next "

@@ -19,16 +19,16 @@ WHY = {
         "title": "Third idea: separate queries and keys",
         "body": "Give every token a query (what it looks for) and a key (what it offers): relevance Q·Kᵀ need "
                 "no longer be symmetric. Each row is still divided by its own sum.",
-        "asymmetric": "Now relevance can differ both ways: the relevance of {first} for {other} is {qab} = {ab}, that of "
-                      "{other} for {first} is {qba} = {ba}.",
+        "asymmetric": "Now relevance can differ both ways: the relevance of {first} for {other} is {qab} = {ab}, that "
+                      "of {other} for {first} is {qba} = {ba}.",
         "symmetric": "With these numbers Q·Kᵀ happens to be symmetric as well (a coincidence of these inputs "
-                     "and weights), so the relevances do not show the difference from X·Xᵀ. The weights still differ both ways, "
-                     "because each row is divided by its own sum: {first} gives {other} the weight {wab}, while {other} "
-                     "gives {first} {wba}.",
-        "forced": "Here every query equals its key (W_Q = W_K, or both left out), so Q·Kᵀ is symmetric by construction, "
-                  "like X·Xᵀ: separate queries and keys only help when their matrices differ. The weights still differ "
-                  "both ways, because each row is divided by its own sum: {first} gives {other} the weight {wab}, while "
-                  "{other} gives {first} {wba}.",
+                     "and weights), so the relevances do not show the difference from X·Xᵀ. The weights still differ "
+                     "both ways, because each row is divided by its own sum: {first} gives {other} the weight {wab}, "
+                     "while {other} gives {first} {wba}.",
+        "forced": "Here every query equals its key (W_Q = W_K, or both left out), so Q·Kᵀ is symmetric by "
+                  "construction, like X·Xᵀ: separate queries and keys only help when their matrices differ. The "
+                  "weights still differ both ways, because each row is divided by its own sum: {first} gives {other} "
+                  "the weight {wab}, while {other} gives {first} {wba}.",
         "dictionary": "Think of looking a word up in a dictionary: the query is the word you look up, the keys are the "
                       "headwords and the values the entries under them. Attention does not pick one entry; it blends "
                       "them all, more of those whose headword matches better. Here the query of {q} matches the key of "
@@ -38,18 +38,18 @@ WHY = {
         "title": "Finally: softmax",
         "body": "Dividing by the sum fails for negative or cancelling scores. Softmax (after the scale) always "
                 "gives positive weights adding up to 1: this is attention as transformers use it.",
-        "market": "Or think of a fruit market: the query is what you want (ripe, sweet, cheap), each stall's key is what "
-                  "it claims to offer, and the score is how well the claim fits your wish. Softmax shares your money out "
-                  "among the stalls, more where the score is higher, and the values are the fruit you carry home: the "
-                  "output. Here {q} spends {share} of its weight at the stall of {best}.",
+        "market": "Or think of a fruit market: the query is what you want (ripe, sweet, cheap), each stall's key is "
+                  "what it claims to offer, and the score is how well the claim fits your wish. Softmax shares your "
+                  "money out among the stalls, more where the score is higher, and the values are the fruit you carry "
+                  "home: the output. Here {q} spends {share} of its weight at the stall of {best}.",
     },
     "scale": {
         "title": "Why the scale: a saturated softmax stops learning",
         "body": "A dot product adds up d_k products, so with wide vectors the scores grow large and softmax saturates: "
                 "one weight near 1, the others near 0. Its gradient vanishes with it: every entry of its Jacobian, "
-                "∂a_i/∂z_j = a_i·(δ_ij − a_j), is near 0 when the weights are near 0 or 1 (a_i·(1 − a_i) is never above "
-                "1/4). The table gives, for each query, the largest weight and the largest entry of the Jacobian with "
-                "the scale (×{c}) and without it (×1).",
+                "∂a_i/∂z_j = a_i·(δ_ij − a_j), is near 0 when the weights are near 0 or 1 (a_i·(1 − a_i) is never "
+                "above 1/4). The table gives, for each query, the largest weight and the largest entry of the Jacobian "
+                "with the scale (×{c}) and without it (×1).",
         "usual": "This document uses scale: none, so the scale compared is the usual one, 1/√d_k = 1/√{d_k}.",
         "numbers": "For {q}: without the scale the largest weight is {a1} and the largest Jacobian entry {j1}; with "
                    "×{c}, {a2} and {j2}.",
