@@ -24,7 +24,8 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"  # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
+# the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
+__version__ = "0.2.0"
 __all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "to_dict", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover

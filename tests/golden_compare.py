@@ -37,7 +37,8 @@ def _numeric_array(value: list) -> np.ndarray | None:
 
 
 def _kinds(value: Any) -> list[str]:
-    """Each entry's JSON type in order (int, float, null): ``4`` and ``4.0`` are the same number but not the same JSON."""
+    """Each entry's JSON type in order (int, float, null):
+    ``4`` and ``4.0`` are the same number but not the same JSON."""
     if isinstance(value, list):
         return [kind for item in value for kind in _kinds(item)]
     return [type(value).__name__]
@@ -57,7 +58,8 @@ def _close_arrays(got: np.ndarray, want: np.ndarray, where: str, rel: float) -> 
 
 
 def assert_same_result(got: Any, want: Any, where: str = "", rel: float = REL) -> None:
-    """``got`` equals the recorded ``want``: structure and strings exactly, floats within ``rel`` of each array's largest entry."""
+    """``got`` equals the recorded ``want``: structure and strings exactly,
+    floats within ``rel`` of each array's largest entry."""
     here = where or "the result"
     if isinstance(want, dict):
         assert isinstance(got, dict), f"{here}: {type(got).__name__}, recorded a mapping"

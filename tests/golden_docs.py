@@ -41,57 +41,86 @@ def _document(rng: np.random.Generator) -> dict:
         doc["tokens"] = [f"t{i}" for i in range(n)]
     three_d = rng.random() < 0.3
     score = "additive" if rng.random() < 0.15 else "dot"
-    weights: dict = {}
-    if three_d:
-        weights["query"] = rng.normal(0, 1, (h, d_model, d_k)).round(3).tolist()
-        weights["key"] = rng.normal(0, 1, (h, d_ctx, d_k)).round(3).tolist()
-        weights["value"] = rng.normal(0, 1, (h, d_ctx, d_v)).round(3).tolist()
-    else:
+    if not three_d:
         doc["heads"] = h
-        weights["query"] = _matrix(rng, d_model, h * d_k)
-        weights["key"] = _matrix(rng, d_ctx, h * d_k)
-        weights["value"] = _matrix(rng, d_ctx, h * d_v)
-    with_output = rng.random() < 0.5
-    d_out = h * d_v
-    add_norm = not cross and rng.random() < 0.2
-    if with_output:
-        d_out = d_model if add_norm else int(rng.integers(1, 5))
-        weights["output"] = _matrix(rng, h * d_v, d_out)
-    elif add_norm and d_out != d_model:
-        add_norm = False
+    weights = _projections(rng, three_d, h, d_model, d_ctx, d_k, d_v)
+    output, d_out, add_norm = _output(rng, cross, h * d_v, d_model)
+    if output is not None:
+        weights["output"] = output
     if score == "additive":
-        d_a = int(rng.integers(1, 4))
-        weights["w1"] = _matrix(rng, d_k, d_a)
-        weights["w2"] = _matrix(rng, d_k, d_a)
-        weights["v"] = np.round(rng.normal(0, 1, d_a), 3).tolist()
+        weights |= _additive(rng, d_k)
         doc["score"] = "additive"
     doc["weights"] = weights
     if rng.random() < 0.4:
-        bias = {"query": np.round(rng.normal(0, 1, h * d_k), 3).tolist(),
-                "value": np.round(rng.normal(0, 1, h * d_v), 3).tolist()}
-        if rng.random() < 0.5:
-            bias["key"] = np.round(rng.normal(0, 1, h * d_k), 3).tolist()
-        if rng.random() < 0.5:
-            bias["output"] = np.round(rng.normal(0, 1, d_out), 3).tolist()
-        doc["bias"] = bias
+        doc["bias"] = _bias(rng, h * d_k, h * d_v, d_out)
     doc["scale"] = ["sqrt", "none", 0.5, None][int(rng.integers(0, 4))]
     if doc["scale"] is None:
         del doc["scale"]
-    kind = int(rng.integers(0, 3))
-    if kind == 1 and n == m:
-        doc["mask"] = "causal"
-    elif kind == 2:
-        allowed = (rng.random((n, m)) < 0.7).astype(int)
-        doc["mask"] = allowed.tolist()
+    mask = _mask(rng, n, m)
+    if mask is not None:
+        doc["mask"] = mask
     if rng.random() < 0.15 and not cross:
         doc["positional"] = "sinusoidal" if rng.random() < 0.5 else _matrix(rng, n, d_model)
     if rng.random() < 0.1 and score == "dot":
         doc["normalize"] = "none"
     if add_norm:
-        doc["add_norm"] = True if rng.random() < 0.5 else {"gamma": np.round(rng.normal(1, 0.1, d_model), 3).tolist(),
-                                                           "beta": np.round(rng.normal(0, 0.1, d_model), 3).tolist(),
-                                                           "eps": 1e-6}
+        doc["add_norm"] = True if rng.random() < 0.5 else _norm(rng, d_model)
     return doc
+
+
+def _projections(rng: np.random.Generator, three_d: bool, h: int, d_model: int, d_ctx: int, d_k: int,
+                 d_v: int) -> dict:
+    """W_Q, W_K and W_V: one (d_in, d) matrix per head, or the heads side by side in one matrix."""
+    if three_d:
+        return {"query": rng.normal(0, 1, (h, d_model, d_k)).round(3).tolist(),
+                "key": rng.normal(0, 1, (h, d_ctx, d_k)).round(3).tolist(),
+                "value": rng.normal(0, 1, (h, d_ctx, d_v)).round(3).tolist()}
+    return {"query": _matrix(rng, d_model, h * d_k), "key": _matrix(rng, d_ctx, h * d_k),
+            "value": _matrix(rng, d_ctx, h * d_v)}
+
+
+def _output(rng: np.random.Generator, cross: bool, width: int, d_model: int) -> tuple[list | None, int, bool]:
+    """W_O half the time, the output's width d_out, and whether add_norm goes with it (R = X + Y: d_out = d_model)."""
+    with_output = rng.random() < 0.5
+    add_norm = not cross and rng.random() < 0.2
+    if not with_output:
+        return None, width, add_norm and width == d_model
+    d_out = d_model if add_norm else int(rng.integers(1, 5))
+    return _matrix(rng, width, d_out), d_out, add_norm
+
+
+def _additive(rng: np.random.Generator, d_k: int) -> dict:
+    """Additive attention's W₁, W₂ (d_k × d_a) and v (d_a)."""
+    d_a = int(rng.integers(1, 4))
+    return {"w1": _matrix(rng, d_k, d_a), "w2": _matrix(rng, d_k, d_a),
+            "v": np.round(rng.normal(0, 1, d_a), 3).tolist()}
+
+
+def _bias(rng: np.random.Generator, width_k: int, width_v: int, d_out: int) -> dict:
+    """The query and value biases, and sometimes the key's and the output's."""
+    bias = {"query": np.round(rng.normal(0, 1, width_k), 3).tolist(),
+            "value": np.round(rng.normal(0, 1, width_v), 3).tolist()}
+    if rng.random() < 0.5:
+        bias["key"] = np.round(rng.normal(0, 1, width_k), 3).tolist()
+    if rng.random() < 0.5:
+        bias["output"] = np.round(rng.normal(0, 1, d_out), 3).tolist()
+    return bias
+
+
+def _mask(rng: np.random.Generator, n: int, m: int) -> str | list | None:
+    """None, causal (when there are as many keys as queries) or a random 0/1 matrix of n × m."""
+    kind = int(rng.integers(0, 3))
+    if kind == 1 and n == m:
+        return "causal"
+    if kind == 2:
+        return (rng.random((n, m)) < 0.7).astype(int).tolist()
+    return None
+
+
+def _norm(rng: np.random.Generator, d_model: int) -> dict:
+    """An add_norm mapping: γ near 1, β near 0."""
+    return {"gamma": np.round(rng.normal(1, 0.1, d_model), 3).tolist(),
+            "beta": np.round(rng.normal(0, 0.1, d_model), 3).tolist(), "eps": 1e-6}
 
 
 def documents():

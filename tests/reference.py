@@ -86,9 +86,7 @@ def naive_attention(inputs, query=None, key=None, value=None, *, heads=1, contex
     """
     bias = bias or {}
     n = len(inputs)
-    p = None
-    if positional is not None and positional is not False and positional != "none":
-        p = sinusoidal(n, len(inputs[0])) if positional == "sinusoidal" else positional
+    p = positions(n, len(inputs[0]), positional)
     x0 = inputs if p is None else [[inputs[i][j] + p[i][j] for j in range(len(inputs[0]))] for i in range(n)]
     source = context if context is not None else x0
     m = len(source)
@@ -100,10 +98,7 @@ def naive_attention(inputs, query=None, key=None, value=None, *, heads=1, contex
     if scale is None:
         scale = "none" if score == "additive" else "sqrt"
     factor = {"sqrt": 1 / math.sqrt(d_k), "none": 1.0}.get(scale, scale)
-    if mask == "causal":
-        mask = [[1 if j <= i else 0 for j in range(m)] for i in range(n)]
-    elif mask == "none":
-        mask = None
+    mask = mask_matrix(mask, n, m)
     if score == "additive":
         w1, w2, va = (per_head(additive[name], heads, depth) for name, depth in (("w1", 2), ("w2", 2), ("v", 1)))
     result = {k: [] for k in ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")}
@@ -111,35 +106,11 @@ def naive_attention(inputs, query=None, key=None, value=None, *, heads=1, contex
         q, k, v = matmul(x0, wq[h]), matmul(source, wk[h]), matmul(source, wv[h])
         for rows, name, d in ((q, "query", d_k), (k, "key", d_k), (v, "value", d_v)):
             if name in bias:
-                b = bias[name][h * d : (h + 1) * d]
-                for row in rows:
-                    for j in range(d):
-                        row[j] += b[j]
-        if score == "additive":
-            qa, ka = matmul(q, w1[h]), matmul(k, w2[h])  # n × d_a, m × d_a
-            d_a = len(va[h])
-            s = [[sum(va[h][c] * math.tanh(qa[i][c] + ka[j][c]) for c in range(d_a)) for j in range(m)]
-                 for i in range(n)]
-        else:
-            s = [[sum(q[i][t] * k[j][t] for t in range(d_k)) for j in range(m)] for i in range(n)]
+                add_bias(rows, bias[name][h * d : (h + 1) * d])
+        s = additive_scores(q, k, w1[h], w2[h], va[h]) if score == "additive" else dot_scores(q, k)
         z = [[factor * s[i][j] for j in range(m)] for i in range(n)]
-        a = []
-        for i in range(n):
-            allowed = [mask is None or bool(mask[i][j]) for j in range(m)]
-            if not any(allowed):
-                a.append([0.0] * m)  # every key masked: zero weights, whatever the normalisation
-                continue
-            if normalize == "none":
-                a.append([z[i][j] if allowed[j] else 0.0 for j in range(m)])
-            elif normalize == "sum":
-                total = sum(z[i][j] for j in range(m) if allowed[j])
-                if total == 0:
-                    raise NotComputable(f"normalize: sum: the scores of query {i + 1} in head {h + 1} sum to 0")
-                a.append([z[i][j] / total if allowed[j] else 0.0 for j in range(m)])
-            else:
-                top = max(z[i][j] for j in range(m) if allowed[j])
-                e = [math.exp(z[i][j] - top) if allowed[j] else 0.0 for j in range(m)]
-                a.append([x / sum(e) for x in e])
+        a = [weights_row(z[i], [mask is None or bool(mask[i][j]) for j in range(m)], normalize,
+                         f"query {i + 1} in head {h + 1}") for i in range(n)]
         o = [[sum(a[i][j] * v[j][c] for j in range(m)) for c in range(d_v)] for i in range(n)]
         for name, value_ in zip(result, (q, k, v, s, z, a, o)):
             result[name].append(value_)
@@ -153,13 +124,67 @@ def naive_attention(inputs, query=None, key=None, value=None, *, heads=1, contex
     if p is not None:
         result["positional"] = p
     if add_norm is not None and add_norm is not False:
-        options = add_norm if isinstance(add_norm, dict) else {}
-        assert len(y[0]) == len(x0[0]), "add_norm needs d_out = d_model"
-        residual = [[x0[i][j] + y[i][j] for j in range(len(y[0]))] for i in range(n)]
-        result["residual"] = residual
-        result["normalized"] = layer_norm(residual, flat(options.get("gamma")), flat(options.get("beta")),
-                                          options.get("eps", LAYER_NORM_EPS))
+        result["residual"], result["normalized"] = add_and_norm(x0, y, add_norm)
     return result
+
+
+def positions(n, d, positional):
+    """P for ``positional``: sinusoidal, or the n × d matrix given; None without positions."""
+    if positional is None or positional is False or positional == "none":
+        return None
+    return sinusoidal(n, d) if positional == "sinusoidal" else positional
+
+
+def mask_matrix(mask, n, m):
+    """The mask as an n × m matrix of 0 and 1 (causal written out), or None for none."""
+    if mask == "causal":
+        return [[1 if j <= i else 0 for j in range(m)] for i in range(n)]
+    return None if mask == "none" else mask
+
+
+def add_bias(rows, b):
+    """Each row + b, in place (the row's width of b)."""
+    for row in rows:
+        for j in range(len(row)):
+            row[j] += b[j]
+
+
+def dot_scores(q, k):
+    """S = Q·Kᵀ: s_ij = q_i·k_j."""
+    return [[sum(q[i][t] * k[j][t] for t in range(len(q[0]))) for j in range(len(k))] for i in range(len(q))]
+
+
+def additive_scores(q, k, w1, w2, v):
+    """e_ij = vᵀ·tanh(q_i·W₁ + k_j·W₂)."""
+    qa, ka = matmul(q, w1), matmul(k, w2)  # n × d_a, m × d_a
+    return [[sum(v[c] * math.tanh(qa[i][c] + ka[j][c]) for c in range(len(v))) for j in range(len(k))]
+            for i in range(len(q))]
+
+
+def weights_row(z, allowed, normalize, where):
+    """One query's weights from its scaled scores: softmax, sum or none over the allowed keys."""
+    m = len(z)
+    if not any(allowed):
+        return [0.0] * m  # every key masked: zero weights, whatever the normalisation
+    if normalize == "none":
+        return [z[j] if allowed[j] else 0.0 for j in range(m)]
+    if normalize == "sum":
+        total = sum(z[j] for j in range(m) if allowed[j])
+        if total == 0:
+            raise NotComputable(f"normalize: sum: the scores of {where} sum to 0")
+        return [z[j] / total if allowed[j] else 0.0 for j in range(m)]
+    top = max(z[j] for j in range(m) if allowed[j])
+    e = [math.exp(z[j] - top) if allowed[j] else 0.0 for j in range(m)]
+    return [x / sum(e) for x in e]
+
+
+def add_and_norm(x0, y, add_norm):
+    """R = X₀ + Y, and LayerNorm(R) with the γ, β and ε ``add_norm`` gives (True: the defaults)."""
+    options = add_norm if isinstance(add_norm, dict) else {}
+    assert len(y[0]) == len(x0[0]), "add_norm needs d_out = d_model"
+    residual = [[x0[i][j] + y[i][j] for j in range(len(y[0]))] for i in range(len(y))]
+    return residual, layer_norm(residual, flat(options.get("gamma")), flat(options.get("beta")),
+                                options.get("eps", LAYER_NORM_EPS))
 
 
 def flat(vector):

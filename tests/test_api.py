@@ -25,7 +25,8 @@ ILLUSTRATED = {  # the walkthrough's numbers: Input 1 … 3, W_Q, W_K, W_V
 def test_compute_a_mapping_with_numpy_arrays_matches_the_reference():
     rng = np.random.default_rng(0)
     x, c = rng.normal(size=(3, 4)), rng.normal(size=(5, 2))
-    w_q, w_k, w_v, w_o = rng.normal(size=(4, 6)), rng.normal(size=(2, 6)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3))
+    w_q, w_k, w_v, w_o = (rng.normal(size=(4, 6)), rng.normal(size=(2, 6)),
+                          rng.normal(size=(2, 4)), rng.normal(size=(4, 3)))
     trace = attncli.compute({"inputs": x, "context": c, "heads": 2,
                              "weights": {"query": w_q, "key": w_k, "value": w_v, "output": w_o}})
     ref = naive_attention(x.tolist(), w_q.tolist(), w_k.tolist(), w_v.tolist(), heads=2, context=c.tolist(),
@@ -97,7 +98,8 @@ def test_errors_are_attn_errors_with_the_cli_message(document, message):
 
 def test_import_attncli_is_light():
     code = "import sys, attncli; print(sorted(m for m in ('yaml', 'rich', 'typer', 'numpy') if m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600).stdout.strip() == "[]"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          timeout=600).stdout.strip() == "[]"
 
 
 def test_an_omitted_weight_is_not_multiplied():
@@ -110,10 +112,12 @@ def test_an_omitted_weight_is_not_multiplied():
     y = project(x, eye, np.array([[0.0, 0.0], [1.0, 1.0]]))
     assert y.shape == (2, 2, 2) and np.array_equal(y[0], x[:, :2]) and np.array_equal(y[1], x[:, 2:] + 1.0)
     plain = project(x, eye)
-    assert not np.signbit(plain[plain == 0]).any() and np.array_equal(plain, (x @ np.eye(4)).reshape(2, 2, 2).transpose(1, 0, 2))
+    assert (not np.signbit(plain[plain == 0]).any()
+            and np.array_equal(plain, (x @ np.eye(4)).reshape(2, 2, 2).transpose(1, 0, 2)))
     with np.errstate(invalid="ignore"):
         spread = project(np.array([[np.nan, 1.0, 2.0, 3.0]]), eye)
-    assert np.isnan(spread[0, 0, 0]) and spread[0, 0, 1] == 1.0 and spread[1, 0].tolist() == [2.0, 3.0]  # no product ran
+    # no product ran
+    assert np.isnan(spread[0, 0, 0]) and spread[0, 0, 1] == 1.0 and spread[1, 0].tolist() == [2.0, 3.0]
     almost = eye.copy()
     almost[0, 3, 1] = 0.5
     naive = [[sum(x[i][t] * almost[h][t][j] for t in range(4)) for j in range(2)] for h in range(2) for i in range(2)]

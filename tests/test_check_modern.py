@@ -38,7 +38,8 @@ def test_right_answers_for_the_new_keys_are_correct_at_their_steps(runner, tmp_p
     for line in ("step pre_norm  normalized_inputs correct", "step rope  queries_rotated correct",
                  "step rope  keys_rotated  correct", "step 3  keys", "step residual  residual      correct"):
         assert line in result.stdout
-    order = [result.stdout.index(key) for key in ("normalized_inputs", "keys ", "queries_rotated", "scores", "residual")]
+    order = [result.stdout.index(key)
+             for key in ("normalized_inputs", "keys ", "queries_rotated", "scores", "residual")]
     assert order == sorted(order)  # in the order the document computes them
 
 
@@ -72,7 +73,8 @@ def test_pairs_taken_interleaved_instead_of_halves(runner, tmp_path):
 
 def test_pairs_taken_as_halves_instead_of_interleaved(runner, tmp_path):
     slip = reference(style="half")  # the learner's: halves; the document: interleaved
-    result = check(runner, tmp_path, {"head": 1, "keys_rotated": rounded(slip["kr"][0])}, rope={"base": 100, "style": "interleaved"})
+    result = check(runner, tmp_path, {"head": 1, "keys_rotated": rounded(slip["kr"][0])},
+                   rope={"base": 100, "style": "interleaved"})
     assert result.exit_code == 1
     assert "hint: the pairs were taken as halves (i, i + dims/2); this document pairs neighbours" in result.stdout
 
@@ -90,7 +92,8 @@ def test_positions_counted_from_1(runner, tmp_path):
     # positions written out as 0 … n − 1 are the same slip; positions that start elsewhere are not
     result = check(runner, tmp_path, {"head": 1, "queries_rotated": rounded(wrong)}, positions=[0, 1, 2, 3])
     assert "hint: the positions were counted from 1" in result.stdout
-    result = check(runner, tmp_path, {"head": 1, "queries_rotated": rounded(rope(q, [6, 7, 8, 9]))}, positions=[5, 6, 7, 8])
+    result = check(runner, tmp_path, {"head": 1, "queries_rotated": rounded(rope(q, [6, 7, 8, 9]))},
+                   positions=[5, 6, 7, 8])
     assert result.exit_code == 1 and "hint" not in result.stdout
 
 
@@ -125,7 +128,8 @@ def test_soft_cap_left_out(runner, tmp_path):
     result = check(runner, tmp_path, {"head": 1, "weights": rounded(slip["a"][0])})
     assert result.exit_code == 1
     assert "hint: the soft cap was left out: each scaled score z becomes 5·tanh(z / 5)" in result.stdout
-    z = [[v if j <= i else None for j, v in enumerate(row)] for i, row in enumerate(rounded(slip["z"][0]))]  # masked: null
+    # masked: null
+    z = [[v if j <= i else None for j, v in enumerate(row)] for i, row in enumerate(rounded(slip["z"][0]))]
     result = check(runner, tmp_path, {"head": 1, "scaled_scores": z})
     assert "hint: the soft cap was left out" in result.stdout
 
@@ -134,7 +138,8 @@ def test_scale_left_out_goes_through_the_cap(runner, tmp_path):
     ref = reference()
     unscaled = 5 * np.tanh(ref["s"][0] / 5)  # z = c·tanh(S / c): no 1/√d_k
     result = check(runner, tmp_path, {"head": 1, "query": 4, "scaled_scores": rounded(unscaled[3])})
-    assert result.exit_code == 1 and "hint: the scale was left out: multiply every score by 1/√4 before softmax" in result.stdout
+    assert result.exit_code == 1
+    assert "hint: the scale was left out: multiply every score by 1/√4 before softmax" in result.stdout
 
 
 def test_projections_from_x_instead_of_x_hat(runner, tmp_path):

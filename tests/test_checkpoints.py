@@ -47,7 +47,8 @@ def safetensors_bytes(arrays: dict[str, np.ndarray], metadata: dict | None = Non
     blobs, offset = [], 0
     for name, array in arrays.items():
         blob = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": KINDS[array.dtype], "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {"dtype": KINDS[array.dtype], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
     return raw_safetensors(json.dumps(header).encode(), b"".join(blobs))
@@ -164,7 +165,8 @@ def test_layout_and_cuts(tmp_path, torch, save_file):
 def test_integers_and_boolean_masks(tmp_path):
     mask = np.tril(np.ones((3, 3), dtype=bool))
     (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({
-        "mask": mask, "ints": np.arange(6, dtype=np.int64).reshape(2, 3), "bytes": np.array([[0, 1], [1, 1]], np.uint8)}))
+        "mask": mask, "ints": np.arange(6, dtype=np.int64).reshape(2, 3),
+        "bytes": np.array([[0, 1], [1, 1]], np.uint8)}))
     assert np.array_equal(read({"file": "m.safetensors", "tensor": "mask"}, tmp_path, boolean=True), mask)
     assert np.array_equal(read({"file": "m.safetensors", "tensor": "mask", "layout": "torch"}, tmp_path, boolean=True),
                           mask.T)
@@ -205,7 +207,8 @@ def test_attncli_reads_back_the_npz_it_writes(runner, tmp_path):
     assert result.exit_code == 0, result.stderr
     first = np.load(tmp_path / "out.npz")
     chained = {"inputs": {"file": "out.npz", "tensor": "output"},
-               "weights": {"query": {"file": "out.npz", "tensor": "keys"}, "key": {"file": "out.npz", "tensor": "keys"}}}
+               "weights": {"query": {"file": "out.npz", "tensor": "keys"},
+                           "key": {"file": "out.npz", "tensor": "keys"}}}
     (tmp_path / "next").mkdir()
     result = compute(runner, tmp_path, chained, "--only", "inputs", "--only", "queries")
     assert result.exit_code == 0, result.stderr
@@ -218,7 +221,8 @@ def test_minus_inf_and_nan_in_a_tensor(tmp_path):
     bias = np.array([[0.0, -np.inf], [0.5, 0.0]], dtype=F32)
     (tmp_path / "b.safetensors").write_bytes(safetensors_bytes({"bias": bias, "nan": np.array([1.0, np.nan])}))
     assert np.array_equal(read({"file": "b.safetensors", "tensor": "bias"}, tmp_path, minus_inf=True), bias)
-    with pytest.raises(AttnError, match=r"^b.safetensors, tensor 'bias': row 1, column 2: -inf is not a finite number$"):
+    with pytest.raises(AttnError,
+                       match=r"^b.safetensors, tensor 'bias': row 1, column 2: -inf is not a finite number$"):
         read({"file": "b.safetensors", "tensor": "bias"}, tmp_path)
     with pytest.raises(AttnError, match=r"tensor 'nan': entry 2: nan is not allowed here"):
         read({"file": "b.safetensors", "tensor": "nan"}, tmp_path, minus_inf=True)
@@ -266,13 +270,15 @@ def test_only_the_named_tensors_bytes_are_read(tmp_path, monkeypatch):
     assert time.perf_counter() - start < 1.0
     assert got.shape == (1024, 1024) and (got == 0.5).all()
     assert small <= counted["bytes"] < small + 8 + len(header) + 4096
-    for cut, shape, kept in [({"rows": [3, 5]}, (2, 1024), 2 * 4096), ({"layout": "torch", "columns": [3, 5]}, (1024, 2), 2 * 4096),
+    for cut, shape, kept in [({"rows": [3, 5]}, (2, 1024), 2 * 4096),
+                             ({"layout": "torch", "columns": [3, 5]}, (1024, 2), 2 * 4096),
                              ({"columns": [3, 5]}, (1024, 2), small)]:  # only the stored rows kept are read
         counted["bytes"] = 0
         assert read({"file": "big.safetensors", "tensor": "w"} | cut, tmp_path).shape == shape
         assert kept <= counted["bytes"] < kept + 8 + len(header) + 4096, cut
     counted["bytes"] = 0  # a 1 GiB vector: four of its entries, neither read nor mapped whole
-    assert np.array_equal(read({"file": "big.safetensors", "tensor": "huge", "columns": [7, 11]}, tmp_path), np.zeros(4))
+    assert np.array_equal(read({"file": "big.safetensors", "tensor": "huge", "columns": [7, 11]}, tmp_path),
+                          np.zeros(4))
     assert 16 <= counted["bytes"] < 16 + 8 + len(header) + 4096
 
 
@@ -321,7 +327,8 @@ NAMES = [Q_NAME, Q_NAME.replace("q_proj", "k_proj"), Q_NAME.replace("q_proj", "v
 
 def checkpoint(path: Path) -> None:
     arrays = {name: RNG.normal(size=(4, 4)).astype(F32) for name in NAMES}
-    arrays |= {"bias": RNG.normal(size=8).astype(F32), "cube": np.ones((2, 4, 2), F32), "big4d": np.ones((1, 1, 2, 2), F32),
+    arrays |= {"bias": RNG.normal(size=8).astype(F32), "cube": np.ones((2, 4, 2), F32),
+               "big4d": np.ones((1, 1, 2, 2), F32),
                "one": np.ones((), F32), "empty": np.ones((0, 4), F32), "nan": np.array([[1, np.nan, 0, 0]] * 4, F32),
                "mask": np.ones((3, 3), bool)}
     path.write_bytes(safetensors_bytes(arrays, metadata={"secret": "PASSWORD-42"}))
@@ -369,15 +376,18 @@ REFUSED = [  # (id, document, file bytes (m.safetensors unless named), words the
     ("cut-huge", q(rows=[0, 10**30]), None, ["rows: [0, 1000000000… (31 digits)] goes beyond its 4 rows"]),
     ("vector-rows", {"inputs": X4, "bias": {"query": {"file": "m.safetensors", "tensor": "bias", "rows": [0, 2]}}},
      None, ["bias.query: rows: [0, 2] goes beyond its one row (a vector is one row)"]),
-    ("vector-columns", {"inputs": X4, "bias": {"query": {"file": "m.safetensors", "tensor": "bias", "columns": [4, 9]}}},
+    ("vector-columns", {"inputs": X4, "bias": {"query": {"file": "m.safetensors", "tensor": "bias",
+                                                         "columns": [4, 9]}}},
      None, ["bias.query: columns: [4, 9] goes beyond its 8 columns (a vector's entries)"]),
     ("vector-with-torch-layout", q(tensor="bias", layout="torch"), None,
      ["weights.query: is a vector of 8; expected a 4×d matrix (rows: the inputs columns) (layout: torch leaves a "
       "vector as it is: is it a bias?)"]),
     ("scalar", q(tensor="one"), None, ["tensor 'one' in m.safetensors is a single number (F32); expected 1 to 3 axes"]),
     ("four-axes", q(tensor="big4d"), None, ["tensor 'big4d' in m.safetensors is 1×1×2×2 (F32); expected 1 to 3 axes"]),
-    ("empty", q(tensor="empty"), None, ["tensor 'empty' in m.safetensors is 0×4 (F32); expected 1 to 3 axes, not empty"]),
-    ("nan", q(tensor="nan"), None, ["weights.query: m.safetensors, tensor 'nan': row 1, column 2: nan is not a finite"]),
+    ("empty", q(tensor="empty"), None,
+     ["tensor 'empty' in m.safetensors is 0×4 (F32); expected 1 to 3 axes, not empty"]),
+    ("nan", q(tensor="nan"), None,
+     ["weights.query: m.safetensors, tensor 'nan': row 1, column 2: nan is not a finite"]),
     ("bool-weight", q(tensor="mask"), None, ["tensor 'mask': holds bool values; booleans belong only in a mask"]),
     ("shape-mismatch", q(columns=[0, 2]), None, ["weights.query"]),  # accepted cut, then a d_k that heads must split
     # hostile .safetensors files
@@ -385,7 +395,8 @@ REFUSED = [  # (id, document, file bytes (m.safetensors unless named), words the
     ("seven-bytes", q(), b"\x10" * 7, ["it has 7 bytes, fewer than the 8 of its header length"]),
     ("absurd-header-length", q(), (2**63).to_bytes(8, "little") + b"{}", ["header of 8589934592 GiB",
                                                                           "more than the 100 MB a header may have"]),
-    ("header-beyond-file", q(), (4000).to_bytes(8, "little") + b"{}      ", ["header of 3.9 KiB, more than the 8 bytes"]),
+    ("header-beyond-file", q(), (4000).to_bytes(8, "little") + b"{}      ",
+     ["header of 3.9 KiB, more than the 8 bytes"]),
     ("zip-named-safetensors", q(), npz_bytes(x=np.eye(2)), ["is not a .safetensors file: it is a zip archive"]),
     ("npy-named-safetensors", q(), npy_bytes(np.eye(2)), ["it is a .npy file (one array)"]),
     ("pickle-named-safetensors", q(), pickle.dumps({"PASSWORD-42": 1}, protocol=4), ["it is a Python pickle"]),
@@ -394,7 +405,8 @@ REFUSED = [  # (id, document, file bytes (m.safetensors unless named), words the
     ("header-bad-utf8", q(), raw_safetensors(b'{"\xff\xfe": 1}'), ["its header is not valid JSON"]),
     ("header-deep", q(), raw_safetensors(b"{" + b'"a":[' * 100000 + b"]" * 100000 + b"}"),
      ["its header is not valid JSON"]),
-    ("entry-not-mapping", q(), raw_safetensors(json.dumps({Q_NAME: [1]}).encode()), ["lacks dtype, shape or data_offsets"]),
+    ("entry-not-mapping", q(), raw_safetensors(json.dumps({Q_NAME: [1]}).encode()),
+     ["lacks dtype, shape or data_offsets"]),
     ("entry-no-shape", q(), raw_safetensors(json.dumps({Q_NAME: {"dtype": "F32", "data_offsets": [0, 4]}}).encode()),
      ["lacks dtype, shape or data_offsets"]),
     ("dtype-fp8", q(), entry("F8_E4M3", name=Q_NAME), [f"tensor '{Q_NAME}' holds F8_E4M3 values, which attncli does "
@@ -409,12 +421,14 @@ REFUSED = [  # (id, document, file bytes (m.safetensors unless named), words the
     ("offsets-text", q(), entry(offsets=["0", "16"], name=Q_NAME), ["data_offsets that are not [begin, end]"]),
     ("offsets-span-wrong", q(), entry(offsets=(0, 12), name=Q_NAME),
      [f"tensor '{Q_NAME}' is 2×2 F32 (16 bytes) but its data_offsets span 12 bytes"]),
-    ("offsets-beyond-file", q(), entry(offsets=(8, 24), name=Q_NAME), ["ends at byte", "but the file has", "cut short?"]),
+    ("offsets-beyond-file", q(), entry(offsets=(8, 24), name=Q_NAME),
+     ["ends at byte", "but the file has", "cut short?"]),
     ("forged-huge-shape", q(), entry(shape=(10**12, 10**12), name=Q_NAME), ["is 1000000000000×1000000000000 F32",
                                                                             "but its data_offsets span 16 bytes"]),
     ("forged-huge-offsets", q(), entry(shape=(2**40, 2**40), offsets=(0, 2**82), name=Q_NAME), ["but the file has"]),
     ("bool-byte-2", {"inputs": X4[:1], "context": X4, "mask": {"file": "m.safetensors", "tensor": "w"}},
-     entry("BOOL", shape=(1, 3), offsets=(0, 3), data=b"\x01\x02\x00"), ["BOOL tensor 'w' holds a byte that is not 0 or 1"]),
+     entry("BOOL", shape=(1, 3), offsets=(0, 3), data=b"\x01\x02\x00"),
+     ["BOOL tensor 'w' holds a byte that is not 0 or 1"]),
     # .npz
     ("npz-not-zip", q(file="a.npz"), {"a.npz": b"hello PASSWORD-42"},
      ["a.npz: is not a .npz archive (a zip of .npy files, as numpy.savez writes): it is not a zip archive"]),
@@ -563,7 +577,8 @@ def test_any_bytes_as_a_checkpoint(runner, tmp_path, suffix, raw):
 
 
 pieces = st.one_of(st.integers(-3, 5), st.booleans(), st.none(), st.text(max_size=5),
-                   st.lists(st.integers(-2, 6), max_size=3), st.sampled_from(["torch", "rows", "w", "a", "m.safetensors"]))
+                   st.lists(st.integers(-2, 6), max_size=3),
+                   st.sampled_from(["torch", "rows", "w", "a", "m.safetensors"]))
 mappings = st.dictionaries(st.sampled_from(["file", "tensor", "layout", "rows", "columns", "random", "shape", "fil"]),
                            pieces, max_size=5)
 
@@ -623,8 +638,10 @@ def test_gpt2_block_attention_from_save_file(runner, tmp_path, torch, save_file,
     doc = {"inputs": raw["inputs"][0].numpy().tolist(), "heads": heads, "mask": "causal", "residual": True,
            "pre_norm": {"kind": "layer", "gamma": tensor("ln_1.weight"), "beta": tensor("ln_1.bias"),
                         "eps": cfg.layer_norm_epsilon},
-           "weights": {p: tensor("attn.c_attn.weight", i) for i, p in enumerate(parts)} | {"output": tensor("attn.c_proj.weight")},
-           "bias": {p: tensor("attn.c_attn.bias", i) for i, p in enumerate(parts)} | {"output": tensor("attn.c_proj.bias")}}
+           "weights": {p: tensor("attn.c_attn.weight", i) for i, p in enumerate(parts)}
+           | {"output": tensor("attn.c_proj.weight")},
+           "bias": {p: tensor("attn.c_attn.bias", i) for i, p in enumerate(parts)}
+           | {"output": tensor("attn.c_proj.bias")}}
     result = compute(runner, tmp_path, doc)
     assert result.exit_code == 0, result.stderr
     got = json.loads(result.stdout)
@@ -656,7 +673,8 @@ def test_llama_attention_from_a_bfloat16_checkpoint(monkeypatch, tmp_path, torch
     mask, allowed = hf_mask(n, n)
     rec = Recorder(monkeypatch, attn)
     with torch.no_grad():
-        attn(x, position_embeddings=rope_tables(theta_frequencies(theta, hidden // heads), range(n)), attention_mask=mask)
+        attn(x, position_embeddings=rope_tables(theta_frequencies(theta, hidden // heads), range(n)),
+             attention_mask=mask)
     path = str(tmp_path / "llama.safetensors")
     doc = {"inputs": x[0].numpy(), "heads": heads, "kv_heads": kv_heads, "mask": "causal", "rope": {"base": theta},
            "weights": {name: {"file": path, "tensor": f"{prefix}{name[0]}_proj.weight", "layout": "torch"}
@@ -670,7 +688,8 @@ def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, t
 
     from conftest import ROOT
 
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Matrices from checkpoints\n")[1].split("\n## ")[0]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Matrices from checkpoints\n")[1].split("\n## ")[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     (tmp_path / "mha.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     monkeypatch.chdir(tmp_path)
@@ -706,8 +725,9 @@ def test_under_an_address_space_limit(tmp_path):
 
     def run(doc: dict):
         (tmp_path / "doc.json").write_text(json.dumps(doc))
-        return subprocess.run([*command, "compute", str(tmp_path / "doc.json"), "--format", "json"], capture_output=True,
-                              text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "ATTNCLI_MEMORY"},
+        return subprocess.run([*command, "compute", str(tmp_path / "doc.json"), "--format", "json"],
+                              capture_output=True, text=True, timeout=120,
+                              env={k: v for k, v in os.environ.items() if k != "ATTNCLI_MEMORY"},
                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
 
     whole = run({"inputs": {"file": "m.safetensors", "tensor": "w"}})

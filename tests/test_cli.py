@@ -81,8 +81,10 @@ def test_one_head_only(runner):
 def test_tokens_are_text_not_markup_or_control_codes(tmp_path, command):
     """BERT's [unused1], a stray [/] and an escape sequence are shown as written, never interpreted."""
     doc = tmp_path / "doc.json"
-    answer = {"weights": [[0.4011, 0.1978, 0.4011], [0.1978, 0.4011, 0.4011], [0.2, 0.2, 0.5]]}  # `check`: row 3 is wrong
-    doc.write_text(json.dumps({"inputs": [[1, 0], [0, 1], [1, 1]], "tokens": ["[unused1]", "[/]", "\x1b[31mred"], "answer": answer}))
+    # `check`: row 3 is wrong
+    answer = {"weights": [[0.4011, 0.1978, 0.4011], [0.1978, 0.4011, 0.4011], [0.2, 0.2, 0.5]]}
+    doc.write_text(json.dumps({"inputs": [[1, 0], [0, 1], [1, 1]], "tokens": ["[unused1]", "[/]", "\x1b[31mred"],
+                               "answer": answer}))
     result = run(command[0], str(doc), *command[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
     assert result.returncode == (1 if command == ["check"] else 0), result.stderr
     if command != ["check"]:

@@ -96,7 +96,8 @@ def test_value_width_without_shape_follows_the_output_projection(runner, tmp_pat
     got, _ = compute(runner, tmp_path, doc, "--only", "values")
     assert got["d_v"] == 2 and np.array(got["values"]).shape == (2, 2, 2)
     w_v = np.random.default_rng(3).uniform(-math.sqrt(6 / 7), math.sqrt(6 / 7), (3, 4))  # xavier: fan_in 3, fan_out 4
-    assert np.abs(np.array(got["values"]) - (np.array(doc["inputs"]) @ w_v).reshape(2, 2, 2).transpose(1, 0, 2)).max() < 1e-12
+    assert np.abs(np.array(got["values"])
+                  - (np.array(doc["inputs"]) @ w_v).reshape(2, 2, 2).transpose(1, 0, 2)).max() < 1e-12
 
 
 def test_output_bias_without_projection_is_added_to_concatenated_heads(runner, tmp_path):
@@ -120,7 +121,8 @@ def test_mask_matrix_true_false_and_fully_masked_query(runner, tmp_path):
     assert_matches(got, want)
     assert got["weights"][0][1] == [0.0, 0.0, 0.0] and got["head_outputs"][0][1] == [0.0] * 4
     assert got["weights"][0][0][1] == 0.0 and got["scaled_scores"][0][0][1] is None
-    assert got["scaled_scores"][0][2][2] is None and got["scaled_scores"][0][2][0] == pytest.approx(want["scaled_scores"][0][2][0])
+    assert got["scaled_scores"][0][2][2] is None
+    assert got["scaled_scores"][0][2][0] == pytest.approx(want["scaled_scores"][0][2][0])
     assert "query 2" in result.stderr and "x2" in result.stderr
 
 
@@ -238,9 +240,10 @@ def test_only_keeps_the_sizes_and_the_asked_keys(runner, tmp_path):
 
 
 def test_only_always_present_keys_keeps_just_those(runner, tmp_path):
-    got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR, "tokens": "a b c"}, "--only", "tokens", "--only", "scale")
-    assert got == {"tokens": ["a", "b", "c"], "context_tokens": ["a", "b", "c"], "heads": 1, "kv_heads": 1, "d_k": 4, "d_v": 4,
-                   "scale": 0.5}
+    got, _ = compute(runner, tmp_path, {"inputs": TWO_BY_FOUR, "tokens": "a b c"},
+                     "--only", "tokens", "--only", "scale")
+    assert got == {"tokens": ["a", "b", "c"], "context_tokens": ["a", "b", "c"], "heads": 1, "kv_heads": 1, "d_k": 4,
+                   "d_v": 4, "scale": 0.5}
 
 
 def test_output_file_is_the_same_json(runner, tmp_path):

@@ -133,7 +133,8 @@ def test_projections_say_x_hat_and_multiply_its_rows(runner, modern):
     assert table(step, "keys") == pytest.approx(ref["k"][1])  # query head 3 uses K/V head 2
     assert table(step, "values") == pytest.approx(ref["v"][1])
     assert "those of X̂" in " ".join(step["text"])
-    assert "its keys and values are those of K/V head 2, computed once and shared by heads 3 to 4" in " ".join(step["text"])
+    assert ("its keys and values are those of K/V head 2, computed once and shared by heads 3 to 4"
+            in " ".join(step["text"]))
 
 
 # ---------------------------------------------------------------- grouped-query and multi-query attention
@@ -218,14 +219,17 @@ def test_scores_use_the_rotated_vectors_and_write_out_the_cap(runner, modern):
     for j, line in enumerate(step["lines"]):
         s = ref["s"][2, 3, j]
         assert f"→   5·tanh({s / 2:.4f} / 5) = {5 * math.tanh(s / 10):.4f}" in line
-        assert line.startswith(f"{['the', 'cat', 'sat', 'down'][j]}: q′₄ · k′{'₁₂₃₄'[j]} = ")  # the tokens as labels, q′ and k′ by number
-        products = [float(a) * float(b) for a, b in re.findall(r"\(?(-?[\d.]+)\)?·\(?(-?[\d.]+)\)?", line.split(" = ")[1])]
+        # the tokens as labels, q′ and k′ by number
+        assert line.startswith(f"{['the', 'cat', 'sat', 'down'][j]}: q′₄ · k′{'₁₂₃₄'[j]} = ")
+        products = [float(a) * float(b)
+                    for a, b in re.findall(r"\(?(-?[\d.]+)\)?·\(?(-?[\d.]+)\)?", line.split(" = ")[1])]
         assert sum(products) == pytest.approx(s, abs=1e-3)  # q′·k′, not q·k
     text = " ".join(step["text"])
     assert "rotated query q′ and each rotated key k′" in text and "soft-capped at c = 5" in text
     assert steps[8]["formula"].startswith("H = softmax(5·tanh(1/√d_k · Q′·K′ᵀ / 5))·V")
     assert "Q′·K′ᵀ holds all the scores" in " ".join(steps[8]["text"])
-    assert "4 query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group" in " ".join(steps[8]["text"])
+    assert ("4 query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group"
+            in " ".join(steps[8]["text"]))
 
 
 def test_scale_none_with_a_cap_does_not_say_unchanged(runner, tmp_path):
@@ -257,8 +261,8 @@ def test_post_norm_is_worked_out_in_the_residual_and_add_norm_steps(runner, tmp_
     assert "“sandwich” of Gemma 2" in " ".join(step["text"])
     assert table(step, "normalized_output") == pytest.approx(y_hat)
     assert last_numbers(step["lines"][-1], 4) == pytest.approx(np.array(X[0]) + y_hat[0], abs=1e-4)
-    add_norm = steps_of(runner, write(tmp_path, document(post_norm={"kind": "rms", "gamma": [2, 1, 1, 1]}, add_norm=True),
-                                      "an.yaml"))["add_norm"]
+    post_norm = document(post_norm={"kind": "rms", "gamma": [2, 1, 1, 1]}, add_norm=True)
+    add_norm = steps_of(runner, write(tmp_path, post_norm, "an.yaml"))["add_norm"]
     assert add_norm["formula"].startswith("R = X + RMSNorm(Y)   LayerNorm(R)")
     assert any(line.startswith("y\u0302 = γ ⊙ y / ") for line in add_norm["lines"])
     assert "normalised itself (post_norm, RMSNorm)" in " ".join(add_norm["text"])
@@ -267,7 +271,8 @@ def test_post_norm_is_worked_out_in_the_residual_and_add_norm_steps(runner, tmp_
 # ---------------------------------------------------------------- Chinese, --why, heatmap
 
 
-@pytest.mark.parametrize("changes", [{}, {"kv_heads": 1, "weights": None}, {"rope": {"style": "interleaved", "dims": 2}},
+@pytest.mark.parametrize("changes", [{}, {"kv_heads": 1, "weights": None},
+                                     {"rope": {"style": "interleaved", "dims": 2}},
                                      {"pre_norm": {"kind": "layer"}, "post_norm": {"kind": "rms"}, "add_norm": True},
                                      {"context": [[1, 2, 3, 4], [0, 1, 0, 1]], "mask": None, "scale": "none"}],
                          ids=["gqa", "mqa", "interleaved", "layer-post-addnorm", "cross"])
@@ -285,7 +290,8 @@ def test_why_uses_the_shared_kv_head_and_says_what_it_leaves_out(runner, modern)
     ref = reference()
     stages = steps_of(runner, modern, "--why", "--head", "4")
     assert table(stages["c"], "relevance") == pytest.approx(ref["q"][3] @ ref["k"][1].T)  # before any rotation
-    assert "leave out the document's mask, rotary position embedding (rope) and soft cap" in " ".join(stages["d"]["text"])
+    assert ("leave out the document's mask, rotary position embedding (rope) and soft cap"
+            in " ".join(stages["d"]["text"]))
 
 
 def test_heatmap_draws_each_query_head_with_the_kv_head_it_uses(runner, modern):

@@ -103,11 +103,13 @@ def check_document(runner, path: Path, lang: str, query: int, steps: dict) -> No
     for step in steps.values():
         for paragraph in step["text"]:
             assert "{" not in paragraph and paragraph.strip(), (where, paragraph)
-            assert "query·key" not in paragraph and "key·query" not in paragraph, (where, paragraph)  # a dot product commutes
+            # a dot product commutes
+            assert "query·key" not in paragraph and "key·query" not in paragraph, (where, paragraph)
             assert "查询·键" not in paragraph, (where, paragraph)
             if lang == "zh":
                 assert CJK.search(paragraph), (where, paragraph)
-                assert not re.search(r"(?:\b[A-Za-z]{3,}\b[ ,]+){4,}", paragraph.replace("Hugging Face", "")), (where, paragraph)
+                assert not re.search(r"(?:\b[A-Za-z]{3,}\b[ ,]+){4,}",
+                                     paragraph.replace("Hugging Face", "")), (where, paragraph)
     text = {number: " ".join(step["text"]) for number, step in steps.items()}
     cross = spec.context is not None
     # steps 2 and 3 on cross-attention: the inputs give the queries, the context the keys and values
@@ -118,7 +120,8 @@ def check_document(runner, path: Path, lang: str, query: int, steps: dict) -> No
         assert "每个输入要经过三个权重矩阵" not in text[2] and "分别乘以三个权重矩阵" not in text[3], where
     # step 4 on the scale: only what the document does
     walkthrough = "图解教程" if lang == "zh" else "illustrated walkthrough"
-    assert (walkthrough in text[4]) == (spec.scale_name == "none" and spec.score == "dot" and spec.softcap is None), where
+    assert (walkthrough in text[4]) == (spec.scale_name == "none" and spec.score == "dot"
+                                        and spec.softcap is None), where
     if spec.score == "additive":
         assert "√d_k" not in text[4] or spec.scale_name == "sqrt", (where, text[4])
     root = f"√d_k = √{spec.d_k}"
@@ -173,7 +176,8 @@ def check_lines(where: str, trace, i: int, lines3: list[str], lines4: list[str])
     spec = trace.spec
     sub = lambda k: str(k).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # noqa: E731
     assert lines3[0].startswith(f"{spec.tokens[i]}: q{sub(i + 1)} = "), (where, lines3[0])
-    assert lines3[1].startswith(f"{spec.context_tokens[0]}: k₁ = ") and lines3[2].startswith(f"{spec.context_tokens[0]}: v₁ = ")
+    assert lines3[1].startswith(f"{spec.context_tokens[0]}: k₁ = ")
+    assert lines3[2].startswith(f"{spec.context_tokens[0]}: v₁ = ")
     prime = "" if spec.rope is None else "′"
     if spec.score == "additive":  # its hidden terms: q·W₁ first, then vᵀ·tanh(q·W₁ + k·W₂) written out per key
         assert lines4[0].startswith(f"q{prime}{sub(i + 1)}·W₁ = ["), (where, lines4[0])
@@ -193,7 +197,8 @@ def check_lines(where: str, trace, i: int, lines3: list[str], lines4: list[str])
         products, total = dot.rsplit(" = ", 1)
         if "…" not in products and "e" not in products:
             pairs = re.findall(r"\(?(-?[\d.]+)\)?·\(?(-?[\d.]+)\)?", products)
-            assert sum(float(a) * float(b) for a, b in pairs) == pytest.approx(float(total), abs=1e-3 * len(pairs) + 1e-3)
+            assert (sum(float(a) * float(b) for a, b in pairs)
+                    == pytest.approx(float(total), abs=1e-3 * len(pairs) + 1e-3))
         assert float(total) == pytest.approx(trace.scores[0, i, j], abs=1e-4 * max(1, abs(trace.scores[0, i, j])))
 
 
@@ -205,18 +210,21 @@ def test_symmetry_forced_when_w_q_is_w_k_or_both_are_left_out(runner, made, lang
     for name, why in (("same_qk.yaml", {"en": "Here W_Q = W_K and b_Q = b_K:", "zh": "这里 W_Q = W_K，且 b_Q = b_K："}),
                       ("identity.yaml", {"en": "The document gives neither W_Q nor W_K, so both are the identity and "
                                                "Q = K = X: each token's query is its key",
-                                         "zh": "文档既没有给出 W_Q，也没有给出 W_K，两者都是恒等映射，Q = K = X：每个词元的查询就是它的键"}),
-                      ("rope.yaml", {"en": "Q = K = X: each token's query is its key", "zh": "Q = K = X：每个词元的查询就是它的键"})):
+                                         "zh": "文档既没有给出 W_Q，也没有给出 W_K，两者都是恒等映射，"
+                                               "Q = K = X：每个词元的查询就是它的键"}),
+                      ("rope.yaml", {"en": "Q = K = X: each token's query is its key",
+                                     "zh": "Q = K = X：每个词元的查询就是它的键"})):
         path = made.get(name, EXAMPLES / name)
         step = explained(runner, path, lang, "--step", "4")[0]
         assert why[lang] in " ".join(step["text"]), (name, step["text"])
 
 
 def test_a_row_equal_to_its_column_is_not_called_symmetric(runner, made):
-    """With W_Q = [[1,0,0],[0,1,2],[0,0,1]] and X = I, S = W_Q: query 1's row equals its column, but S₂₃ = 2 ≠ S₃₂ = 0."""
+    """With W_Q = [[1,0,0],[0,1,2],[0,0,1]] and X = I, S = W_Q: query 1's row equals its column,
+    but S₂₃ = 2 ≠ S₃₂ = 0."""
     text = " ".join(explained(runner, made["row_column.yaml"], "en", "--step", "4")[0]["text"])
-    assert ("For “a” the scores happen to read the same both ways (its row of Q·Kᵀ equals its column), but not for every "
-            "pair: the score of “b” for “c” is q₂·k₃ = 2, that of “c” for “b” is q₃·k₂ = 0.") in text
+    assert ("For “a” the scores happen to read the same both ways (its row of Q·Kᵀ equals its column), but not for "
+            "every pair: the score of “b” for “c” is q₂·k₃ = 2, that of “c” for “b” is q₃·k₂ = 0.") in text
 
 
 def test_the_illustrated_example_is_symmetric_by_coincidence_and_says_so(runner):
@@ -244,10 +252,12 @@ def test_step_7_quotes_the_walkthroughs_own_rounding_for_each_query(runner, quer
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_step_6_says_the_walkthroughs_weighted_values_come_from_rounded_weights(runner, lang):
-    text = " ".join(json.loads(runner.invoke(app, ["explain", "--step", "6", "--format", "json", "--lang", lang]).stdout)["text"])
+    result = runner.invoke(app, ["explain", "--step", "6", "--format", "json", "--lang", lang])
+    text = " ".join(json.loads(result.stdout)["text"])
     assert "[1.0, 4.0, 0.0], [1.0, 3.0, 1.5]" in text and "[0.0, 0.5, 0.5]" in text
     assert ("rounded" in text) if lang == "en" else ("取整" in text)
-    other = " ".join(json.loads(runner.invoke(app, ["explain", "--step", "6", "--query", "3", "--format", "json"]).stdout)["text"])
+    result = runner.invoke(app, ["explain", "--step", "6", "--query", "3", "--format", "json"])
+    other = " ".join(json.loads(result.stdout)["text"])
     assert "[0.0, 0.9, 0.1]" in other and "would be" in other  # for queries 2 and 3 the rows are ours, from its weights
     plain = runner.invoke(app, ["explain", str(EXAMPLES / "two_heads.yaml"), "--step", "6", "--format", "json"]).stdout
     assert "walkthrough" not in plain
@@ -290,14 +300,16 @@ def largest_jacobian_entry(a: np.ndarray) -> float:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_why_the_scale_shows_saturation_with_and_without_it(runner, lang):
     x = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], float)
-    s = (x @ np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])) @ (x @ np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])).T
+    s = ((x @ np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]))
+         @ (x @ np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])).T)
     stage = why_stages(runner, "--lang", lang)["e"]
     table = np.array(stage["numbers"]["saturation"]["values"])
     for i in range(3):
         for c, (weight, jac) in ((1 / np.sqrt(3), (0, 1)), (1.0, (2, 3))):
             e = np.exp(c * s[i] - (c * s[i]).max())
             a = e / e.sum()
-            assert table[i, weight] == pytest.approx(a.max()) and table[i, jac] == pytest.approx(largest_jacobian_entry(a))
+            assert table[i, weight] == pytest.approx(a.max())
+            assert table[i, jac] == pytest.approx(largest_jacobian_entry(a))
     text = " ".join(stage["text"])
     assert ("1/√d_k = 1/√3" in text) and ("0.2490" in text and "0.2454" in text)  # query 1: not helped …
     assert ("“Input 3”" in text and "0.1052" in text and "0.1851" in text)  # … query 3 is, and it is said
@@ -307,8 +319,8 @@ def test_why_the_scale_shows_saturation_with_and_without_it(runner, lang):
 def test_why_makes_the_asymmetry_visible_on_the_built_in_example(runner):
     c = " ".join(why_stages(runner)["c"]["text"])
     # Q·Kᵀ = [[2, 4, 4], [4, 16, 12], [4, 12, 10]] is symmetric here; its rows divided by their sums are not
-    assert "happens to be symmetric as well" in c and "“Input 1” gives “Input 2” the weight 0.4000, while “Input 2” gives " \
-        "“Input 1” 0.1250" in c
+    assert "happens to be symmetric as well" in c
+    assert "“Input 1” gives “Input 2” the weight 0.4000, while “Input 2” gives “Input 1” 0.1250" in c
     assert "the query of “Input 1” matches the key of “Input 2” best: q·k = 4" in c  # the dictionary, on the numbers
     d = " ".join(why_stages(runner)["d"]["text"])
     assert "“Input 1” spends 47% of its weight at the stall of “Input 2”" in d  # the fruit market: 0.4683

@@ -1,4 +1,5 @@
-"""attncli explain --lang zh: every paragraph of every step (also --why and the extra steps) is Chinese, none English."""
+"""attncli explain --lang zh: every paragraph of every step (also --why and the extra steps) is Chinese,
+none English."""
 
 from __future__ import annotations
 

@@ -140,7 +140,8 @@ def test_a_document_inside_the_model_folder_names_its_files_relatively(runner, h
     folder = shutil.copytree(folders["gpt2"], tmp_path / "gpt2")
     (folder / "layers").mkdir()
     assert extract(runner, folder, folder / "layers" / "l0.yaml", "--layer", "0").exit_code == 0
-    assert "{file: ../model.safetensors, tensor: transformer.h.0.attn.c_attn.weight" in (folder / "layers/l0.yaml").read_text()
+    assert ("{file: ../model.safetensors, tensor: transformer.h.0.attn.c_attn.weight"
+            in (folder / "layers/l0.yaml").read_text())
     again = extract(runner, folder, folder / "layers" / "l0.yaml", "--layer", "0")  # its own files are no inputs
     assert again.exit_code == 0, again.stderr
     assert extract(runner, folder, folder / "l1.yaml", "--layer", "1").exit_code == 0
@@ -249,16 +250,19 @@ CASES = {  # id: (family or a model name, change of the copied folder, extra arg
     "no-tokenizer": ("bert", remove("tokenizer*"), [], ["has no tokenizer: none of tokenizer.json, vocab.txt"]),
     "broken-tokenizer": ("bert", lambda f: (f / "tokenizer.json").write_text("{"), [],
                          ["its tokenizer cannot be loaded from the folder"]),
-    "layer-past-the-end": ("bert", None, ["--layer", "2"], ["--layer: 2 is out of range: this bert model's layers are 0 to 1"]),
+    "layer-past-the-end": ("bert", None, ["--layer", "2"],
+                           ["--layer: 2 is out of range: this bert model's layers are 0 to 1"]),
     "layer-negative": ("gpt2", None, ["--layer", "-1"], ["--layer: -1 is out of range", "layers are 0 to 1"]),
     "decoder-layer": ("t5", None, ["--stack", "decoder", "--layer", "3"], ["t5 model's decoder layers are 0 to 2"]),
     "stack-of-bert": ("bert", None, ["--stack", "decoder"], ["--stack: only T5 has a decoder stack"]),
     "empty-text": ("bert", None, ["--text", ""], ["--text: is empty"]),
     "blank-text": ("bert", None, ["--text", " \n\t "], ["--text: is empty"]),
-    "text-too-long": ("bert", None, ["--text", "the street " * 20], ["--text: is 42 tokens long, more than the 24 positions"]),
+    "text-too-long": ("bert", None, ["--text", "the street " * 20],
+                      ["--text: is 42 tokens long, more than the 24 positions"]),
     "roberta-positions": ("roberta", None, ["--text", "the " * 24], ["more than the 25 positions of this model"]),
     "not-yaml": ("bert", None, ["-o", "{tmp}/layer.json"], ["layer.json: the document is YAML"]),
-    "no-such-out-folder": ("bert", None, ["-o", "{tmp}/none/layer.yaml"], ["none/layer.yaml: cannot be written: the folder"]),
+    "no-such-out-folder": ("bert", None, ["-o", "{tmp}/none/layer.yaml"],
+                           ["none/layer.yaml: cannot be written: the folder"]),
     "npy-is-a-folder": ("bert", lambda f: None, ["-o", "{tmp}/dir.yaml"], ["dir.npy: is a directory"]),
     "npy-over-the-checkpoint": ("bert", None, ["-o", "{model}/model.yaml"], []),
 }
@@ -303,7 +307,8 @@ def test_a_model_that_fails_to_run_is_one_line(runner, hf, folders, tmp_path, mo
     monkeypatch.setattr(hf[1].BertModel, "forward", fail)
     out = tmp_path / "layer.yaml"
     refused(extract(runner, folders["bert"], out, "--layer", "0"), out,
-            "layer 0: the model failed to run on the sentence (mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6))")
+            "layer 0: the model failed to run on the sentence (mat1 "
+            "and mat2 shapes cannot be multiplied (3x4 and 5x6))")
 
 
 def test_without_the_extra_it_says_what_to_install(tmp_path):
@@ -359,4 +364,5 @@ def test_columns_as_several_ranges(tmp_path):
         with pytest.raises(attncli.AttnError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
             attncli.load({"inputs": np.eye(4), "weights": {"query": {**ref, "columns": columns}}})
     with pytest.raises(attncli.AttnError, match="a vector is one row: cut its entries with columns"):
-        attncli.load({"inputs": np.eye(4), "bias": {"query": {"file": ref["file"], "tensor": "b", "rows": [[0, 1], [0, 1]]}}})
+        attncli.load({"inputs": np.eye(4),
+                      "bias": {"query": {"file": ref["file"], "tensor": "b", "rows": [[0, 1], [0, 1]]}}})

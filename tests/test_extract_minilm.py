@@ -49,7 +49,8 @@ def test_minilm_layer_reproduces_the_model(runner, minilm, layer, tmp_path):
     result = runner.invoke(app, ["extract", str(folder), "--text", SENTENCE, "--layer", str(layer), "-o", str(doc)])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"{folder}: bert, layer {layer} of 0–5, 15 tokens, float64\n")
-    computed = runner.invoke(app, ["compute", str(doc), "--format", "json", "--only", "weights", "--only", "normalized"])
+    computed = runner.invoke(app, ["compute", str(doc), "--format", "json", "--only", "weights", "--only",
+                                   "normalized"])
     assert computed.exit_code == 0, computed.stderr
     got = json.loads(computed.stdout)
     assert got["tokens"] == ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it",
@@ -86,7 +87,8 @@ def test_the_readme_session(minilm, tmp_path):
     difference = re.compile(r"^(  \w+ +)(\d\.\de-\d\d)(  .*)$")
     for command, output in zip(parts[1::2], parts[2::2]):
         shown = [line.rstrip() for line in output.strip("\n").splitlines()]
-        run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+        run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env,
+                             timeout=300)
         assert run.returncode == 0, run.stderr
         printed = [line.rstrip() for line in (run.stdout + run.stderr).strip("\n").splitlines()]
         if "…" in shown:

@@ -24,7 +24,8 @@ def test_a_sentence_from_a_file_or_standard_input_is_the_sentence_given_as_text(
     documents = []
     for name, args, stdin in (("text", ["--text", TEXT], None), ("file", ["--text-file", "{tmp}/sentence.txt"], None),
                               ("stdin", ["--text-file", "-"], TEXT + "\r\n")):
-        (tmp_path / "sentence.txt").write_text(TEXT + "\n", encoding="utf-8")  # its final line break is not the sentence's
+        # its final line break is not the sentence's
+        (tmp_path / "sentence.txt").write_text(TEXT + "\n", encoding="utf-8")
         out = tmp_path / name / "layer.yaml"
         out.parent.mkdir()
         result = extract_with(runner, folders["bert"], out, *[a.format(tmp=tmp_path) for a in args], stdin=stdin)
@@ -44,9 +45,11 @@ def test_a_long_sentence_from_a_file_is_refused_for_its_tokens_naming_the_file(r
 CASES = {  # what is in the file (bytes, or a function making it), and the words of the one line
     "missing": (None, ["sentence.txt: no such file"]),
     "folder": (lambda path: path.mkdir(), ["sentence.txt: is a directory"]),
-    "invalid-utf8": (b"caf\xe9 au lait", ["sentence.txt: invalid UTF-8 at byte 3 (line 1): the file must be UTF-8 text"]),
+    "invalid-utf8": (b"caf\xe9 au lait",
+                     ["sentence.txt: invalid UTF-8 at byte 3 (line 1): the file must be UTF-8 text"]),
     "binary": (b"\x00\x01\x02", ["sentence.txt: is binary, not UTF-8 text"]),
-    "too-large": (b"word " * ((1 << 20) // 5 + 1), ["sentence.txt: text is larger than 1 MiB; no model takes that many"]),
+    "too-large": (b"word " * ((1 << 20) // 5 + 1),
+                  ["sentence.txt: text is larger than 1 MiB; no model takes that many"]),
     "device": (lambda path: path.symlink_to("/dev/zero"), ["sentence.txt: is not a regular file (a device or socket)"]),
 }
 

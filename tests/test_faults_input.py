@@ -157,7 +157,8 @@ LEAKS = [
     Case("npy-header-not-a-dict", "inputs: secret.npy\n", ["secret.npy", "header cannot be read"],
          files={"secret.npy": npy_with_header(f"{SECRET_LINE} is not a header")}, secret=SECRET_LINE),
     Case("npy-header-extra-key", "inputs: secret.npy\n", ["secret.npy", "header cannot be read"],
-         files={"secret.npy": npy_with_header(f"{{'descr': '<f8', 'fortran_order': False, 'shape': (2,), '{SECRET}': 1}}")},
+         files={"secret.npy": npy_with_header("{'descr': '<f8', 'fortran_order': "
+                                              f"False, 'shape': (2,), '{SECRET}': 1}}")},
          secret=SECRET),
     Case("npy-header-descr", "inputs: secret.npy\n", ["secret.npy", "header cannot be read"],
          files={"secret.npy": npy_with_header(f"{{'descr': '{SECRET}', 'fortran_order': False, 'shape': (2,)}}")},
@@ -182,7 +183,8 @@ def test_mask_option_file_is_not_echoed(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "doc.yaml").write_text(X)
     (tmp_path / "secret.txt").write_text(f"{SECRET_LINE}\n")
-    message = one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "secret.txt"]), ["--mask", "secret.txt", "line 1"])
+    message = one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "secret.txt"]),
+                              ["--mask", "secret.txt", "line 1"])
     no_content_beyond_a_cell(message, SECRET_LINE)
 
 
@@ -217,7 +219,8 @@ OUTPUTS = [
     ["compute"], ["compute", "--format", "json"], ["compute", "--format", "markdown"], ["compute", "--format", "latex"],
     ["compute", "--format", "csv", "--only", "weights"], ["compute", "--format", "csv", "--only", "inputs"],
     ["compute", "--format", "csv", "--only", "scaled_scores", "--head", "1"],
-    ["explain"], ["explain", "--query", "2"], ["explain", "--query", "5", "--lang", "zh"], ["explain", "--format", "json"],
+    ["explain"], ["explain", "--query", "2"], ["explain", "--query", "5", "--lang", "zh"],
+    ["explain", "--format", "json"],
     ["explain", "--why"], ["explain", "--why", "--format", "json"], ["heatmap"], ["heatmap", "--head", "1"], ["check"],
 ]
 
@@ -296,18 +299,20 @@ class Long:
 
 
 LONGS = [
-    Long("top-key-json", json.dumps({"inputs": [[1]], LONG: 1}), ["compute"], ["unknown key", "(10000 characters)"], name="doc.json"),
-    Long("weights-key", json.dumps({"inputs": [[1]], "weights": {LONG: 1}}), ["compute"], ["weights", "(10000 characters)"],
+    Long("top-key-json", json.dumps({"inputs": [[1]], LONG: 1}), ["compute"], ["unknown key", "(10000 characters)"],
          name="doc.json"),
-    Long("add-norm-key", json.dumps({"inputs": [[1]], "add_norm": {LONG: 1}}), ["compute"], ["add_norm", "(10000 characters)"],
-         name="doc.json"),
+    Long("weights-key", json.dumps({"inputs": [[1]], "weights": {LONG: 1}}), ["compute"],
+         ["weights", "(10000 characters)"], name="doc.json"),
+    Long("add-norm-key", json.dumps({"inputs": [[1]], "add_norm": {LONG: 1}}), ["compute"],
+         ["add_norm", "(10000 characters)"], name="doc.json"),
     Long("random-key", json.dumps({"inputs": {"random": "normal", LONG: 1, "shape": [1, 1]}}), ["compute"],
          ["inputs", "(10000 characters)"], name="doc.json"),
     Long("answer-key", json.dumps({"inputs": [[1]], "answer": {LONG: 1}}), ["check"], ["answer", "(10000 characters)"],
          name="doc.json"),
-    Long("duplicate-key", f'{{"inputs": [[1]], "{LONG}": 1, "{LONG}": 2}}', ["compute"], ["duplicate key", "(10000 characters)"],
+    Long("duplicate-key", f'{{"inputs": [[1]], "{LONG}": 1, "{LONG}": 2}}', ["compute"],
+         ["duplicate key", "(10000 characters)"], name="doc.json"),
+    Long("random-kind", json.dumps({"inputs": {"random": LONG}}), ["compute"], ["random", "(10000 characters)"],
          name="doc.json"),
-    Long("random-kind", json.dumps({"inputs": {"random": LONG}}), ["compute"], ["random", "(10000 characters)"], name="doc.json"),
     Long("score", X + f"score: {LONG}\n", ["compute"], ["score", "(10000 characters)"]),
     Long("normalize", X + f"normalize: {LONG}\n", ["compute"], ["normalize", "(10000 characters)"]),
     Long("scale-word", X + f"scale: {LONG}\n", ["compute"], ["scale", "(10000 characters)"]),
@@ -315,18 +320,21 @@ LONGS = [
     Long("mask-word", X + f"mask: {LONG}\n", ["compute"], ["mask", "(10000 characters)"]),
     Long("mask-file-name", X + f"mask: {LONG}.csv\n", ["compute"], ["mask", "(10004 characters)", "too long"]),
     Long("positional-file-name", X + f"positional: {LONG}.npy\n", ["compute"], ["positional", "(10004 characters)"]),
-    Long("weight-file-name", X + f"weights: {{query: {'w' * 300}.csv}}\n", ["compute"], ["weights.query", "(304 characters)"]),
+    Long("weight-file-name", X + f"weights: {{query: {'w' * 300}.csv}}\n", ["compute"],
+         ["weights.query", "(304 characters)"]),
     Long("heads-word", X + f"heads: {LONG}\n", ["compute"], ["heads", "(10000 characters)"]),
     Long("heads-digits", X + f"heads: {BIG}\n", ["compute"], ["heads", "(330 digits)"]),
     Long("eps-word", X + f"add_norm: {{eps: {LONG}}}\n", ["compute"], ["add_norm.eps", "(10000 characters)"]),
     Long("tag", X + f"scale: !!{LONG} 1\n", ["compute"], ["line 2", "characters)", "not allowed"]),
     Long("float-tag", X + f"scale: !!float {LONG}\n", ["compute"], ["line 2", "(10000 characters)", "!!float"]),
     Long("alias", f"inputs: &{LONG} [[1]]\nscale: *{LONG}\n", ["compute"], ["line 2", "(10000 characters)", "aliases"]),
-    Long("overflow-label", f"tokens: [{LONG_TOKEN}, b]\ninputs: [[1e200, 0], [0, 1]]\n", ["compute", "--format", "json"],
-         ["scores overflow float64", "(100000 characters)"]),
-    Long("query-option", f"tokens: [{LONG_TOKEN}, b]\n" + X2, ["explain", "--query", LONG], ["--query", "(10000 characters)",
+    Long("overflow-label", f"tokens: [{LONG_TOKEN}, b]\ninputs: [[1e200, 0], [0, 1]]\n",
+         ["compute", "--format", "json"], ["scores overflow float64", "(100000 characters)"]),
+    Long("query-option", f"tokens: [{LONG_TOKEN}, b]\n" + X2, ["explain", "--query", LONG],
+         ["--query", "(10000 characters)",
                                                                                                "(100000 characters)"]),
-    Long("query-option-number", X2, ["explain", "--query", "9" * 5000], ["--query", "(5000 characters)", "out of range"]),
+    Long("query-option-number", X2, ["explain", "--query", "9" * 5000],
+         ["--query", "(5000 characters)", "out of range"]),
     Long("step-option", X2, ["explain", "--step", LONG], ["--step", "(10000 characters)"]),
     Long("step-option-number", X2, ["explain", "--step", "9" * 5000], ["--step", "(5000 characters)", "out of range"]),
     Long("head-option", X2, ["heatmap", "--head", LONG], ["--head", "(10000 characters)"]),
@@ -334,11 +342,14 @@ LONGS = [
     Long("scale-option", X2, ["compute", "--scale", LONG], ["--scale", "(10000 characters)"]),
     Long("mask-option", X2, ["compute", "--mask", LONG], ["--mask", "(10000 characters)"]),
     Long("only-option", X2, ["compute", "--only", LONG], ["--only", "(10000 characters)"]),
-    Long("answer-query-label", f"tokens: [{LONG_TOKEN}, b]\n" + X2 + "answer: {query: nope, output: [1, 2]}\n", ["check"],
-         ["answer.query", "(100000 characters)"]),
-    Long("answer-query-word", X2 + f"answer: {{query: {LONG}, output: [1, 2]}}\n", ["check"], ["answer.query", "(10000 characters)"]),
-    Long("answer-query-digits", X2 + f"answer: {{query: {BIG}, output: [1, 2]}}\n", ["check"], ["answer.query", "(330 digits)"]),
-    Long("answer-head-digits", X2 + f"answer: {{head: {BIG}, output: [1, 2]}}\n", ["check"], ["answer.head", "(330 digits)"]),
+    Long("answer-query-label", f"tokens: [{LONG_TOKEN}, b]\n" + X2 + "answer: {query: nope, output: [1, 2]}\n",
+         ["check"], ["answer.query", "(100000 characters)"]),
+    Long("answer-query-word", X2 + f"answer: {{query: {LONG}, output: [1, 2]}}\n", ["check"],
+         ["answer.query", "(10000 characters)"]),
+    Long("answer-query-digits", X2 + f"answer: {{query: {BIG}, output: [1, 2]}}\n", ["check"],
+         ["answer.query", "(330 digits)"]),
+    Long("answer-head-digits", X2 + f"answer: {{head: {BIG}, output: [1, 2]}}\n", ["check"],
+         ["answer.head", "(330 digits)"]),
     Long("memory-env", X2, ["compute"], ["ATTNCLI_MEMORY", "(5000 characters)"], env={"ATTNCLI_MEMORY": "x" * 5000}),
     Long("init-tokens", "", ["init", "--tokens", f"{LONG_TOKEN} x", "--n", "1"], ["--n", "(100000 characters)"]),
     Long("init-n", "", ["init", "--n", "9" * 30], ["--n", "(30 digits)", "too large"]),
@@ -362,7 +373,8 @@ def test_a_long_document_name_is_shortened(runner, tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     (folder / "doc.yaml").write_text("inputs: [[1, 0], [0, 1]]\nscale: huge\n")
     for command in (["compute"], ["explain"], ["heatmap"]):
-        message = one_clean_error(invoke(runner, [command[0], str(folder / "doc.yaml")]), ["/doc.yaml", "characters)", "'huge'"])
+        message = one_clean_error(invoke(runner, [command[0], str(folder / "doc.yaml")]),
+                                  ["/doc.yaml", "characters)", "'huge'"])
         assert len(message) < 400, message
 
 
@@ -391,38 +403,50 @@ INTERNALS = [
     Case("scale-big-integer", X + f"scale: {BIG}\n", ["scale", "(330 digits)", "beyond float64"]),
     Case("eps-big-integer", X + f"add_norm: {{eps: {BIG}}}\n", ["add_norm.eps", "(330 digits)"]),
     Case("random-std", f"inputs: {{random: normal, std: {BIG}, shape: [2, 2]}}\n", ["inputs", "std", "(330 digits)"]),
-    Case("random-mean", f"inputs: {{random: normal, mean: -{BIG}, shape: [2, 2]}}\n", ["inputs", "mean", "(330 digits)"]),
-    Case("random-gain", f"inputs: {{random: xavier, gain: {BIG}, shape: [2, 2]}}\n", ["inputs", "gain", "(330 digits)"]),
+    Case("random-mean", f"inputs: {{random: normal, mean: -{BIG}, shape: [2, 2]}}\n",
+         ["inputs", "mean", "(330 digits)"]),
+    Case("random-gain", f"inputs: {{random: xavier, gain: {BIG}, shape: [2, 2]}}\n",
+         ["inputs", "gain", "(330 digits)"]),
     Case("random-low", f"inputs: {{random: uniform, low: {BIG}, shape: [2, 2]}}\n", ["inputs", "low", "(330 digits)"]),
-    Case("random-high", f"inputs: {{random: uniform, high: {BIG}, shape: [2, 2]}}\n", ["inputs", "high", "(330 digits)"]),
-    Case("random-shape", f"inputs: {{random: normal, shape: [{BIG}, 2]}}\n", ["inputs", "shape", "(330 digits)", "2 GiB"]),
+    Case("random-high", f"inputs: {{random: uniform, high: {BIG}, shape: [2, 2]}}\n",
+         ["inputs", "high", "(330 digits)"]),
+    Case("random-shape", f"inputs: {{random: normal, shape: [{BIG}, 2]}}\n",
+         ["inputs", "shape", "(330 digits)", "2 GiB"]),
     Case("random-shape-3d", X + f"weights: {{query: {{random: normal, shape: [{BIG}, {BIG}, 2]}}}}\n",
          ["weights.query", "(330 digits)"]),
-    Case("random-seed", f"inputs: {{random: normal, seed: {BIG}, shape: [2, 2]}}\n", ["inputs", "seed", "(330 digits)"]),
+    Case("random-seed", f"inputs: {{random: normal, seed: {BIG}, shape: [2, 2]}}\n",
+         ["inputs", "seed", "(330 digits)"]),
     Case("answer-big-integer", X + f"answer: {{weights: {BIG}}}\n", ["answer.weights", "(330 digits)", "too large"],
          commands=(["check"], ["explain"])),
     Case("answer-big-integer-cell", X + f"answer: {{weights: [[1, {BIG}, 0]]}}\n", ["answer.weights", "column 2"],
          commands=(["check"],)),
-    Case("mask-big-integer", X + f"mask: [[1, {BIG}, 1], [1, 1, 1], [1, 1, 1]]\n", ["mask", "row 1, column 2", "(330 digits)",
+    Case("mask-big-integer", X + f"mask: [[1, {BIG}, 1], [1, 1, 1], [1, 1, 1]]\n",
+         ["mask", "row 1, column 2", "(330 digits)",
                                                                                     "not a mask value"]),
-    Case("mask-big-integer-json", json.dumps({"inputs": [[1]], "mask": [[10**330]]}), ["mask", "(331 digits)"], name="doc.json",
-         commands=JSON_COMMANDS),
-    Case("memory-big-integer", X, ["ATTNCLI_MEMORY", "larger than any memory"], env={"ATTNCLI_MEMORY": BIG}, commands=MEMORY),
+    Case("mask-big-integer-json", json.dumps({"inputs": [[1]], "mask": [[10**330]]}), ["mask", "(331 digits)"],
+         name="doc.json", commands=JSON_COMMANDS),
+    Case("memory-big-integer", X, ["ATTNCLI_MEMORY", "larger than any memory"], env={"ATTNCLI_MEMORY": BIG},
+         commands=MEMORY),
     Case("memory-full-width-digits", X, ["ATTNCLI_MEMORY", "'１G' is not a memory size"], env={"ATTNCLI_MEMORY": "１G"},
          commands=MEMORY),
-    Case("memory-arabic-digits", X, ["ATTNCLI_MEMORY", "not a memory size"], env={"ATTNCLI_MEMORY": "٣G"}, commands=MEMORY),
-    Case("positional-overflow", "tokens: [a, b]\ninputs: [[1e308, 1e308], [1, 2]]\npositional: [[1e308, 1e308], [0, 0]]\n",
+    Case("memory-arabic-digits", X, ["ATTNCLI_MEMORY", "not a memory size"], env={"ATTNCLI_MEMORY": "٣G"},
+         commands=MEMORY),
+    Case("positional-overflow",
+         "tokens: [a, b]\ninputs: [[1e308, 1e308], [1, 2]]\npositional: [[1e308, 1e308], [0, 0]]\n",
          ["positional", "X + P", "overflow float64 at row 1 ('a')"]),
-    Case("residual-overflow", "tokens: [a, b]\ninputs: [[1e308, 1e308], [1e308, 1e308]]\nweights: {query: [[0, 0], [0, 0]]}\n"
+    Case("residual-overflow",
+         "tokens: [a, b]\ninputs: [[1e308, 1e308], [1e308, 1e308]]\nweights: {query: [[0, 0], [0, 0]]}\n"
          "add_norm: true\n", ["doc.yaml", "residual overflow float64 at row 1 ('a')"], commands=COMMANDS[:3]),
     Case("variance-overflow", "tokens: [a, b]\ninputs: [[1e200, -1e200], [1e200, 1]]\n"
          "weights: {query: [[0, 0], [0, 0]], value: [[0, 0], [0, 0]]}\nadd_norm: true\n",
          ["doc.yaml", "Add & Norm overflows float64 at row 1 ('a')", "variance"]),
-    Case("gamma-overflow", "tokens: [a, b]\ninputs: [[0, 0, 3], [2, 2, 1]]\nscale: 0\nadd_norm: {gamma: [1.5e308, 1.5e308, 1.5e308]}\n",
+    Case("gamma-overflow",
+         "tokens: [a, b]\ninputs: [[0, 0, 3], [2, 2, 1]]\nscale: 0\nadd_norm: {gamma: [1.5e308, 1.5e308, 1.5e308]}\n",
          ["doc.yaml", "Add & Norm overflows float64 at row 1 ('a')"]),
     Case("why-stage-overflow", "inputs: [[1e300, 2], [3, 4]]\nscore: additive\n"
          "weights: {w1: [[1e10, 0], [0, 1]], w2: [[1, 0], [0, 1]], v: [1e300, 1e300]}\n",
-         ["doc.yaml", "explain --why: stage b", "overflow float64"], commands=(["explain", "--why"], ["explain", "--why", "--format", "json"])),
+         ["doc.yaml", "explain --why: stage b", "overflow float64"],
+         commands=(["explain", "--why"], ["explain", "--why", "--format", "json"])),
     Case("document-symlink-loop", X, ["loop.yaml", "loop of symbolic links"]),  # (the document is the loop)
     Case("matrix-symlink-loop", "inputs: loop.csv\n", ["inputs", "loop.csv", "loop of symbolic links"]),
     Case("matrix-two-link-loop", "inputs: a.csv\n", ["inputs", "a.csv", "loop of symbolic links"]),
@@ -434,7 +458,8 @@ INTERNALS = [
     Case("matrix-dangling-link", "inputs: gone.csv\n", ["inputs", "gone.csv", "no such file", "symbolic link"]),
     Case("matrix-under-a-file", "inputs: m.csv/x.csv\n", ["inputs", "m.csv/x.csv", "no such file", "not a folder"],
          files={"m.csv": "1,2\n"}),
-    Case("matrix-name-with-nul", json.dumps({"inputs": "a\u0000.csv"}), ["inputs", "NUL"], name="doc.json", commands=JSON_COMMANDS),
+    Case("matrix-name-with-nul", json.dumps({"inputs": "a\u0000.csv"}), ["inputs", "NUL"], name="doc.json",
+         commands=JSON_COMMANDS),
     Case("matrix-name-too-long", X + f"weights: {{key: {'w' * 5000}.csv}}\n", ["weights.key", "too long"]),
 ]
 
@@ -471,9 +496,11 @@ def test_a_loop_of_links_through_the_mask_option(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "doc.yaml").write_text(X)
     (tmp_path / "loop.csv").symlink_to("loop.csv")
-    one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "loop.csv"]), ["--mask", "loop.csv", "loop of symbolic links"])
+    one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "loop.csv"]),
+                    ["--mask", "loop.csv", "loop of symbolic links"])
     (tmp_path / "dir.csv").mkdir()
-    one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "dir.csv"]), ["--mask", "dir.csv", "is a directory"])
+    one_clean_error(invoke(runner, ["compute", "doc.yaml", "--mask", "dir.csv"]),
+                    ["--mask", "dir.csv", "is a directory"])
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every folder")
@@ -520,7 +547,8 @@ def test_permission_denied_is_named_even_as_root(runner, tmp_path, monkeypatch, 
 def test_mistakes_that_overflow_match_nothing(runner, tmp_path):
     """check's mistake models recompute with scale², 1/scale…: beyond float64 they are simply no match."""
     doc = tmp_path / "doc.yaml"
-    doc.write_text("inputs: [[1, 2], [1, 2]]\nscale: 1e200\nanswer: {scaled_scores: [[1, 2], [3, 4]], weights: [[0.1, 0.9], [0.5, 0.5]]}\n")
+    doc.write_text("inputs: [[1, 2], [1, 2]]\nscale: 1e200\nanswer: {scaled_scores: "
+                   "[[1, 2], [3, 4]], weights: [[0.1, 0.9], [0.5, 0.5]]}\n")
     for command in (["check"], ["explain"], ["explain", "--format", "json"]):
         result = invoke(runner, [command[0], str(doc), *command[1:]])
         assert result.exit_code == (1 if command == ["check"] else 0), result.stderr
@@ -530,7 +558,8 @@ def test_mistakes_that_overflow_match_nothing(runner, tmp_path):
 
 def test_a_mistake_model_still_gives_its_hint(runner, tmp_path):
     doc = tmp_path / "doc.yaml"
-    doc.write_text("inputs: [[1, 2], [3, 4]]\nscale: 0.5\nanswer: {scaled_scores: [[1.25, 2.75], [2.75, 6.25]]}\n")  # scale²·S
+    # scale²·S
+    doc.write_text("inputs: [[1, 2], [3, 4]]\nscale: 0.5\nanswer: {scaled_scores: [[1.25, 2.75], [2.75, 6.25]]}\n")
     result = invoke(runner, ["check", str(doc)])
     assert result.exit_code == 1 and "the scale was applied twice" in result.stdout, result.stdout
 
@@ -563,7 +592,8 @@ def test_options_take_ascii_digits_only(runner, tmp_path, args, names):
 
 
 @pytest.mark.parametrize("args", [["heatmap", "--head", " 1"], ["explain", "--query", "3"], ["explain", "--step", "4"],
-                                  ["explain", "--step", " 8 "], ["compute", "--scale", " 0.5"], ["compute", "--scale", "1e-3"]])
+                                  ["explain", "--step", " 8 "], ["compute", "--scale", " 0.5"],
+                                  ["compute", "--scale", "1e-3"]])
 def test_ascii_numbers_in_options_still_work(runner, tmp_path, args):
     doc = tmp_path / "doc.yaml"
     doc.write_text(X)
@@ -576,16 +606,20 @@ def test_ascii_numbers_in_options_still_work(runner, tmp_path, args):
 NUMBERS = [
     Case("csv-full-width", "inputs: m.csv\n", ["m.csv", "line 1, column 1: '１２' is not a number", "digits 0-9"],
          files={"m.csv": "１２,1\n3,4\n"}),
-    Case("csv-arabic-indic", "inputs: m.csv\n", ["m.csv", "line 2, column 2: '٣' is not a number"], files={"m.csv": "1,2\n3,٣\n"}),
-    Case("txt-devanagari", "inputs: m.txt\n", ["m.txt", "line 1, column 2: '१' is not a number"], files={"m.txt": "1 १\n"}),
-    Case("tsv-superscript", "inputs: m.tsv\n", ["m.tsv", "line 1, column 1: '²' is not a number"], files={"m.tsv": "²\t1\n"}),
+    Case("csv-arabic-indic", "inputs: m.csv\n", ["m.csv", "line 2, column 2: '٣' is not a number"],
+         files={"m.csv": "1,2\n3,٣\n"}),
+    Case("txt-devanagari", "inputs: m.txt\n", ["m.txt", "line 1, column 2: '१' is not a number"],
+         files={"m.txt": "1 १\n"}),
+    Case("tsv-superscript", "inputs: m.tsv\n", ["m.tsv", "line 1, column 1: '²' is not a number"],
+         files={"m.tsv": "²\t1\n"}),
     Case("csv-underscore", "inputs: m.csv\n", ["m.csv", "line 1, column 2: '1_000' is not a number", "underscores"],
          files={"m.csv": "1,1_000\n"}),
-    Case("mask-full-width", X + "mask: m.csv\n", ["m.csv", "line 1, column 1", "'１'"], files={"m.csv": "１,1,1\n1,1,1\n1,1,1\n"}),
+    Case("mask-full-width", X + "mask: m.csv\n", ["m.csv", "line 1, column 1", "'１'"],
+         files={"m.csv": "１,1,1\n1,1,1\n1,1,1\n"}),
     Case("inline-full-width", "inputs: [[１２, 1]]\n", ["inputs", "row 1, column 1", "'１２' is not a number"]),
     Case("inline-underscore", "inputs: [[1_000, 1]]\n", ["inputs", "row 1, column 1", "'1_000' is not a number"]),
-    Case("json-string-number", '{"inputs": [["12", 1]]}', ["inputs", "row 1, column 1", "'12' is not a number"], name="doc.json",
-         commands=JSON_COMMANDS),
+    Case("json-string-number", '{"inputs": [["12", 1]]}', ["inputs", "row 1, column 1", "'12' is not a number"],
+         name="doc.json", commands=JSON_COMMANDS),
     Case("scale-underscore", X + "scale: 1_000\n", ["scale", "'1_000' is not sqrt, none or a number"]),
     Case("scale-quoted-underscore", X + "scale: '1_000'\n", ["scale", "'1_000'"]),
     Case("scale-full-width", X + "scale: '１'\n", ["scale", "'１' is not sqrt, none or a number"]),
@@ -600,13 +634,15 @@ def test_numbers_are_ascii_everywhere(runner, tmp_path, monkeypatch, case):
     run_case(runner, tmp_path, monkeypatch, case)
 
 
-@pytest.mark.parametrize("text, number", [("12", 12.0), (" -1.5e3 ", -1500.0), (".5", 0.5), ("5.", 5.0), ("+2E-2", 0.02),
+@pytest.mark.parametrize("text, number",
+                         [("12", 12.0), (" -1.5e3 ", -1500.0), (".5", 0.5), ("5.", 5.0), ("+2E-2", 0.02),
                                           ("1" * 400, float("inf"))])
 def test_number_in_text_reads_json_and_yaml_numbers(text, number):
     assert number_in_text(text) == number
 
 
-@pytest.mark.parametrize("text", ["１２", "١٢", "²", "1_000", "nan", "inf", "infinity", "0x10", "1e", "", " ", "1 2", "--1", "1,5"])
+@pytest.mark.parametrize("text", ["１２", "١٢", "²", "1_000", "nan", "inf", "infinity", "0x10", "1e", "", " ", "1 2",
+                                  "--1", "1,5"])
 def test_number_in_text_refuses_the_rest(text):
     assert number_in_text(text) is None
 
@@ -643,8 +679,8 @@ def test_no_runtime_warning_on_stderr_of_a_real_run(tmp_path):
     doc = tmp_path / "doc.yaml"
     doc.write_text("inputs: [[1e308, 1e308], [1, 2]]\npositional: [[1e308, 1e308], [0, 0]]\n")
     for command in ("compute", "heatmap", "explain"):
-        result = subprocess.run([sys.executable, "-m", "attncli", command, str(doc)], capture_output=True, text=True, timeout=60,
-                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        result = subprocess.run([sys.executable, "-m", "attncli", command, str(doc)], capture_output=True, text=True,
+                                timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
         assert result.returncode == 2 and result.stdout == ""
         assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
         assert "RuntimeWarning" not in result.stderr
@@ -652,7 +688,8 @@ def test_no_runtime_warning_on_stderr_of_a_real_run(tmp_path):
 
 @pytest.mark.slow
 def test_init_refuses_bytes_that_are_not_utf8(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "attncli", "init", "--tokens", os.fsdecode(b"a\xff b")], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "attncli", "init", "--tokens", os.fsdecode(b"a\xff b")],
+                            capture_output=True,
                             timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr.startswith(b"Error: --tokens: is not valid UTF-8") and result.stderr.count(b"\n") == 1

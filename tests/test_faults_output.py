@@ -190,7 +190,8 @@ def test_output_and_export_are_both_written_or_neither(tmp_path, doc):
     assert not picture.exists()
     # standard output fails: no picture either
     with open(full, "wb") as stdout:
-        result = attncli("compute", str(doc), "--export", str(picture), stdout=stdout, stderr=subprocess.PIPE, capture_output=False)
+        result = attncli("compute", str(doc), "--export", str(picture), stdout=stdout, stderr=subprocess.PIPE,
+                         capture_output=False)
     one_error(result, "standard output")
     assert not picture.exists() and leftovers(tmp_path) == [] and stat.S_ISCHR(os.stat(full).st_mode)
     # all well: both
@@ -227,8 +228,8 @@ def test_standard_output_over_the_file_size_limit_fails(tmp_path, unbuffered):
     doc.write_text(BIG)
     out = tmp_path / "out.json"
     with open(out, "wb") as f:
-        result = attncli("compute", str(doc), "--format", "json", stdout=f, stderr=subprocess.PIPE, capture_output=False,
-                         preexec_fn=limit_file_size(65536), env={"PYTHONUNBUFFERED": unbuffered})
+        result = attncli("compute", str(doc), "--format", "json", stdout=f, stderr=subprocess.PIPE,
+                         capture_output=False, preexec_fn=limit_file_size(65536), env={"PYTHONUNBUFFERED": unbuffered})
     one_error(result, "standard output", os.strerror(errno.EFBIG))
     assert out.stat().st_size <= 65536
 
@@ -268,7 +269,8 @@ def test_reader_that_goes_away_keeps_exit_0_and_the_export(tmp_path):
     doc = tmp_path / "big.yaml"
     doc.write_text("inputs: {random: normal, seed: 1, shape: [60, 4]}\n")
     picture = tmp_path / "p.txt"
-    result = shell(f"COLUMNS=1000 attncli compute {doc} --full --only weights --export {picture} | head -c 10; echo \" ${{PIPESTATUS[0]}}\"", tmp_path)
+    result = shell(f"COLUMNS=1000 attncli compute {doc} --full --only weights --export {picture}"
+                   " | head -c 10; echo \" ${PIPESTATUS[0]}\"", tmp_path)
     assert result.stdout.decode().endswith(" 0\n") and result.stderr == b""
     assert picture.read_text().count("\n") > 60 and leftovers(tmp_path) == []
 
@@ -307,8 +309,9 @@ def test_signal_while_writing_leaves_no_temporary_file(tmp_path, signo, code):
     picture, out = tmp_path / "p.txt", tmp_path / "out.json"
     out.write_text("an earlier result\n")
     read_end, write_end = small_pipe()
-    process = subprocess.Popen([*COMMAND, "compute", str(doc), "--full", "--only", "weights", "--export", str(picture)], stdout=write_end,
-                               stderr=subprocess.PIPE, env={**ENV, "COLUMNS": "1000"}, preexec_fn=default_signals)
+    process = subprocess.Popen([*COMMAND, "compute", str(doc), "--full", "--only", "weights", "--export", str(picture)],
+                               stdout=write_end, stderr=subprocess.PIPE, env={**ENV, "COLUMNS": "1000"},
+                               preexec_fn=default_signals)
     os.close(write_end)
     try:
         assert blocked_writing(process, tmp_path), "the run did not block writing its output"
@@ -460,7 +463,8 @@ def test_any_valid_file_name_can_be_written(tmp_path, doc, length):
 
 @pytest.mark.parametrize("option", ["-o", "--export"])
 def test_a_name_too_long_is_a_clean_error(tmp_path, doc, option):
-    one_error(attncli("compute", str(doc), option, str(tmp_path / ("r" * 300 + ".txt"))), os.strerror(errno.ENAMETOOLONG))
+    one_error(attncli("compute", str(doc), option, str(tmp_path / ("r" * 300 + ".txt"))),
+              os.strerror(errno.ENAMETOOLONG))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml"]
 
 
@@ -477,15 +481,16 @@ def without_root_powers() -> None:
 
 
 @pytest.mark.skipif(not LINUX, reason="Linux permissions and capabilities")
-@pytest.mark.parametrize("mode, where", [(0o000, "locked/out.txt"), (0o666, "locked/out.txt"), (0o555, "locked/out.txt"),
-                                         (0o000, "locked/sub/out.txt")])
+@pytest.mark.parametrize("mode, where", [(0o000, "locked/out.txt"), (0o666, "locked/out.txt"),
+                                         (0o555, "locked/out.txt"), (0o000, "locked/sub/out.txt")])
 @pytest.mark.parametrize("option", ["-o", "--export"])
 def test_a_folder_without_permission_is_a_clean_error(tmp_path, doc, mode, where, option):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(mode)
     try:
-        refused = attncli("compute", str(doc), option, str(tmp_path / where), preexec_fn=without_root_powers if ROOT_USER else None)
+        refused = attncli("compute", str(doc), option, str(tmp_path / where),
+                          preexec_fn=without_root_powers if ROOT_USER else None)
         if ROOT_USER and mode == 0o000 and where == "locked/out.txt":  # root, as root is: the permissions do not apply
             as_root = attncli("compute", str(doc), option, str(tmp_path / where))
             assert as_root.returncode == 0 and (tmp_path / where).exists()
@@ -510,7 +515,8 @@ def test_nonsensical_columns_is_ignored(doc, args, columns):
     assert result.stdout == plain.stdout and len(result.stdout) > 100  # as without COLUMNS (80 off a terminal)
 
 
-@pytest.mark.parametrize("columns, widest", [("20", 20), ("40", 40), ("99999999", 1000), ("1000000000000000000000", 1000)])
+@pytest.mark.parametrize("columns, widest",
+                         [("20", 20), ("40", 40), ("99999999", 1000), ("1000000000000000000000", 1000)])
 def test_sensible_columns_is_used_and_huge_is_clamped(tmp_path, columns, widest):
     doc = tmp_path / "wide.yaml"
     doc.write_text("inputs: {random: normal, seed: 1, shape: [4, 300]}\n")
@@ -532,7 +538,8 @@ def test_sensible_columns_is_used_and_huge_is_clamped(tmp_path, columns, widest)
     ("attncli compute - <&-", 2, "", "standard input: is closed"),
     ("attncli explain - <&-", 2, "", "standard input: is closed"),
     ("attncli compute doc.yaml --format json <&- | head -c 10", 0, '{"tokens":', ""),
-    ("attncli compute doc.yaml --format json -o out.json <&- >&- 2>&- && cat out.json | head -c 10", 0, '{"tokens":', ""),
+    ("attncli compute doc.yaml --format json -o out.json <&- >&- 2>&- && cat out.json | head -c 10",
+     0, '{"tokens":', ""),
     ("attncli check right.yaml 2>&-", 0, "correct", ""),
     ("attncli check wrong.yaml 2>&-", 1, "wrong", ""),
     ("attncli check nothing.yaml 2>&-", 2, "", ""),

@@ -149,7 +149,8 @@ MODERN = {  # a Llama-style block with Gemma 2's extras: grouped-query heads, ro
     },
     "sizes": {"n": 4, "m": 4, "h": 4, "g": 2, "d_k": 2, "d_v": 3, "d_model": 6, "d_ctx": 6, "d_out": 6},
 }
-MULTI_QUERY = {  # cross-attention with one key/value head, partial rope at the keys' own positions, a LayerNorm pre-norm
+# cross-attention with one key/value head, partial rope at the keys' own positions, a LayerNorm pre-norm
+MULTI_QUERY = {
     "doc": {
         "inputs": [[1, 0, 1, 0], [0, 2, 0, 2]],
         "context": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
@@ -177,7 +178,8 @@ BIASED = {  # ALiBi and T5's relative bias summed, a padded key, a lower-right c
     },
     "sizes": {"n": 3, "m": 5, "h": 2, "g": 2, "d_k": 2, "d_v": 2, "d_model": 4, "d_ctx": 4, "d_out": 4},
 }
-CASES = {"biased": BIASED, "cross": CROSS, "block": BLOCK, "additive": ADDITIVE, "sum": SUM, "modern": MODERN, "multi_query": MULTI_QUERY}
+CASES = {"biased": BIASED, "cross": CROSS, "block": BLOCK, "additive": ADDITIVE, "sum": SUM, "modern": MODERN,
+         "multi_query": MULTI_QUERY}
 PLAIN = [[1, 0], [0, 1]]
 
 
@@ -265,7 +267,8 @@ def test_the_top_level_table_matches_the_keys_compute_knows(tmp_path: Path) -> N
     assert _first_column(TOP_HEADING) == known
 
 
-@pytest.mark.parametrize("section", ["weights", "bias", "add_norm", "rope", "pre_norm", "post_norm", "mask", "score_bias"])
+@pytest.mark.parametrize("section", ["weights", "bias", "add_norm", "rope", "pre_norm", "post_norm", "mask",
+                                     "score_bias"])
 def test_the_section_table_matches_the_keys_compute_knows(tmp_path: Path, section: str) -> None:
     known = _known_keys_listed(tmp_path, {"inputs": PLAIN, section: {NOT_A_KEY: 1}}, f"{section}: ")
     documented = {key.split(".", 1)[1] for key in _first_column(SECTIONS_HEADING) if key.startswith(f"{section}.")}

@@ -40,13 +40,16 @@ def parse_markdown(text: str) -> dict[str, list[np.ndarray]]:
     found: dict[str, list[np.ndarray]] = {}
     for section in text.split("### ")[1:]:
         name = section.split(":")[0].split(" · ")[-1]
-        rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| |", "| ---"))]
-        cells = [[np.nan if c == "masked" else float(c) for c in re.split(r" \| ", row.strip("| "))[1:]] for row in rows]
+        rows = [line for line in section.splitlines() if line.startswith("| ")
+                and not line.startswith(("| |", "| ---"))]
+        cells = [[np.nan if c == "masked" else float(c) for c in re.split(r" \| ", row.strip("| "))[1:]]
+                 for row in rows]
         found.setdefault(name, []).append(np.array(cells))
     return found
 
 
-@pytest.mark.parametrize("name, extra", [("illustrated.yaml", {}), ("two_heads.yaml", {}), ("two_heads.yaml", {"mask": "causal"})])
+@pytest.mark.parametrize("name, extra", [("illustrated.yaml", {}), ("two_heads.yaml", {}),
+                                         ("two_heads.yaml", {"mask": "causal"})])
 def test_markdown_parses_back_to_the_reference(runner, name, extra):
     args = ["--mask", "causal"] if extra else []
     tables = parse_markdown(compute(runner, EXAMPLES / name, "--format", "markdown", "-p", "3", *args))
@@ -65,7 +68,8 @@ def test_markdown_parses_back_to_the_reference(runner, name, extra):
 
 def test_markdown_has_the_token_labels_and_shapes(runner):
     text = compute(runner, EXAMPLES / "cross_attention.yaml", "--format", "markdown", "--only", "weights")
-    assert text.startswith("### Weights: `A = softmax(S / √3)` (2 × 3)\n\n| | 我 | 是 | 学生 |\n| --- | ---: | ---: | ---: |\n")
+    assert text.startswith("### Weights: `A = softmax(S / √3)` (2 × 3)\n\n"
+                           "| | 我 | 是 | 学生 |\n| --- | ---: | ---: | ---: |\n")
 
 
 def parse_latex(text: str) -> list[np.ndarray]:
@@ -92,8 +96,9 @@ def test_latex_parses_back_to_the_reference(runner):
 def parse_latex_joined(text: str) -> list[np.ndarray]:
     """The matrices of LaTeX output, a matrix written in blocks of columns (issue 18) joined back into one."""
     joined: list[np.ndarray] = []
-    for matrix, part in zip(parse_latex(text), re.findall(r"^% [^\n]*\(\d+ × \d+\)(, columns \d+–\d+)?[^\n]*\n(?:\\setcounter[^\n]*\n)?"
-                                                         r"\\begin\{equation\*\}\n[^\n]*\\begin\{bmatrix\}", text, re.M)):
+    for matrix, part in zip(parse_latex(text),
+                            re.findall(r"^% [^\n]*\(\d+ × \d+\)(, columns \d+–\d+)?[^\n]*\n(?:\\setcounter[^\n]*\n)?"
+                                       r"\\begin\{equation\*\}\n[^\n]*\\begin\{bmatrix\}", text, re.M)):
         if part and not part.startswith(", columns 1–"):
             joined[-1] = np.hstack([joined[-1], matrix])
         else:
@@ -103,7 +108,8 @@ def parse_latex_joined(text: str) -> list[np.ndarray]:
 
 def test_latex_of_wide_matrices_comes_in_blocks_of_columns_that_fit_the_page(runner):
     text = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "1")
-    spans = [(int(a), int(b)) for a, b in re.findall(r"^% Inputs: X \(6 × 768\), columns (\d+)–(\d+) of 768;", text, re.M)]
+    spans = [(int(a), int(b))
+             for a, b in re.findall(r"^% Inputs: X \(6 × 768\), columns (\d+)–(\d+) of 768;", text, re.M)]
     assert spans[0][0] == 1 and spans[-1][1] == 768 and all(b + 1 == c for (_, b), (c, _) in zip(spans, spans[1:]))
     blocks = parse_latex(text)
     assert [m.shape[1] for m in blocks] == [b - a + 1 for a, b in spans] and max(b - a + 1 for a, b in spans) <= 10
@@ -111,7 +117,8 @@ def test_latex_of_wide_matrices_comes_in_blocks_of_columns_that_fit_the_page(run
     (whole,) = parse_latex_joined(text)
     assert whole.shape == (6, 768)
     wide = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "0")
-    assert r"\setcounter{MaxMatrixCols}{" in wide  # whole numbers: more than amsmath's 10 columns fit, the limit is raised
+    # whole numbers: more than amsmath's 10 columns fit, the limit is raised
+    assert r"\setcounter{MaxMatrixCols}{" in wide
     for equation in wide.split("\n\n"):
         (matrix,) = parse_latex(equation)
         limit = re.search(r"MaxMatrixCols\}\{(\d+)\}", equation)
@@ -120,17 +127,22 @@ def test_latex_of_wide_matrices_comes_in_blocks_of_columns_that_fit_the_page(run
 
 def test_csv_is_exact(runner):
     ref = reference("two_heads.yaml")
-    rows = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "weights"))))
+    rows = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv",
+                                               "--only", "weights"))))
     assert rows[0] == ["head", "token", "The", "cat", "sat"]
     assert [r[:2] for r in rows[1:]] == [[h, t] for h in "12" for t in ("The", "cat", "sat")]
-    np.testing.assert_allclose(np.array([[float(x) for x in r[2:]] for r in rows[1:]]), ref["weights"].reshape(6, 3), rtol=0, atol=1e-12)
-    one = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "output"))))
+    np.testing.assert_allclose(np.array([[float(x) for x in r[2:]] for r in rows[1:]]), ref["weights"].reshape(6, 3),
+                               rtol=0, atol=1e-12)
+    one = list(csv.reader(io.StringIO(compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv",
+                                              "--only", "output"))))
     assert one[0] == ["token", "1", "2", "3", "4"]
-    np.testing.assert_allclose(np.array([[float(x) for x in r[1:]] for r in one[1:]]), ref["output"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.array([[float(x) for x in r[1:]] for r in one[1:]]), ref["output"],
+                               rtol=0, atol=1e-12)
 
 
 def test_csv_masked_cells_are_empty_and_one_head_has_no_head_column(runner):
-    text = compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "scaled_scores", "--head", "2", "--mask", "causal")
+    text = compute(runner, EXAMPLES / "two_heads.yaml", "--format", "csv", "--only", "scaled_scores", "--head", "2",
+                   "--mask", "causal")
     rows = list(csv.reader(io.StringIO(text)))
     ref = reference("two_heads.yaml", mask="causal")["scaled_scores"][1]
     assert rows[0] == ["token", "The", "cat", "sat"]
@@ -149,7 +161,8 @@ def test_format_errors_exit_2(runner, args, message):
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
 
 
-EXAMPLE_FILES = ["illustrated.yaml", "bert_base.yaml", "cross_attention.yaml", "two_heads.yaml", "causal.yaml", "csv/files.yaml"]
+EXAMPLE_FILES = ["illustrated.yaml", "bert_base.yaml", "cross_attention.yaml", "two_heads.yaml", "causal.yaml",
+                 "csv/files.yaml"]
 TITLES = {"Inputs": "inputs", "Context": "context", "Queries": "queries", "Keys": "keys", "Values": "values",
           "Scores": "scores", "Scaled scores": "scaled_scores", "Weights": "weights", "Head output": "head_outputs",
           "Output": "output"}

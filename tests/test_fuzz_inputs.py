@@ -81,10 +81,13 @@ scalars = st.one_of(
     st.integers(-3, 5), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
     st.sampled_from(["causal", "none", "sqrt", "sinusoidal", "additive", "sum", "x.csv", "1e999", "yes", ""]),
 )
+NESTED_KEYS = KEYS + ["query", "key", "value", "output", "random", "seed", "shape", "gamma"]
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(st.sampled_from(KEYS + ["query", "key", "value", "output", "random", "seed", "shape", "gamma"]), inner, max_size=3)),
+                                                       st.dictionaries(st.sampled_from(NESTED_KEYS), inner,
+                                                                       max_size=3)),
                       max_leaves=20)
-matrices = st.integers(1, 4).flatmap(lambda cols: st.lists(st.lists(st.integers(-3, 3), min_size=cols, max_size=cols), min_size=1, max_size=4))
+matrices = st.integers(1, 4).flatmap(lambda cols: st.lists(st.lists(st.integers(-3, 3), min_size=cols, max_size=cols),
+                                                           min_size=1, max_size=4))
 
 
 @FUZZ
@@ -100,7 +103,8 @@ def test_documents_from_the_grammar(runner, tmp_path, doc):
 @given(st.fixed_dictionaries({"inputs": matrices, "weights": st.fixed_dictionaries({}, optional={
     "query": matrices, "key": matrices, "value": matrices, "output": matrices})},
     optional={"heads": st.integers(0, 4), "context": matrices, "mask": matrices, "scale": st.floats(-1e308, 1e308),
-              "bias": st.dictionaries(st.sampled_from(["query", "key", "value", "output"]), st.lists(st.integers(-2, 2), max_size=4))}))
+              "bias": st.dictionaries(st.sampled_from(["query", "key", "value", "output"]),
+                                      st.lists(st.integers(-2, 2), max_size=4))}))
 def test_shapes_that_rarely_fit(runner, tmp_path, doc):
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(doc))

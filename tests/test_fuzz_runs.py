@@ -63,8 +63,8 @@ READ_ENV = ("COLUMNS", "PYTHONUNBUFFERED", "NO_COLOR", "LANG", "LC_ALL", "ATTNCL
 DESTINATIONS = ("new", "existing", "directory", "slash", "devnull", "fifo", "symlink", "dangling", "loop", "missing",
                 "input")
 EARLIER = b"an earlier result\n"
-RUNS = settings(max_examples=int(os.environ.get("ATTNCLI_FUZZ_EXAMPLES", "8")), deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck))
+RUNS = settings(max_examples=int(os.environ.get("ATTNCLI_FUZZ_EXAMPLES", "8")), deadline=None, derandomize=True,
+                database=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
 BATCH = 4  # cases per example, run side by side
 
 
@@ -82,7 +82,8 @@ PRIVATE_DEV = r"""set -e
 mount -t tmpfs -o mode=755 tmpfs /dev
 mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5; mknod -m 666 /dev/full c 1 7
 mknod -m 666 /dev/random c 1 8; mknod -m 666 /dev/urandom c 1 9
-ln -s /proc/self/fd /dev/fd; ln -s /proc/self/fd/0 /dev/stdin; ln -s /proc/self/fd/1 /dev/stdout; ln -s /proc/self/fd/2 /dev/stderr
+ln -s /proc/self/fd /dev/fd; ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout; ln -s /proc/self/fd/2 /dev/stderr
 set +e
 "$0" "$@"
 code=$?
@@ -243,7 +244,8 @@ def run_case(case: Case) -> tuple[int, list[str]]:
 
 def promises(case: Case, run: Run) -> list[str]:
     """Exit code, standard output and standard error."""
-    problems = [f"exit code {run.code} where the run must succeed: {run.stderr[:100]!r}"] if case.must_succeed and run.code else []
+    problems = ([f"exit code {run.code} where the run must succeed: {run.stderr[:100]!r}"]
+                if case.must_succeed and run.code else [])
     if "Traceback" in run.stderr or "Traceback" in run.stdout:
         problems.append("a traceback")
     if run.code not in ((0, 1, 2) if case.command == "check" else (0, 2)):
@@ -294,12 +296,24 @@ def starter_computes(text: str) -> list[str]:
 
 def destination_promises(case: Case, run: Run, out: Path, before: dict, after: dict) -> list[str]:
     """What the destination folder holds after the run, for each kind of destination."""
-    problems = []
     wrote = run.code == 0 and case.dest is not None
     sfx = case.dest_suffix
     result = {"new": f"result{sfx}", "existing": f"result{sfx}", "symlink": f"result{sfx}",
               "dangling": f"target{sfx}"}.get(case.dest or "")
-    may_appear = ({result} if wrote and result else set()) | ({"picture.svg"} if run.code == 0 and "{PIC}" in case.args else set())
+    may_appear = (({result} if wrote and result else set())
+                  | ({"picture.svg"} if run.code == 0 and "{PIC}" in case.args else set()))
+    problems = left_behind(before, after, may_appear)
+    if run.code != 0:
+        return problems + failed_run_changes(run, before, after)
+    problems += kinds_kept(before, after)
+    if case.dest == "fifo" and case.command != "check" and not run.received:
+        problems.append("the FIFO's reader got nothing from a successful run")
+    return problems + result_written(case, run, out, after, result)
+
+
+def left_behind(before: dict, after: dict, may_appear: set[str]) -> list[str]:
+    """No temporary file left, no file but those the run may write, none gone."""
+    problems = []
     new = set(after) - set(before)
     hidden = sorted(name for name in new if Path(name).name.startswith("."))
     if hidden:
@@ -308,13 +322,23 @@ def destination_promises(case: Case, run: Run, out: Path, before: dict, after: d
         problems.append(f"unexpected files: {sorted(new - may_appear - set(hidden))}")
     if set(before) - set(after):
         problems.append(f"files gone: {sorted(set(before) - set(after))}")
-    if run.code != 0:
-        changed = sorted(name for name in set(before) & set(after) if before[name] != after[name])
-        if changed:
-            problems.append(f"a failed run changed or replaced {changed}")
-        if run.received:
-            problems.append("a failed run wrote into the FIFO")
-        return problems
+    return problems
+
+
+def failed_run_changes(run: Run, before: dict, after: dict) -> list[str]:
+    """A failed run changes no file and writes nothing into a FIFO."""
+    problems = []
+    changed = sorted(name for name in set(before) & set(after) if before[name] != after[name])
+    if changed:
+        problems.append(f"a failed run changed or replaced {changed}")
+    if run.received:
+        problems.append("a failed run wrote into the FIFO")
+    return problems
+
+
+def kinds_kept(before: dict, after: dict) -> list[str]:
+    """A symbolic link stays the link, a FIFO the FIFO, an existing file keeps its mode."""
+    problems = []
     for name in sorted(set(before) & set(after)):
         kind, mode, inode, target, digest = before[name]
         now = after[name]
@@ -324,8 +348,12 @@ def destination_promises(case: Case, run: Run, out: Path, before: dict, after: d
             problems.append(f"the FIFO {name} was replaced (now {stat.filemode(now[0] | now[1])})")
         elif stat.S_ISREG(kind) and now[1] != mode:
             problems.append(f"the existing {name} changed its mode from {oct(mode)} to {oct(now[1])}")
-    if case.dest == "fifo" and case.command != "check" and not run.received:
-        problems.append("the FIFO's reader got nothing from a successful run")
+    return problems
+
+
+def result_written(case: Case, run: Run, out: Path, after: dict, result: str | None) -> list[str]:
+    """A successful run wrote its result, new (and strict JSON where it is JSON)."""
+    problems = []
     written = None
     if result and result in after and after[result][4] is not None:
         written = (out / result).read_bytes()
@@ -333,7 +361,7 @@ def destination_promises(case: Case, run: Run, out: Path, before: dict, after: d
             problems.append(f"a successful run left {result} {'empty' if not written else 'as it was'}")
     elif result:
         problems.append(f"a successful run did not write {result}")
-    if case.option() == "-o" and case.value("--format") == "json" and sfx not in (".npz", ".npy"):
+    if case.option() == "-o" and case.value("--format") == "json" and case.dest_suffix not in (".npz", ".npy"):
         data = written if written is not None else run.received if case.dest == "fifo" else None
         if data is not None:
             problems += strict_json(data.decode("utf-8", "replace"), f"-o {case.dest}")
@@ -422,7 +450,8 @@ def cases(draw, command: str) -> Case:
                     ("--n", [None, None, "1", "3", "0"]), ("--d-model", [None, "1", "4", "6", "0"]),
                     ("--d-k", [None, None, "2", "3"]), ("--d-v", [None, None, "1", "3"]),
                     ("--heads", [None, "1", "2", "3"]), ("--context", [None, None, "2", "3"]),
-                    ("--mask", [None, "none", "causal", "causl"]), ("--init", [None, "xavier", "kaiming", "normal", "bogus"]),
+                    ("--mask", [None, "none", "causal", "causl"]),
+                    ("--init", [None, "xavier", "kaiming", "normal", "bogus"]),
                     ("--seed", [None, "0", "7", "-1"]), ("--inline", [False, True]), ("--force", [False, True]))
         doc, stdin, writes = None, False, draw(st.sampled_from([None, "init"]))
     dest = dest_suffix = None
@@ -516,8 +545,9 @@ def _writes(kind: str, suffix: str = ".json") -> Case:
 
 
 GOOD = "tokens: [a, b, c]\ninputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\nscale: none\n"
-INTERNAL_LINES = "exit code 70 (an internal error)\nstandard error has a line that is neither Error: nor Warning: {}\n" \
-                 "a failed run has 0 Error: lines (expected one, the last)"
+INTERNAL_LINES = ("exit code 70 (an internal error)\n"
+                  "standard error has a line that is neither Error: nor Warning: {}\n"
+                  "a failed run has 0 Error: lines (expected one, the last)")
 # Each as its run reported it, when it was recorded (with every write through attncli/outputs/files.py's
 # write_atomic: mkstemp in the folder, then os.replace onto Path.resolve() of the name given).
 KNOWN_FAILURES = [

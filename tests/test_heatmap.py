@@ -170,7 +170,8 @@ scale 0.00 ▕ ░▒▓█▏ 1.00   ╱╱ masked   rows: queries, columns: ke
 def test_causal_golden_text_as_the_readme_shows_it():
     trace = trace_of(EXAMPLES / "causal.yaml")
     spec = trace.spec  # the seeded random matrices, read by attncli; the attention itself by the reference
-    ref = naive_attention(spec.inputs.tolist(), spec.w_q[0].tolist(), spec.w_k[0].tolist(), spec.w_v[0].tolist(), mask="causal")
+    ref = naive_attention(spec.inputs.tolist(), spec.w_q[0].tolist(), spec.w_k[0].tolist(), spec.w_v[0].tolist(),
+                          mask="causal")
     assert strip_right(text_of(HeatMap(trace, color=False))) == CAUSAL
     shown = [[float(x) for x in re.findall(r"\d\.\d\d", line)] for line in CAUSAL.splitlines()[3:7]]
     assert shown == [np.round(row[: i + 1], 2).tolist() for i, row in enumerate(ref["weights"][0])]
@@ -179,8 +180,8 @@ def test_causal_golden_text_as_the_readme_shows_it():
 def many_tokens(tmp_path, n: int, heads: int = 1):
     rng = np.random.default_rng(3)
     doc = tmp_path / "many.yaml"
-    doc.write_text(yaml.safe_dump({"tokens": [f"t{i}" for i in range(1, n + 1)], "inputs": rng.normal(size=(n, 4)).tolist(),
-                                   "heads": heads}))
+    doc.write_text(yaml.safe_dump({"tokens": [f"t{i}" for i in range(1, n + 1)],
+                                   "inputs": rng.normal(size=(n, 4)).tolist(), "heads": heads}))
     return trace_of(doc)
 
 
@@ -218,7 +219,8 @@ def test_full_draws_every_key_in_blocks_that_fit(runner, tmp_path, columns, bloc
     doc = tmp_path / "long.yaml"
     doc.write_text('tokens: "[CLS] my cat chased the red laser pointer across the kitchen floor [SEP]"\n'
                    "inputs: {random: normal, seed: 1, shape: [13, 8]}\nheads: 2\n")
-    result = runner.invoke(app, ["heatmap", str(doc), "--head", "1", "--full"], env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+    result = runner.invoke(app, ["heatmap", str(doc), "--head", "1", "--full"],
+                           env={"COLUMNS": str(columns), "NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(cell_len(line.rstrip()) for line in lines) <= columns

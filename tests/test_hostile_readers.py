@@ -149,7 +149,8 @@ def test_many_ranges_parse_the_header_once_and_read_the_bytes_once(tmp_path, mon
     picked = np.concatenate([np.arange(a, b) for a, b in ranges])
     parses = []
     real_loads = json_module.loads
-    monkeypatch.setattr(json_module, "loads", lambda text, *a, **k: parses.append(len(text)) or real_loads(text, *a, **k))
+    monkeypatch.setattr(json_module, "loads",
+                        lambda text, *a, **k: parses.append(len(text)) or real_loads(text, *a, **k))
     counted = counting_reads(monkeypatch, tmp_path / "m.safetensors")
     span = (max(b for _, b in ranges) - min(a for a, _ in ranges)) * 40 * 4  # the stored rows the ranges span
     for spec, expected in (({"layout": "torch", "columns": ranges}, w.T[:, picked]), ({"rows": ranges}, w[picked]),
@@ -169,7 +170,8 @@ def test_a_rewritten_checkpoint_is_read_again(tmp_path):
     for value in (1.0, 2.0, 3.0):
         path.write_bytes(safetensors_bytes({"w": np.full((2, int(value)), value)}))
         os.utime(path, ns=(0, int(value)))  # (a rewrite within the clock's tick)
-        assert np.array_equal(read_value({"file": "m.safetensors", "tensor": "w"}, tmp_path), np.full((2, int(value)), value))
+        assert np.array_equal(read_value({"file": "m.safetensors", "tensor": "w"}, tmp_path),
+                              np.full((2, int(value)), value))
 
 
 def nearest_in_message(error: AttnError) -> list[str]:
@@ -241,7 +243,8 @@ def sharded(shard: str, make) -> callable:
 
 
 SPECIAL = {  # id: (change of the folder, the file named)
-    "weights-fifo": (lambda f: ((f / "model.safetensors").unlink(), fifo(f / "model.safetensors")), "model.safetensors"),
+    "weights-fifo": (lambda f: ((f / "model.safetensors").unlink(), fifo(f / "model.safetensors")),
+                     "model.safetensors"),
     "second-weights-fifo": (lambda f: fifo(f / "model-2.safetensors"), "model-2.safetensors"),
     "config-fifo": (lambda f: ((f / "config.json").unlink(), fifo(f / "config.json")), "config.json"),
     "tokenizer-fifo": (lambda f: fifo(f / "tokenizer.json"), "tokenizer.json"),
@@ -345,7 +348,8 @@ def test_the_fast_path_gives_what_the_careful_one_gives(runner, tmp_path, monkey
     (tmp_path / "m.safetensors").write_bytes(safetensors_bytes({"w": RNG.normal(size=(3, 10_000)).astype(np.float32)}))
     (tmp_path / "doc.yaml").write_text(text)
     env = {"ATTNCLI_MEMORY": "2G"}  # (the budget, named in messages, the same for both)
-    fast = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"], env=env)
+    fast = (parse_text(text, "doc.yaml"),
+            runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"], env=env))
     monkeypatch.setattr(fastmatrix, "MIN_CHARS", 10**9)  # the careful path: the YAML reader, number by number
     assert not fastmatrix.lift(text)[1]
     careful = parse_text(text, "doc.yaml"), runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "-f", "json"],
@@ -402,8 +406,8 @@ def test_stderr_holds_one_error_line_and_no_numpy_warning(tmp_path, command):
     run = subprocess.run([sys.executable, "-m", "attncli", command, str(tmp_path / "doc.yaml")], capture_output=True,
                          text=True, timeout=60, env=env)
     assert run.returncode == 2 and run.stdout == "", run.stderr
-    assert run.stderr == f"Error: {tmp_path / 'doc.yaml'}: inputs: m.safetensors, tensor 'w': row 2, column 1: nan is " \
-                         "not a finite number\n"
+    assert run.stderr == (f"Error: {tmp_path / 'doc.yaml'}: inputs: m.safetensors, tensor 'w': row 2, column 1: "
+                          "nan is not a finite number\n")
     run = subprocess.run([sys.executable, "-c", NUMPY_WARNS, command, str(tmp_path / "good.yaml")], capture_output=True,
                          text=True, timeout=60, env=env)
     assert run.returncode == 0 and run.stderr == "", run.stderr
@@ -422,7 +426,8 @@ EMPTY_NAMES = {  # id: (arguments, the document's text, what the message says); 
     "checkpoint": (["compute", "{doc}"], "inputs: {file: '', tensor: w}\n", "inputs: file: is an empty file name"),
     "mask": (["compute", "{doc}"], GOOD + "mask: ''\n", "mask: is an empty file name"),
     "mask-matrix": (["compute", "{doc}"], GOOD + "mask: {matrix: ''}\n", "mask.matrix: is an empty file name"),
-    "score-bias": (["compute", "{doc}"], GOOD + "score_bias: {matrix: ''}\n", "score_bias.matrix: is an empty file name"),
+    "score-bias": (["compute", "{doc}"], GOOD + "score_bias: {matrix: ''}\n",
+                   "score_bias.matrix: is an empty file name"),
     "model-folder": (["extract", "", "--text", "hi", "--layer", "0", "-o", "{tmp}/l.yaml"], None,
                      "Error: MODEL: the folder name is empty"),
 }

@@ -105,14 +105,15 @@ def test_writes_a_file_atomically_and_never_over_itself(runner, tmp_path):
 
 
 @pytest.mark.parametrize("options", [[], ["--inline", "--heads", "2", "--d-model", "4"],
-                                     ["--tokens", "我想吃", "--rope", "--pre-norm", "rms", "--kv-heads", "1", "--heads", "2",
-                                      "--mask", "causal"], ["--n", "2", "--context", "3", "--inline"]])
+                                     ["--tokens", "我想吃", "--rope", "--pre-norm", "rms", "--kv-heads", "1",
+                                      "--heads", "2", "--mask", "causal"], ["--n", "2", "--context", "3", "--inline"]])
 def test_a_json_name_gets_a_json_document_with_the_same_numbers(runner, tmp_path, options):
     """init -o doc.json: JSON that attncli (and json.loads) reads, computing exactly what the YAML document does."""
     out = tmp_path / "doc.JSON"
     assert run(runner, "init", *options, "-o", out).exit_code == 0
     text = out.read_text(encoding="utf-8")
-    assert json.loads(text) == parse_text(run(runner, "init", *options).stdout, "doc")  # the same keys and values (YAML 1.2)
+    # the same keys and values (YAML 1.2)
+    assert json.loads(text) == parse_text(run(runner, "init", *options).stdout, "doc")
     from_json = run(runner, "compute", out, "--format", "json")
     assert from_json.exit_code == 0, from_json.output
     assert json.loads(from_json.stdout) == init_compute(runner, options)[1]

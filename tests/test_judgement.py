@@ -210,7 +210,8 @@ def test_step_5_shows_the_stable_softmax_and_every_line_holds(runner, tmp_path, 
 
 def test_step_5_says_why_it_subtracts_the_max_of_negative_scores(runner, tmp_path):
     en = explain(runner, one_query([-1000, -1001]), tmp_path, "--step", "5")
-    assert en["lines"][:3] == ["c1: exp(-1000 − (-1000)) = 1", "c2: exp(-1001 − (-1000)) = 0.3679", "Σ = 1 + 0.3679 = 1.3679"]
+    assert en["lines"][:3] == ["c1: exp(-1000 − (-1000)) = 1", "c2: exp(-1001 − (-1000)) = 0.3679",
+                               "Σ = 1 + 0.3679 = 1.3679"]
     assert en["lines"][3:] == ["c1: a = 1 / 1.3679 = 0.7311", "c2: a = 0.3679 / 1.3679 = 0.2689"]
     assert any("Every score that takes part here is negative" in p and "0 / 0" in p for p in en["text"]), en["text"]
     zh = explain(runner, one_query([-1000, -1001]), tmp_path, "--step", "5", "--lang", "zh")
@@ -229,7 +230,8 @@ def test_step_5_with_masked_keys_and_extreme_scores(runner, tmp_path):
 
 @pytest.mark.parametrize("doc, args, line", [
     # a weight of 1.05e-20 times a value of 1e25: it read "0.0000 × [0, 1.0000e+25] = [0, 105306.1736]"
-    ({"inputs": [[1, 0], [0, 1]], "scale": "none", "weights": {"query": [[0, 0], [0, -46]], "value": [[1, 0], [0, 1e25]]}},
+    ({"inputs": [[1, 0], [0, 1]], "scale": "none",
+      "weights": {"query": [[0, 0], [0, -46]], "value": [[1, 0], [0, 1e25]]}},
      ["--step", "6", "--query", "2"], "x2: 1.0531e-20 × [0, 1.0000e+25] = [0, 105306.1736]"),
     # a scale of 1e-10 times a score of 1e12: it read "0.0000 × 1000000000000 = 100"
     ({"inputs": [[1, 0], [0, 1]], "scale": 1e-10, "weights": {"key": [[1e12, 0], [0, 1]]}},

@@ -120,5 +120,6 @@ def test_the_contract_catches_a_wrong_import(tmp_path):
 ])
 def test_importing_a_layer_loads_only_what_it_needs(package, absent):
     code = f"import sys, {package}; print(','.join(m for m in {absent!r} if m in sys.modules))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600).stdout.strip()
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            timeout=600).stdout.strip()
     assert loaded == "", f"importing {package} loads {loaded}"

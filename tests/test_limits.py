@@ -42,12 +42,14 @@ def limit() -> int:
     Measured, because the address space numpy's OpenBLAS reserves at import grows with the number of cores.
     """
     probe = "import attncli.cli.main, numpy, orjson, yaml, rich.console; print(open('/proc/self/status').read())"
-    status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=600).stdout
+    status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                            timeout=600).stdout
     size = next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:"))
     return size + ROOM
 
 
-def attncli(limit: int, *args: str, cwd: Path | None = None, timeout: float = 600) -> tuple[subprocess.CompletedProcess, float]:
+def attncli(limit: int, *args: str, cwd: Path | None = None,
+            timeout: float = 600) -> tuple[subprocess.CompletedProcess, float]:
     """attncli ARGS in a process whose address space is limited to ``limit`` bytes; the result and its seconds."""
     import resource
 
@@ -55,7 +57,8 @@ def attncli(limit: int, *args: str, cwd: Path | None = None, timeout: float = 60
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     start = time.monotonic()
-    result = subprocess.run([*COMMAND, *args], capture_output=True, text=True, cwd=cwd, preexec_fn=limited, timeout=timeout)
+    result = subprocess.run([*COMMAND, *args], capture_output=True, text=True, cwd=cwd, preexec_fn=limited,
+                            timeout=timeout)
     return result, time.monotonic() - start
 
 
@@ -111,7 +114,8 @@ CASES = [
     Case("random-12000x12000", ["compute", "FILE", "--only", "output"], random_doc(12000, 12000),
          ("doc.yaml: inputs: shape: 12000×12000 would need 1.2 GiB of memory, more than the", "ulimit -v")),
     Case("random-weight-3d", ["compute", "FILE"], "inputs: [[1, 2]]\nheads: 2\n"
-         "weights: {query: {random: xavier, shape: [2, 9000, 9000]}}\n", ("weights.query: shape: 2×9000×9000 would need",)),
+         "weights: {query: {random: xavier, shape: [2, 9000, 9000]}}\n",
+         ("weights.query: shape: 2×9000×9000 would need",)),
     Case("heatmap-n12000", ["heatmap", "FILE"], random_doc(12000, 4),
          ("heatmap needs the scores and weights of 1 × 12000 × 12000, which would need", "ulimit -v")),
     Case("explain-n12000", ["explain", "FILE"], random_doc(12000, 4),
@@ -124,10 +128,12 @@ CASES = [
          + "weights: {query: {random: normal, shape: [40000, 2]}, key: {random: normal, shape: [40000, 2]},"
            " value: {random: normal, shape: [40000, 2]}}\n",
          ("even block by block, this document needs about", "of memory")),
-    Case("only-inputs-json-too-long", ["compute", "FILE", "--format", "json", "--only", "inputs"], random_doc(1000, 40000)
+    Case("only-inputs-json-too-long", ["compute", "FILE", "--format", "json", "--only", "inputs"],
+         random_doc(1000, 40000)
          + "weights: {query: {random: normal, shape: [40000, 2]}, key: {random: normal, shape: [40000, 2]},"
            " value: {random: normal, shape: [40000, 2]}}\n",
-         ("--format json: writing this result as JSON would need", "of memory")),  # (no attention: the JSON is the limit)
+         # (no attention: the JSON is the limit)
+         ("--format json: writing this result as JSON would need", "of memory")),
     Case("csv-4GiB", ["compute", "FILE"], "inputs: big.csv\n",
          ("doc.yaml: inputs: big.csv: reading this 4 GiB text matrix would need", "save large matrices as .npy"),
          {"big.csv": holey_csv}),
@@ -137,11 +143,13 @@ CASES = [
          ("big.npy: its 20000×10000 float64 array would need", "ulimit -v"),
          {"big.npy": lambda p: sparse_npy(p, (20000, 10000), "<f8")}),
     Case("npy-float32-converted", ["compute", "FILE", "--only", "output"], "inputs: big.npy\n",
-         ("big.npy: its 12000×8000 float32 array would need",), {"big.npy": lambda p: sparse_npy(p, (12000, 8000), "<f4")}),
+         ("big.npy: its 12000×8000 float32 array would need",),
+         {"big.npy": lambda p: sparse_npy(p, (12000, 8000), "<f4")}),
     Case("init-billion", ["init", "--n", "1000000000"], words=("--n: a 1000000000×4 matrix is too large to generate",)),
     Case("init-labels", ["init", "--n", "200000000", "--d-model", "1"],
          words=("--n: a document of 200,000,000 labels would need", "ulimit -v")),
-    Case("init-inline", ["init", "--n", "30000000", "--inline"], words=("--inline: would write more than 1,000,000 numbers",)),
+    Case("init-inline", ["init", "--n", "30000000", "--inline"],
+         words=("--inline: would write more than 1,000,000 numbers",)),
 ]
 
 
@@ -153,7 +161,8 @@ def test_refused_up_front(case, limit, tmp_path):
         make(tmp_path / name)
     result, seconds = attncli(limit, *[("doc.yaml" if a == "FILE" else a) for a in case.args], cwd=tmp_path)
     assert_refused(result, seconds, *case.words)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["doc.yaml", *case.files] if case.doc else [])  # no output file
+    # no output file
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["doc.yaml", *case.files] if case.doc else [])
 
 
 def test_json_of_large_matrices_is_refused_and_what_fits_streamed(limit, tmp_path):
@@ -161,7 +170,8 @@ def test_json_of_large_matrices_is_refused_and_what_fits_streamed(limit, tmp_pat
     (exit 0, a script reading .weights broke later); now the whole JSON is refused, and --only output is streamed."""
     (tmp_path / "doc.yaml").write_text(random_doc(4000, 8))
     result, seconds = attncli(limit, "compute", "doc.yaml", "--format", "json", cwd=tmp_path)
-    assert_refused(result, seconds, "doc.yaml: the whole result, with the scores, scaled_scores and weights of 1 × 4000 × 4000",
+    assert_refused(result, seconds,
+                   "doc.yaml: the whole result, with the scores, scaled_scores and weights of 1 × 4000 × 4000",
                    "ulimit -v", "--only output")
     result, _ = attncli(limit, "compute", "doc.yaml", "--format", "json", "--only", "output", cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == "", (result.returncode, result.stderr[-2000:])
@@ -169,9 +179,11 @@ def test_json_of_large_matrices_is_refused_and_what_fits_streamed(limit, tmp_pat
 
 
 def test_what_fits_is_still_computed(limit, tmp_path):
-    """The checks refuse what does not fit, not what does: a 1000 × 1000 heat map and its explanation run under the limit."""
+    """The checks refuse what does not fit, not what does:
+    a 1000 × 1000 heat map and its explanation run under the limit."""
     (tmp_path / "doc.yaml").write_text(random_doc(1000, 8))
-    for args in (["heatmap", "doc.yaml"], ["explain", "doc.yaml", "--step", "8"], ["compute", "doc.yaml", "--format", "json"]):
+    for args in (["heatmap", "doc.yaml"], ["explain", "doc.yaml", "--step", "8"],
+                 ["compute", "doc.yaml", "--format", "json"]):
         result, _ = attncli(limit, *args, cwd=tmp_path)
         assert result.returncode == 0 and result.stderr == "", (args, result.stderr[-2000:])
         assert result.stdout
@@ -183,14 +195,16 @@ def test_budget_counts_the_address_space_limit(limit):
              "from attncli.core import memory\n"
              "size = memory._status_bytes('VmSize')\n"
              "print(memory.memory_budget(), size, memory.budget_source())")
-    result = subprocess.run([sys.executable, "-c", probe, str(limit)], capture_output=True, text=True, check=True, timeout=600)
+    result = subprocess.run([sys.executable, "-c", probe, str(limit)], capture_output=True, text=True, check=True,
+                            timeout=600)
     budget, size, source = result.stdout.split(maxsplit=2)
     assert 0 < int(budget) <= limit - int(size)
     assert source.strip().startswith("what is left of the address-space limit, ulimit -v")
 
 
 def test_out_of_memory_is_one_error_line(capsys):
-    """The last resort: a MemoryError the estimates did not foresee is exit 2 and one line, not exit 70 or a traceback."""
+    """The last resort: a MemoryError the estimates did not foresee is exit 2 and one line,
+    not exit 70 or a traceback."""
     import typer
 
     def action() -> None:

@@ -152,7 +152,8 @@ def reference(doc: dict) -> dict:
     h, g = doc["heads"], doc.get("kv_heads", doc["heads"])
     w = doc["weights"]
     split = lambda t, heads: t.reshape(t.shape[0], heads, -1).transpose(1, 0, 2)  # noqa: E731
-    q, k, v = split(x @ np.asarray(w["query"]), h), split(c @ np.asarray(w["key"]), g), split(c @ np.asarray(w["value"]), g)
+    q, k, v = (split(x @ np.asarray(w["query"]), h), split(c @ np.asarray(w["key"]), g),
+               split(c @ np.asarray(w["value"]), g))
     n, m, d_k = x.shape[0], c.shape[0], q.shape[2]
     p_q, p_k = positions_of(doc, n, m)
     bias = reference_bias(doc, h, p_q, p_k)
@@ -240,33 +241,61 @@ def documents(draw, n_max: int = 6, extras: bool = False) -> dict:
         doc["kv_heads"] = g
     if cross:
         doc["context"] = size * rng.normal(size=(m, d_model))
-    bits = lambda shape, p: rng.random(shape) < p  # noqa: E731
-    given_as = lambda a: a if draw(st.booleans()) else a.astype(int).tolist()  # noqa: E731  (numpy: the Python API)
+    mask = draw_mask(draw, rng, h, n, m)
+    if mask is not None:
+        doc["mask"] = mask
+    bias, whole = draw_score_bias(draw, rng, h, n, m)
+    if bias:
+        doc["score_bias"] = bias
+    draw_positions(draw, rng, doc, n, m, cross, whole)
+    if extras:
+        draw_extra(draw, rng, doc, d_k)
+    elif draw(st.booleans()):
+        doc["softcap"] = draw(st.sampled_from([0.5, 3.0, 50.0]))
+    return doc
+
+
+def given_as(draw, allowed: np.ndarray):
+    """A boolean mask as numpy gives it (the Python API takes that) or as a list of 0 and 1."""
+    return allowed if draw(st.booleans()) else allowed.astype(int).tolist()
+
+
+def draw_mask(draw, rng: np.random.Generator, h: int, n: int, m: int):
+    """No mask, causal, a matrix (per head or shared), or the mask's parts."""
     form = draw(st.sampled_from(["none", "causal", "matrix", "parts", "parts", "parts"]))
     if form == "causal":
-        doc["mask"] = "causal"
-    elif form == "matrix":
-        doc["mask"] = given_as(bits((h, n, m) if draw(st.booleans()) else (n, m), 0.7))
-    elif form == "parts":
-        mask: dict = {}
-        causal = draw(st.sampled_from([None, True, "upper_left", "lower_right", False]))
-        if causal is not None:
-            mask["causal"] = causal
-        if draw(st.booleans()):
-            mask["window"] = draw(st.integers(1, m + 1))
-        if draw(st.booleans()):
-            mask["keys"] = given_as(bits(m, 0.75))
-        if draw(st.booleans()):
-            mask["matrix"] = given_as(bits((h, n, m) if draw(st.booleans()) else (n, m), 0.8))
-        if draw(st.booleans()):
-            mask["convention"] = draw(st.sampled_from(["allow", "block"]))
-        if all(mask.get(part) is None or mask.get(part) is False for part in ("causal", "window", "keys", "matrix")):
-            mask["causal"] = True
-        doc["mask"] = mask
+        return "causal"
+    if form == "matrix":
+        return given_as(draw, rng.random((h, n, m) if draw(st.booleans()) else (n, m)) < 0.7)
+    return draw_mask_parts(draw, rng, h, n, m) if form == "parts" else None
+
+
+def draw_mask_parts(draw, rng: np.random.Generator, h: int, n: int, m: int) -> dict:
+    """Any of causal, window, keys, matrix and convention; causal when none of them would mask."""
+    mask: dict = {}
+    causal = draw(st.sampled_from([None, True, "upper_left", "lower_right", False]))
+    if causal is not None:
+        mask["causal"] = causal
+    if draw(st.booleans()):
+        mask["window"] = draw(st.integers(1, m + 1))
+    if draw(st.booleans()):
+        mask["keys"] = given_as(draw, rng.random(m) < 0.75)
+    if draw(st.booleans()):
+        mask["matrix"] = given_as(draw, rng.random((h, n, m) if draw(st.booleans()) else (n, m)) < 0.8)
+    if draw(st.booleans()):
+        mask["convention"] = draw(st.sampled_from(["allow", "block"]))
+    if all(mask.get(part) is None or mask.get(part) is False for part in ("causal", "window", "keys", "matrix")):
+        mask["causal"] = True
+    return mask
+
+
+def draw_score_bias(draw, rng: np.random.Generator, h: int, n: int, m: int) -> tuple[dict, bool]:
+    """Any of a bias matrix (some cells −inf), ALiBi and T5's relative bias; and whether positions are whole
+    numbers (T5's buckets need them)."""
     bias: dict = {}
     if draw(st.booleans()):
         matrix = rng.normal(size=(h, n, m) if draw(st.booleans()) else (n, m))
-        matrix[bits(matrix.shape, 0.15)] = BLOCKED
+        matrix[rng.random(matrix.shape) < 0.15] = BLOCKED
         bias["matrix"] = matrix
     alibi = draw(st.sampled_from([None, True, "slopes"]))
     if alibi == "slopes":
@@ -283,26 +312,29 @@ def documents(draw, n_max: int = 6, extras: bool = False) -> dict:
         bias["relative"] = relative
     else:
         whole = draw(st.booleans())
-    if bias:
-        doc["score_bias"] = bias
-    if draw(st.booleans()):  # positions: offset, gaps, any order; whole numbers for T5's buckets
+    return bias, whole
+
+
+def draw_positions(draw, rng: np.random.Generator, doc: dict, n: int, m: int, cross: bool, whole: bool) -> None:
+    """positions and context_positions, each maybe: offset, gaps, any order; whole numbers for T5's buckets."""
+    if draw(st.booleans()):
         doc["positions"] = (rng.integers(-20, 40, size=n) if whole else rng.uniform(-20, 40, size=n)).tolist()
     if draw(st.booleans()) and (cross or "positions" not in doc or draw(st.booleans())):
         doc["context_positions"] = (rng.integers(-20, 40, size=m) if whole else rng.uniform(-20, 40, size=m)).tolist()
-    if extras:
-        extra = draw(st.sampled_from(["none", "rope", "softcap", "additive", "sum"]))
-        if extra == "rope":
-            doc["rope"] = True
-        elif extra == "softcap":
-            doc["softcap"] = draw(st.sampled_from([0.5, 3.0, 50.0]))
-        elif extra == "additive":
-            doc["score"] = "additive"
-            doc["weights"].update(w1=rng.normal(size=(d_k, 3)), w2=rng.normal(size=(d_k, 3)), v=rng.normal(size=3))
-        elif extra == "sum":
-            doc["normalize"] = "sum"
-    elif draw(st.booleans()):
+
+
+def draw_extra(draw, rng: np.random.Generator, doc: dict, d_k: int) -> None:
+    """Nothing, rope, a soft cap, additive scores or normalize: sum."""
+    extra = draw(st.sampled_from(["none", "rope", "softcap", "additive", "sum"]))
+    if extra == "rope":
+        doc["rope"] = True
+    elif extra == "softcap":
         doc["softcap"] = draw(st.sampled_from([0.5, 3.0, 50.0]))
-    return doc
+    elif extra == "additive":
+        doc["score"] = "additive"
+        doc["weights"].update(w1=rng.normal(size=(d_k, 3)), w2=rng.normal(size=(d_k, 3)), v=rng.normal(size=3))
+    elif extra == "sum":
+        doc["normalize"] = "sum"
 
 
 def softmax_over(z: np.ndarray, allowed: np.ndarray) -> np.ndarray:
@@ -370,7 +402,7 @@ def test_streamed_equals_full(doc, rows, threads):
         assert np.abs(full.weights - softmax_over(full.scaled_scores, allowed)).max() <= TOL
 
 
-# ---------------------------------------------------------------- through the command line: warnings and the JSON's nulls
+# -------------------------------------------------------------- through the command line: warnings and the JSON's nulls
 
 X = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"  # n = 3, d_model = 4
 CONTEXT = "context: [[1, 0, 0, 1], [0, 1, 1, 0]]\ntokens: [a, b, c]\n"  # m = 2
@@ -398,7 +430,8 @@ def test_fully_masked_rows_are_zero_with_a_warning_naming_the_query(runner, tmp_
 
 
 def test_score_bias_in_json_and_null_scaled_scores_where_masked(runner, tmp_path):
-    text = X + "heads: 1\nmask: {causal: true}\nscore_bias: {matrix: [[0.5, 1, 2], [0, -1, 3], [1, 1, 1]], alibi: true}\n"
+    text = X + ("heads: 1\nmask: {causal: true}\n"
+                "score_bias: {matrix: [[0.5, 1, 2], [0, -1, 3], [1, 1, 1]], alibi: true}\n")
     got, _ = run_json(runner, tmp_path, text)
     slope = paper_slopes(1)[0]
     want = np.array([[0.5, 1, 2], [0, -1, 3], [1, 1, 1]]) + slope * (np.arange(3)[None, :] - np.arange(3)[:, None])
@@ -434,7 +467,8 @@ def test_minus_inf_bias_masks_its_key(runner, tmp_path, how, only):
 
 
 def test_a_row_masked_by_minus_inf_alone_warns(runner, tmp_path):
-    got, stderr = run_json(runner, tmp_path, X + "score_bias: {matrix: [[0, 0, 0], [-.inf, -.inf, -.inf], [0, 0, 0]]}\n")
+    got, stderr = run_json(runner, tmp_path,
+                           X + "score_bias: {matrix: [[0, 0, 0], [-.inf, -.inf, -.inf], [0, 0, 0]]}\n")
     assert "query 2 ('x2') may attend to no key" in stderr
     assert got["weights"][0][1] == [0.0, 0.0, 0.0] and got["scaled_scores"][0][1] == [None] * 3
 
@@ -467,7 +501,8 @@ CASES = [
     Case("window-negative", "mask: {window: -1}\n", ["mask.window:", "-1 is not a whole number"]),
     Case("window-fraction", "mask: {window: 1.5}\n", ["mask.window:", "1.5 is not a whole number"]),
     Case("window-boolean", "mask: {window: true}\n", ["mask.window:", "true is not a whole number"]),
-    Case("causal-word", "mask: {causal: lower-right}\n", ["mask.causal:", "'lower-right'", "upper_left or lower_right"]),
+    Case("causal-word", "mask: {causal: lower-right}\n",
+         ["mask.causal:", "'lower-right'", "upper_left or lower_right"]),
     Case("keys-length", "mask: {keys: [1, 0]}\n", ["mask.keys:", "3 keys"]),
     Case("keys-value", "mask: {keys: [1, 0.5, 1]}\n", ["mask.keys:", "entry 2", "0.5 is not a mask value"]),
     Case("matrix-heads", "mask: {matrix: m.npy}\n", ["mask.matrix:", "3×3×3", "2×3×3 (one per head)"],

@@ -69,7 +69,8 @@ def mha_case(seed: int, n: int, m: int, embed: int = 12, heads: int = 3, cross: 
     q, k, v = (split(F.linear(t[0], w[i * embed:(i + 1) * embed], b[i * embed:(i + 1) * embed]), heads)
                for i, t in enumerate((x, c, c)))
     doc = {"inputs": x[0].numpy(), "heads": heads,
-           "weights": {name: w[i * embed:(i + 1) * embed].numpy().T.copy() for i, name in enumerate(("query", "key", "value"))}
+           "weights": {name: w[i * embed:(i + 1) * embed].numpy().T.copy()
+                       for i, name in enumerate(("query", "key", "value"))}
            | {"output": T(mha.out_proj)},
            "bias": {name: b[i * embed:(i + 1) * embed].numpy() for i, name in enumerate(("query", "key", "value"))}
            | {"output": mha.out_proj.bias.detach().numpy()}}
@@ -188,7 +189,8 @@ def sdpa_case(seed: int, n: int, m: int, heads: int = 2, d_model: int = 6, d_k: 
     x, c = torch.randn(n, d_model, generator=g, dtype=F64), torch.randn(m, d_model, generator=g, dtype=F64)
     w = {name: torch.randn(d_model, heads * d_k, generator=g, dtype=F64) for name in ("query", "key", "value")}
     q, k, v = split(x @ w["query"], heads), split(c @ w["key"], heads), split(c @ w["value"], heads)
-    doc = {"inputs": x.numpy(), "context": c.numpy(), "heads": heads, "weights": {key: t.numpy() for key, t in w.items()}}
+    doc = {"inputs": x.numpy(), "context": c.numpy(), "heads": heads,
+           "weights": {key: t.numpy() for key, t in w.items()}}
     return doc, (q, k, v), g
 
 
@@ -288,7 +290,8 @@ class T5Recorder:
 def t5_document(attn, x, heads: int, relative: dict, **extra) -> dict:
     return {"inputs": x, "heads": heads, "scale": "none",  # T5 does not scale the scores
             "weights": {name: T(getattr(attn, name[0])) for name in ("query", "key", "value", "output")},
-            "score_bias": {"relative": {"table": attn.relative_attention_bias.weight.detach().numpy()} | relative}} | extra
+            "score_bias": {"relative": {"table": attn.relative_attention_bias.weight.detach().numpy()}
+                           | relative}} | extra
 
 
 @pytest.mark.parametrize("n, buckets, max_distance", [(12, 8, 9), (20, 32, 128), (40, 32, 16)])
@@ -391,7 +394,8 @@ def test_bloom_alibi(monkeypatch, heads):
         output32, probs32 = attn(x, residual=x, alibi=alibi, attention_mask=mask, output_attentions=True)
     trace = attncli.compute(doc | {"score_bias": {"alibi": True}})
     assert np.abs(trace.weights - probs32[0].numpy()).max() < 1e-6
-    want = output32[0].numpy()  # dense(context) + residual = X₀ + Y, entries up to ~10: float32's rounding scales with them
+    # dense(context) + residual = X₀ + Y, entries up to ~10: float32's rounding scales with them
+    want = output32[0].numpy()
     assert np.abs(trace.residual - want).max() < 1e-6 * max(1.0, np.abs(want).max())
 
     raw: dict = {}
@@ -481,8 +485,8 @@ def test_mistral_sliding_window_decoding_step_with_its_cache(monkeypatch):
              attention_mask=sliding_mask(cfg, x[:, :prefix], list(range(prefix)), cache)[0], past_key_values=cache)
         prefix_keys = rec.raw["k_proj"]
         mask, allowed = sliding_mask(cfg, x[:, prefix:], list(range(prefix, prefix + n)), cache)
-        attn(x[:, prefix:], position_embeddings=rope_tables(frequencies, range(prefix, prefix + n)), attention_mask=mask,
-             past_key_values=cache, position_ids=torch.arange(prefix, prefix + n)[None])
+        attn(x[:, prefix:], position_embeddings=rope_tables(frequencies, range(prefix, prefix + n)),
+             attention_mask=mask, past_key_values=cache, position_ids=torch.arange(prefix, prefix + n)[None])
     kept = rec.raw["keys_rotated"].shape[2] - n  # the cached keys HF still holds
     assert kept == window - 1 and allowed.shape == (n, kept + n)
     first = prefix - kept

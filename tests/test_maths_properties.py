@@ -49,7 +49,8 @@ def documents(draw, masked: bool = True, cross: bool = True) -> dict:
     if draw(st.booleans()):
         doc["weights"]["output"] = matrix(draw, heads * d_v, draw(st.integers(1, 3)))
     if draw(st.booleans()):
-        doc["bias"] = {"query": [draw(number) for _ in range(heads * d_k)], "value": [draw(number) for _ in range(heads * d_v)]}
+        doc["bias"] = {"query": [draw(number) for _ in range(heads * d_k)],
+                       "value": [draw(number) for _ in range(heads * d_v)]}
     doc["scale"] = draw(st.sampled_from(["sqrt", "none", 0.5, 2.0]))
     if masked and draw(st.booleans()):
         doc["mask"] = [[draw(st.integers(0, 1)) for _ in range(m)] for _ in range(n)]

@@ -111,7 +111,8 @@ def test_rope_example_by_hand(runner):
     rotated = []
     for p in (0, 1, 2):
         a1, b1 = x[0] * math.cos(p) - x[2] * math.sin(p), x[2] * math.cos(p) + x[0] * math.sin(p)
-        a2, b2 = x[1] * math.cos(0.01 * p) - x[3] * math.sin(0.01 * p), x[3] * math.cos(0.01 * p) + x[1] * math.sin(0.01 * p)
+        a2, b2 = (x[1] * math.cos(0.01 * p) - x[3] * math.sin(0.01 * p),
+                  x[3] * math.cos(0.01 * p) + x[1] * math.sin(0.01 * p))
         rotated.append([a1, a2, b1, b2])
     rotated = np.array(rotated)
     np.testing.assert_allclose(data["queries_rotated"][0], rotated, rtol=0, atol=1e-14)
@@ -175,9 +176,11 @@ INIT = [
     (["--rope"], 1, 1, 4, True, None),
     (["--pre-norm", "rms"], 1, 1, 4, False, "rms"),
     (["--pre-norm", "layer", "--d-v", "3"], 1, 1, 4, False, "layer"),  # 1·3 ≠ 4: W_O maps back to d_model
-    (["--n", "6", "--d-model", "16", "--heads", "8", "--kv-heads", "2", "--rope", "--pre-norm", "rms", "--mask", "causal"],
+    (["--n", "6", "--d-model", "16", "--heads", "8", "--kv-heads", "2", "--rope", "--pre-norm", "rms", "--mask",
+      "causal"],
      8, 2, 2, True, "rms"),
-    (["--n", "2", "--context", "3", "--heads", "2", "--kv-heads", "1", "--rope", "--pre-norm", "layer"], 2, 1, 2, True, "layer"),
+    (["--n", "2", "--context", "3", "--heads", "2", "--kv-heads", "1", "--rope", "--pre-norm", "layer"], 2, 1, 2, True,
+     "layer"),
 ]
 
 
@@ -204,8 +207,8 @@ def test_init_switches_write_documents_that_compute(runner, options, h, g, d_k, 
         assert n == 1 or data["queries_rotated"][0][1] != data["queries"][0][1]
     if "--kv-heads" in options and not inline:
         width = int(options[options.index("--d-model") + 1]) if "--d-model" in options else 4
-        assert re.search(rf"  key: +\{{random: \w+, seed: \d+, shape: \[{width}, {g * d_k}\]\}} +# d_(model|ctx) × g·d_k",
-                         written.stdout)
+        assert re.search(rf"  key: +\{{random: \w+, seed: \d+, shape: \[{width}, {g * d_k}\]\}} "
+                         r"+# d_(model|ctx) × g·d_k", written.stdout)
 
 
 def test_init_without_the_switches_writes_none_of_the_new_keys(runner):

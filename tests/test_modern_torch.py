@@ -311,9 +311,11 @@ def test_gemma2_sandwich_block_through_the_cli(monkeypatch, runner, tmp_path):
 
     attn, eps = layer.self_attn, cfg.rms_norm_eps
     doc = {"inputs": save("x", x[0].numpy()), "heads": heads, "kv_heads": kv_heads, "mask": "causal",
-           "weights": {name: save(name, T(getattr(attn, f"{name[0]}_proj"))) for name in ("query", "key", "value", "output")},
+           "weights": {name: save(name, T(getattr(attn, f"{name[0]}_proj")))
+                       for name in ("query", "key", "value", "output")},
            "scale": scalar ** -0.5, "softcap": cfg.attn_logit_softcapping, "rope": {"base": 10000},
-           "pre_norm": {"kind": "rms", "eps": eps, "gamma": save("g1", layer.input_layernorm.weight.detach().numpy() + 1)},
+           "pre_norm": {"kind": "rms", "eps": eps,
+                        "gamma": save("g1", layer.input_layernorm.weight.detach().numpy() + 1)},
            "post_norm": {"kind": "rms", "eps": eps,
                          "gamma": save("g2", layer.post_attention_layernorm.weight.detach().numpy() + 1)},
            "residual": True}
@@ -336,14 +338,16 @@ def test_scaled_dot_product_attention_enable_gqa(heads, kv_heads, cross, causal_
     n, m, d_model, d_k, d_v = 5, 7 if cross else 5, 12, 4, 3
     x = torch.randn(n, d_model, generator=g, dtype=F64)
     c = torch.randn(m, d_model, generator=g, dtype=F64) if cross else x
-    w_q, w_o = torch.randn(d_model, heads * d_k, generator=g, dtype=F64), torch.randn(heads * d_v, 6, generator=g, dtype=F64)
+    w_q, w_o = (torch.randn(d_model, heads * d_k, generator=g, dtype=F64),
+                torch.randn(heads * d_v, 6, generator=g, dtype=F64))
     w_k, w_v = (torch.randn(d_model, kv_heads * d, generator=g, dtype=F64) for d in (d_k, d_v))
     split = lambda t, h: t.reshape(t.shape[0], h, -1).transpose(0, 1)  # noqa: E731  (rows, h·d) -> (h, rows, d)
     q, k, v = split(x @ w_q, heads), split(c @ w_k, kv_heads), split(c @ w_v, kv_heads)
     allowed = torch.ones(n, m, dtype=torch.bool).tril() if causal_mask else torch.rand(n, m, generator=g) < 0.7
     allowed[:, 0] = True
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed, enable_gqa=True)
-    doc = {"inputs": x.numpy(), "heads": heads, "kv_heads": kv_heads, "mask": "causal" if causal_mask else allowed.numpy(),
+    doc = {"inputs": x.numpy(), "heads": heads, "kv_heads": kv_heads,
+           "mask": "causal" if causal_mask else allowed.numpy(),
            "weights": {"query": w_q.numpy(), "key": w_k.numpy(), "value": w_v.numpy(), "output": w_o.numpy()}}
     if cross:
         doc["context"] = c.numpy()

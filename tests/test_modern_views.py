@@ -43,7 +43,8 @@ def test_csv_of_every_head_says_which_head_each_row_is(runner, key, heads, colum
 
 
 def test_latex_primes_a_braced_superscript(runner):
-    result = runner.invoke(app, ["compute", LLAMA, "-f", "latex", "--only", "queries_rotated", "--only", "keys_rotated"])
+    result = runner.invoke(app, ["compute", LLAMA, "-f", "latex", "--only", "queries_rotated", "--only",
+                                 "keys_rotated"])
     assert result.exit_code == 0, result.stderr
     assert "{Q^{(6)}}' = \\operatorname{rope}(Q^{(6)})" in result.stdout
     assert "{K^{[2]}}' = \\operatorname{rope}(K^{[2]})" in result.stdout

@@ -62,7 +62,8 @@ def test_the_test_extra_is_light_and_the_oracles_are_apart():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {extra: {re.split(r"[<>=!~ \[]", req)[0].lower() for req in reqs} for extra, reqs in extras.items()}
-    assert names["test"] == {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "resvg-py"}  # resvg-py: one 1.4 MB wheel, for .png
+    # resvg-py: one 1.4 MB wheel, for .png
+    assert names["test"] == {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "resvg-py"}
     assert "transformers" in names["oracles"] and "torch" not in names["oracles"]  # torch: the CPU build, by hand
 
 
@@ -81,7 +82,8 @@ def test_ci_runs_the_readme_commands_exactly():
         assert matches[0] in lines
         found.append(matches[0])
     test_command, oracle_command = found
-    assert test_command == "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest"
+    assert test_command == ("python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' "
+                            "&& python -m pytest")
     assert "torch" not in test_command and "transformers" not in test_command
     assert "--index-url https://download.pytorch.org/whl/cpu" in oracle_command and "'.[oracles]'" in oracle_command
     assert oracle_command.endswith("python -m pytest -m torch")
@@ -125,7 +127,8 @@ def test_every_comparison_is_marked_torch():
 def test_the_comparisons_skip_cleanly_without_torch_and_transformers(tmp_path):
     """As in a fresh environment from the README's test command: torch and transformers cannot be imported."""
     block = tmp_path / "sitecustomize.py"
-    block.write_text("import sys\nfor name in ('torch', 'transformers', 'safetensors'):\n    sys.modules[name] = None\n")
+    block.write_text("import sys\n"
+                     "for name in ('torch', 'transformers', 'safetensors'):\n    sys.modules[name] = None\n")
     env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ENV['PYTHONPATH']}"}
     files = ["tests/test_torch.py", "tests/test_modern_torch.py", "tests/test_layers.py", "tests/test_readme.py"]
     result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "torch", *files],
@@ -252,7 +255,8 @@ def _weights(runner, *args) -> np.ndarray:
     return np.array(json_of(runner, "compute", *args, "-f", "json", "--only", "weights")["weights"])
 
 
-@pytest.mark.parametrize("options", [["--scale", "sqrt"], ["--mask", "causal"], ["--scale", "0.25", "--mask", "causal"]],
+@pytest.mark.parametrize("options", [["--scale", "sqrt"], ["--mask", "causal"],
+                                     ["--scale", "0.25", "--mask", "causal"]],
                          ids=lambda o: " ".join(o))
 def test_explain_heatmap_and_check_take_the_overrides_of_compute(runner, options):
     expected = _weights(runner, ILLUSTRATED, *options)
@@ -261,7 +265,8 @@ def test_explain_heatmap_and_check_take_the_overrides_of_compute(runner, options
     assert np.allclose(steps["numbers"]["weights"]["values"][0], expected[0, 1], atol=1e-15)
     shown = invoke(runner, "heatmap", ILLUSTRATED, "--head", "1", "--precision", "3", *options, env={"NO_COLOR": "1"})
     assert shown.exit_code == 0, shown.stderr
-    assert f"{expected[0, 2, 2]:.3f}" in shown.stdout and ("╱╱" in shown.stdout) == ("causal" in " ".join(options).lower())
+    assert f"{expected[0, 2, 2]:.3f}" in shown.stdout
+    assert ("╱╱" in shown.stdout) == ("causal" in " ".join(options).lower())
     found = json_of(runner, "check", HOMEWORK, "-f", "json", *options)
     weights = next(f for f in found["findings"] if f["key"] == "weights")
     assert not weights["ok"] and weights["expected"] == pytest.approx(expected[0, 0, weights["cell"][0] - 1], abs=1e-12)
@@ -269,7 +274,8 @@ def test_explain_heatmap_and_check_take_the_overrides_of_compute(runner, options
 
 def test_heads_is_replaced_on_every_command(runner, tmp_path):
     doc = tmp_path / "doc.yaml"
-    doc.write_text("inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\nanswer: {head: 2, query: 1, scores: [1, 0, 1]}\n")
+    doc.write_text("inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"
+                   "answer: {head: 2, query: 1, scores: [1, 0, 1]}\n")
     expected = np.array(json_of(runner, "compute", doc, "--heads", "2", "-f", "json")["scores"])
     assert expected.shape == (2, 3, 3)
     steps = json_of(runner, "explain", doc, "--heads", "2", "--head", "2", "--step", "4", "-f", "json")
@@ -288,11 +294,13 @@ def test_head_all_is_every_head(runner, command):
         every = invoke(runner, command, TWO_HEADS, "--head", spelling, env={"NO_COLOR": "1"})
         assert every.exit_code == 0 and every.stdout == plain.stdout
     assert "Head 2 · Weights" in plain.stdout or "head 2" in plain.stdout
-    one_error(invoke(runner, command, TWO_HEADS, "--head", "every"), "--head", "'every' is not a head number (1, 2, …) or all")
+    one_error(invoke(runner, command, TWO_HEADS, "--head", "every"), "--head",
+              "'every' is not a head number (1, 2, …) or all")
 
 
 def test_compute_head_all_is_allowed_with_json(runner):
-    assert _stdout(runner, "compute", TWO_HEADS, "-f", "json", "--head", "all") == _stdout(runner, "compute", TWO_HEADS, "-f", "json")
+    every = _stdout(runner, "compute", TWO_HEADS, "-f", "json", "--head", "all")
+    assert every == _stdout(runner, "compute", TWO_HEADS, "-f", "json")
     one_error(invoke(runner, "compute", TWO_HEADS, "-f", "json", "--head", "1"), "--head selects tables")
 
 
@@ -352,7 +360,8 @@ def test_check_json_of_a_blank_a_shape_and_a_right_answer(runner, tmp_path):
     doc.write_text((EXAMPLES / "illustrated.yaml").read_text() + "answer:\n  query: 2\n  weights: [0.0, null, 0.02]\n")
     blank = json_of(runner, "check", doc, "-f", "json")["findings"][0]
     assert blank["cell"] == [2] and blank["given"] is None and blank["where"] == "column 2"
-    doc.write_text((EXAMPLES / "illustrated.yaml").read_text() + "answer:\n  scores: [[2, 4, 4], [4, 16, 12], [4, 12, 10]]\n")
+    doc.write_text((EXAMPLES / "illustrated.yaml").read_text()
+                   + "answer:\n  scores: [[2, 4, 4], [4, 16, 12], [4, 12, 10]]\n")
     result = invoke(runner, "check", doc, "-f", "json")
     assert result.exit_code == 0 and json.loads(result.stdout)["correct"] is True
 
@@ -370,7 +379,8 @@ def test_check_in_chinese(runner):
 
 def test_cells_are_named_with_rows_and_heads_in_both_languages(runner, tmp_path):
     doc = tmp_path / "doc.yaml"
-    doc.write_text((EXAMPLES / "two_heads.yaml").read_text() + "\nanswer: {head: 2, weights: [[0.3, 0.3, 0.4], [0, 0, 1], [1, 0, 0]]}\n")
+    doc.write_text((EXAMPLES / "two_heads.yaml").read_text()
+                   + "\nanswer: {head: 2, weights: [[0.3, 0.3, 0.4], [0, 0, 1], [1, 0, 0]]}\n")
     en = json_of(runner, "check", doc, "-f", "json")["findings"][0]
     zh = json_of(runner, "check", doc, "-f", "json", "--lang", "zh")["findings"][0]
     assert en["cell"] == [1, 1] and en["where"] == "row 1 ('The'), column 1"
@@ -406,15 +416,15 @@ def test_version_short_and_long(runner):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [["compute", "-", "--only", "output"], ["check", "-"], ["explain", "-", "--step", "1"],
-                                     ["heatmap", "-"]], ids=lambda c: c[0])
+@pytest.mark.parametrize("command", [["compute", "-", "--only", "output"], ["check", "-"],
+                                     ["explain", "-", "--step", "1"], ["heatmap", "-"]], ids=lambda c: c[0])
 def test_reading_standard_input_on_a_terminal_says_so(command):
     import pty
 
     main, secondary = pty.openpty()
     try:
-        process = subprocess.Popen([*COMMAND, *command], stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=ENV)
+        process = subprocess.Popen([*COMMAND, *command], stdin=secondary, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=ENV)
         os.close(secondary)
         deadline = time.monotonic() + 60
         said = b""
@@ -480,7 +490,8 @@ def test_only_a_later_key_still_computes_the_attention(runner, monkeypatch):
 
 def test_only_keys_before_the_scores_are_checked_against_the_memory_budget(runner, tmp_path):
     doc = tmp_path / "doc.yaml"
-    doc.write_text("inputs: {random: normal, seed: 0, shape: [1000, 8]}\nweights: {query: {random: normal, shape: [8, 20000]},"
+    doc.write_text("inputs: {random: normal, seed: 0, shape: [1000, 8]}\n"
+                   "weights: {query: {random: normal, shape: [8, 20000]},"
                    " key: {random: normal, shape: [8, 20000]}, value: {random: normal, shape: [8, 20000]}}\n")
     small = {"ATTNCLI_MEMORY": "100M"}
     one_error(invoke(runner, "compute", doc, "--only", "queries", "-o", tmp_path / "q.npy", env=small),
@@ -517,7 +528,8 @@ def test_shell_completion_is_offered(runner):
 @pytest.mark.slow
 def test_shell_completion_completes_commands_options_and_choices(tmp_path):
     def complete(words: str) -> list[str]:
-        env = {**ENV, "_ATTNCLI_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        env = {**ENV, "_ATTNCLI_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - 1)}
         if words.endswith(" "):
             env["COMP_CWORD"] = str(len(words.split()))
         result = subprocess.run(COMMAND, env=env, capture_output=True, text=True, timeout=60)
@@ -527,7 +539,8 @@ def test_shell_completion_completes_commands_options_and_choices(tmp_path):
     assert complete("attncli com") == ["compute"]
     assert "--format" in complete("attncli compute x.yaml --fo")
     assert complete("attncli compute x.yaml --format ") == ["table", "json", "markdown", "latex", "csv"]
-    script = subprocess.run([*COMMAND, "--show-completion", "bash"], env=ENV, capture_output=True, text=True, timeout=60)
+    script = subprocess.run([*COMMAND, "--show-completion", "bash"], env=ENV, capture_output=True, text=True,
+                            timeout=60)
     assert script.returncode == 0 and "_ATTNCLI_COMPLETE=complete_bash" in script.stdout
     home = tmp_path / "home"
     home.mkdir()

@@ -22,7 +22,8 @@ CASES = [
     (["compute", "-o", "{tmp}/x.npy"], "--output: a .npy file holds one array: choose it with --only"),
     (["compute", "--only", "queries_rotated"], "--only: 'queries_rotated' needs rope: in the document"),
     (["compute", "--only", "context", "-o", "{tmp}/c.npz"], "--only: 'context' needs a context in the document"),
-    (["compute", "--only", "output", "--format", "csv", "--head", "1"], "--head: 'output' has no heads; leave out --head"),
+    (["compute", "--only", "output", "--format", "csv", "--head", "1"],
+     "--head: 'output' has no heads; leave out --head"),
     (["compute", "--scale", "abc"], "--scale: 'abc' is not sqrt, none or a number"),
     (["explain", "--scale", "1e999"], "--scale: '1e999' is beyond float64"),
     (["heatmap", "--head", "0"], "--head 0 is out of range: heads count from 1"),
@@ -66,8 +67,10 @@ def test_an_option_against_a_shape_only_a_file_tells_comes_before_the_attention(
     doc.write_text("inputs: inputs.csv\nweights: {query: wq.npy, key: wq.npy, value: wq.npy}\n")
     (tmp_path / "inputs.csv").write_text("\n".join(",".join(["1"] * 8) for _ in range(4)) + "\n")
     for command in ("compute", "heatmap", "explain"):
-        assert_refused(runner.invoke(app, [command, str(doc), "--head", "3"]), "--head 3 is out of range: this document has heads 1 to 2")
-    assert_refused(runner.invoke(app, ["explain", str(doc), "--query", "5"]), "--query: 5 is out of range: this document has queries 1 to 4")
+        assert_refused(runner.invoke(app, [command, str(doc), "--head", "3"]),
+                       "--head 3 is out of range: this document has heads 1 to 2")
+    assert_refused(runner.invoke(app, ["explain", str(doc), "--query", "5"]),
+                   "--query: 5 is out of range: this document has queries 1 to 4")
 
 
 def test_no_warning_comes_before_an_option_error(runner, tmp_path):
@@ -75,5 +78,6 @@ def test_no_warning_comes_before_an_option_error(runner, tmp_path):
     doc = tmp_path / "doc.yaml"
     doc.write_text("inputs: [[1, 0], [0, 1]]\nmask: [[0, 0], [1, 1]]\n")
     assert "Warning:" in runner.invoke(app, ["compute", str(doc)]).stderr
-    for args in (["compute", "--head", "2"], ["heatmap", "--head", "2"], ["explain", "--step", "rope"], ["compute", "-o", "x.npy"]):
+    for args in (["compute", "--head", "2"], ["heatmap", "--head", "2"], ["explain", "--step", "rope"],
+                 ["compute", "-o", "x.npy"]):
         assert_refused(runner.invoke(app, [args[0], str(doc), *args[1:]]), "Error: ")

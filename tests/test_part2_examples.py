@@ -29,7 +29,8 @@ def test_padding_leaves_the_real_tokens_as_they_are_without_it():
     padded = attncli.compute(EXAMPLES / "padding.yaml")
     real = sum(_doc("padding.yaml")["mask"]["keys"])
     # the same layer on the real tokens alone, from the numbers the document drew (w: h × d_in × d_k -> d_in × h·d_k)
-    weights = {name: np.concatenate(list(getattr(padded.spec, f"w_{name[0]}")), axis=1) for name in ("query", "key", "value")}
+    weights = {name: np.concatenate(list(getattr(padded.spec, f"w_{name[0]}")), axis=1)
+               for name in ("query", "key", "value")}
     trimmed = attncli.compute({"inputs": padded.inputs[:real], "heads": 2, "weights": weights})
     np.testing.assert_allclose(padded.output[:real], trimmed.output, rtol=0, atol=1e-14)
     assert np.all(padded.weights[:, :, real:] == 0)

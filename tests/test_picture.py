@@ -70,7 +70,8 @@ def test_svg_places_each_wide_character_on_the_grid():
     (["heatmap", "{ex}/illustrated.yaml", "--export", "{tmp}/a.jpg"], "--export: expected a file name ending in .svg"),
     (["heatmap", "{ex}/illustrated.yaml", "--head", "3"], "--head 3 is out of range"),
     (["heatmap", "{ex}/illustrated.yaml", "--head", "x"], "'x' is not a head number"),
-    (["compute", "{ex}/illustrated.yaml", "--format", "json", "--export", "{tmp}/a.svg"], "works with --format table only"),
+    (["compute", "{ex}/illustrated.yaml", "--format", "json", "--export", "{tmp}/a.svg"],
+     "works with --format table only"),
     (["compute", "{ex}/illustrated.yaml", "-o", "{tmp}/a.svg", "--export", "{tmp}/a.svg"], "same file as --output"),
     (["compute", "{tmp}/csv/files.yaml", "--export", "{tmp}/csv/key.txt"], "is one of this run's input files"),
     (["heatmap", "{tmp}/csv/files.yaml", "--export", "{tmp}/csv/key.txt"], "is one of this run's input files"),
@@ -78,7 +79,8 @@ def test_svg_places_each_wide_character_on_the_grid():
     (["compute", "{ex}/illustrated.yaml", "--export", "{tmp}/no/a.svg"], "the folder"),
     # -o's problems are found before the picture is written: both files or neither
     (["compute", "{ex}/illustrated.yaml", "-o", "{tmp}/no/x.txt", "--export", "{tmp}/a.svg"], "the folder"),
-    (["compute", "{tmp}/csv/files.yaml", "-o", "{tmp}/csv/key.txt", "--export", "{tmp}/a.svg"], "is one of this run's input files"),
+    (["compute", "{tmp}/csv/files.yaml", "-o", "{tmp}/csv/key.txt", "--export", "{tmp}/a.svg"],
+     "is one of this run's input files"),
 ])
 def test_export_errors_exit_2_and_write_nothing(runner, tmp_path, args, message):
     import shutil
@@ -136,7 +138,8 @@ def test_compute_export_txt_is_what_stdout_shows(runner, tmp_path):
 
 def test_export_off_a_terminal_is_120_columns_wide_unless_columns_says(runner, tmp_path):
     out = tmp_path / "bert.txt"
-    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--head", "1", "--only", "inputs", "--export", str(out)],
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--head", "1", "--only", "inputs",
+                                 "--export", str(out)],
                            env={"COLUMNS": ""})
     assert result.exit_code == 0
     lines = out.read_text().splitlines()
@@ -165,7 +168,8 @@ def test_the_size_worked_out_first_is_the_size_drawn(theme, monkeypatch):
     if not png_ready():
         pytest.skip("resvg-py is not installed")
     seen, check_all = [], Size.check_all
-    monkeypatch.setattr(Size, "check_all", lambda self, text: (seen.append(self.pixels(text.count("\n"))), check_all(self, text)))
+    monkeypatch.setattr(Size, "check_all",
+                        lambda self, text: (seen.append(self.pixels(text.count("\n"))), check_all(self, text)))
     data = picture([HeatMap(trace_of(EXAMPLES / "two_heads.yaml"), color=True)], ".png", 120, theme=theme)
     assert seen == [png_size(data)]
 
@@ -176,9 +180,11 @@ def test_a_png_too_large_to_view_is_refused_before_it_is_drawn(runner, tmp_path,
 
     monkeypatch.setattr(pictures, "to_png", lambda svg: pytest.fail("drawn"))
     out = tmp_path / "out.png"
-    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--export", str(out)], env={"COLUMNS": ""})
-    assert_refused(result, "--export: the picture would be at least ", " pixels tall", "32,767 pixels a side", "--only KEY",
-                   "--head N", ".svg")  # (known from the tables' rows, before their layout: 2,686 × 50,462 once laid out)
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "bert_base.yaml"), "--export", str(out)],
+                           env={"COLUMNS": ""})
+    # (known from the tables' rows, before their layout: 2,686 × 50,462 once laid out)
+    assert_refused(result, "--export: the picture would be at least ", " pixels tall", "32,767 pixels a side",
+                   "--only KEY", "--head N", ".svg")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -189,7 +195,8 @@ def test_a_png_beyond_the_memory_budget_is_refused(runner, tmp_path, monkeypatch
     out = tmp_path / "out.png"
     args = ["compute", str(EXAMPLES / "bert_base.yaml"), "--head", "1", "--export", str(out)]
     result = runner.invoke(app, args, env={"COLUMNS": "", "ATTNCLI_MEMORY": "150M"})
-    assert_refused(result, "--export: drawing this PNG of 108 lines would need", "more than the 150 MiB attncli may use")
+    assert_refused(result, "--export: drawing this PNG of 108 lines would need",
+                   "more than the 150 MiB attncli may use")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -199,7 +206,8 @@ def test_a_page_too_long_is_refused_before_it_is_laid_out(runner, tmp_path, opti
     doc.write_text("inputs: {random: normal, seed: 0, shape: [10001, 2]}\n")
     out = tmp_path / "long.svg"
     result = runner.invoke(app, ["compute", str(doc), "--only", "inputs", "--full", option, str(out)])
-    assert_refused(result, f"{option}: the picture would be at least 10,", "lines long", "(10,000 lines)", "save it as .txt")
+    assert_refused(result, f"{option}: the picture would be at least 10,", "lines long", "(10,000 lines)",
+                   "save it as .txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml"]
 
 
@@ -212,5 +220,6 @@ def test_a_full_heat_map_too_tall_for_a_png_is_refused_before_it_is_laid_out(run
     doc = tmp_path / "long.yaml"
     doc.write_text("inputs: {random: normal, seed: 0, shape: [1500, 8]}\n")
     result = runner.invoke(app, ["heatmap", str(doc), "--full", "--export", str(tmp_path / "map.png")])
-    assert_refused(result, "--export: the picture would be at least 73,", "pixels tall (1,501 lines of text)", "(--head N)")
+    assert_refused(result, "--export: the picture would be at least 73,", "pixels tall (1,501 lines of text)",
+                   "(--head N)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml"]

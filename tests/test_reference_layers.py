@@ -239,78 +239,106 @@ def test_normalize_softmax_is_the_default(tmp_path):
 
 NUMBER = st.one_of(st.integers(-8, 8).map(lambda k: k / 4), st.floats(-2, 2).map(lambda x: round(x, 3)))
 ALLOW = st.sampled_from([0, 1, True, False])
+SIZE = st.integers(1, 3)
 
 
 @st.composite
 def documents(draw) -> dict:
-    def matrix(rows, cols, cell=NUMBER):
-        return draw(st.lists(st.lists(cell, min_size=cols, max_size=cols), min_size=rows, max_size=rows))
-
-    size = st.integers(1, 3)
-    h, n, d_model = draw(size), draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    doc: dict = {"inputs": matrix(n, d_model)}
+    h, n, d_model = draw(SIZE), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    doc: dict = {"inputs": matrix(draw, n, d_model)}
     m, d_ctx = n, d_model
     if draw(st.booleans()):
         m, d_ctx = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-        doc["context"] = matrix(m, d_ctx)
+        doc["context"] = matrix(draw, m, d_ctx)
     three_d = draw(st.booleans())
-
-    def weight(d_in, d):
-        return [matrix(d_in, d) for _ in range(h)] if three_d else matrix(d_in, h * d)
-
     weights = doc["weights"] = {}
-    omit_q = d_model % h == 0 and draw(st.booleans())
-    d_k = d_model // h if omit_q else draw(size)
-    if not omit_q:
-        weights["query"] = weight(d_model, d_k)
-    if not (d_ctx == h * d_k and draw(st.booleans())):
-        weights["key"] = weight(d_ctx, d_k)
-    omit_v = d_ctx % h == 0 and draw(st.booleans())
-    d_v = d_ctx // h if omit_v else draw(size)
-    if not omit_v:
-        weights["value"] = weight(d_ctx, d_v)
+    d_k, d_v = draw_projections(draw, weights, h, d_model, d_ctx, three_d)
     if draw(st.booleans()) or not (three_d and weights) and h > 1:
         doc["heads"] = h
     add_norm = draw(st.booleans())
     d_out = h * d_v
     if (add_norm and d_out != d_model) or draw(st.booleans()):
-        d_out = d_model if add_norm else draw(size)
-        weights["output"] = matrix(h * d_v, d_out)
-    for name, width in (("query", h * d_k), ("key", h * d_k), ("value", h * d_v), ("output", d_out)):
-        if draw(st.booleans()):
-            doc.setdefault("bias", {})[name] = draw(st.lists(NUMBER, min_size=width, max_size=width))
+        d_out = d_model if add_norm else draw(SIZE)
+        weights["output"] = matrix(draw, h * d_v, d_out)
+    draw_biases(draw, doc, (("query", h * d_k), ("key", h * d_k), ("value", h * d_v), ("output", d_out)))
     if draw(st.booleans()):
         doc["score"] = "additive"
-        d_a = draw(size)
-        for name in ("w1", "w2"):
-            weights[name] = [matrix(d_k, d_a) for _ in range(h)] if draw(st.booleans()) else matrix(d_k, d_a)
-        weights["v"] = matrix(h, d_a) if draw(st.booleans()) else matrix(1, d_a)[0]
+        draw_additive(draw, weights, h, d_k)
     choice = draw(st.sampled_from(["default", "sqrt", "none", "number"]))
     if choice != "default":
         doc["scale"] = draw(st.sampled_from([0.5, 2, 0.125, 1.5])) if choice == "number" else choice
     normalize = draw(st.sampled_from(["sum", "none", None, "softmax", "sum"]))
     if normalize:
         doc["normalize"] = normalize
+    draw_mask(draw, doc, n, m)
+    positional = draw(st.sampled_from([None, "sinusoidal", "matrix"]))
+    if positional:
+        doc["positional"] = matrix(draw, n, d_model) if positional == "matrix" else positional
+    if add_norm:
+        doc["add_norm"] = draw_add_norm(draw, d_model)
+    if not weights:
+        del doc["weights"]
+    return doc
+
+
+def matrix(draw, rows: int, cols: int, cell=NUMBER) -> list:
+    """A rows × cols list of lists of ``cell``."""
+    return draw(st.lists(st.lists(cell, min_size=cols, max_size=cols), min_size=rows, max_size=rows))
+
+
+def draw_projections(draw, weights: dict, h: int, d_model: int, d_ctx: int, three_d: bool) -> tuple[int, int]:
+    """W_Q, W_K and W_V, each maybe left out (the identity, where the heads can split it); (d_k, d_v)."""
+
+    def weight(d_in, d):
+        return [matrix(draw, d_in, d) for _ in range(h)] if three_d else matrix(draw, d_in, h * d)
+
+    omit_q = d_model % h == 0 and draw(st.booleans())
+    d_k = d_model // h if omit_q else draw(SIZE)
+    if not omit_q:
+        weights["query"] = weight(d_model, d_k)
+    if not (d_ctx == h * d_k and draw(st.booleans())):
+        weights["key"] = weight(d_ctx, d_k)
+    omit_v = d_ctx % h == 0 and draw(st.booleans())
+    d_v = d_ctx // h if omit_v else draw(SIZE)
+    if not omit_v:
+        weights["value"] = weight(d_ctx, d_v)
+    return d_k, d_v
+
+
+def draw_biases(draw, doc: dict, widths: tuple[tuple[str, int], ...]) -> None:
+    """Each of the query, key, value and output biases, maybe."""
+    for name, width in widths:
+        if draw(st.booleans()):
+            doc.setdefault("bias", {})[name] = draw(st.lists(NUMBER, min_size=width, max_size=width))
+
+
+def draw_additive(draw, weights: dict, h: int, d_k: int) -> None:
+    """Additive scores' W₁ and W₂ (per head or shared) and v (per head or one row)."""
+    d_a = draw(SIZE)
+    for name in ("w1", "w2"):
+        weights[name] = [matrix(draw, d_k, d_a) for _ in range(h)] if draw(st.booleans()) else matrix(draw, d_k, d_a)
+    weights["v"] = matrix(draw, h, d_a) if draw(st.booleans()) else matrix(draw, 1, d_a)[0]
+
+
+def draw_mask(draw, doc: dict, n: int, m: int) -> None:
+    """No mask key, mask: none, causal (with as many keys as queries) or a 0/1 matrix."""
     mask = draw(st.sampled_from(["omitted", "none", "causal", "matrix", "matrix"]))
     if mask == "causal" and n == m:
         doc["mask"] = "causal"
     elif mask in ("none", "matrix"):
-        doc["mask"] = matrix(n, m, ALLOW) if mask == "matrix" else "none"
-    positional = draw(st.sampled_from([None, "sinusoidal", "matrix"]))
-    if positional:
-        doc["positional"] = matrix(n, d_model) if positional == "matrix" else positional
-    if add_norm:
-        options = {}
-        if draw(st.booleans()):
-            options["gamma"] = draw(st.lists(NUMBER, min_size=d_model, max_size=d_model))
-        if draw(st.booleans()):
-            options["beta"] = draw(st.lists(NUMBER, min_size=d_model, max_size=d_model))
-        if draw(st.booleans()):
-            options["eps"] = draw(st.sampled_from([1e-5, 0.01, 1.0]))
-        doc["add_norm"] = options or True
-    if not weights:
-        del doc["weights"]
-    return doc
+        doc["mask"] = matrix(draw, n, m, ALLOW) if mask == "matrix" else "none"
+
+
+def draw_add_norm(draw, d_model: int) -> dict | bool:
+    """add_norm: true, or a mapping with any of gamma, beta and eps."""
+    options = {}
+    if draw(st.booleans()):
+        options["gamma"] = draw(st.lists(NUMBER, min_size=d_model, max_size=d_model))
+    if draw(st.booleans()):
+        options["beta"] = draw(st.lists(NUMBER, min_size=d_model, max_size=d_model))
+    if draw(st.booleans()):
+        options["eps"] = draw(st.sampled_from([1e-5, 0.01, 1.0]))
+    return options or True
 
 
 def sum_condition(doc: dict, want: dict) -> float:

@@ -21,7 +21,8 @@ from attncli.cli import app
 ILLUSTRATED = {
     "tokens": ["Input 1", "Input 2", "Input 3"],
     "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]],
-    "weights": {"query": [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], "key": [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]],
+    "weights": {"query": [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]],
+                "key": [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]],
                 "value": [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]},
     "scale": "none",
 }
@@ -57,50 +58,17 @@ def learner(doc: dict, scale=None, not_transposed=False, k_q=False, axis=False, 
     b = {name: np.array(value, dtype=float) for name, value in doc.get("bias", {}).items() if name not in no_bias}
     for name in w_x:
         w[name] = w[name].T  # W·x: the matrix used as PyTorch stores it
-    heads = []
-    for i in range(h):
-        def cut(name, i=i):
-            full = w[name]
-            d = full.shape[1] // h
-            return full[:, i::h] if interleaved else full[:, i * d:(i + 1) * d]
-
-        def bias(name, i=i):
-            if name not in b:
-                return 0.0
-            d = b[name].shape[0] // h
-            return b[name][i::h] if interleaved else b[name][i * d:(i + 1) * d]
-        q, k, v = x @ cut("query") + bias("query"), c @ cut("key") + bias("key"), c @ cut("value") + bias("value")
-        heads.append((q, k, v))
+    heads = [head_projections(x, c, w, b, i, h, interleaved) for i in range(h)]
     d_k = heads[0][0].shape[1]
     factor = {"none": 1.0, "sqrt": 1 / np.sqrt(d_k)}.get(doc.get("scale", "sqrt"), doc.get("scale"))
     factor = factor if scale is None else scale
     n, m = x.shape[0], heads[0][1].shape[0]
-    allowed = np.ones((n, m), dtype=bool)
-    if doc.get("mask") == "causal":
-        allowed = np.tril(np.ones((n, m), dtype=bool))
-    elif isinstance(doc.get("mask"), list):
-        allowed = np.array(doc["mask"], dtype=bool)
-    allowed = allowed if mask is None else mask
+    allowed = document_mask(doc, n, m) if mask is None else mask
     out = {key: [] for key in ("queries", "keys", "values", "scores", "scaled_scores", "weights", "head_outputs")}
     for q, k, v in heads:
         s = q @ k if not_transposed else (k @ q.T if k_q else q @ k.T)
         z = factor * s
-        if axis:
-            e = np.where(allowed, np.exp(z - z.max(axis=0)), 0.0)
-            a = e / e.sum(axis=0)
-        elif not_divided:
-            a = np.where(allowed, np.exp(z), 0.0)
-        elif by_sum:
-            a = np.where(allowed, z, 0.0) / np.where(allowed, z, 0.0).sum(axis=1, keepdims=True)
-        elif mask_zero or mask_after:
-            zz = np.where(allowed, z, 0.0) if mask_zero else z
-            e = np.exp(zz - zz.max(axis=1, keepdims=True))
-            a = e / e.sum(axis=1, keepdims=True)
-            a = np.where(allowed, a, 0.0) if mask_after else a
-        else:
-            e = np.where(allowed, np.exp(z - np.where(allowed, z, -np.inf).max(axis=1, keepdims=True)), 0.0)
-            total = e.sum(axis=1, keepdims=True)
-            a = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        a = learner_softmax(z, allowed, axis, not_divided, by_sum, mask_zero, mask_after)
         used = a if rounding is None else np.round(a / rounding) * rounding
         if times_keys:
             y = used @ k
@@ -118,6 +86,54 @@ def learner(doc: dict, scale=None, not_transposed=False, k_q=False, axis=False, 
     return {**{key: np.array(value) for key, value in out.items()}, "output": output}
 
 
+def head_projections(x: np.ndarray, c: np.ndarray, w: dict, b: dict, i: int, h: int,
+                     interleaved: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Head i's Q, K and V: its block of the weights' columns (or every h-th column, interleaved), plus its bias."""
+
+    def cut(name):
+        full = w[name]
+        d = full.shape[1] // h
+        return full[:, i::h] if interleaved else full[:, i * d:(i + 1) * d]
+
+    def bias(name):
+        if name not in b:
+            return 0.0
+        d = b[name].shape[0] // h
+        return b[name][i::h] if interleaved else b[name][i * d:(i + 1) * d]
+
+    return x @ cut("query") + bias("query"), c @ cut("key") + bias("key"), c @ cut("value") + bias("value")
+
+
+def document_mask(doc: dict, n: int, m: int) -> np.ndarray:
+    """The document's mask as n × m booleans (True: the key may be attended to)."""
+    if doc.get("mask") == "causal":
+        return np.tril(np.ones((n, m), dtype=bool))
+    if isinstance(doc.get("mask"), list):
+        return np.array(doc["mask"], dtype=bool)
+    return np.ones((n, m), dtype=bool)
+
+
+def learner_softmax(z: np.ndarray, allowed: np.ndarray, axis=False, not_divided=False, by_sum=False,
+                    mask_zero=False, mask_after=False) -> np.ndarray:
+    """The weights from the scaled scores, with a softmax slip: down the columns, not divided, divided by the sum,
+    masked scores as 0, or the mask after the softmax; without one, the softmax of each row's allowed keys."""
+    if axis:
+        e = np.where(allowed, np.exp(z - z.max(axis=0)), 0.0)
+        return e / e.sum(axis=0)
+    if not_divided:
+        return np.where(allowed, np.exp(z), 0.0)
+    if by_sum:
+        return np.where(allowed, z, 0.0) / np.where(allowed, z, 0.0).sum(axis=1, keepdims=True)
+    if mask_zero or mask_after:
+        zz = np.where(allowed, z, 0.0) if mask_zero else z
+        e = np.exp(zz - zz.max(axis=1, keepdims=True))
+        a = e / e.sum(axis=1, keepdims=True)
+        return np.where(allowed, a, 0.0) if mask_after else a
+    e = np.where(allowed, np.exp(z - np.where(allowed, z, -np.inf).max(axis=1, keepdims=True)), 0.0)
+    total = e.sum(axis=1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
 def run(runner, tmp_path, doc: dict, answer: dict, *args) -> tuple[int, dict]:
     path = tmp_path / "hw.yaml"
     path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
@@ -126,7 +142,8 @@ def run(runner, tmp_path, doc: dict, answer: dict, *args) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def given(numbers: dict, keys: tuple[str, ...], decimals: int = 4, query: int | None = None, head: int | None = None) -> dict:
+def given(numbers: dict, keys: tuple[str, ...], decimals: int = 4, query: int | None = None,
+          head: int | None = None) -> dict:
     """The learner's answer: these keys, rounded; one head's (given head, counting from 1), one query's row."""
     answer = {} if query is None else {"query": query}
     if head is not None:
@@ -293,8 +310,10 @@ def test_no_slip_fits_the_first_wrong_quantity_and_the_right_ones_are_named(runn
                               "from there. Right: scores."]
     answer["scores"][0][0] = 7
     code, found = run(runner, tmp_path, ILLUSTRATED, answer, "--lang", "zh")
-    assert found["notes"] == ["没有已知的失误能解释 scores（步骤 4），它是第一个出错的量：请从这里重新计算。给出的其他量也都不对。"]
-    code, found = run(runner, tmp_path, ILLUSTRATED, {"output": [[9, 9, 9], [9, 9, 9], [9, 9, 9]]})  # nothing else given
+    assert found["notes"] == ["没有已知的失误能解释 scores（步骤 4），它是第一个出错的量：请从这里重新计算。"
+                              "给出的其他量也都不对。"]
+    # nothing else given
+    code, found = run(runner, tmp_path, ILLUSTRATED, {"output": [[9, 9, 9], [9, 9, 9], [9, 9, 9]]})
     assert found["notes"] == ["No known slip explains output (step 7): work it out again step by step, or give the "
                               "quantities before it too, so that the first wrong one can be found."]
 
@@ -316,8 +335,8 @@ def test_a_row_of_another_query_or_head(runner, tmp_path):
     right = learner(MULTI)
     answer = {"query": 1, "head": 2, "weights": np.round(right["weights"][1, 2], 4).tolist()}  # query 3's row
     code, found = run(runner, tmp_path, MULTI, answer)
-    assert found["findings"][0]["hint"] == ("these are the numbers of query 3 (“attention”), not of query 1: check which "
-                                            "row you worked on, or write query: 3")
+    assert found["findings"][0]["hint"] == ("these are the numbers of query 3 (“attention”), not of query 1: check "
+                                            "which row you worked on, or write query: 3")
     answer = {"query": 2, "head": 2, "weights": np.round(right["weights"][0, 1], 4).tolist()}  # head 1's
     code, found = run(runner, tmp_path, MULTI, answer)
     assert found["findings"][0]["hint"].startswith("these are the numbers of head 1, not of head 2")
@@ -356,14 +375,16 @@ def test_a_one_row_answer_still_names_a_shape_as_written_as_a_matrix(runner, tmp
 def test_the_slip_explaining_the_most_numbers_is_named(runner, tmp_path):
     """Weights rounded to halves give [2.0, 7.0, 1.5]; so do weights rounded to 1 decimal with a₁·v₁ left out.
     The single slip is named, not the pair; and of two single slips the one that explains more numbers."""
-    code, found = run(runner, tmp_path, ILLUSTRATED, {"query": 1, "weights": [0.06, 0.47, 0.47], "output": [2.0, 7.0, 1.5]})
+    code, found = run(runner, tmp_path, ILLUSTRATED,
+                      {"query": 1, "weights": [0.06, 0.47, 0.47], "output": [2.0, 7.0, 1.5]})
     assert [s["name"] for s in found["slips"]] == ["rounded_half"]
     # scale left out explains the scaled scores, the weights and the output; the scores as given (scale² would
     # explain the scaled scores alone) stay right
     doc = {**ILLUSTRATED, "scale": "sqrt"}
     answer = given(learner(doc, scale=1.0), ("scores", "scaled_scores", "weights", "output"))
     code, found = run(runner, tmp_path, doc, answer)
-    assert [(s["name"], s["keys"]) for s in found["slips"]] == [("scale_left_out", ["scaled_scores", "weights", "output"])]
+    assert ([(s["name"], s["keys"]) for s in found["slips"]]
+            == [("scale_left_out", ["scaled_scores", "weights", "output"])])
 
 
 def test_two_slips_with_the_same_numbers_are_both_said(runner, tmp_path):
@@ -376,7 +397,8 @@ def test_two_slips_with_the_same_numbers_are_both_said(runner, tmp_path):
         "numbers: the masked scores were set to 0 instead of −∞, so each still took a share e⁰ = 1: leave the masked "
         "keys out of the softmax altogether")
     code, found = run(runner, tmp_path, ILLUSTRATED, {"query": 2, "output": [2.0, 8.0, 0.0]})  # weights [0, 1, 0]
-    assert found["findings"][0]["hint"] == "the weights were rounded too early (to 0, 0.5 or 1): keep full precision until the end"
+    assert found["findings"][0]["hint"] == ("the weights were rounded too early (to 0, 0.5 or 1): "
+                                            "keep full precision until the end")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -434,7 +456,8 @@ def test_query_heads_given_the_wrong_key_value_group(runner, tmp_path):
     from modern_reference import W_O, reference, softmax_rows
 
     ref = reference()
-    z = np.stack([5 * np.tanh(ref["qr"][i] @ ref["kr"][i % 2].T / 2 / 5) for i in range(4)])  # head i with K/V head i mod 2
+    # head i with K/V head i mod 2
+    z = np.stack([5 * np.tanh(ref["qr"][i] @ ref["kr"][i % 2].T / 2 / 5) for i in range(4)])
     a = softmax_rows(z, np.tril(np.ones((4, 4), bool)))
     y = np.concatenate([a[i] @ ref["v"][i % 2] for i in range(4)], axis=1) @ W_O
     found = modern_check(runner, tmp_path, {"output": np.round(y, 4).tolist()})
@@ -468,15 +491,16 @@ def test_two_heads_divided_by_2_is_d_k_and_also_the_root_of_d_model(runner, tmp_
     doc = yaml.safe_load(open("examples/two_heads.yaml", encoding="utf-8"))
     code, found = run(runner, tmp_path, doc, given(learner(doc, scale=0.5), ("output",)))
     assert found["slips"][0]["name"] == "scale_twice_dk_model"
-    assert found["slips"][0]["hint"] == ("the scores were divided by 2, which is d_k (the scale applied twice) and also "
-                                         "√d_model = √4 (the width of the inputs): divide every score by √d_k = √2, one "
-                                         "head's width")
+    assert found["slips"][0]["hint"] == ("the scores were divided by 2, which is d_k (the scale applied twice) and "
+                                         "also √d_model = √4 (the width of the inputs): "
+                                         "divide every score by √d_k = √2, one head's width")
 
 
 def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
     doc = {**ILLUSTRATED, "scale": "sqrt", "mask": "causal"}
     masked = learner(doc)
-    z = [[v if j <= i else "-.inf" for j, v in enumerate(row)] for i, row in enumerate(np.round(masked["scaled_scores"][0], 3).tolist())]
+    z = [[v if j <= i else "-.inf" for j, v in enumerate(row)]
+         for i, row in enumerate(np.round(masked["scaled_scores"][0], 3).tolist())]
     path = tmp_path / "hw.yaml"
     path.write_text(yaml.safe_dump({**doc, "answer": {"scaled_scores": z}}).replace("'-.inf'", "-.inf"))
     assert runner.invoke(app, ["check", str(path)]).exit_code == 0  # −inf in a masked cell, as PyTorch writes it
@@ -484,17 +508,19 @@ def test_other_ways_an_answer_goes_wrong(runner, tmp_path):
     code, found = run(runner, tmp_path, doc, {"query": 2, "scaled_scores": [z21, float("-inf"), None]})
     assert found["findings"][0]["given"] is None and "(or −inf)" in found["findings"][0]["hint"]
     code, found = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(learner(ILLUSTRATED)["output"], 1).tolist()})
-    assert found["findings"][0]["hint"] == ("these are right as far as the decimals you wrote go, but the tolerance 0.005 "
-                                            "asks for more: keep more decimals, or check with --tol 0.05")
+    assert found["findings"][0]["hint"] == ("these are right as far as the decimals you wrote go, but the tolerance "
+                                            "0.005 asks for more: keep more decimals, or check with --tol 0.05")
     weights = np.round(learner(MULTI)["weights"][0], 4)  # (on the illustrated example Aᵀ is softmax down the columns)
     code, found = run(runner, tmp_path, MULTI, {"head": 1, "weights": weights.T.tolist()})
     assert found["findings"][0]["hint"].startswith("these are the right numbers with rows and columns swapped")
 
 
 def test_check_in_chinese_every_sentence(runner, tmp_path):
-    """--lang zh: every hint, note, problem and cell name is Chinese (the answer's keys and the formulas stay as written)."""
+    """--lang zh: every hint, note, problem and cell name is Chinese
+    (the answer's keys and the formulas stay as written)."""
     answers = [(ILLUSTRATED, given(learner(ILLUSTRATED, not_transposed=True), ("weights", "output"))),
-               ({**ILLUSTRATED, "scale": "sqrt"}, given(learner({**ILLUSTRATED, "scale": "sqrt"}, scale=1.0), ("output",))),
+               ({**ILLUSTRATED, "scale": "sqrt"},
+                given(learner({**ILLUSTRATED, "scale": "sqrt"}, scale=1.0), ("output",))),
                (MULTI, given(learner(MULTI, no_bias=("value",)), ("output",))),
                (CROSS, given(learner(CROSS, left_out=1), ("output",), query=2)),
                (ILLUSTRATED, {"output": [9, 9, 9]}), (ILLUSTRATED, {"scores": [[1, 2], [3, 4]]}),
@@ -515,7 +541,8 @@ def test_check_in_chinese_every_sentence(runner, tmp_path):
 def test_a_number_in_a_masked_cell_is_said_to_have_none(runner, tmp_path):
     doc = {**ILLUSTRATED, "mask": "causal"}
     code, found = run(runner, tmp_path, doc, {"query": 2, "scaled_scores": [4, 16, 0]})  # 0 where key 3 is masked
-    assert code == 1 and found["findings"][0]["hint"].startswith("the unmasked cells are right; a masked key's scaled score")
+    assert code == 1
+    assert found["findings"][0]["hint"].startswith("the unmasked cells are right; a masked key's scaled score")
 
 
 def test_the_heads_side_by_side_given_as_head_outputs(runner, tmp_path):

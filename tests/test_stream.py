@@ -50,7 +50,8 @@ def random_document(seed: int, *, n=37, m=None, heads=3, d_model=8, features=())
     d_ctx = 6 if cross else d_model
     d_k, d_v = 4, 5
     three_d = "3d" in features
-    weight = lambda d_in, d: (rng.normal(size=(heads, d_in, d)) if three_d else rng.normal(size=(d_in, heads * d))).tolist()  # noqa: E731
+    weight = lambda d_in, d: (  # noqa: E731
+        rng.normal(size=(heads, d_in, d)) if three_d else rng.normal(size=(d_in, heads * d))).tolist()
     data = {
         "inputs": rng.normal(size=(n, d_model)).tolist(),
         "heads": heads,
@@ -69,21 +70,23 @@ def random_document(seed: int, *, n=37, m=None, heads=3, d_model=8, features=())
         data["mask"] = mask.astype(int).tolist()
     if "causal" in features:
         data["mask"] = "causal"
-    if "scale" in features:
-        data["scale"] = 0.3
-    if "positional" in features:
-        data["positional"] = "sinusoidal"
-    if "add_norm" in features:
-        data["add_norm"] = True
+    data.update(fixed_features(features))
     if "additive" in features:
         data["score"] = "additive"
-        data["weights"].update(w1=rng.normal(size=(d_k, 3)).tolist(), w2=rng.normal(size=(d_k, 3)).tolist(), v=rng.normal(size=3).tolist())
+        data["weights"].update(w1=rng.normal(size=(d_k, 3)).tolist(), w2=rng.normal(size=(d_k, 3)).tolist(),
+                               v=rng.normal(size=3).tolist())
     for mode in ("sum", "none"):
         if mode in features:
             data["normalize"] = mode
     if "large" in features:  # scores in the hundreds: exp needs the row max subtracted
         data["inputs"] = (30 * np.array(data["inputs"])).tolist()
     return data
+
+
+def fixed_features(features) -> dict:
+    """The named features that draw no numbers: a scale of 0.3, sinusoidal positions, add_norm."""
+    switches = {"scale": ("scale", 0.3), "positional": ("positional", "sinusoidal"), "add_norm": ("add_norm", True)}
+    return dict(switches[name] for name in switches if name in features)
 
 
 FEATURES = [
@@ -151,12 +154,15 @@ def test_streamed_against_naive_loop(tiny_blocks, runner, tmp_path):
     doc = random_document(11, n=20, heads=2, features=("cross", "bias", "mask"))
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(doc))
-    result = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "output", "--only", "head_outputs"])
+    result = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "output", "--only",
+                                 "head_outputs"])
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
-    assert set(got) == {"tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale", "head_outputs", "output"}
+    assert set(got) == {"tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale", "head_outputs",
+                        "output"}
     want = naive_attention(doc["inputs"], doc["weights"]["query"], doc["weights"]["key"], doc["weights"]["value"],
-                           heads=2, context=doc["context"], bias=doc["bias"], output=doc["weights"]["output"], mask=doc["mask"])
+                           heads=2, context=doc["context"], bias=doc["bias"], output=doc["weights"]["output"],
+                           mask=doc["mask"])
     assert max_scaled_diff(got["output"], want["output"]) < 1e-12
     assert max_scaled_diff(got["head_outputs"], want["head_outputs"]) < 1e-12
 
@@ -201,14 +207,16 @@ def test_plan_streams_when_the_matrices_are_not_asked_for():
 
 
 def test_plan_refuses_the_whole_result_that_does_not_fit_and_says_what_does():
-    """Without --only, the n × m matrices were left out with a warning (exit 0): a script reading .weights broke later."""
+    """Without --only, the n × m matrices were left out with a warning (exit 0):
+    a script reading .weights broke later."""
     spec = spec_of(BIG)
     budget = streamed_bytes(spec) + threads.cores() * memory.thread_reserve() + 1000  # (under ulimit -v too)
     assert full_bytes(spec, None, "json") > budget
     with pytest.raises(AttnError) as error:
         plan(spec, None, "json", budget=budget)
     message = str(error.value)
-    assert message.startswith("the whole result, with the scores, scaled_scores and weights of 4 × 64 × 64, would need about ")
+    assert message.startswith("the whole result, with the scores, scaled_scores "
+                              "and weights of 4 × 64 × 64, would need about ")
     assert message.endswith("; leave them out with --only inputs --only queries --only keys --only values "
                             "--only head_outputs --only output")
     assert plan(spec, ["inputs", "queries", "keys", "values", "head_outputs", "output"], "json", budget=budget).stream
@@ -240,7 +248,8 @@ def test_full_estimate_grows_with_the_matrices_written():
     assert full_bytes(spec, None, "table") < full_bytes(spec, None, ".npz") < full_bytes(spec, None, "json")
 
 
-@pytest.mark.parametrize("text, size", [("800", 800), ("2K", 2048), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("4 gb", 4 << 30)])
+@pytest.mark.parametrize("text, size", [("800", 800), ("2K", 2048), ("512M", 512 << 20), ("1.5GiB", 3 << 29),
+                                        ("4 gb", 4 << 30)])
 def test_parse_size(text, size):
     assert parse_size(text) == size
 
@@ -280,7 +289,8 @@ def test_cli_refuses_the_whole_result_with_a_small_budget_and_what_it_names_fits
     spec = squeezed_budget(monkeypatch)
     out = tmp_path / name
     result = runner.invoke(app, ["compute", str(write_big(tmp_path)), "-o", str(out)])
-    assert_refused(result, "big.yaml: the whole result, with the scores, scaled_scores and weights of 4 × 64 × 64, would",
+    assert_refused(result,
+                   "big.yaml: the whole result, with the scores, scaled_scores and weights of 4 × 64 × 64, would",
                    "(ATTNCLI_MEMORY)", "leave them out with --only inputs --only queries")
     assert not out.exists()
     named = result.stderr.rstrip().split("leave them out with ")[1].split()

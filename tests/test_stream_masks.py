@@ -84,7 +84,8 @@ CASES = {
     "window-bias-minus-inf": (N, None, {"mask": {"causal": True, "window": 9}, "score_bias": {"matrix": np.where(
         np.random.default_rng(4).random((N, N)) < 0.4, -np.inf, np.random.default_rng(5).normal(size=(N, N)))}}),
     "window-bias-per-head": (N, M, {"mask": {"window": 15}, "score_bias": {"alibi": True, "matrix": np.where(
-        np.random.default_rng(6).random((4, N, M)) < 0.2, -np.inf, 3 * np.random.default_rng(7).normal(size=(4, N, M)))}}),
+        np.random.default_rng(6).random((4, N, M)) < 0.2, -np.inf,
+        3 * np.random.default_rng(7).normal(size=(4, N, M)))}}),
     "window-grouped": (N, None, {"kv_heads": 2, "mask": {"causal": True, "window": 4}}),
     "window-grouped-one": (N, M, {"kv_heads": 1, "mask": {"window": 11}}),
     "window-rope": (N, None, {"rope": True, "kv_heads": 1, "mask": {"causal": True, "window": 5}}),
@@ -173,7 +174,8 @@ def torch():
     return pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("n, window, causal, spread", [(300, 1, True, 1.0), (300, 64, False, 0.2), (777, 129, True, 6.0),
+@pytest.mark.parametrize("n, window, causal, spread",
+                         [(300, 1, True, 1.0), (300, 64, False, 0.2), (777, 129, True, 6.0),
                                                        (1000, 1000, True, 1.0), (2000, 64, True, 6.0),
                                                        (2000, 300, False, 6.0)])
 @pytest.mark.parametrize("tiles_of", ["cache", "small"])
@@ -186,7 +188,8 @@ def test_sliding_windows_equal_pytorch_sdpa(torch, n, window, causal, spread, ti
     data = document(n, n=n, heads=heads, d_k=d, d_v=d, spread=spread,
                     mask={"causal": True, "window": window} if causal else {"window": window})
     trace = attend_streamed(spec_of(data), threads=2)
-    x, w = (torch.tensor(np.array(a)) for a in (data["inputs"], [data["weights"][c] for c in ("query", "key", "value")]))
+    x, w = (torch.tensor(np.array(a))
+            for a in (data["inputs"], [data["weights"][c] for c in ("query", "key", "value")]))
     q, k, v = ((x @ w[c]).reshape(n, heads, d).transpose(0, 1)[None] for c in range(3))  # (1, h, n, d)
     i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
     allowed = ((j <= i) & (j > i - window)) if causal else ((i - j).abs() < window)
@@ -225,9 +228,11 @@ def test_a_long_sliding_window_document_written_to_npy(runner, tmp_path, causal)
     for name, array in [("x", x), *w.items()]:
         np.save(tmp_path / f"{name}.npy", array)
     mask = f"{{causal: true, window: {window}}}" if causal else f"{{window: {window}}}"
-    (tmp_path / "doc.yaml").write_text(f"inputs: x.npy\nheads: {heads}\nweights: {{query: q.npy, key: k.npy, value: v.npy, "
-                                       f"output: o.npy}}\nmask: {mask}\n")
-    result = runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "--only", "output", "-o", str(tmp_path / "y.npy")])
+    (tmp_path / "doc.yaml").write_text(f"inputs: x.npy\nheads: {heads}\n"
+                                       "weights: {query: q.npy, key: k.npy, value: v.npy, output: o.npy}\n"
+                                       f"mask: {mask}\n")
+    result = runner.invoke(app, ["compute", str(tmp_path / "doc.yaml"), "--only", "output",
+                                 "-o", str(tmp_path / "y.npy")])
     assert result.exit_code == 0, result.output
     got, want = np.load(tmp_path / "y.npy"), windowed_reference(x, w, heads, window, causal)
     assert got.shape == (n, d_model) and np.abs(got - want).max() <= 1e-12 * np.abs(want).max()
@@ -246,7 +251,8 @@ def test_numpy_values_inside_lists_read_as_the_python_values_a_document_holds():
              "mask": {"window": 2, "keys": keys.tolist(), "matrix": np.tril(np.ones((6, 6)), 1).astype(int).tolist()},
              "score_bias": {"alibi": {"slopes": slopes.tolist()}}}
     numpy = {"inputs": list(x), "weights": w, "heads": 2, "positions": list(positions),
-             "mask": {"window": 2, "keys": list(keys), "matrix": [list(row) for row in np.tril(np.ones((6, 6), int), 1)]},
+             "mask": {"window": 2, "keys": list(keys),
+                      "matrix": [list(row) for row in np.tril(np.ones((6, 6), int), 1)]},
              "score_bias": {"alibi": {"slopes": list(slopes)}}}
     expected, got = attncli.compute(plain), attncli.compute(numpy)
     for key in ("scaled_scores", "weights", "output"):

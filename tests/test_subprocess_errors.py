@@ -21,8 +21,8 @@ GOOD = "tokens: [a, b, c]\ninputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\ns
 
 
 def start(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals,
-                            **kwargs)
+    return subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_signals, **kwargs)
 
 
 def test_reader_that_goes_away_gets_no_traceback(tmp_path):
@@ -41,7 +41,8 @@ def test_reader_that_goes_away_gets_no_traceback(tmp_path):
 def test_reader_that_goes_away_in_a_shell_pipeline(tmp_path):
     doc = tmp_path / "big.yaml"
     doc.write_text("inputs: {random: normal, seed: 1, shape: [300, 16]}\n")
-    command = " ".join([*COMMAND, "compute", str(doc), "--format", "json"]) + " | head -c 20; echo; echo ${PIPESTATUS[0]}"
+    command = (" ".join([*COMMAND, "compute", str(doc), "--format", "json"])
+               + " | head -c 20; echo; echo ${PIPESTATUS[0]}")
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
     assert result.stdout == '{"tokens":["x1","x2"\n0\n'  # attncli's own exit code: 0
     assert result.stderr == ""
@@ -82,7 +83,8 @@ def test_failed_run_leaves_the_output_file_alone(tmp_path):
     out.write_text("an earlier result\n")
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD + "mask: [[1, 0], [1, 1]]\n")
-    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: ") and "mask: is 2×2 but needs 3×3" in result.stderr
     assert out.read_text() == "an earlier result\n"
@@ -94,7 +96,8 @@ def test_successful_run_replaces_the_output_file_whole(tmp_path):
     out.write_text("an earlier result\n")
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD)
-    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([*COMMAND, "compute", str(doc), "--format", "json", "-o", str(out)], capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
     assert json.loads(out.read_text())["scores"][0][0] == [2.0, 0.0, 2.0]  # [1,0,1,0] · each input
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml", "result.json"]
@@ -106,8 +109,8 @@ def test_output_never_overwrites_an_input(tmp_path):
     doc.write_text("inputs: x.csv\n")
     for target in ("x.csv", "doc.yaml"):
         only = ["--only", "weights"]  # (-o x.csv writes CSV: one matrix)
-        result = subprocess.run([*COMMAND, "compute", str(doc), *only, "-o", str(tmp_path / target)], capture_output=True,
-                                text=True, timeout=600)
+        result = subprocess.run([*COMMAND, "compute", str(doc), *only, "-o", str(tmp_path / target)],
+                                capture_output=True, text=True, timeout=600)
         assert result.returncode == 2 and "input files" in result.stderr
     assert (tmp_path / "x.csv").read_text() == "1,0\n0,1\n" and doc.read_text() == "inputs: x.csv\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.yaml", "x.csv"]
@@ -122,7 +125,8 @@ def test_unwritable_folder_is_a_clear_error(tmp_path):
     doc = tmp_path / "doc.yaml"
     doc.write_text(GOOD)
     try:
-        result = subprocess.run([*COMMAND, "compute", str(doc), "-o", str(folder / "result.json")], capture_output=True, text=True, timeout=600)
+        result = subprocess.run([*COMMAND, "compute", str(doc), "-o", str(folder / "result.json")], capture_output=True,
+                                text=True, timeout=600)
     finally:
         folder.chmod(0o755)
     assert result.returncode == 2 and result.stderr.startswith("Error: ") and "Traceback" not in result.stderr

@@ -27,14 +27,16 @@ def _waits_without_timeout(source: str) -> list[int]:
             continue
         owner = node.func.value
         if node.func.attr in ("read", "readline", "readlines") and isinstance(owner, ast.Attribute) and \
-                owner.attr in ("stdout", "stderr") and not (isinstance(owner.value, ast.Name) and owner.value.id == "sys"):
+                owner.attr in ("stdout", "stderr") and not (isinstance(owner.value, ast.Name)
+                                                            and owner.value.id == "sys"):
             found.append(node.lineno)
             continue
         if node.func.attr not in WAITS:
             continue
         if not (isinstance(owner, ast.Name) and (owner.id == "subprocess" or "proc" in owner.id)):
             continue
-        positional_timeout = node.func.attr in ("wait", "communicate") and len(node.args) >= (1 if node.func.attr == "wait" else 2)
+        positional_timeout = (node.func.attr in ("wait", "communicate")
+                              and len(node.args) >= (1 if node.func.attr == "wait" else 2))
         if not positional_timeout and not any(k.arg == "timeout" for k in node.keywords):
             found.append(node.lineno)
     return found
@@ -46,13 +48,15 @@ def test_every_wait_for_a_child_process_has_a_timeout():
 
 
 def test_the_timeout_check_finds_a_missing_timeout():
-    assert _waits_without_timeout("import subprocess\nsubprocess.run(['true'])\nprocess.wait()\nproc.stderr.read()\n") == [2, 3, 4]
+    assert _waits_without_timeout("import subprocess\nsubprocess.run(['true'])\n"
+                                  "process.wait()\nproc.stderr.read()\n") == [2, 3, 4]
     assert _waits_without_timeout("subprocess.run(['true'], timeout=5)\nprocess.communicate(timeout=5)\n") == []
 
 
 def test_neither_tests_nor_ci_choose_the_blas_kernel():
     """The tests hold on any CPU by their design (tolerances relative to the largest entry), not by pinning a kernel."""
-    setting = re.compile(r"OPENBLAS_CORETYPE\s*=|\[\s*[\"']OPENBLAS_CORETYPE[\"']\s*\]\s*=|setenv\(\s*[\"']OPENBLAS_CORETYPE")
+    setting = re.compile(r"OPENBLAS_CORETYPE\s*=|\[\s*[\"']OPENBLAS_CORETYPE[\"']\s*\]\s*="
+                         r"|setenv\(\s*[\"']OPENBLAS_CORETYPE")
     places = [*TESTS, ROOT / ".ci" / "run", ROOT / "pyproject.toml"]
     bad = [path.name for path in places
            if any(setting.search(line) for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))]

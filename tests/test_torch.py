@@ -46,7 +46,8 @@ def test_multi_head_attention_module(runner, tmp_path, n, d_model, heads):
         "inputs": save(tmp_path, "x.npy", x[0]),
         "heads": heads,
         "weights": {"query": save(tmp_path, "wq.npy", w_q.T), "key": save(tmp_path, "wk.npy", w_k.T),
-                    "value": save(tmp_path, "wv.npy", w_v.T), "output": save(tmp_path, "wo.npy", mha.out_proj.weight.T)},
+                    "value": save(tmp_path, "wv.npy", w_v.T),
+                    "output": save(tmp_path, "wo.npy", mha.out_proj.weight.T)},
         "bias": {"query": save(tmp_path, "bq.npy", b_q), "key": save(tmp_path, "bk.npy", b_k),
                  "value": save(tmp_path, "bv.npy", b_v), "output": save(tmp_path, "bo.npy", mha.out_proj.bias)},
         "mask": (~mask).int().tolist(),  # attncli (like SDPA): 1 = may attend
@@ -95,7 +96,8 @@ def test_gpt2_style_fused_projection_and_causal_mask(runner, tmp_path):
     torch.manual_seed(2)
     n, d, heads = 16, 768, 12
     x = torch.randn(n, d, dtype=torch.float64)
-    c_attn_w, c_attn_b = 0.02 * torch.randn(d, 3 * d, dtype=torch.float64), 0.02 * torch.randn(3 * d, dtype=torch.float64)
+    c_attn_w, c_attn_b = (0.02 * torch.randn(d, 3 * d, dtype=torch.float64),
+                          0.02 * torch.randn(3 * d, dtype=torch.float64))
     c_proj_w, c_proj_b = 0.02 * torch.randn(d, d, dtype=torch.float64), 0.02 * torch.randn(d, dtype=torch.float64)
     q, k, v = (x @ c_attn_w + c_attn_b).split(d, dim=1)
     per_head = lambda t: t.view(n, heads, d // heads).transpose(0, 1)  # noqa: E731
@@ -107,7 +109,8 @@ def test_gpt2_style_fused_projection_and_causal_mask(runner, tmp_path):
         "weights": {name: save(tmp_path, f"w_{name}.npy", w[i]) for i, name in enumerate(("query", "key", "value"))},
         "bias": {name: save(tmp_path, f"b_{name}.npy", b[i]) for i, name in enumerate(("query", "key", "value"))},
     }
-    doc["weights"]["output"], doc["bias"]["output"] = save(tmp_path, "c_proj_w.npy", c_proj_w), save(tmp_path, "c_proj_b.npy", c_proj_b)
+    doc["weights"]["output"] = save(tmp_path, "c_proj_w.npy", c_proj_w)
+    doc["bias"]["output"] = save(tmp_path, "c_proj_b.npy", c_proj_b)
     (tmp_path / "doc.json").write_text(json.dumps(doc))
     got = run(runner, tmp_path / "doc.json")
     assert np.abs(np.array(got["output"]) - want.numpy()).max() < 1e-9
@@ -126,7 +129,8 @@ def test_multi_head_attention_with_a_context_of_another_width(runner, tmp_path):
     doc = {"inputs": x[0].tolist(), "context": c[0].tolist(), "heads": 2,
            "weights": {"query": mha.q_proj_weight.T.tolist(), "key": mha.k_proj_weight.T.tolist(),
                        "value": mha.v_proj_weight.T.tolist(), "output": mha.out_proj.weight.T.tolist()},
-           "bias": {"query": b_q.tolist(), "key": b_k.tolist(), "value": b_v.tolist(), "output": mha.out_proj.bias.tolist()}}
+           "bias": {"query": b_q.tolist(), "key": b_k.tolist(), "value": b_v.tolist(),
+                    "output": mha.out_proj.bias.tolist()}}
     (tmp_path / "doc.json").write_text(json.dumps(doc))
     got = run(runner, tmp_path / "doc.json")
     assert np.abs(np.array(got["output"]) - want[0].detach().numpy()).max() < 1e-9
@@ -139,7 +143,8 @@ def test_float32_npy_is_computed_in_float64(runner, tmp_path):
     w = torch.randn(6, 6, dtype=torch.float32)
     np.save(tmp_path / "x.npy", x.numpy())
     np.save(tmp_path / "w.npy", w.numpy())
-    (tmp_path / "doc.json").write_text(json.dumps({"inputs": "x.npy", "heads": 2, "weights": {"query": "w.npy", "key": "w.npy"}}))
+    (tmp_path / "doc.json").write_text(json.dumps({"inputs": "x.npy", "heads": 2,
+                                                   "weights": {"query": "w.npy", "key": "w.npy"}}))
     got = run(runner, tmp_path / "doc.json")
     x64, w64 = x.double(), w.double()
     q = (x64 @ w64).view(4, 2, 3).transpose(0, 1)

@@ -104,7 +104,8 @@ def test_only_takes_the_formulas_name(runner, alias, key):
                                         ("R", "residual"), ("X̂", "normalized_inputs")])
 def test_only_takes_the_names_of_todays_quantities(runner, alias, key):
     data = json_of(runner, EXAMPLES / "llama_style.yaml", "--only", alias)
-    assert key in data and len([k for k in data if isinstance(data[k], list) and k not in ("tokens", "context_tokens")]) == 1
+    assert key in data and len([k for k in data if isinstance(data[k], list)
+                                and k not in ("tokens", "context_tokens")]) == 1
 
 
 def test_grouped_query_projections_are_per_key_value_head(runner):
@@ -137,7 +138,8 @@ def test_markdown_latex_and_csv_show_the_projections(runner):
     cells = [[float(c) for c in line.strip("| ").split(" | ")[1:]] for line in markdown.splitlines()[4:8]]
     np.testing.assert_array_equal(np.array(cells), w_o)
     latex = run(runner, "compute", TWO_HEADS, "-f", "latex", "--only", "W_K", "--head", "1", "-p", "1").stdout
-    assert "W_K^{(1)} = \\begin{bmatrix}\n1.0 & 0.0 \\\\\n0.5 & 0.5 \\\\\n0.0 & 1.0 \\\\\n0.0 & 0.0\n\\end{bmatrix}" in latex
+    assert ("W_K^{(1)} = \\begin{bmatrix}\n1.0 & 0.0 \\\\\n0.5 & 0.5 \\\\\n0.0 & 1.0 \\\\\n"
+            "0.0 & 0.0\n\\end{bmatrix}") in latex
     rows = list(csv.reader(io.StringIO(run(runner, "compute", TWO_HEADS, "-f", "csv", "--only", "b_V").stdout)))
     assert rows == [["head", "row", "1", "2"], ["1", "b_V", "0.0", "0.0"], ["2", "b_V", "0.1", "0.1"]]
     rows = list(csv.reader(io.StringIO(run(runner, "compute", TWO_HEADS, "-f", "csv", "--only", "W_O").stdout)))
@@ -150,7 +152,8 @@ def test_npz_holds_the_projections_asked_for(runner, tmp_path):
     run(runner, "compute", TWO_HEADS, "--only", "W_Q", "--only", "A", "-o", out)
     with np.load(out) as arrays:
         assert sorted(arrays.files) == ["scale", "weight_query", "weights"]
-        np.testing.assert_array_equal(arrays["weight_query"], per_head(document("two_heads.yaml")["weights"]["query"], 2))
+        np.testing.assert_array_equal(arrays["weight_query"],
+                                      per_head(document("two_heads.yaml")["weights"]["query"], 2))
 
 
 def test_an_omitted_weight_is_shown_as_the_identity_it_stands_for(runner):
@@ -217,7 +220,8 @@ SPELLINGS = [  # (the document's extra lines, the message after "doc.yaml: ")
 ]
 
 
-@pytest.mark.parametrize("text, message", SPELLINGS, ids=[case[0].split(":")[0] + str(i) for i, case in enumerate(SPELLINGS)])
+@pytest.mark.parametrize("text, message", SPELLINGS,
+                         ids=[case[0].split(":")[0] + str(i) for i, case in enumerate(SPELLINGS)])
 def test_natural_spellings_are_told_where_they_belong(runner, tmp_path, text, message):
     result = compute_doc(runner, tmp_path, text + "\n")
     assert result.exit_code == 2 and result.stdout == "", result.output
@@ -295,12 +299,14 @@ def test_the_same_escape_codes_reach_the_terminal_from_both_views():
 
     trace = zero_and_one()
     codes = []
-    for renderable in (*compute_tables(trace, View(precision=2), None, ["weights"]), HeatMap(trace, head=0, precision=2)):
+    for renderable in (*compute_tables(trace, View(precision=2), None, ["weights"]),
+                       HeatMap(trace, head=0, precision=2)):
         console = Console(file=io.StringIO(), width=80, color_system="truecolor", force_terminal=True)
         console.print(renderable)
         out = console.file.getvalue()
         codes.append((set(re.findall(r"\x1b\[([0-9;]*)m *1(?:\.0+)? *\x1b", out)),
-                      set(re.findall(r"(\x1b\[[0-9;]*m)? *0(?:\.0+)? ", out)) - {"", "\x1b[0m"}))  # (a reset: no colour)
+                      set(re.findall(r"(\x1b\[[0-9;]*m)? *0(?:\.0+)? ", out))
+                      - {"", "\x1b[0m"}))  # (a reset: no colour)
     assert codes[0][0] == codes[1][0] == {"30;48;2;226;109;0"}
     assert codes[0][1] == codes[1][1] == set()  # 0 is written without any colour in both
 
@@ -371,7 +377,8 @@ def test_html_keeps_its_white_page_and_can_be_dark(runner, tmp_path):
 
 
 def png_size_and_corner(data: bytes) -> tuple[tuple[int, int], tuple[int, ...]]:
-    """(width, height) and the top-left pixel of an 8-bit RGBA PNG, decoded here (its first pixel needs no unfiltering)."""
+    """(width, height) and the top-left pixel of an 8-bit RGBA PNG,
+    decoded here (its first pixel needs no unfiltering)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, size = 8, b"", None
     while pos < len(data):
@@ -434,7 +441,8 @@ def test_the_python_caller_of_to_png_gets_the_same_words(monkeypatch):
 
 
 def test_a_bad_theme_or_suffix_is_refused(runner, tmp_path):
-    result = run(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", tmp_path / "a.svg", "--theme", "sepia", ok=False)
+    result = run(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", tmp_path / "a.svg", "--theme", "sepia",
+                 ok=False)
     assert result.exit_code == 2 and "'sepia' is not one of 'dark', 'light'" in result.stderr and result.stdout == ""
     assert not (tmp_path / "a.svg").exists()
     line = refused(runner, "heatmap", EXAMPLES / "causal.yaml", "--export", tmp_path / "a.jpg")
@@ -467,7 +475,8 @@ def test_the_comment_names_exactly_the_rows_and_columns_shown(runner, tmp_path):
 
 def test_a_summary_drops_columns_to_fit_beside_its_formula(runner):
     text = latex(runner, EXAMPLES / "bert_base.yaml", "--only", "Q", "--head", "1")
-    assert "% Head 1 · Queries: Q = X·W_Q + b_Q (6 × 64); rows: 我, 想, 吃, 酸, 菜, 鱼; columns: 1, 2, …, 63, 64" in text
+    assert ("% Head 1 · Queries: Q = X·W_Q + b_Q (6 × 64); rows: 我, 想, 吃, 酸, 菜, 鱼; "
+            "columns: 1, 2, …, 63, 64") in text
     assert r"Q^{(1)} = X W_Q^{(1)} + b_Q^{(1)} = \begin{bmatrix}" in text
 
 
@@ -498,7 +507,8 @@ def test_pdflatex_sets_every_example_without_an_overfull_line(runner, tmp_path, 
     import subprocess
 
     names = ["bert_base.yaml", "llama_style.yaml", "two_heads.yaml", "cross_attention.yaml", "rope.yaml", "causal.yaml"]
-    body = "\n\n".join(latex(runner, EXAMPLES / name, *args, *[a for k in ("X", "W_Q", "Q", "K", "S", "Z", "A", "H", "Y")
+    body = "\n\n".join(latex(runner, EXAMPLES / name, *args,
+                             *[a for k in ("X", "W_Q", "Q", "K", "S", "Z", "A", "H", "Y")
                                                              for a in ("--only", k)]) for name in names)
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
                                       + body + "\n\\end{document}\n", encoding="utf-8")

@@ -42,7 +42,8 @@ OUTPUT = {  # the attention's output projection of layer L (its output is Y)
     "bloom": "h.{L}.self_attention.dense",
 }
 ADD_NORM = {"bert": "encoder.layer.{L}.attention.output.LayerNorm",
-            "roberta": "encoder.layer.{L}.attention.output.LayerNorm", "distilbert": "transformer.layer.{L}.sa_layer_norm"}
+            "roberta": "encoder.layer.{L}.attention.output.LayerNorm",
+            "distilbert": "transformer.layer.{L}.sa_layer_norm"}
 
 
 def tokenizer(transformers, family: str):
@@ -56,19 +57,23 @@ def tokenizer(transformers, family: str):
         tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                           special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
         return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]",
                                                     sep_token="[SEP]", pad_token="[PAD]", mask_token="[MASK]")
     if family == "t5":
         tok = Tokenizer(models.Unigram())
         tok.pre_tokenizer, tok.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
-        tok.train_from_iterator(CORPUS, trainers.UnigramTrainer(vocab_size=80, special_tokens=["<pad>", "</s>", "<unk>"],
+        tok.train_from_iterator(CORPUS, trainers.UnigramTrainer(vocab_size=80,
+                                                                special_tokens=["<pad>", "</s>", "<unk>"],
                                                                 unk_token="<unk>"))
         tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-        return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="</s>", pad_token="<pad>")
+        return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="</s>",
+                                                    pad_token="<pad>")
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<unk>", "<s>", "</s>"],
+    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300,
+                                                        special_tokens=["<pad>", "<unk>", "<s>", "</s>"],
                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     around = {"roberta": ("<s>", "</s>"), "llama": ("<s>", None), "mistral": ("<s>", None)}.get(family, (None, None))
     single = " ".join(part for part in (around[0], "$A", around[1]) if part)
@@ -98,7 +103,8 @@ def config(transformers, family: str, vocab: int):
                                                sliding_window=3), "MistralForCausalLM"),
         "qwen2": (transformers.Qwen2Config(**small, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                                            num_key_value_heads=1, intermediate_size=32, max_position_embeddings=24,
-                                           rope_parameters={"rope_type": "linear", "rope_theta": 1000.0, "factor": 2.0}),
+                                           rope_parameters={"rope_type": "linear", "rope_theta": 1000.0,
+                                                            "factor": 2.0}),
                   "Qwen2ForCausalLM"),
         "t5": (transformers.T5Config(**small, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=3,
                                      num_heads=4, relative_attention_num_buckets=8, relative_attention_max_distance=16,
@@ -173,8 +179,8 @@ def reference(torch, transformers, family: str, folder: Path, layer: int, monkey
     with torch.no_grad():
         out = model(**inputs, output_attentions=True, output_hidden_states=True)
     prefix = "decoder_" if stack == "decoder" else ""
-    found = {"inputs": getattr(out, f"{prefix}hidden_states")[layer], "weights": getattr(out, f"{prefix}attentions")[layer],
-             **caught}
+    found = {"inputs": getattr(out, f"{prefix}hidden_states")[layer],
+             "weights": getattr(out, f"{prefix}attentions")[layer], **caught}
     return {key: value[0].double().numpy() for key, value in found.items()}
 
 
@@ -196,7 +202,8 @@ def weights(model, family: str, layer: int, stack: str = "encoder") -> dict[str,
     if family in ("llama", "mistral", "qwen2"):
         return {k: t(f"layers.{{L}}.self_attn.{k[0]}_proj.weight") for k in ("query", "key", "value", "output")}
     if family == "t5":
-        return {k: t(f"{{S}}.block.{{L}}.layer.0.SelfAttention.{k[0]}.weight") for k in ("query", "key", "value", "output")}
+        return {k: t(f"{{S}}.block.{{L}}.layer.0.SelfAttention.{k[0]}.weight")
+                for k in ("query", "key", "value", "output")}
     h = model.config.n_head
     fused = t("h.{L}.self_attention.query_key_value.weight").T  # (h·3·hd, d): per head q, k, v rows
     per = fused.reshape(h, 3, -1, fused.shape[1])

@@ -36,7 +36,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
 ) -> None:
     """See every number of self-attention: Q, K, V, scores, softmax weights and outputs.
 

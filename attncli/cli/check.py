@@ -25,8 +25,12 @@ from attncli.cli.write import emit, render_text
 def check(
     file: FileArg,
     tol: Annotated[float, typer.Option("--tol", min=0.0,
-                                       help="Absolute tolerance per cell (the default suits answers rounded to 2 decimals).")] = 0.005,
-    format: Annotated[TableOrJson, typer.Option("--format", "-f", case_sensitive=False, help="table: the report as text; json: one JSON object with a list of findings (README, 'Checking a hand calculation').")] = TableOrJson.table,
+                                       help="Absolute tolerance per cell (the default suits answers rounded "
+                                            "to 2 decimals).")] = 0.005,
+    format: Annotated[TableOrJson,
+                      typer.Option("--format", "-f", case_sensitive=False,
+                                   help="table: the report as text; json: one JSON object with a list of findings "
+                                        "(README, 'Checking a hand calculation').")] = TableOrJson.table,
     lang: LangOption = Lang.en,
     scale: ScaleOption = None,
     mask: MaskOption = None,

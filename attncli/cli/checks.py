@@ -25,7 +25,8 @@ EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")  # expl
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
-    """``--head`` (counting from 1; None: all) -> 0-based; ``heads`` None: not known yet, only ``--head 0`` is refused."""
+    """``--head`` (counting from 1; None: all) -> 0-based; ``heads`` None: not known yet,
+    only ``--head 0`` is refused."""
     if head is None:
         return None
     if heads is None:
@@ -70,7 +71,8 @@ def step_choice(step: str, extras: Optional[list[str]]) -> None:
     from attncli.teach.explain.walkthrough import NEEDS
 
     if step == "residual" and "add_norm" in known:
-        raise AttnError(f"the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {valid}",
+        raise AttnError("the residual is part of step add_norm here (R = X + Y, then LayerNorm); "
+                        f"the steps here are {valid}",
                         "--step")
     if step in NEEDS:
         raise AttnError(f"'{step}' needs {NEEDS[step]} in the document; the steps here are {valid}", "--step")
@@ -89,7 +91,8 @@ def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
         return 0
     if i is not None:
         if not 1 <= i <= len(tokens):
-            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}", "--query")
+            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}",
+                            "--query")
         return i - 1
     if query in tokens:
         return tokens.index(query)

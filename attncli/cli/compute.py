@@ -31,15 +31,36 @@ from attncli.core.errors import AttnError
 @app.command()
 def compute(
     file: FileArg,
-    format: Annotated[Optional[OutputFormat], typer.Option("--format", "-f", case_sensitive=False, show_default="table, or what -o's extension says", help="table: Rich tables; json: the JSON of docs/format.md; markdown / latex: tables or bmatrix equations to paste; csv: the one matrix --only names, at full precision.")] = None,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Keep just this key (repeatable): inputs, positional, normalized_inputs, context, queries, keys, values, queries_rotated, keys_rotated, scores, scaled_scores, weights, head_outputs, output, normalized_output, residual, normalized; the projections, shown only when named: weight_query, weight_key, weight_value, weight_output, bias_query, bias_key, bias_value, bias_output. Or the formula's name, in any case: X, P, C, W_Q, b_Q, Q, W_K, K, W_V, V, Q′ (or Q'), K′, S (scores), Z (scaled), A (weights), H, W_O, b_O, Y (output), R, N.")] = None,
+    format: Annotated[Optional[OutputFormat],
+                      typer.Option("--format", "-f", case_sensitive=False,
+                                   show_default="table, or what -o's extension says",
+                                   help="table: Rich tables; json: the JSON of docs/format.md; "
+                                        "markdown / latex: tables or bmatrix equations to paste; "
+                                        "csv: the one matrix --only names, at full precision.")] = None,
+    only: Annotated[Optional[list[str]],
+                    typer.Option("--only",
+                                 help="Keep just this key (repeatable): inputs, positional, normalized_inputs, "
+                                      "context, queries, keys, values, queries_rotated, keys_rotated, scores, "
+                                      "scaled_scores, weights, head_outputs, output, normalized_output, residual, "
+                                      "normalized; the projections, shown only when named: weight_query, weight_key, "
+                                      "weight_value, weight_output, bias_query, bias_key, bias_value, bias_output. "
+                                      "Or the formula's name, in any case: X, P, C, W_Q, b_Q, Q, W_K, K, W_V, V, "
+                                      "Q′ (or Q'), K′, S (scores), Z (scaled), A (weights), H, W_O, b_O, "
+                                      "Y (output), R, N.")] = None,
     precision: Precision = 4,
-    head: Annotated[Optional[str], typer.Option("--head", help="Show one head's tables (counting from 1), or all (the default).")] = None,
+    head: Annotated[Optional[str], typer.Option("--head",
+                                                help="Show one head's tables (counting from 1), "
+                                                     "or all (the default).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Show every row and column of large matrices.")] = False,
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the result to this file (atomically) instead of standard output. Its extension picks the format unless --format is given: .json, .csv, .md, .tex, .txt (tables), .svg / .html (the tables drawn), .npy / .npz (arrays); any other, --format.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
+                                                   help="Write the result to this file (atomically) instead of "
+                                                        "standard output. Its extension picks the format unless "
+                                                        "--format is given: .json, .csv, .md, .tex, .txt (tables), "
+                                                        ".svg / .html (the tables drawn), .npy / .npz (arrays); "
+                                                        "any other, --format.")] = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
     debug: Debug = False,
@@ -61,33 +82,21 @@ def compute(
 
     def action() -> None:
         from attncli.inputs.outline import outline
-        from attncli.outputs.blocks import PER_HEAD
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
         chosen, medium, contradiction = output_format(format, output)
         binary, drawn = medium == "arrays", medium == "picture"
-        if keys == [] and (binary or chosen is not OutputFormat.json):
-            raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights", "--only")
-        if contradiction is not None:
-            raise contradiction
-        check_export(export, chosen is OutputFormat.table and not binary, output)
-        if chosen is OutputFormat.csv and (keys is None or len(keys) != 1):
-            raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
+        _check_format(only, keys, chosen, binary, contradiction, output, export)
         selected = head_choice(head)
-        if chosen is OutputFormat.json and selected is not None:
-            raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
-        if binary and output.suffix.lower() == ".npy" and len(keys or []) != 1:
-            raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
-        if chosen is OutputFormat.csv and selected is not None and keys[0] not in PER_HEAD:
-            raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
+        _check_selection(selected, keys, chosen, binary, output)
         head_index(selected, None)
         changes = overrides(scale, mask, heads)
         doc = read(file)  # the options against what the document says, before any matrix is read:
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
         head_index(selected, shape.heads)
-        kind = output.suffix.lower() if binary else chosen.value + (" --full" if full and chosen.value in ("table", "markdown", "latex") else "")
+        kind = output.suffix.lower() if binary else _written_as(chosen, full)
 
         def attention(spec):  # and against its shapes, before the attention
             head_index(selected, spec.heads)
@@ -104,7 +113,8 @@ def compute(
 
             emit(to_json(trace, keys), output, inputs)
         elif chosen in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
-            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full), output, inputs)
+            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full),
+                 output, inputs)
         else:
             from attncli.views.tables import View, compute_tables
 
@@ -113,7 +123,8 @@ def compute(
             title = f"attncli compute {Path(file).name}"
             picture = make_picture(lambda color: tables, export, title, theme, FEWER)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-                emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs, picture)
+                emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs,
+                     picture)
             else:
                 emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
@@ -121,6 +132,37 @@ def compute(
 
 
 FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
+
+
+def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,
+                  contradiction: Optional[Exception], output: Optional[Path], export: Optional[Path]) -> None:
+    """--only, --format, -o and --export against each other, before the document is read."""
+    if keys == [] and (binary or chosen is not OutputFormat.json):
+        raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights",
+                        "--only")
+    if contradiction is not None:
+        raise contradiction
+    check_export(export, chosen is OutputFormat.table and not binary, output)
+    if chosen is OutputFormat.csv and (keys is None or len(keys) != 1):
+        raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
+
+
+def _check_selection(selected: Optional[int], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,
+                     output: Optional[Path]) -> None:
+    """--head and --only against what the format holds: JSON every head, a .npy one array, a CSV the heads it has."""
+    from attncli.outputs.blocks import PER_HEAD
+
+    if chosen is OutputFormat.json and selected is not None:
+        raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+    if binary and output.suffix.lower() == ".npy" and len(keys or []) != 1:
+        raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+    if chosen is OutputFormat.csv and selected is not None and keys[0] not in PER_HEAD:
+        raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
+
+
+def _written_as(chosen: OutputFormat, full: bool) -> str:
+    """The text format the memory plan prices: with " --full" where it shows every row and column."""
+    return chosen.value + (" --full" if full and chosen.value in ("table", "markdown", "latex") else "")
 
 
 def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:

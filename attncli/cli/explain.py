@@ -32,14 +32,27 @@ BUILTIN = "data/illustrated.yaml"
 
 @app.command()
 def explain(
-    file: Annotated[Optional[str], typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the built-in illustrated example.", metavar="FILE")] = None,
-    step: Annotated[str, typer.Option("--step", "-s", help="Which step: 1 to 8, all (the default), or the extra steps positional / pre_norm / rope / add_norm / residual when the document uses them.")] = "all",
-    query: Annotated[Optional[str], typer.Option("--query", "-q", help="The query to follow: a number counting from 1, or a token label (default: the first).")] = None,
-    head: Annotated[Optional[str], typer.Option("--head", help="The head to follow, counting from 1 (default: 1), or all: the steps of each head in turn.")] = None,
+    file: Annotated[Optional[str],
+                    typer.Argument(help="The document (YAML or JSON), or - for standard input; without it, the "
+                                        "built-in illustrated example.", metavar="FILE")] = None,
+    step: Annotated[str, typer.Option("--step", "-s",
+                                      help="Which step: 1 to 8, all (the default), or the extra steps "
+                                           "positional / pre_norm / rope / add_norm / residual when the document "
+                                           "uses them.")] = "all",
+    query: Annotated[Optional[str], typer.Option("--query", "-q",
+                                                 help="The query to follow: a number counting from 1, "
+                                                      "or a token label (default: the first).")] = None,
+    head: Annotated[Optional[str], typer.Option("--head",
+                                                help="The head to follow, counting from 1 (default: 1), "
+                                                     "or all: the steps of each head in turn.")] = None,
     lang: LangOption = Lang.en,
-    format: Annotated[TableOrJson, typer.Option("--format", "-f", case_sensitive=False, help="table: text and Rich tables; json: one JSON object.")] = TableOrJson.table,
+    format: Annotated[TableOrJson,
+                      typer.Option("--format", "-f", case_sensitive=False,
+                                   help="table: text and Rich tables; json: one JSON object.")] = TableOrJson.table,
     precision: Precision = 4,
-    why: Annotated[bool, typer.Option("--why", help="Instead of the steps: why queries and keys? Averaging, symmetric relevance, query–key relevance, softmax — on your numbers.")] = False,
+    why: Annotated[bool, typer.Option("--why",
+                                      help="Instead of the steps: why queries and keys? Averaging, symmetric "
+                                           "relevance, query–key relevance, softmax — on your numbers.")] = False,
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
@@ -115,8 +128,8 @@ def explain(
         t = texts(language)
         items = renderables(chosen, t, View(precision))
         inputs = set() if file is None else input_paths(file, trace)
-        emit(render_text(items, to_terminal=True), None, inputs, make_picture(lambda color: items, export, "attncli explain", theme,
-                                                                                "--step N, --head N"))
+        emit(render_text(items, to_terminal=True), None, inputs,
+             make_picture(lambda color: items, export, "attncli explain", theme, "--step N, --head N"))
 
     run(action, debug)
 

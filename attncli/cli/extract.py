@@ -26,13 +26,27 @@ class Stack(str, Enum):
 
 @app.command("extract")
 def extract_command(
-    model: Annotated[str, typer.Argument(metavar="MODEL", help="A model folder in the Hugging Face layout: config.json, .safetensors weights, tokenizer files (never downloaded).")],
-    text: Annotated[Optional[str], typer.Option("--text", "-t", help="The sentence to run the model on (or --text-file).")] = None,
-    text_file: Annotated[Optional[str], typer.Option("--text-file", metavar="FILE", help="Read the sentence from this UTF-8 text file, or from standard input for - (one command-line argument holds at most 128 KiB on Linux); its final line break is not part of the sentence.")] = None,
-    layer: Annotated[int, typer.Option("--layer", "-l", help="The layer to extract, counting from 0 as the model does.")] = ...,
-    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, metavar="FILE.yaml", help="The document to write (atomically); the layer's inputs go to FILE.npy beside it.")] = ...,
-    dtype: Annotated[Dtype, typer.Option("--dtype", help="float64: the model run in float64 throughout; float32: in its own float32 (agreement to 1e-4).")] = Dtype.float64,
-    stack: Annotated[Optional[Stack], typer.Option("--stack", help="T5 only: the encoder's self-attention (default) or the decoder's.")] = None,
+    model: Annotated[str, typer.Argument(metavar="MODEL",
+                                         help="A model folder in the Hugging Face layout: config.json, .safetensors "
+                                              "weights, tokenizer files (never downloaded).")],
+    text: Annotated[Optional[str], typer.Option("--text", "-t",
+                                                help="The sentence to run the model on (or --text-file).")] = None,
+    text_file: Annotated[Optional[str],
+                         typer.Option("--text-file", metavar="FILE",
+                                      help="Read the sentence from this UTF-8 text file, or from standard input for - "
+                                           "(one command-line argument holds at most 128 KiB on Linux); its final "
+                                           "line break is not part of the sentence.")] = None,
+    layer: Annotated[int, typer.Option("--layer", "-l",
+                                       help="The layer to extract, counting from 0 as the model does.")] = ...,
+    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, metavar="FILE.yaml",
+                                         help="The document to write (atomically); "
+                                              "the layer's inputs go to FILE.npy beside it.")] = ...,
+    dtype: Annotated[Dtype, typer.Option("--dtype",
+                                         help="float64: the model run in float64 throughout; float32: in its own "
+                                              "float32 (agreement to 1e-4).")] = Dtype.float64,
+    stack: Annotated[Optional[Stack], typer.Option("--stack",
+                                                   help="T5 only: the encoder's self-attention (default) "
+                                                        "or the decoder's.")] = None,
     debug: Debug = False,
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
@@ -46,7 +60,7 @@ def extract_command(
       attncli heatmap layer3.yaml --head all
       attncli extract ./t5-small --text "Hello there" --layer 0 --stack decoder -o dec0.yaml
       attncli extract ./gpt2 --text-file chapter.txt --layer 11 -o gpt2-11.yaml
-    """
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
         from attncli.outputs.files import check_destination, write_all
@@ -55,7 +69,8 @@ def extract_command(
             raise AttnError("the document is YAML: give a name ending in .yaml (its inputs go beside it, as .npy)",
                             str(output))
         if text is None and text_file is None:
-            raise AttnError("is missing: give the sentence with --text TEXT, or --text-file FILE (- for standard input)",
+            raise AttnError("is missing: give the sentence with --text TEXT, "
+                            "or --text-file FILE (- for standard input)",
                             "--text")
         if text is not None and text_file is not None:
             raise AttnError("and --text both give the sentence; give one of them", "--text-file")

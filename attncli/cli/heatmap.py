@@ -36,8 +36,11 @@ class Quantity(str, Enum):
 @app.command()
 def heatmap(
     file: FileArg,
-    head: Annotated[str, typer.Option("--head", help="One head (counting from 1), or all: every head side by side on one colour scale.")] = "all",
-    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False, help="Which queries × keys matrix to draw.")] = Quantity.weights,
+    head: Annotated[str, typer.Option("--head",
+                                      help="One head (counting from 1), or all: "
+                                           "every head side by side on one colour scale.")] = "all",
+    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False,
+                                         help="Which queries × keys matrix to draw.")] = Quantity.weights,
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     scale: ScaleOption = None,
@@ -57,7 +60,7 @@ def heatmap(
       attncli heatmap examples/bert_base.yaml --head all --export heads.svg
       attncli heatmap examples/two_heads.yaml --head 2 --of scores
       attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
-    """
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
         from attncli.inputs.outline import outline

@@ -31,22 +31,49 @@ class InitNorm(str, Enum):
 
 @app.command("init")
 def init_command(
-    tokens: Annotated[Optional[str], typer.Option("--tokens", help="Token labels: words split on spaces, or characters when there are none.")] = None,
-    n: Annotated[Optional[int], typer.Option("--n", min=1, help="Number of tokens (without --tokens: labels x1 … xn; default: Evan's dog Riley).")] = None,
+    tokens: Annotated[Optional[str], typer.Option("--tokens",
+                                                  help="Token labels: words split on spaces, "
+                                                       "or characters when there are none.")] = None,
+    n: Annotated[Optional[int], typer.Option("--n", min=1,
+                                             help="Number of tokens (without --tokens: labels x1 … xn; "
+                                                  "default: Evan's dog Riley).")] = None,
     d_model: Annotated[int, typer.Option("--d-model", min=1, help="Width of each input row.")] = 4,
-    d_k: Annotated[Optional[int], typer.Option("--d-k", min=1, help="Query/key width per head (default d_model / heads).")] = None,
+    d_k: Annotated[Optional[int], typer.Option("--d-k", min=1,
+                                               help="Query/key width per head (default d_model / heads).")] = None,
     d_v: Annotated[Optional[int], typer.Option("--d-v", min=1, help="Value width per head (default d_k).")] = None,
-    heads: Annotated[int, typer.Option("--heads", min=1, help="Number of heads (more than 1 adds an output projection).")] = 1,
-    kv_heads: Annotated[Optional[int], typer.Option("--kv-heads", min=1, metavar="G", help="Grouped-query attention: G key/value heads shared by the query heads (must divide --heads; 1 is multi-query).")] = None,
-    rope: Annotated[bool, typer.Option("--rope", help="Rotary position embedding of the queries and keys (needs an even d_k).")] = False,
-    pre_norm: Annotated[Optional[InitNorm], typer.Option("--pre-norm", case_sensitive=False, help="Normalise the inputs before the projections (rms: Llama's RMSNorm; layer: LayerNorm) and add the output back (residual: true).")] = None,
-    context: Annotated[Optional[int], typer.Option("--context", min=1, metavar="M", help="Cross-attention: keys and values from M context rows.")] = None,
-    mask: Annotated[InitMask, typer.Option("--mask", case_sensitive=False, help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
-    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False, help="Initialiser of the weights (as torch.nn.init); inputs are normal.")] = InitKind.xavier,
+    heads: Annotated[int, typer.Option("--heads", min=1,
+                                       help="Number of heads (more than 1 adds an output projection).")] = 1,
+    kv_heads: Annotated[Optional[int],
+                        typer.Option("--kv-heads", min=1, metavar="G",
+                                     help="Grouped-query attention: G key/value heads shared by the query heads "
+                                          "(must divide --heads; 1 is multi-query).")] = None,
+    rope: Annotated[bool, typer.Option("--rope",
+                                       help="Rotary position embedding of the queries and keys "
+                                            "(needs an even d_k).")] = False,
+    pre_norm: Annotated[Optional[InitNorm],
+                        typer.Option("--pre-norm", case_sensitive=False,
+                                     help="Normalise the inputs before the projections (rms: Llama's RMSNorm; "
+                                          "layer: LayerNorm) and add the output back (residual: true).")] = None,
+    context: Annotated[Optional[int],
+                       typer.Option("--context", min=1, metavar="M",
+                                    help="Cross-attention: keys and values from M context rows.")] = None,
+    mask: Annotated[InitMask, typer.Option("--mask", case_sensitive=False,
+                                           help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
+    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False,
+                                           help="Initialiser of the weights (as torch.nn.init); "
+                                                "inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
-    inline: Annotated[bool, typer.Option("--inline", help="Write every number out (exact floats) instead of seeded random specs.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE", help="Write the document to this file (atomically) instead of standard output; an existing file is refused unless --force. A .json name gets the document as JSON (without the comments).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace the file -o names if it exists (it may be a document you edited).")] = False,
+    inline: Annotated[bool, typer.Option("--inline",
+                                         help="Write every number out (exact floats) "
+                                              "instead of seeded random specs.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
+                                                   help="Write the document to this file (atomically) instead of "
+                                                        "standard output; an existing file is refused unless "
+                                                        "--force. A .json name gets the document as JSON "
+                                                        "(without the comments).")] = None,
+    force: Annotated[bool, typer.Option("--force",
+                                        help="Replace the file -o names if it exists "
+                                             "(it may be a document you edited).")] = False,
     debug: Debug = False,
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
@@ -60,7 +87,7 @@ def init_command(
       attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
       attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms --mask causal | attncli compute - --only output
-    """
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
         from attncli.teach.starter import as_json, document

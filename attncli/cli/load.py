@@ -27,19 +27,21 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
         raise (e.at(doc.name) if e.where is None else e) from None
     hint = _convention_hint(spec) if trace.empty_queries else ""
     for i in trace.empty_queries:
-        warn(f"query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key (its mask row is all 0); its weights and head "
-             f"output are 0{hint}")
+        warn(f"query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key "
+             f"(its mask row is all 0); its weights and head output are 0{hint}")
     return trace
 
 
 def _convention_hint(spec) -> str:
-    """When the mask read the other way leaves every query a key: the flags may mean "masked" (nn.MultiheadAttention)."""
+    """When the mask read the other way leaves every query a key:
+    the flags may mean "masked" (nn.MultiheadAttention)."""
     inverted = None if spec.mask is None or spec.n * spec.m > 1 << 26 else spec.mask.inverted()
     if inverted is None or not inverted.full().any(axis=-1).all():
         return ""
     if spec.mask_name == "parts":
         return "; if 1 means masked in your mask (as in nn.MultiheadAttention), set mask.convention: block"
-    return "; if 1 means masked in your mask (as in nn.MultiheadAttention), write it as mask: {matrix: …, convention: block}"
+    return ("; if 1 means masked in your mask (as in nn.MultiheadAttention), "
+            "write it as mask: {matrix: …, convention: block}")
 
 
 STDIN_PROMPT = "Reading the document from standard input (end with Ctrl-D)…"

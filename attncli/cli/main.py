@@ -55,7 +55,8 @@ def main(args: list[str] | None = None) -> None:
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
         if message.strip():  # (empty after `attncli` alone, which shows the help)
-            message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)), " ".join(message.split()))  # a 10 kB value,
+            message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)),  # a 10 kB value,
+                             " ".join(message.split()))
             message = re.sub(r"[^\s']{61,}", lambda m: shorten(m.group()), message)  # option or command name
             message = shorten(message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
             say(f"Error: {visible(message).rstrip('.')} (see {shorten(command)} --help)\n")

@@ -41,7 +41,8 @@ BY_EXTENSION: dict[str, tuple[OutputFormat | None, str]] = {
 }
 
 
-def output_format(given: Optional[OutputFormat], output: Optional[Path]) -> tuple[OutputFormat, str, Optional[Exception]]:
+def output_format(given: Optional[OutputFormat],
+                  output: Optional[Path]) -> tuple[OutputFormat, str, Optional[Exception]]:
     """compute's format and how its result is written (see :data:`BY_EXTENSION`): --format, or -o's extension; and
     the error to raise when --format contradicts the extension (``-o x.json --format csv``), else None."""
     from attncli.core.errors import AttnError, shorten
@@ -52,15 +53,18 @@ def output_format(given: Optional[OutputFormat], output: Optional[Path]) -> tupl
         return implied or OutputFormat.table, medium, None
     if (implied is not None and given is not implied) or medium == "arrays":
         means = f"the {implied.value} format" if implied is not None else "binary arrays"
-        return given, medium, AttnError(f"{given.value} contradicts -o {shorten(output.name)}, whose extension {suffix} "
-                                        f"means {means}; leave out --format, or give -o a name that ends otherwise",
+        return given, medium, AttnError(f"{given.value} contradicts -o {shorten(output.name)}, "
+                                        f"whose extension {suffix} means {means}; "
+                                        "leave out --format, or give -o a name that ends otherwise",
                                         "--format")
     return given, medium, None
 
 
-FileArg = Annotated[str, typer.Argument(help="The document (YAML or JSON), or - to read it from standard input.", metavar="FILE")]
+FileArg = Annotated[str, typer.Argument(help="The document (YAML or JSON), or - to read it from standard input.",
+                                        metavar="FILE")]
 
-Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17, help="Decimals shown in tables (JSON always has full precision).")]
+Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17,
+                                        help="Decimals shown in tables (JSON always has full precision).")]
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
@@ -75,14 +79,18 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
-ScaleOption = Annotated[Optional[str], typer.Option("--scale", help="Replace the document's scale: sqrt, none or a number.")]
-MaskOption = Annotated[Optional[str], typer.Option("--mask", help="Replace the document's mask: none, causal or a matrix file (relative to the working directory).")]
+ScaleOption = Annotated[Optional[str], typer.Option("--scale",
+                                                    help="Replace the document's scale: sqrt, none or a number.")]
+MaskOption = Annotated[Optional[str], typer.Option("--mask",
+                                                   help="Replace the document's mask: none, causal or a matrix "
+                                                        "file (relative to the working directory).")]
 HeadsOption = Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")]
 LangOption = Annotated[Lang, typer.Option("--lang", case_sensitive=False, help="Language: en or zh.")]
 
 
 def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -> dict:
-    """--scale, --mask and --heads as the document's keys they replace (a mask file named relative to the working directory).
+    """--scale, --mask and --heads as the document's keys they replace
+    (a mask file named relative to the working directory).
 
     Each is checked here, before the document is read, as far as it can be alone (--scale abc, a --mask file missing).
     """
@@ -118,7 +126,12 @@ def head_choice(text: Optional[str]) -> Optional[int]:
     return number
 
 
-ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE", help="Also save what the terminal shows as a picture or page: FILE.svg, FILE.png (needs attncli[png]), FILE.html or FILE.txt (atomically). A picture too large to view (a PNG over 32,767 pixels a side, a page over 10,000 lines) is refused before it is drawn.")]
+ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE",
+                                                      help="Also save what the terminal shows as a picture or page: "
+                                                           "FILE.svg, FILE.png (needs attncli[png]), FILE.html or "
+                                                           "FILE.txt (atomically). A picture too large to view "
+                                                           "(a PNG over 32,767 pixels a side, a page over 10,000 "
+                                                           "lines) is refused before it is drawn.")]
 
 
 class Theme(str, Enum):
@@ -126,7 +139,11 @@ class Theme(str, Enum):
     light = "light"
 
 
-ThemeOption = Annotated[Optional[Theme], typer.Option("--theme", help="The look of an --export picture: dark, a terminal window (the default for .svg and .png), or light, black on white with no frame, for slides and papers (the default for .html).")]
+ThemeOption = Annotated[Optional[Theme], typer.Option("--theme",
+                                                      help="The look of an --export picture: dark, a terminal window "
+                                                           "(the default for .svg and .png), or light, black on white "
+                                                           "with no frame, for slides and papers "
+                                                           "(the default for .html).")]
 
 
 def whole_number(text: str) -> int | None:

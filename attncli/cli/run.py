@@ -19,7 +19,8 @@ from attncli.core.memory import MEMORY_ENV
 
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
 OUT_OF_MEMORY = ("Error: memory: ran out of memory (the input is larger than this process may allocate); use a smaller "
-                 f"input, or set {MEMORY_ENV} to what attncli may use, so that it computes large results block by block")
+                 f"input, or set {MEMORY_ENV} to what attncli may use, "
+                 "so that it computes large results block by block")
 
 
 class Stopped(BaseException):

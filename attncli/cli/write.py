@@ -1,4 +1,5 @@
-"""Writing results: to standard output or atomically to ``-o``, with the ``--export`` picture; the width to lay out for."""
+"""Writing results: to standard output or atomically to ``-o``, with the ``--export`` picture;
+the width to lay out for."""
 
 import io
 import os
@@ -21,7 +22,8 @@ def console(file=None, record: bool = False, like_stdout: bool = False):
     from rich.console import Console
 
     if file is None or like_stdout:
-        return Console(file=_StandIn(sys.stdout) if like_stdout else None, highlight=False, soft_wrap=False, width=terminal_width())
+        return Console(file=_StandIn(sys.stdout) if like_stdout else None, highlight=False, soft_wrap=False,
+                       width=terminal_width())
     return Console(file=file, highlight=False, color_system=None, width=200, record=record)
 
 
@@ -112,16 +114,19 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
     if export.suffix.lower() == ".png" and not png_ready():
         raise AttnError(PNG_NEEDS, "--export")
     if output is not None and output.suffix.lower() in (".npz", ".npy"):
-        raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead", "--export")
+        raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead",
+                        "--export")
     if not usable:
         raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
-    if output is not None and os.path.realpath(output) == os.path.realpath(export):  # (realpath: a link loop is no error here)
+    # (realpath: a link loop is no error here)
+    if output is not None and os.path.realpath(output) == os.path.realpath(export):
         raise AttnError("is the same file as --output; choose another name", "--export")
 
 
 def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str, theme=None, fewer: str = "",
                  where: str = "--export") -> Optional[tuple[Path, bytes]]:
-    """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.png/.html, shades for .txt.
+    """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.png/.html,
+    shades for .txt.
 
     ``theme``: --theme (dark or light), or None for the kind's own default. A picture too large is refused before it
     is drawn, at ``where``; ``fewer``: the command's options that show less (``--only KEY, --head N``), for the message.

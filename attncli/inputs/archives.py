@@ -102,7 +102,8 @@ def _not_an_archive(suffix: str) -> str:
 
 
 class TensorPlan:
-    """What the mapping asks of the tensor: its layout and the rows and columns to keep, checked as its shape is known."""
+    """What the mapping asks of the tensor: its layout and the rows and columns to keep,
+    checked as its shape is known."""
 
     def __init__(self, spec: dict, file: str, tensor: str):
         self.layout = spec.get("layout", "rows")
@@ -141,7 +142,8 @@ class TensorPlan:
                 for start, stop in ranges:
                     if stop > matrix[axis]:
                         count = f"{matrix[axis]} {key}" if len(shape) == 2 else (
-                            "one row (a vector is one row)" if axis == 0 else f"{matrix[axis]} columns (a vector's entries)")
+                            "one row (a vector is one row)" if axis == 0
+                            else f"{matrix[axis]} columns (a vector's entries)")
                         raise AttnError(f"[{shorten(start)}, {shorten(stop)}] goes beyond its {count}: {what} "
                                         f"({key} count from 0, stop excluded)", key)
                 matrix[axis] = sum(stop - start for start, stop in ranges)

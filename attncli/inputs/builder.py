@@ -86,7 +86,8 @@ class _Builder:
         return self.cache[key]
 
     def build(self) -> Spec:
-        inputs = self._matrix("inputs", self.data.get("inputs"), lambda: (self._count("tokens"), self._rows_of("query")))
+        inputs = self._matrix("inputs", self.data.get("inputs"),
+                              lambda: (self._count("tokens"), self._rows_of("query")))
         has_context = self.data.get("context") is not None
         if "context_tokens" in self.data and not has_context:
             raise AttnError("is given but there is no context (cross-attention needs 'context')", "context_tokens")
@@ -97,7 +98,8 @@ class _Builder:
         source = inputs if context is None else context
         tokens = token_labels(self.data.get("tokens"), inputs.shape[0], "x", "tokens", "inputs")
         context_tokens = (
-            tokens if context is None else token_labels(self.data.get("context_tokens"), context.shape[0], "c", "context_tokens", "context")
+            tokens if context is None else token_labels(self.data.get("context_tokens"), context.shape[0], "c",
+                                                        "context_tokens", "context")
         )
         kv_heads = kv_heads_of(self.data.get("kv_heads"))
         heads = self._heads() or self._heads_of_3d_weights(("query",) if kv_heads else ("query", "key", "value"))
@@ -242,14 +244,15 @@ class _Builder:
         elif w.ndim == 2:
             h = heads or 1
             if w.shape[1] % h and value is None:
-                raise AttnError(f"is omitted, so it is the {d_in}×{d_in} identity, whose {d_in} columns {h} heads cannot "
-                                "split into equal blocks; give the weight", key)
+                raise AttnError(f"is omitted, so it is the {d_in}×{d_in} identity, whose {d_in} columns {h} heads "
+                                "cannot split into equal blocks; give the weight", key)
             if w.shape[1] % h:
                 raise AttnError(f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key)
             blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
         else:
             torch = " (layout: torch leaves a vector as it is: is it a bias?)" if _torch_layout(value) else ""
-            raise AttnError(f"is a vector of {w.shape[0]}; expected a {d_in}×d matrix (rows: the {of} columns){torch}", key)
+            raise AttnError(f"is a vector of {w.shape[0]}; expected a {d_in}×d matrix (rows: the {of} columns){torch}",
+                            key)
         if blocks.shape[1] != d_in:
             d = "d_v" if name == "value" else "d_k"
             h = blocks.shape[0]

@@ -144,8 +144,8 @@ def _check_surrogates(data: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttnError(f"the string {quoted(item.encode('utf-8', 'backslashreplace').decode())} holds half of a "
-                                "UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
+                raise AttnError(f"the string {quoted(item.encode('utf-8', 'backslashreplace').decode())} holds half of "
+                                "a UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
 
 
 # ---------------------------------------------------------------- YAML
@@ -187,7 +187,8 @@ def _parse_yaml_events(text: str, name: str) -> Any:
         mark = e.problem_mark or e.context_mark
         _refuse_deep_flow(text[: mark.index if mark else len(text)], name)  # libyaml stops deep flow itself
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise AttnError(f"invalid YAML{where}: {shorten(e.problem or e.context or 'cannot be read', 100)}", name) from None
+        raise AttnError(f"invalid YAML{where}: {shorten(e.problem or e.context or 'cannot be read', 100)}",
+                        name) from None
     except yaml.YAMLError as e:
         raise AttnError(f"invalid YAML: {shorten(str(e).splitlines()[0], 100)}", name) from None
     finally:
@@ -195,8 +196,8 @@ def _parse_yaml_events(text: str, name: str) -> Any:
 
 
 # what the depth count passes over: a quoted scalar (where a scalar may begin), a comment; and what it counts
-_FLOW = re.compile(r"""(?:(?<=^)|(?<=[\s\[{,:]))(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')|(?:(?<=^)|(?<=\s))#[^\n]*|[\[\]{}]""",
-                   re.M)
+_FLOW = re.compile(r"""(?:(?<=^)|(?<=[\s\[{,:]))(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')"""
+                   r"""|(?:(?<=^)|(?<=\s))#[^\n]*|[\[\]{}]""", re.M)
 
 
 def _refuse_deep_flow(text: str, name: str) -> None:
@@ -215,7 +216,8 @@ def _refuse_deep_flow(text: str, name: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 line = text.count("\n", 0, match.start()) + 1
-                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)", name)
+                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)",
+                                name)
         elif bracket in "]}":
             depth -= 1
 
@@ -234,15 +236,10 @@ def _build(parser: Any, yaml: Any) -> Any:
         if isinstance(event, yaml.DocumentEndEvent):
             break
         if isinstance(event, yaml.AliasEvent):
-            raise AttnError(f"line {line}: YAML aliases (*{shorten(event.anchor)}) are not allowed; write the values out")
+            raise AttnError(f"line {line}: YAML aliases (*{shorten(event.anchor)}) "
+                            "are not allowed; write the values out")
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
-            _check_tag(event.tag, (kind,), line)
-            if len(stack) >= MAX_DEPTH:
-                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)")
-            if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
-                raise AttnError(f"line {line}: keys must be names, not a {'list' if kind == 'seq' else 'mapping'}")
-            stack.append([[] if kind == "seq" else {}, _NO_KEY, line])
+            _open(stack, "seq" if isinstance(event, yaml.SequenceStartEvent) else "map", event.tag, line)
             continue
         if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             value = stack.pop()[0]
@@ -251,22 +248,36 @@ def _build(parser: Any, yaml: Any) -> Any:
         if not stack:
             root = value
             continue
-        frame = stack[-1]
-        container = frame[0]
-        if isinstance(container, list):
-            container.append(value)
-        elif frame[1] is _NO_KEY:
-            _check_key(value, container, line)
-            frame[1], frame[2] = value, line
-        else:
-            container[frame[1]] = value
-            frame[1] = _NO_KEY
+        _place(stack[-1], value, line)
     if not parser.check_event(yaml.StreamEndEvent):
         raise AttnError("holds several YAML documents (separated by ---); give one")
     return root
 
 
 _NO_KEY = object()
+
+
+def _open(stack: list[list], kind: str, tag: str | None, line: int) -> None:
+    """A list (``seq``) or mapping (``map``) begins: checked, then a new frame on the stack."""
+    _check_tag(tag, (kind,), line)
+    if len(stack) >= MAX_DEPTH:
+        raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)")
+    if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
+        raise AttnError(f"line {line}: keys must be names, not a {'list' if kind == 'seq' else 'mapping'}")
+    stack.append([[] if kind == "seq" else {}, _NO_KEY, line])
+
+
+def _place(frame: list, value: Any, line: int) -> None:
+    """A finished value into its frame's container: a list's next item, a mapping's key, or that key's value."""
+    container = frame[0]
+    if isinstance(container, list):
+        container.append(value)
+    elif frame[1] is _NO_KEY:
+        _check_key(value, container, line)
+        frame[1], frame[2] = value, line
+    else:
+        container[frame[1]] = value
+        frame[1] = _NO_KEY
 
 
 def _check_key(key: Any, mapping: dict, line: int) -> None:

@@ -65,8 +65,8 @@ def _additive(builder: MatrixSource, h: int, d_k: int) -> dict[str, np.ndarray]:
     values = {name: builder.weights.get(name) for name in ADDITIVE_WEIGHTS}
     for name, value in values.items():
         if value is None:
-            raise AttnError(f"score: additive needs weights.w1 (d_k × d_a), weights.w2 (d_k × d_a) and weights.v (d_a); "
-                            f"weights.{name} is missing", "weights")
+            raise AttnError("score: additive needs weights.w1 (d_k × d_a), weights.w2 (d_k × d_a) and weights.v "
+                            f"(d_a); weights.{name} is missing", "weights")
     w_1 = _per_head(builder.read("weights.w1", values["w1"], (d_k, d_k)), h, d_k, "weights.w1")
     d_a = w_1.shape[2]
     w_2 = _per_head(builder.read("weights.w2", values["w2"], (d_k, d_a)), h, d_k, "weights.w2")
@@ -78,7 +78,8 @@ def _additive(builder: MatrixSource, h: int, d_k: int) -> dict[str, np.ndarray]:
     elif v.ndim == 1 and v.shape[0] == d_a:
         v = np.tile(v, (h, 1))
     else:
-        raise AttnError(f"is {shape_str(v.shape)} but needs length d_a = {d_a} (or {h}×{d_a}, one per head)", "weights.v")
+        raise AttnError(f"is {shape_str(v.shape)} but needs length d_a = {d_a} (or {h}×{d_a}, one per head)",
+                        "weights.v")
     return {"w_1": w_1, "w_2": w_2, "v_a": v}
 
 

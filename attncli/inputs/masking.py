@@ -55,7 +55,8 @@ def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int)
     if "random" in value:
         raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
     value = mapping_of(value, "mask", MASK_PARTS)
-    if all(value.get(part) is None or value.get(part) is False for part in MASK_PARTS[:4]):  # (`in` would compare arrays)
+    # (`in` would compare arrays)
+    if all(value.get(part) is None or value.get(part) is False for part in MASK_PARTS[:4]):
         raise AttnError("gives none of causal, window, keys, matrix (write mask: none to attend everywhere)", "mask")
     convention = value.get("convention", "allow")
     if convention not in CONVENTIONS:
@@ -154,7 +155,8 @@ def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.nda
     if value is None or value is False:
         return None
     key = "score_bias.relative"
-    value = mapping_of(value, key, RELATIVE_KEYS, "a mapping with table and any of buckets, max_distance, bidirectional")
+    value = mapping_of(value, key, RELATIVE_KEYS,
+                       "a mapping with table and any of buckets, max_distance, bidirectional")
     buckets = _count(value.get("buckets", 32), f"{key}.buckets", "buckets are more than 2^31 (T5 uses 32)")
     max_distance = _count(value.get("max_distance", 128), f"{key}.max_distance", "is more than 2^31 (T5 uses 128)")
     bidirectional = value.get("bidirectional", True)

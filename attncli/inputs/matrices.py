@@ -1,4 +1,5 @@
-"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, arrays in checkpoints and archives, and seeded random initialisers.
+"""Matrix values: inline lists, CSV/TSV/TXT/.npy files, arrays in checkpoints and archives,
+and seeded random initialisers.
 
 Every function returns a float64 array (or a bool array for masks) and raises
 :class:`AttnError` naming the cell, line or file when a value is not a number.
@@ -32,7 +33,8 @@ NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
 def read_value(
     value: Any, folder: Path, shape: tuple[int, ...] | None = None, boolean: bool = False, minus_inf: bool = False
 ) -> np.ndarray:
-    """An inline list, a file name, a ``{file, tensor, …}`` array of a checkpoint, or a ``{random: …}`` spec, as an array.
+    """An inline list, a file name, a ``{file, tensor, …}`` array of a checkpoint, or a ``{random: …}`` spec,
+    as an array.
 
     ``shape`` is what the rest of the document implies, used when a random spec
     leaves its shape out.  ``boolean`` reads a mask: 0/1 or true/false.
@@ -174,7 +176,8 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
     if isinstance(x, float):
         if math.isfinite(x) or minus_inf and x == -math.inf:
             return None
-        return f"{x} {ONLY_MINUS_INF}" if minus_inf else f"{x} is not a finite number (NaN and infinities are not allowed)"
+        return (f"{x} {ONLY_MINUS_INF}" if minus_inf
+                else f"{x} is not a finite number (NaN and infinities are not allowed)")
     return f"{describe(x)} is not a number"
 
 
@@ -225,7 +228,8 @@ def _check_text_size(path: Path, name: str, delimiter: str | None) -> None:
     cells = sum(len(line.split(None if delimiter is None else delimiter.encode())) for line in lines)
     density = cells / len(head) if cells else 0.5  # cells per byte (a cell and its separator take 2 bytes at least)
     need = 3 * size + int(TEXT_CELL_BYTES * density * size)  # the bytes, the text, its lines; the cells
-    ensure_fits(need, f"reading this {size_text(size)} text matrix", name, "; save large matrices as .npy, which is read as it is")
+    ensure_fits(need, f"reading this {size_text(size)} text matrix", name,
+                "; save large matrices as .npy, which is read as it is")
 
 
 def _read_npy(path: Path, name: str, boolean: bool, minus_inf: bool = False) -> np.ndarray:
@@ -272,7 +276,8 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         bad |= (values == -math.inf) & (array != -math.inf)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        problem = ONLY_MINUS_INF if not np.isfinite(array[index]) else "is too large for float64 (about ±1.8e308 at most)"
+        problem = (ONLY_MINUS_INF if not np.isfinite(array[index])
+                   else "is too large for float64 (about ±1.8e308 at most)")
         raise AttnError(f"{_cell(index, values.ndim)}: {array[index]} {problem}", name)
     return values
 
@@ -307,7 +312,8 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], bool, np.
     if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
         raise AttnError(f"holds {_kind_of(dtype)}; expected real numbers (int or float)", name)
     if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
-        raise AttnError(f"is not a readable .npy file: its header gives the shape ({', '.join(map(shorten, shape))})", name)
+        raise AttnError(f"is not a readable .npy file: its header gives the shape ({', '.join(map(shorten, shape))})",
+                        name)
     if len(shape) == 0 or len(shape) > 3 or 0 in shape:
         shown = shape_str(shape) if shape else "()"
         raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)

@@ -257,7 +257,8 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     if dtype.hasobject:
         raise AttnError(f"{bad} holds Python objects (pickles are refused)", where)
     if dtype.kind not in NPY_KINDS or dtype.subdtype is not None or dtype.names is not None:
-        what = "records (structured values)" if dtype.names is not None or dtype.subdtype is not None else f"{dtype} values"
+        what = ("records (structured values)" if dtype.names is not None or dtype.subdtype is not None
+                else f"{dtype} values")
         raise AttnError(f"array {plan.shown} in {shorten(plan.file)} holds {what}; expected real numbers", where)
     if any(isinstance(s, bool) or s < 0 for s in shape):
         raise AttnError(f"{bad} has a header with a negative size", where)

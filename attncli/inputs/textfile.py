@@ -16,7 +16,8 @@ from attncli.core.errors import CELL_CHARS, AttnError, plural, shorten
 from attncli.inputs.reading import decode_utf8
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines also splits at \f, \x1c, U+2028 …)
-_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE")) for word in words.split()}
+_BOOLEAN_CELLS = {word: digit for digit, words in (("1", "true True TRUE"), ("0", "false False FALSE"))
+                  for word in words.split()}
 # −inf as people write it in a score bias: -inf (Python, numpy, CSV), -.inf (YAML), -Infinity (JavaScript, JSON5)
 MINUS_INF = re.compile(r"-(?:\.?inf|infinity)", re.IGNORECASE)
 ONLY_MINUS_INF = "is not allowed here: -inf masks a key, but NaN and +inf are errors"
@@ -37,27 +38,43 @@ def read_text(
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        cells = stripped.split(delimiter)
-        if boolean:
-            cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
-        elif minus_inf and "inf" in stripped.lower():
-            cells = ["-inf" if MINUS_INF.fullmatch(c.strip()) else c for c in cells]
-        try:
-            if "_" in stripped or not stripped.isascii():
-                raise ValueError  # float() reads 1_0 as 10 and '１２' as 12; the document's numbers do not (see _number_cell)
-            rows.append([float(c) for c in cells])
-        except ValueError:
-            rows.append(_diagnose_row(cells, name, number, delimiter, boolean))
-        if minus_inf and -math.inf in rows[-1]:
-            _check_overflow(cells, rows[-1], name, number)
+        rows.append(_read_row(stripped, name, number, delimiter, boolean, minus_inf))
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
-                f"line {number} has {plural(len(rows[-1]), 'number')} but line {lines[0]} has {len(rows[0])} (ragged rows)", name
+                f"line {number} has {plural(len(rows[-1]), 'number')} but "
+                f"line {lines[0]} has {len(rows[0])} (ragged rows)", name
             )
     if not rows:
         raise AttnError("holds no numbers (the file is empty)", name)
     values = np.array(rows, dtype=np.float64)
+    _check_finite(values, text_lines, lines, name, delimiter, minus_inf)
+    return values, lines
+
+
+def _read_row(stripped: str, name: str, number: int, delimiter: str | None, boolean: bool,
+              minus_inf: bool) -> list[float]:
+    """One line's numbers (true/false in a mask, −inf where it may be); a cell that is not a number is named."""
+    cells = stripped.split(delimiter)
+    if boolean:
+        cells = [_BOOLEAN_CELLS.get(c.strip(), c) for c in cells]
+    elif minus_inf and "inf" in stripped.lower():
+        cells = ["-inf" if MINUS_INF.fullmatch(c.strip()) else c for c in cells]
+    try:
+        if "_" in stripped or not stripped.isascii():
+            # float() reads 1_0 as 10 and '１２' as 12; the document's numbers do not (see _number_cell)
+            raise ValueError
+        row = [float(c) for c in cells]
+    except ValueError:
+        row = _diagnose_row(cells, name, number, delimiter, boolean)
+    if minus_inf and -math.inf in row:
+        _check_overflow(cells, row, name, number)
+    return row
+
+
+def _check_finite(values: np.ndarray, text_lines: list[str], lines: list[int], name: str, delimiter: str | None,
+                  minus_inf: bool) -> None:
+    """The first cell that is NaN or infinite (but a −inf that may be), named by its line and column."""
     bad = np.argwhere(~np.isfinite(values) & ~(minus_inf & (values == -math.inf)))
     if len(bad):
         r, c = bad[0]
@@ -68,7 +85,6 @@ def read_text(
         if minus_inf:
             raise AttnError(f"{where} {ONLY_MINUS_INF}", name)
         raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
-    return values, lines
 
 
 def _check_overflow(cells: list[str], row: list[float], name: str, number: int) -> None:
@@ -76,10 +92,12 @@ def _check_overflow(cells: list[str], row: list[float], name: str, number: int) 
     for column, (cell, value) in enumerate(zip(cells, row), start=1):
         if value == -math.inf and "inf" not in cell.lower():
             shown = shorten(cell.strip(), CELL_CHARS)
-            raise AttnError(f"line {number}, column {column}: {shown} is too large for float64 (about ±1.8e308 at most)", name)
+            raise AttnError(f"line {number}, column {column}: {shown} "
+                            "is too large for float64 (about ±1.8e308 at most)", name)
 
 
-def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None, boolean: bool = False) -> list[float]:
+def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None,
+                  boolean: bool = False) -> list[float]:
     """The row's numbers, or an error naming its first cell that is not one, quoting at most CELL_CHARS of it."""
     for column, cell in enumerate(cells, start=1):
         if _number_cell(cell):

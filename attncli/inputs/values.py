@@ -32,7 +32,8 @@ _NUMBER_TEXT = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-
 
 
 def number_in_text(text: str) -> float | None:
-    """``'0.125'`` -> 0.125; None unless the text is a number as JSON and YAML 1.2 write it (may be ±inf beyond float64).
+    """``'0.125'`` -> 0.125; None unless the text is a number as JSON and YAML 1.2 write it
+    (may be ±inf beyond float64).
 
     >>> number_in_text("1e-3"), number_in_text("1_000"), number_in_text("１２"), number_in_text("nan")
     (0.001, None, None, None)
@@ -54,8 +55,8 @@ def finite_number(value: Any) -> float | None:
 def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     """``scale:`` -> (the factor the scores are multiplied by, sqrt | none | number)."""
     if value is None:  # YAML's null, ~ or an empty value: neither of the two meanings it could have is safe to guess
-        raise AttnError("null (or an empty value) is not a scale: write scale: none to leave the scores unscaled (× 1), or leave scale "
-                        "out for the default 1/√d_k (scale: sqrt)", "scale")
+        raise AttnError("null (or an empty value) is not a scale: write scale: none to leave the scores unscaled "
+                        "(× 1), or leave scale out for the default 1/√d_k (scale: sqrt)", "scale")
     if value == "sqrt":
         return 1.0 / math.sqrt(d_k), "sqrt"
     if value == "none":
@@ -69,7 +70,8 @@ def scale_of(value: Any, d_k: int) -> tuple[float, str]:
         return number, "number"
     number = finite_number(value)
     if number is None:
-        beyond = isinstance(value, OutOfRange) or isinstance(value, int) and not isinstance(value, bool)  # 1e999, 10**330
+        # 1e999, 10**330
+        beyond = isinstance(value, OutOfRange) or isinstance(value, int) and not isinstance(value, bool)
         problem = "is beyond float64 (about ±1.8e308 at most)" if beyond else "is not sqrt, none or a finite number"
         raise AttnError(f"{describe(value)} {problem}", "scale")
     return number, "number"
@@ -114,12 +116,12 @@ def mapping_of(value: Any, key: str, names: tuple[str, ...], what: str | None = 
 # it belongs (its letters compared without case, underscores, hyphens or dots). "*" is the section's own kind
 # (`q:` under `bias` is bias.query); at the top level it stands for the weights.
 SPELLINGS = {
-    ("*", "query"): ("q", "wq", "queryweight", "queryweights", "weightquery", "weightsquery", "wquery", "qweight", "qproj",
-                     "queryproj", "queryprojection", "inprojq"),
-    ("*", "key"): ("k", "wk", "keyweight", "keyweights", "weightkey", "weightskey", "wkey", "kweight", "kproj", "keyproj",
-                   "keyprojection", "inprojk"),
-    ("*", "value"): ("v", "wv", "valueweight", "valueweights", "weightvalue", "weightsvalue", "wvalue", "vweight", "vproj",
-                     "valueproj", "valueprojection", "inprojv"),
+    ("*", "query"): ("q", "wq", "queryweight", "queryweights", "weightquery", "weightsquery", "wquery", "qweight",
+                     "qproj", "queryproj", "queryprojection", "inprojq"),
+    ("*", "key"): ("k", "wk", "keyweight", "keyweights", "weightkey", "weightskey", "wkey", "kweight", "kproj",
+                   "keyproj", "keyprojection", "inprojk"),
+    ("*", "value"): ("v", "wv", "valueweight", "valueweights", "weightvalue", "weightsvalue", "wvalue", "vweight",
+                     "vproj", "valueproj", "valueprojection", "inprojv"),
     ("*", "output"): ("o", "wo", "outputweight", "outputweights", "weightoutput", "weightsoutput", "woutput", "oweight",
                       "oproj", "outproj", "outputproj", "outputprojection", "cproj"),
     ("bias", "query"): ("bq", "querybias", "biasquery", "qbias", "bquery", "qprojbias"),
@@ -136,7 +138,8 @@ _WEIGHTS_ONLY = ("q", "k", "v", "o")  # only these few letters depend on the sec
 def spelling_hint(name: Any, section: str = "") -> str | None:
     """Where a key spelt as in a paper or in code belongs, said from ``section`` (``''``: the top level), or None.
 
-    >>> spelling_hint("W_Q"), spelling_hint("Wq", "weights"), spelling_hint("q", "bias"), spelling_hint("b_o", "weights")
+    >>> (spelling_hint("W_Q"), spelling_hint("Wq", "weights"),
+    ...  spelling_hint("q", "bias"), spelling_hint("b_o", "weights"))
     ('weights.query', 'query', 'query', 'bias.output')
     >>> spelling_hint("attn_bias"), spelling_hint("attn_bias", "bias"), spelling_hint("cat")
     ('score_bias', None, None)

@@ -23,7 +23,8 @@ from attncli.models.families import Param, Plan, family_of
 from attncli.models.render import render
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}  # max |difference| allowed (float32: relative to the largest value)
-COMPARED = ("weights", "normalized_inputs", "output", "residual", "normalized")  # the Trace's keys, as the model has them
+# the Trace's keys, as the model has them
+COMPARED = ("weights", "normalized_inputs", "output", "residual", "normalized")
 
 
 @dataclass
@@ -56,35 +57,19 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     folder = loading.open_folder(model)
     family, stack = family_of(folder.model_type, stack, model)
     torch, transformers = loading.require()
-    try:
-        config = transformers.AutoConfig.from_pretrained(str(folder.path), local_files_only=True)
-    except Exception as e:
-        raise AttnError(f"cannot be read as a {folder.model_type} config ({loading._first_line(e)})",
-                        f"{model}/config.json") from None
+    config = _config(transformers, folder, model)
     count = family.layers(config)
-    if not 0 <= layer < count:
-        which = f"{stack} layers" if folder.model_type == "t5" else "layers"
-        raise AttnError(f"{shorten(layer)} is out of range: this {folder.model_type} model's {which} are 0 to "
-                        f"{count - 1}", "--layer")
+    _check_layer(layer, count, stack, folder.model_type)
     tokenizer = loading.load_tokenizer(transformers, folder)
     encoded = tokenizer(text, return_tensors="pt")
-    ids = encoded["input_ids"]
     net = weights.load_model(torch, transformers, folder, family.model_class, dtype, config)
     try:
         plan = family.plan(config, net, layer, stack)
     except AttnError as e:  # a variant of the family that a document cannot write
         raise e.at(f"{model}/config.json") from None
-    n = ids.shape[1]
-    if n == 0:
-        raise AttnError("gives no tokens with this model's tokenizer", source)
-    if plan.limit is not None and n > plan.limit:
-        raise AttnError(f"is {n} tokens long, more than the {plan.limit} positions of this model", source)
-    inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": encoded["attention_mask"]}
-    if "token_type_ids" in encoded and folder.model_type in ("bert", "roberta"):
-        inputs["token_type_ids"] = encoded["token_type_ids"]
-    if stack == "decoder":  # the sentence as the decoder reads it in training: shifted right behind the start token
-        inputs["decoder_input_ids"] = net._shift_right(ids)
-        ids = inputs["decoder_input_ids"]
+    n = encoded["input_ids"].shape[1]
+    _check_length(n, plan.limit, source)
+    inputs, ids = _model_inputs(encoded, folder.model_type, stack, net)
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
     where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
     try:
@@ -137,6 +122,43 @@ def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarra
             raise AttnError(f"the document does not reproduce the model: {key} differs by {difference:.1e} from "
                             f"{modules[key]} (more than {TOLERANCE[dtype] * scale:.0e}); nothing was written")
     return found
+
+
+def _config(transformers: Any, folder: loading.Folder, model: str) -> Any:
+    """The model's configuration, read from its folder's config.json by transformers."""
+    try:
+        return transformers.AutoConfig.from_pretrained(str(folder.path), local_files_only=True)
+    except Exception as e:
+        raise AttnError(f"cannot be read as a {folder.model_type} config ({loading._first_line(e)})",
+                        f"{model}/config.json") from None
+
+
+def _check_layer(layer: int, count: int, stack: str | None, model_type: str) -> None:
+    """``layer`` (from 0) is one of the model's ``count`` layers (of ``stack``, for T5)."""
+    if not 0 <= layer < count:
+        which = f"{stack} layers" if model_type == "t5" else "layers"
+        raise AttnError(f"{shorten(layer)} is out of range: "
+                        f"this {model_type} model's {which} are 0 to {count - 1}", "--layer")
+
+
+def _check_length(n: int, limit: int | None, source: str) -> None:
+    """The sentence's ``n`` tokens: at least one, and no more than the model has positions for."""
+    if n == 0:
+        raise AttnError("gives no tokens with this model's tokenizer", source)
+    if limit is not None and n > limit:
+        raise AttnError(f"is {n} tokens long, more than the {limit} positions of this model", source)
+
+
+def _model_inputs(encoded: Any, model_type: str, stack: str | None, net: Any) -> tuple[dict[str, Any], Any]:
+    """What the model runs on, and the ids of the tokens the layer sees (the decoder's own, for T5's decoder)."""
+    ids = encoded["input_ids"]
+    inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": encoded["attention_mask"]}
+    if "token_type_ids" in encoded and model_type in ("bert", "roberta"):
+        inputs["token_type_ids"] = encoded["token_type_ids"]
+    if stack == "decoder":  # the sentence as the decoder reads it in training: shifted right behind the start token
+        inputs["decoder_input_ids"] = net._shift_right(ids)
+        ids = inputs["decoder_input_ids"]
+    return inputs, ids
 
 
 def _references(value: Any, folder: loading.Folder, net: Any, doc_folder: Path) -> Any:

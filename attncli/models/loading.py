@@ -109,7 +109,8 @@ def _json(file: Path, where: str) -> Any:
             raise AttnError(f"is larger than {JSON_LIMIT >> 20} MiB: not a model's JSON file", where)
         return json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AttnError(f"cannot be read as JSON ({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
+        raise AttnError("cannot be read as JSON "
+                        f"({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
                         where) from None
 
 

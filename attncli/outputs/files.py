@@ -31,7 +31,8 @@ _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if ha
 
 @dataclass
 class Destination:
-    """Where one output goes: ``path`` resolved; ``fd`` for standard output and /dev/fd/N; ``in_place`` for devices and FIFOs."""
+    """Where one output goes: ``path`` resolved; ``fd`` for standard output and /dev/fd/N;
+    ``in_place`` for devices and FIFOs."""
 
     where: str  # as messages name it: the path as given
     path: Optional[Path] = None
@@ -120,7 +121,8 @@ def write_all(outputs: list[tuple[Optional[Path], bytes]], inputs: set[Path]) ->
         for place, data in places:
             if place.fd is None and not place.in_place:
                 _prepare(place, data, temps)
-        streams = [(place, data, _open(place, opened)) for place, data in places if place.fd is not None or place.in_place]
+        streams = [(place, data, _open(place, opened)) for place, data in places
+                   if place.fd is not None or place.in_place]
         broken: Optional[BrokenPipeError] = None
         for place, data, fd in streams:
             try:
@@ -293,7 +295,8 @@ def _backup(place: Destination) -> str:
             raise
         return name
     except OSError as e:
-        raise AttnError(f"cannot be written (no copy of the old file could be kept: {_reason(e)})", place.where) from None
+        raise AttnError(f"cannot be written (no copy of the old file could be kept: {_reason(e)})",
+                        place.where) from None
 
 
 def _remove(name: str) -> None:

@@ -30,7 +30,8 @@ MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no 
 
 def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[str, str, str],
            cols: list[int | None] | None = None) -> tuple[list[int | None], list[int | None], list[list[str]]]:
-    """The shown rows and columns (``cols``, or the usual summary), and their cells as text (``dots``: left-out column, row, both)."""
+    """The shown rows and columns (``cols``, or the usual summary), and their cells as text
+    (``dots``: left-out column, row, both)."""
     matrix = block.matrix
     rows = pick(matrix.shape[0], MAX_ROWS, EDGE_ROWS, full)
     cols = pick(matrix.shape[1], MAX_COLS, EDGE_COLS, full) if cols is None else cols
@@ -50,7 +51,8 @@ def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[st
     return rows, cols, cells
 
 
-def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None, only: list[str] | None = None) -> str:
+def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
+                only: list[str] | None = None) -> str:
     """Each matrix as a Markdown table under a heading with its name, formula and shape."""
     parts = []
     for block in blocks(trace, head, only):
@@ -86,7 +88,8 @@ def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, mas
     return "\\begin{bmatrix}\n" + body + "\n\\end{bmatrix}"
 
 
-def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None, only: list[str] | None = None) -> str:
+def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
+             only: list[str] | None = None) -> str:
     r"""Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment.
 
     Every equation fits the text width of a page (:data:`TEXT_WIDTH_PT`): a summary shows fewer columns around
@@ -104,18 +107,21 @@ def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | N
 # small letters 5, = and + with their spaces 13.3 and 12.2, a superscript or subscript at 0.75 of its size. The
 # estimate of a formula is taken 8 % wide, so that it errs on the safe side (the tests compare it with pdflatex).
 TEXT_WIDTH_PT = 345.0
-_CELL_PT = {"-": 7.78, ".": 2.78, "e": 4.66, "+": 12.2, MASKED_LATEX: 17.8, r"\cdots": 13.4, r"\vdots": 2.78, r"\ddots": 13.4}
+_CELL_PT = {"-": 7.78, ".": 2.78, "e": 4.66, "+": 12.2, MASKED_LATEX: 17.8,
+            r"\cdots": 13.4, r"\vdots": 2.78, r"\ddots": 13.4}
+# \left, \frac, \operatorname, \text …: nothing of their own, their arguments counted
 _COMMAND_PT = {"cdot": 7.2, "dots": 13.4, "cdots": 13.4, "top": 7.8, "infty": 10.0, "sqrt": 8.3, "tanh": 19.4, ",": 1.7,
-               " ": 3.3, "quad": 10.0}  # \left, \frac, \operatorname, \text …: nothing of their own, their arguments counted
-_CHAR_PT = {"(": 3.9, ")": 3.9, "[": 2.8, "]": 2.8, "=": 13.3, "+": 12.2, "-": 12.2, ",": 4.4, "'": 2.8, "/": 5.0, ".": 2.8,
-            "–": 5.0}
+               " ": 3.3, "quad": 10.0}
+_CHAR_PT = {"(": 3.9, ")": 3.9, "[": 2.8, "]": 2.8, "=": 13.3, "+": 12.2, "-": 12.2, ",": 4.4, "'": 2.8, "/": 5.0,
+            ".": 2.8, "–": 5.0}
 _DOTS_LATEX = (r"\cdots", r"\vdots", r"\ddots")
 
 
 def _cell_pt(text: str) -> float:
     if text in _CELL_PT:
         return _CELL_PT[text]
-    return sum(_CELL_PT.get(c, 5.0) if i == 0 or c != "-" else 12.2 for i, c in enumerate(text))  # 1.5e-05: a binary minus
+    # 1.5e-05: a binary minus
+    return sum(_CELL_PT.get(c, 5.0) if i == 0 or c != "-" else 12.2 for i, c in enumerate(text))
 
 
 def _char_pt(c: str) -> float:
@@ -173,7 +179,8 @@ def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
     around ``\cdots``, then leaves the formula on a line of its own), else the formula and blocks of columns."""
     d = block.matrix.shape[1]
     symbol = block.latex.split(" = ")[0]
-    tries = [(block.latex, None)] if full else [(lhs, fits) for lhs in (block.latex, symbol) for fits in range(MAX_COLS, 2, -1)]
+    tries = [(block.latex, None)] if full else [(lhs, fits) for lhs in (block.latex, symbol)
+                                                for fits in range(MAX_COLS, 2, -1)]
     for lhs, fits in tries:
         chosen = None if fits is None else pick(d, MAX_COLS, EDGE_COLS, False, fits)
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
@@ -213,11 +220,13 @@ def _column_blocks(cells: list[list[str]], room: float) -> list[tuple[int, int]]
 
 def _formula_alone(block: Block) -> str:
     n, d = block.matrix.shape
-    lines = [f"% {block.name}: {block.text} ({n} × {d}), its numbers below", "\\begin{equation*}", block.latex, "\\end{equation*}"]
+    lines = [f"% {block.name}: {block.text} ({n} × {d}), its numbers below", "\\begin{equation*}", block.latex,
+             "\\end{equation*}"]
     return "\n".join(lines) if " = " in block.latex else ""
 
 
-def _equation(block: Block, rows: list[int | None], cols: list[int | None], cells: list[list[str]], lhs: str, part: str = "") -> str:
+def _equation(block: Block, rows: list[int | None], cols: list[int | None], cells: list[list[str]], lhs: str,
+              part: str = "") -> str:
     n, d = block.matrix.shape
     lines = [f"% {block.name}: {block.text} ({n} × {d}){part}; rows: {_tex_comment(block.rows, rows)}; "
              f"columns: {_tex_comment(block.columns, cols)}"]
@@ -254,9 +263,11 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     rows = "row" if key in PROJECTIONS else "token"  # a projection's rows are its input's dimensions
-    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + [rows, *map(visible, found[0].columns)])  # labels: never raw escapes
+    # labels: never raw escapes
+    writer.writerow((["kv_head" if shared else "head"] if stacked else []) + [rows, *map(visible, found[0].columns)])
     for h, block in enumerate(found):
         for i, label in enumerate(block.rows):
-            cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x)) for j, x in enumerate(block.matrix[i])]
+            cells = ["" if block.masked is not None and block.masked[i, j] else repr(float(x))
+                     for j, x in enumerate(block.matrix[i])]
             writer.writerow(([h + 1] if stacked else []) + [visible(label), *cells])
     return out.getvalue()

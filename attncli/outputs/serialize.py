@@ -43,7 +43,8 @@ def key_of(name: str) -> str | None:
 
 
 def check_only(only: list[str] | None) -> list[str] | None:
-    """Validate ``--only`` keys (or formula names) -> the arrays to keep (``[]``: only the always-present keys), or None for all."""
+    """Validate ``--only`` keys (or formula names) -> the arrays to keep (``[]``: only the always-present keys),
+    or None for all."""
     if not only:
         return None
     keys = set()
@@ -53,9 +54,9 @@ def check_only(only: list[str] | None) -> list[str] | None:
             close = unknown_key(name, (*ORDER, *ALIASES))
             if "did you mean" in close.message:
                 raise close.at("--only")
-            raise AttnError(f"unknown key {quoted(name)} (expected a key of the JSON, such as queries, keys, values, scores, "
-                            "weights, output or weight_query, or a formula's name, such as Q, K, V, S, Z, A, H, Y, W_Q or "
-                            "b_Q; attncli compute --help lists them all)", "--only")
+            raise AttnError(f"unknown key {quoted(name)} (expected a key of the JSON, such as queries, keys, values, "
+                            "scores, weights, output or weight_query, or a formula's name, such as Q, K, V, S, Z, A, "
+                            "H, Y, W_Q or b_Q; attncli compute --help lists them all)", "--only")
         keys.add(key)
     return [key for key in ORDER if key in keys]
 
@@ -73,7 +74,8 @@ def array_of(trace: Trace, key: str) -> np.ndarray | None:
 
 
 def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:
-    """(key, array) for each array to write, in the contract's order (docs/format.md); a key asked for but absent is an error."""
+    """(key, array) for each array to write, in the contract's order (docs/format.md);
+    a key asked for but absent is an error."""
     for key in ARRAYS if only is None else only:
         array = array_of(trace, key)
         if array is None:
@@ -124,7 +126,8 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
 
 
 def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
-    """Strict JSON (one object, one line, every float round-trips exactly) as UTF-8 bytes, written by orjson from the arrays.
+    """Strict JSON (one object, one line, every float round-trips exactly) as UTF-8 bytes,
+    written by orjson from the arrays.
 
     orjson writes a 12 × 512 × 512 array in about 0.1 s, ``json`` through ``tolist()``
     in about 2 s; both write the shortest text that reads back as the same float64.
@@ -143,7 +146,8 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
     return escape_controls(data) if any(_RAW_CONTROL.search(label) for label in labels) else data
 
 
-JSON_NUMBER_BYTES = 56  # "-1.2345678901234567e-100," and a bracket: 28 bytes at most, in orjson's buffer of up to twice the text
+# "-1.2345678901234567e-100," and a bracket: 28 bytes at most, in orjson's buffer of up to twice the text
+JSON_NUMBER_BYTES = 56
 
 
 def _check_text_fits(data: dict[str, Any]) -> None:
@@ -164,7 +168,8 @@ _RAW_CONTROL_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
 
 
 def escape_controls(data: bytes) -> bytes:
-    r"""UTF-8 JSON with DEL and the C1 controls as ``\u`` escapes: the same strings, but a terminal showing it acts on none.
+    r"""UTF-8 JSON with DEL and the C1 controls as ``\u`` escapes:
+    the same strings, but a terminal showing it acts on none.
 
     They can only be inside strings, where an escape means the same character.
 

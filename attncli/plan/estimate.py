@@ -34,7 +34,8 @@ def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
     per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
     read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
-    return resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read + beyond_base(written_bytes(spec, keys, kind))
+    return (resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read
+            + beyond_base(written_bytes(spec, keys, kind)))
 
 
 def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
@@ -45,7 +46,8 @@ def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     sizes = {"inputs": n * d_model, "positional": 0 if spec.positional is None else n * d_model,
              "context": 0 if spec.context is None else m * d_ctx, "queries": h * n * spec.d_k, "keys": h * m * spec.d_k,
              "values": h * m * spec.d_v, "head_outputs": h * n * spec.d_v, "output": n * d_out,
-             "residual": 0 if spec.add_norm is None else n * d_out, "normalized": 0 if spec.add_norm is None else n * d_out}
+             "residual": 0 if spec.add_norm is None else n * d_out,
+             "normalized": 0 if spec.add_norm is None else n * d_out}
     numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
     labels = 0
     if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that

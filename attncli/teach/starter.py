@@ -67,6 +67,30 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
           d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
           kv_heads: int | None = None, rope: bool = False, pre_norm: str | None = None, inline: bool = False) -> Sizes:
     """Check the options together, sizes before anything is built; every problem names the option to change."""
+    _check_each(n, d_model, d_k, d_v, heads, context, kv_heads, mask, pre_norm)
+    labels = _labels(tokens, n) if tokens is not None else []
+    count = len(labels) if tokens is not None else n or 3
+    if d_k is None and d_model % heads:
+        raise AttnError(f"d_model {shorten(d_model)} is not divisible by {shorten(heads)} heads; "
+                        "give --d-k (the width of each head) or a --d-model that divides", "--heads")
+    d_k = d_k or d_model // heads
+    if rope and d_k % 2:
+        raise AttnError(f"turns pairs of dimensions, so each head needs an even width, but d_k = {d_k}; "
+                        "give an even --d-k", "--rope")
+    m = count if context is None else context
+    if mask == "causal" and m != count:
+        raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} "
+                        f"keys for {count} tokens", "--mask causal")
+    placeholder = Sizes([], d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+    _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
+    if tokens is None:
+        labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
+    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+
+
+def _check_each(n: int | None, d_model: int, d_k: int | None, d_v: int | None, heads: int, context: int | None,
+                kv_heads: int | None, mask: str, pre_norm: str | None) -> None:
+    """The options one by one: whole numbers ≥ 1, a known mask and norm, key/value heads that divide the heads."""
     for name, value in (("--n", n), ("--d-model", d_model), ("--d-k", d_k), ("--d-v", d_v), ("--heads", heads),
                         ("--context", context), ("--kv-heads", kv_heads)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -78,35 +102,21 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     if kv_heads is not None and heads % kv_heads:
         raise AttnError(f"{kv_heads} does not divide --heads {heads}: each key/value head serves the same number "
                         "of query heads", "--kv-heads")
-    labels: list[str] = []
-    if tokens is not None:
-        try:
-            tokens.encode("utf-8")
-        except UnicodeEncodeError:  # bytes that are not UTF-8 on the command line (Python keeps them as surrogates)
-            raise AttnError("is not valid UTF-8 text", "--tokens") from None
-        labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
-        if not labels:
-            raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
-        if n is not None and n != len(labels):
-            shown = ", ".join(shorten(label, 20) for label in labels[:8]) + (", …" if len(labels) > 8 else "")
-            raise AttnError(f"is {shorten(n)} but --tokens gives {len(labels)} tokens ({shown})", "--n")
-    count = len(labels) if tokens is not None else n or 3
-    if d_k is None and d_model % heads:
-        raise AttnError(f"d_model {shorten(d_model)} is not divisible by {shorten(heads)} heads; give --d-k (the width of each head) "
-                        "or a --d-model that divides", "--heads")
-    d_k = d_k or d_model // heads
-    if rope and d_k % 2:
-        raise AttnError(f"turns pairs of dimensions, so each head needs an even width, but d_k = {d_k}; "
-                        "give an even --d-k", "--rope")
-    m = count if context is None else context
-    if mask == "causal" and m != count:
-        raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} keys "
-                        f"for {count} tokens", "--mask causal")
-    placeholder = Sizes([], d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
-    _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
-    if tokens is None:
-        labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
-    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+
+
+def _labels(tokens: str, n: int | None) -> list[str]:
+    """--tokens as labels (words, or characters when there is no space), as many as --n says if it is given."""
+    try:
+        tokens.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 on the command line (Python keeps them as surrogates)
+        raise AttnError("is not valid UTF-8 text", "--tokens") from None
+    labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
+    if not labels:
+        raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
+    if n is not None and n != len(labels):
+        shown = ", ".join(shorten(label, 20) for label in labels[:8]) + (", …" if len(labels) > 8 else "")
+        raise AttnError(f"is {shorten(n)} but --tokens gives {len(labels)} tokens ({shown})", "--n")
+    return labels
 
 
 def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -> None:
@@ -116,7 +126,8 @@ def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -
             option = {"inputs": "--n", "context": "--context"}.get(name, "--d-model")
             raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", option)
     if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
-        raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs", "--inline")
+        raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs",
+                        "--inline")
     from attncli.core.memory import ensure_fits
 
     numbers = sum(math.prod(shape) for shape in shapes.values()) if inline else 0
@@ -133,7 +144,8 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
     shapes = {"inputs": (n, s.d_model)}
     if s.context is not None:
         shapes["context"] = (m, s.d_model)
-    shapes |= {"query": (s.d_model, s.heads * s.d_k), "key": (s.d_model, s.g * s.d_k), "value": (s.d_model, s.g * s.d_v)}
+    shapes |= {"query": (s.d_model, s.heads * s.d_k), "key": (s.d_model, s.g * s.d_k),
+               "value": (s.d_model, s.g * s.d_v)}
     if s.has_output:
         shapes["output"] = (s.heads * s.d_v, s.d_model)
     return shapes
@@ -150,9 +162,11 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
     if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
-        raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices must stay below 2^63, so at most {MAX_SEED}", "--seed")
+        raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices "
+                        f"must stay below 2^63, so at most {MAX_SEED}", "--seed")
     shapes = _shapes(s)
-    seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4, "context": seed + 5}
+    seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4,
+             "context": seed + 5}
     kinds = {name: ("normal" if name in ("inputs", "context") else init) for name in shapes}
 
     def matrix(name: str, indent: str, comment: str) -> list[str]:
@@ -167,9 +181,11 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
 
     kind = "cross-attention" if s.context is not None else "self-attention"
     heads_text = f"{s.heads} head{'s' if s.heads > 1 else ''}"
-    modern = [text for text, on in ((f"{s.g} key/value head{'s' if s.g > 1 else ''} shared by the query heads", s.kv_heads),
+    modern = [text for text, on in ((f"{s.g} key/value head{'s' if s.g > 1 else ''} shared by the query heads",
+                                     s.kv_heads),
                                     ("rotary positions", s.rope),
-                                    (f"{'RMSNorm' if s.pre_norm == 'rms' else 'LayerNorm'} before attention and the residual",
+                                    (f"{'RMSNorm' if s.pre_norm == 'rms' else 'LayerNorm'} "
+                                     "before attention and the residual",
                                      s.pre_norm)) if on]
     lines = [
         f"# An attention document from `attncli init`: {kind}, {heads_text}. Edit anything, then",
@@ -225,7 +241,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     if "output" in shapes:
         lines += matrix("output", "  ", "h·d_v × d_out: mixes the concatenated heads")
     else:
-        lines.append(f"  # output: {{random: {init}, seed: {seeds['output']}, shape: [{s.d_v}, {s.d_model}]}}   # optional: h·d_v × d_out")
+        lines.append(f"  # output: {{random: {init}, seed: {seeds['output']}, "
+                     f"shape: [{s.d_v}, {s.d_model}]}}   # optional: h·d_v × d_out")
     lines += [
         "",
         f"# Optional biases, added after each product: vectors of length h·d_k (query), {kv}·d_k",
@@ -263,7 +280,8 @@ def _pre_norm(s: Sizes) -> list[str]:
         + (" context, as it is." if s.context is not None else "m too."),
         "pre_norm:",
         f"  kind: {s.pre_norm}",
-        f"  eps: {'1e-6' if rms else '1e-5'}   # ε ({'rms_norm_eps' if rms else 'layer_norm_eps'} in Hugging Face configurations)",
+        f"  eps: {'1e-6' if rms else '1e-5'}   # ε "
+        f"({'rms_norm_eps' if rms else 'layer_norm_eps'} in Hugging Face configurations)",
         f"  # gamma: [...]   # d_model = {s.d_model} numbers, default ones (Gemma stores γ − 1: add 1)",
     ]
     if not rms:
@@ -289,7 +307,8 @@ def _rope(s: Sizes) -> list[str]:
 def as_json(text: str) -> str:
     """The document ``text`` (YAML) as JSON, for ``init -o doc.json``: the same keys and numbers (every float's exact
     ``repr``), a matrix row to a line; JSON has no comments, so the explanations are left out.  DEL and the C1
-    controls, which JSON leaves raw, are escaped as in the YAML (:func:`attncli.outputs.yamltext.yaml_string`); they occur only in strings."""
+    controls, which JSON leaves raw, are escaped as in the YAML (:func:`attncli.outputs.yamltext.yaml_string`);
+    they occur only in strings."""
     from attncli.inputs.document import parse_text
 
     return escape_c1(_json(parse_text(text, "<init>"), "")) + "\n"

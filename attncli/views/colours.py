@@ -14,7 +14,8 @@ from __future__ import annotations
 
 UNCOLOURED = 1 / 8  # t below this: no colour (as the blank of the shades ░▒▓█)
 # OKLCH(0.66, 0.03 + 0.16u, 290° + 130°u) at u = 0, 1/6 … 1, in sRGB; between two of them, linear.
-RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64), (226, 109, 0))
+RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64),
+        (226, 109, 0))
 STEPS = 8  # swatches in a legend: the uncoloured one, then seven colours
 
 

@@ -67,11 +67,13 @@ class HeatMap:
     def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
                  color: bool = True, precision: int = 2):
         self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
-        tokens, context_tokens = ([visible(t) for t in labels] for labels in (self.spec.tokens, self.spec.context_tokens))
+        tokens, context_tokens = ([visible(t) for t in labels]
+                                  for labels in (self.spec.tokens, self.spec.context_tokens))
         self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
         self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
         self.heads = list(range(self.spec.heads)) if head is None else [head]
-        self.masked = np.zeros(self.matrices.shape, bool) if self.spec.allowed is None else ~self.spec.allowed  # (h, n, m)
+        self.masked = (np.zeros(self.matrices.shape, bool) if self.spec.allowed is None
+                       else ~self.spec.allowed)  # (h, n, m)
         self.scale = self._scale()
         key_w = max(cell_len(t) for t in self.spec.context_tokens)
         self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
@@ -82,7 +84,8 @@ class HeatMap:
         return self.spec.n if self.full else 0
 
     def _scale(self) -> Scale:
-        """From the smallest to the largest unmasked value of the heads drawn (read in place: no copy of the matrices)."""
+        """From the smallest to the largest unmasked value of the heads drawn (read in place:
+        no copy of the matrices)."""
         allowed = ~self.masked
         if not any(allowed[h].any() for h in self.heads):
             return Scale(0.0, 1.0)
@@ -135,7 +138,8 @@ class HeatMap:
             return 2 if key_w <= 2 else key_w + 1
         matrix, masked = self.matrices[self.heads[0]], self.masked[self.heads[0]]
         rows = [i for i in pick(self.spec.n, MAX_ONE, EDGE_ONE, self.full) if i is not None]
-        cols = [j for j in pick(self.spec.m, MAX_ONE, EDGE_ONE, self.full) if j is not None]  # panel() shows these or fewer
+        # panel() shows these or fewer
+        cols = [j for j in pick(self.spec.m, MAX_ONE, EDGE_ONE, self.full) if j is not None]
         shown = matrix[np.ix_(rows, cols)][~masked[np.ix_(rows, cols)]] if not self.full else matrix[~masked]
         numbers = max((len(format_number(x, self.precision)) for x in shown), default=1)
         return max(numbers + (4 if not self.color else 2), key_w + 1)

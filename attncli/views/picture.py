@@ -23,14 +23,17 @@ from attncli.core.errors import AttnError
 from attncli.views.picture_size import FONT_ASPECT, MARGIN, PNG_ZOOM, Size
 
 # A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
-FONTS = '"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace'
+FONTS = ('"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", '
+         '"Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace')
 EXPORT_KINDS = (".svg", ".png", ".html", ".htm", ".txt")
 THEMES = ("dark", "light")
-PNG_NEEDS = "writing .png needs the optional package resvg-py (a wheel, no system libraries): pip install 'attncli[png]'"
+PNG_NEEDS = ("writing .png needs the optional package resvg-py (a wheel, no system libraries): "
+             "pip install 'attncli[png]'")
 
 
 def default_theme(suffix: str) -> str:
-    """What each kind of picture was before ``--theme``: a dark terminal window for SVG (and PNG), a white page for HTML."""
+    """What each kind of picture was before ``--theme``: a dark terminal window for SVG (and PNG),
+    a white page for HTML."""
     return "light" if suffix in (".html", ".htm") else "dark"
 
 
@@ -56,7 +59,8 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
                      color_system=None if suffix == ".txt" else "truecolor", legacy_windows=False)
     room = cell_len(title) + 16 if framed else 0  # room for the title beside the window buttons
     narrowest = Size(suffix, framed, max(20, room), where, fewer)
-    narrowest.check(narrowest.fewest_lines(renderables), at_least=True)  # a table's rows alone too many: refused before the layout
+    # a table's rows alone too many: refused before the layout
+    narrowest.check(narrowest.fewest_lines(renderables), at_least=True)
     widest = max((Measurement.get(record, record.options, item).maximum for item in renderables), default=20)
     record.width = max(20, room, min(widest, max_width))
     size = Size(suffix, framed, record.width, where, fewer)
@@ -68,11 +72,13 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     size.check_all(record.export_text(clear=False, styles=False))
     colours = _inks(DEFAULT_TERMINAL_THEME if theme == "light" else SVG_EXPORT_THEME)
     if suffix in (".html", ".htm"):
-        page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", FONTS.replace('"', "'"))
+        page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace",
+                                           FONTS.replace('"', "'"))
         page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
         return record.export_html(theme=colours, code_format=page, inline_styles=True).encode("utf-8")
     svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
-    svg = svg.replace("font-family: arial;", 'font-family: Arial, "DejaVu Sans", sans-serif;')  # the title: resvg needs a fallback
+    # the title: resvg needs a fallback
+    svg = svg.replace("font-family: arial;", 'font-family: Arial, "DejaVu Sans", sans-serif;')
     if not framed:
         svg = svg.replace("{chrome}", _BACKGROUND)
     picture = record.export_svg(title=title, theme=colours, code_format=svg, font_aspect_ratio=FONT_ASPECT)
@@ -94,7 +100,8 @@ _BACKGROUND = "<!-- attncli: background -->"
 
 def _unframed(svg: str, background: str) -> str:
     """The picture cut to its text and a margin, on a plain background: no window, title or buttons."""
-    width, height = (float(v) for v in re.search(r'-clip-terminal">\s*<rect x="0" y="0" width="([\d.]+)" height="([\d.]+)"', svg).groups())
+    width, height = (float(v) for v in re.search(r'-clip-terminal">\s*<rect x="0" y="0" '
+                                                 r'width="([\d.]+)" height="([\d.]+)"', svg).groups())
     x, y = (float(v) for v in re.search(r'<g transform="translate\(([\d.]+), ([\d.]+)\)" clip-path', svg).groups())
     box = (x - MARGIN, y - MARGIN, width + 2 * MARGIN, height + 2 * MARGIN)
     svg = re.sub(r'viewBox="[^"]*"', 'viewBox="{:g} {:g} {:g} {:g}"'.format(*box), svg, count=1)

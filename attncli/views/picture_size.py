@@ -65,10 +65,12 @@ class Size:
                 self._refuse(f"the picture {would} {size} ({lines:,} lines of text), more than a PNG may be "
                              f"({PNG_MAX_SIDE:,} pixels a side, {PNG_MAX_PIXELS // 1_000_000} million in all)")
         elif lines > PAGE_MAX_LINES:
-            self._refuse(f"the picture {would} {lines:,} lines long, more than a picture may be ({PAGE_MAX_LINES:,} lines)")
+            self._refuse(f"the picture {would} {lines:,} lines long, "
+                         f"more than a picture may be ({PAGE_MAX_LINES:,} lines)")
 
     def check_all(self, text: str) -> None:
-        """``text`` (what was laid out) as a picture: its lines within the limits, its drawing within the memory budget."""
+        """``text`` (what was laid out) as a picture: its lines within the limits,
+        its drawing within the memory budget."""
         lines = text.count("\n")
         self.check(lines)
         need = PAGE_BYTES_PER_CHAR.get(self.suffix, 0) * len(text)

@@ -180,8 +180,10 @@ class MatrixTable:
         return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
 
 
-def compute_tables(trace: Trace, view: View = View(), head: int | None = None, only: list[str] | None = None) -> list[Table]:
-    """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`), weights shaded as heat maps are.
+def compute_tables(trace: Trace, view: View = View(), head: int | None = None,
+                   only: list[str] | None = None) -> list[Table]:
+    """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`),
+    weights shaded as heat maps are.
 
     ``head`` (0-based) keeps one head; ``only`` keeps the tables of those JSON keys.
     """

@@ -25,10 +25,12 @@ from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
 CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
-             "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual", "normalized")
+             "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual",
+             "normalized")
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
-PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1, "scaled_scores": 1,
-                  "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0, "residual": 0, "normalized": 0}
+PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1,
+                  "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0,
+                  "residual": 0, "normalized": 0}
 NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
 KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 
@@ -115,13 +117,15 @@ def part(key: str, answer: Answer, spec: Spec, ndim: int, head: int | None = Non
     index: list = [slice(None)] * ndim
     heads = spec.kv_heads if key in KV else spec.heads
     if key not in NOT_PER_HEAD and (head is not None or heads == 1):
-        index[0] = int(kv_head_of(spec.heads, spec.kv_heads)[head or 0]) if key in KV else (head or 0)  # one head: may be left out
+        # one head: may be left out
+        index[0] = int(kv_head_of(spec.heads, spec.kv_heads)[head or 0]) if key in KV else (head or 0)
     if query is not None and key in PER_QUERY_AXIS:
         index[PER_QUERY_AXIS[key]] = query  # (axes of the full array: head first for a head's quantity)
     return tuple(index)
 
 
-def select(full: np.ndarray, key: str, answer: Answer, spec: Spec, head: int | None = None, query: int | None = None) -> np.ndarray:
+def select(full: np.ndarray, key: str, answer: Answer, spec: Spec, head: int | None = None,
+           query: int | None = None) -> np.ndarray:
     """The part of ``full`` the answer is for (see :func:`part`)."""
     return full[part(key, answer, spec, full.ndim, head, query)]
 
@@ -165,7 +169,8 @@ def fit(g: Given, candidate: np.ndarray | None, tol: float) -> int | None:
         return None
     nullable = g.nullable.reshape(cand.shape) if g.nullable.size == cand.size else np.zeros(cand.shape, dtype=bool)
     with np.errstate(invalid="ignore"):
-        right = (g.blank & nullable) | (np.abs(g.values - cand) <= tol + 8 * np.spacing(np.abs(cand)))  # (+ float noise)
+        # (+ float noise)
+        right = (g.blank & nullable) | (np.abs(g.values - cand) <= tol + 8 * np.spacing(np.abs(cand)))
     if not g.rows:
         return 0 if right.all() else None
     rows = np.flatnonzero(right.all(axis=-1))

@@ -36,8 +36,9 @@ from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
 STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "keys": 3, "values": 3,
-                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4, "scaled_scores": 4,
-                              "weights": 5, "head_outputs": 7, "output": 8, "normalized_output": "residual",
+                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4,
+                              "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
+                              "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm"}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
@@ -107,7 +108,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
                 and expected.shape[-1] == given.shape[0])
         if given.shape != expected.shape and not rows:  # a slip may still make numbers of this shape (A·K)
             hint = shape_hint(trace, key, given, expected, tol, words)
-            problem = words["problem"].format(given=_shape(given.shape, words), key=key, expected=_shape(expected.shape, words))
+            problem = words["problem"].format(given=_shape(given.shape, words), key=key,
+                                              expected=_shape(expected.shape, words))
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
             givens.append(Given(key, given, np.zeros(given.shape, dtype=bool), False))
             continue
@@ -124,7 +126,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             findings[i] = f = Finding(**{**f.__dict__, "hint": hints[f.key]})
         elif not f.ok and not f.problem:
             blank = not math.isfinite(f.given)
-            hint = words["left_empty"] if blank else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words)
+            hint = (words["left_empty"] if blank
+                    else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words))
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)
@@ -173,7 +176,8 @@ def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[s
     with np.errstate(all="ignore"):  # a slip's numbers may overflow: it then matches nothing
         slips = classic_slips(trace) + modern_slips(trace)
     for order, slip in enumerate(slips):
-        how = {g.key: _explained(slip, g, answer, trace, g.slack(tol)) for g in givens}  # None, or the rounding it needed
+        # None, or the rounding it needed
+        how = {g.key: _explained(slip, g, answer, trace, g.slack(tol)) for g in givens}
         matched = [g for g in givens if how[g.key] is not None]
         explains = [g.key for g in matched if g.key in wrong]
         if explains:  # the most given numbers explained; then the slip alone before the slip with rounded weights

@@ -1,4 +1,5 @@
-"""``attncli check``'s report: each answered quantity, right or where it first goes wrong, with a hint; as text or JSON."""
+"""``attncli check``'s report: each answered quantity, right or where it first goes wrong, with a hint;
+as text or JSON."""
 
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
             message = Text(words["wrong"].format(problem=f.problem), style="red")
         else:
             where = place(f, tokens, key_tokens, words["cell"])
-            message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=shown(f.given)), style="red")
+            message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=shown(f.given)),
+                           style="red")
         row = Table.grid()
         row.add_column(no_wrap=True)
         row.add_column()
-        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"), f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
+        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"),
+                                  f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
                     message)
         lines.append(row)
         if f.hint and not f.ok:
@@ -96,7 +99,8 @@ def place(f, tokens: list[str], key_tokens: list[str], words: dict) -> str:
     return cell_name(((*f.row, *f.cell) if f.row is not None else f.cell), f.key, tokens, key_tokens, words)
 
 
-def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str], words: dict | None = None) -> str:
+def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str],
+              words: dict | None = None) -> str:
     """Name a cell as people count: ``head 1, row 2 ('Input 2'), column 3`` (``words``: another language's)."""
     words = words or texts("en")["check"]["cell"]
     parts = []

@@ -63,7 +63,8 @@ def query_key(trace: Trace, focus: Focus, w: dict, ctx: dict, qk: np.ndarray) ->
                 out.append(w["query_key"][key].format(first=token(a), other=token(b), wab=number(weights[a, b], p),
                                                       wba=number(weights[b, a], p)))
     best = int(np.argmax(qk[i]))
-    out.append(w["query_key"]["dictionary"].format(**dict(ctx, best=f"“{spec.context_tokens[best]}”", r=number(qk[i, best], p))))
+    out.append(w["query_key"]["dictionary"].format(**dict(ctx, best=f"“{spec.context_tokens[best]}”",
+                                                          r=number(qk[i, best], p))))
     return out
 
 
@@ -92,7 +93,8 @@ def scale_stage(trace: Trace, focus: Focus, t: dict, ctx: dict, qk: np.ndarray) 
     text.append(w["helps"] if j2[i] > j1[i] + 1e-4 else w["no_help"] if j2[i] < j1[i] - 1e-4 else w["same"])
     other = int(np.argmax(j2 - j1))
     if j2[i] <= j1[i] + 1e-4 and j2[other] > j1[other] + 1e-4:  # the query followed is not helped, another one is
-        text.append(w["elsewhere"].format(other=f"“{spec.tokens[other]}”", j1=number(j1[other], p), j2=number(j2[other], p)))
+        text.append(w["elsewhere"].format(other=f"“{spec.tokens[other]}”", j1=number(j1[other], p),
+                                          j2=number(j2[other], p)))
     columns = [f"{w['weight']} {w['with'].format(c=cs)}", f"{w['jacobian']} {w['with'].format(c=cs)}",
                f"{w['weight']} {w['without']}", f"{w['jacobian']} {w['without']}"]
     table = np.stack([a2, j2, a1, j1], axis=-1)

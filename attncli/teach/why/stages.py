@@ -43,18 +43,21 @@ def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
 def why_steps(trace: Trace, focus: Focus) -> list[Step]:
     """The stages a to e; a stage whose numbers overflow float64 is an error naming it."""
-    with np.errstate(all="ignore"):  # X·Xᵀ and Q·Kᵀ of huge numbers (attend's checks cover neither with score: additive)
+    # X·Xᵀ and Q·Kᵀ of huge numbers (attend's checks cover neither with score: additive)
+    with np.errstate(all="ignore"):
         steps = _stages(trace, focus)
     for step in steps:
         for numbers in step.numbers:
             if not np.isfinite(numbers.matrix).all():
                 raise AttnError(f"stage {step.number} ({step.title}): {numbers.title.split('  ')[0].lower()} overflow "
-                                "float64; the numbers in the document are too large for this comparison", "explain --why")
+                                "float64; the numbers in the document are too large for this comparison",
+                                "explain --why")
     return steps
 
 
 def _stages(trace: Trace, focus: Focus) -> list[Step]:
-    """The stages a to e (b without its numbers for cross-attention, where X·Xᵀ means nothing; e only for dot scores)."""
+    """The stages a to e (b without its numbers for cross-attention, where X·Xᵀ means nothing;
+    e only for dot scores)."""
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)
     w, labels = t["why"], t["label"]
@@ -74,7 +77,8 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
     out.append(dataclasses.replace(c, text=c.text + intuitions.query_key(trace, focus, w, ctx, qk)))
     a = softmax(spec.scale * qk)  # (n, m)
     body = [w["softmax"]["body"].format(**ctx), intuitions.market(trace, focus, w, ctx, a)] + left_out(spec, w)
-    out.append(Step("d", w["softmax"]["title"], f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)", body, numbers=[
+    formula = f"A = softmax({number(spec.scale, focus.precision)} · Q·Kᵀ)"
+    out.append(Step("d", w["softmax"]["title"], formula, body, numbers=[
         Numbers("weights", labels["why_weights"], a, rows, cols, heat=True),
         Numbers("output", labels["why_output"], a @ v, rows, out_cols)]))
     return out + intuitions.scale_stage(trace, focus, t, ctx, qk)
@@ -118,7 +122,8 @@ def mark_mistake(steps: list[Step], findings: list, trace: Trace, lang: str) -> 
         notes = [t["mistake_shape"].format(key=wrong.key, problem=wrong.problem)]
     else:
         cell = place(wrong, spec.tokens, spec.context_tokens, t["check"]["cell"])
-        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected), given=shown(wrong.given))]
+        notes = [t["mistake"].format(key=wrong.key, cell=cell, expected=shown(wrong.expected),
+                                     given=shown(wrong.given))]
     if wrong.hint:
         notes.append(t["hint"].format(hint=wrong.hint))
     return [dataclasses.replace(s, notes=[*s.notes, *notes]) if s.number == wrong.step else s for s in steps]
