@@ -74,7 +74,8 @@ def test_clamped_layer_equals_a_loop_over_tokens(seed):
     trace, expected = attncli.compute(doc), loop_reference(doc)
     for key in ("queries", "keys", "values"):
         np.testing.assert_allclose(per_token(getattr(trace, key)), expected[key], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(trace.output, expected["output"], rtol=1e-12, atol=1e-12 * np.abs(expected["output"]).max())
+    size = np.abs(expected["output"]).max()
+    np.testing.assert_allclose(trace.output, expected["output"], rtol=1e-12, atol=1e-12 * size)
     assert np.abs(trace.queries).max() == C  # the clamp reached: the test's numbers do pass ±c
     unclipped = attncli.compute(document(seed, clip=None))
     assert not np.allclose(unclipped.output, trace.output)
@@ -132,7 +133,8 @@ def test_explain_writes_the_clamp_out(runner, tmp_path):
     path = _write(tmp_path, document(2))
     result = runner.invoke(app, ["explain", str(path), "--step", "3"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.stderr
-    assert "clamp(X·W_Q + b_Q, −0.9, 0.9)" in result.stdout and "clamped to the interval from −0.9 to 0.9" in result.stdout
+    assert "clamp(X·W_Q + b_Q, −0.9, 0.9)" in result.stdout
+    assert "clamped to the interval from −0.9 to 0.9" in result.stdout
     first = next(line for line in result.stdout.splitlines() if "q₁ = clamp(" in line)
     assert first.rstrip().endswith("]") and ", −0.9, 0.9) = [" in first
 
