@@ -15,6 +15,7 @@ from dataclasses import fields
 
 import numpy as np
 
+from attncli.core.errors import AttnError
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, writer
@@ -29,8 +30,8 @@ def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = S
     """``stages`` in order (those the document has) on ``arrays`` -> every array they and earlier stages made.
 
     ``replace``: a stage's name -> another way to compute it; ``given``: arrays no stage may overwrite;
-    ``lenient``: an ``after`` stage that cannot run (an output of another width meets no W_O) leaves its
-    arrays None instead of raising.
+    ``lenient``: an ``after`` stage that cannot run (an output of another width meets no W_O, or overflows) leaves
+    its arrays None instead of raising.
     """
     a = dict(arrays or {})
     given = given or {}
@@ -41,7 +42,7 @@ def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = S
         step = (replace or {}).get(stage.name, stage.run)
         try:
             made = step(spec, a)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, AttnError):
             if not (lenient and stage.part == "after"):
                 raise
             made = dict.fromkeys(stage.keys)
