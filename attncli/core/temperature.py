@@ -40,7 +40,8 @@ def text(spec: Spec) -> str:
 
 def latex(spec: Spec, up: Callable[[str], str]) -> str:
     floor_scale, attn_scale = spec.query_temperature
-    return rf"\tau = 1 + {attn_scale:g} \ln\left(1 + \left\lfloor \frac{{p + 1}}{{{floor_scale:g}}} \right\rfloor\right)"
+    floor = rf"\left\lfloor \frac{{p + 1}}{{{floor_scale:g}}} \right\rfloor"
+    return rf"\tau = 1 + {attn_scale:g} \ln\left(1 + {floor}\right)"
 
 
 TAU = Quantity("query_temperature", "τ", "Query temperature", "n", "query_temperature:", text=text, latex=latex)
