@@ -61,9 +61,10 @@ def loop_reference(doc: dict) -> dict:
             z = [out["tau"][i] * float(q[i] @ k[j]) / math.sqrt(d_k) for j in keys]
             e = [math.exp(zj - max(z)) for zj in z]
             out["heads"][head, i] = sum(ej / sum(e) * v[j] for ej, j in zip(e, keys, strict=True))
+            b_g = b.get("gate", np.zeros(h * d_v))
             if "gate" in w:
                 for c in range(d_v):
-                    logit = float(x[i] @ w["gate"][:, head * d_v + c]) + b.get("gate", np.zeros(h * d_v))[head * d_v + c]
+                    logit = float(x[i] @ w["gate"][:, head * d_v + c]) + b_g[head * d_v + c]
                     out["gate"][head, i, c] = 1 / (1 + math.exp(-logit))
     concat = (out["heads"] * out["gate"]).transpose(1, 0, 2).reshape(n, -1)
     out["output"] = concat @ w["output"] + b.get("output", 0.0)
@@ -206,7 +207,8 @@ def test_heatmap_draws_the_chunks(runner, tmp_path):
     doc = document(0, n=6, heads=1, mask={"causal": True, "chunk": 3}, tokens=list("abcdef"))
     result = runner.invoke(app, ["heatmap", str(_write(tmp_path, doc)), "--full"], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.stderr
-    rows = {line[0]: line[3:].split() for line in result.stdout.splitlines() if line[:1] in "abcdef" and line[1:3] == "  "}
+    lines = result.stdout.splitlines()
+    rows = {line[0]: line[3:].split() for line in lines if line[:1] in "abcdef" and line[1:3] == "  "}
     hatched = {token: [cell == "╱╱╱╱╱╱╱" for cell in cells if cell != "██"] for token, cells in rows.items()}
     assert hatched["c"] == [False] * 3 + [True] * 3  # c sees a, b, c
     assert hatched["d"] == [True] * 3 + [False] + [True] * 2  # d, in the second chunk, sees itself only

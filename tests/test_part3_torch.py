@@ -3,13 +3,14 @@ real Hugging Face modules (issue 28), in float64, built from tiny configs with r
 
 What each comparison covers:
 
-- ``Llama4TextAttention`` (τ's logarithm switched from float32 to float64) on a NoPE layer (``no_rope_layers: [0]``: no rotation and no qk L2-norm, which HF only
-  applies with rope), with ``attn_temperature_tuning`` and HF's chunked causal mask (``masking_utils``
-  ``chunked_causal_mask_function``, ``attention_chunk_size``): τ from the queries HF multiplies, S, Z, A, H, Y;
+- ``Llama4TextAttention`` (τ's logarithm switched from float32 to float64) on a NoPE layer (``no_rope_layers: [0]``:
+  no rotation and no qk L2-norm, which HF only applies with rope), with ``attn_temperature_tuning`` and HF's
+  chunked causal mask (``masking_utils.chunked_causal_mask_function``, ``attention_chunk_size``): τ from the
+  queries HF multiplies, S, Z, A, H, Y;
   also with a cached prefix (positions 7 …, keys 0 …) and a rope layer (interleaved complex rotation, qk_norm off);
 - ``Qwen3NextAttention``, a full-attention layer with its gate: the gate's rows are cut out of ``q_proj`` (per head
   [query | gate]) with numpy and, from a safetensors file, by ``columns`` ranges after ``layout: torch``.  The module
-  always normalises Q and K (q_norm, k_norm: another helper's stage), so both are replaced by ``nn.Identity`` here:
+  always normalises Q and K (q_norm, k_norm: a stage of its own), so both are replaced by ``nn.Identity`` here:
   the comparison covers the projections, the partial rotation, the gate G, H, H ⊙ G (o_proj's input) and Y;
 - ``GraniteAttention`` (attention_multiplier as ``scale``) and ``GraniteDecoderLayer``'s residual
   ``R = X + residual_multiplier·Y`` (post_attention_layernorm's input), with its RMSNorm kept in float64.
