@@ -22,7 +22,7 @@ def scored_queries(trace: Trace) -> np.ndarray:
 
 
 def temperature_lines(trace: Trace, focus: Focus) -> tuple[list[str], list[str], dict]:
-    """The line working out τ for the chosen query, the paragraph's key and its words (nothing without a temperature)."""
+    """The line working out τ for the chosen query, the paragraph's key and its words (none without τ)."""
     spec, i = trace.spec, focus.query
     if spec.query_temperature is None:
         return [], [], {}

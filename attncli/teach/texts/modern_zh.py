@@ -52,6 +52,7 @@ MODERN = {
         "pre_norm": "相加之后不再做归一化：残差原样往下传，下一层在自己的投影之前会再做一次归一化（预归一化），"
                     "正如这里的 pre_norm 步骤。",
         "no_norm": "相加之后不再做归一化：残差原样往下传。",
-        "scale": "输出在相加之前先乘以 α = {alpha}（Granite 的 residual_multiplier）：每一层只加上较小的改变，深层网络因此更稳定。",
+        "scale": "输出在相加之前先乘以 α = {alpha}（Granite 的 residual_multiplier）："
+                 "每一层只加上较小的改变，深层网络因此更稳定。",
     },
 }
