@@ -53,7 +53,7 @@ def _slip_answer(wrong: dict, key: str = "residual") -> dict:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("wrong, en, zh", [
     (base(query_temperature=None), "the query temperature was left out", "漏掉了查询温度"),
-    (base(residual=True), "the residual's scale was left out: R = X + 0.5·Y", "漏掉了残差的缩放"),
+    (base(residual=True), "the residual's scale was left out: the output is multiplied by 0.5", "漏掉了残差的缩放"),
     (dict(base(), weights={k: v for k, v in base()["weights"].items() if k != "gate"}),
      "the output gate was left out", "漏掉了输出门控"),
 ], ids=["temperature", "residual-scale", "gate"])

@@ -118,8 +118,8 @@ SLIPS = {
                      "the output projection",
     "gate_after_output": "the gate was applied after the output projection: it multiplies each head's output H, "
                          "Y = concat(H ⊙ G)·W_O + b_O, not Y itself",
-    "residual_scale_left_out": "the residual's scale was left out: R = X + {alpha}·Y, the output multiplied by "
-                               "{alpha} before it is added",
+    "residual_scale_left_out": "the residual's scale was left out: the output is multiplied by {alpha} before it "
+                               "is added, R = X + {alpha}·Y",
     "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",
