@@ -20,6 +20,8 @@ MADE_BY = {
     "positional": ("positional",), "normalized_inputs": ("pre_norm",), "queries_rotated": ("rope",),
     "keys_rotated": ("rope",), "score_bias": ("score_bias",), "normalized_output": ("post_norm",),
     "residual": ("add_norm", "residual"), "normalized": ("add_norm",),
+    "query_temperature": ("query_temperature",), "weight_gate": ("weights.gate",), "bias_gate": ("bias.gate",),
+    "gate": ("weights.gate",), "gated_head_outputs": ("weights.gate",),
 }
 EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")  # explain's, in the order they come
 

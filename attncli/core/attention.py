@@ -154,9 +154,11 @@ def output_projection(heads: np.ndarray, spec: Spec) -> np.ndarray:
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named below
 def residual_of(added: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(R, LayerNorm(R)): R = X₀ + ``added`` (Y, or post_norm(Y)); None where the document has no such step."""
+    """(R, LayerNorm(R)): R = X₀ + α·``added`` (Y, or post_norm(Y)); None where the document has no such step."""
     if spec.add_norm is None and not spec.residual:
         return None, None
+    if spec.residual_scale != 1.0:  # R = X₀ + α·Y (Granite's residual_multiplier)
+        added = spec.residual_scale * added
     if spec.add_norm is None:
         residual = spec.embedded + added
         check_finite(residual, "residual", spec.tokens)

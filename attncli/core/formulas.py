@@ -37,7 +37,9 @@ def score_formula(spec: Spec) -> str:
     """``S = Q·Kᵀ``; ``S = Q′·K′ᵀ`` with rope; the additive score."""
     if spec.score == "additive":
         return "S = vᵀ·tanh(Q′·W₁ + K′·W₂)" if spec.rope is not None else "S = vᵀ·tanh(Q·W₁ + K·W₂)"
-    return "S = Q′·K′ᵀ" if spec.rope is not None else "S = Q·Kᵀ"
+    q = "Q′" if spec.rope is not None else "Q"
+    q = f"(τ ⊙ {q})" if spec.query_temperature is not None else q
+    return f"S = {q}·K′ᵀ" if spec.rope is not None else f"S = {q}·Kᵀ"
 
 
 def norm_text(kind: str) -> str:
@@ -48,7 +50,7 @@ def residual_formula(spec: Spec) -> str:
     """``R = X + Y``, ``R = X + P + post_norm(Y)`` …"""
     x = "X + P" if spec.positional is not None else "X"
     y = f"{norm_text(spec.post_norm.kind)}(Y)" if spec.post_norm is not None else "Y"
-    return f"R = {x} + {y}"
+    return f"R = {x} + {y}" if spec.residual_scale == 1.0 else f"R = {x} + {spec.residual_scale:g}·{y}"
 
 
 def rope_text(spec: Spec) -> str:
@@ -71,6 +73,8 @@ def weights_formula(spec: Spec) -> str:
 
 def output_formula(spec: Spec) -> str:
     heads = "concat(H₁ … H_h)" if spec.heads > 1 else "H"
+    if spec.w_g is not None:
+        heads = "concat(H ⊙ G)"
     formula = f"Y = {heads}"
     if spec.w_o is not None:
         formula += "·W_O"
@@ -104,6 +108,8 @@ def output_latex(spec: Spec) -> str:
     if len(heads) > 3:
         heads = [heads[0], r"\dots", heads[-1]]
     formula = rf"Y = \operatorname{{concat}}({', '.join(heads)})" if spec.heads > 1 else "Y = H"
+    if spec.w_g is not None:
+        formula = r"Y = \operatorname{concat}(H \odot G)"
     if spec.w_o is not None:
         formula += " W_O"
     if spec.b_o is not None:
@@ -168,6 +174,7 @@ def scores_latex(spec: Spec, up: Callable[[str], str]) -> str:
     qs, ks = (f"{{{q}}}'", f"{{{k}}}'") if spec.rope is not None else (q, f"{{{k}}}")
     if spec.score == "additive":
         return rf"{up('S')} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)"
+    qs = rf"(\tau \odot {qs})" if spec.query_temperature is not None else qs
     return rf"{up('S')} = {qs} {ks}^\top"
 
 

@@ -68,8 +68,9 @@ def needed(keys: Iterable[str]) -> tuple[Stage, ...]:
 
 
 def needs_no_attention(keys: list[str] | None) -> bool:
-    """Whether ``keys`` (``--only``; None: everything) are all made before the scores."""
-    return bool(keys) and all(stage.part == "before" for stage in needed(keys))
+    """Whether ``keys`` (``--only``; None: everything) need no attention stage (made before the scores, or from
+    the rows of X alone, as the output gate G)."""
+    return bool(keys) and all(stage.part != "attention" for stage in needed(keys))
 
 
 @np.errstate(over="ignore", invalid="ignore")

@@ -57,6 +57,10 @@ class Spec:
     softcap: float | None = None  # z → c·tanh(z / c) on the scaled scores
     clip_qkv: float | None = None  # Q, K, V = clamp(·, −c, c) after the projections
     score_bias: ScoreBias | None = None  # Z + B after the cap
+    query_temperature: tuple[float, float] | None = None  # (floor_scale, attn_scale): Q′ row i times τ_i (Llama 4)
+    w_g: np.ndarray | None = None  # (h, d_model, d_v) the output gate's weight: G = σ(X̂·W_G + b_G) (Qwen3-Next)
+    b_g: np.ndarray | None = None  # (h, d_v)
+    residual_scale: float = 1.0  # α: R = X₀ + α·Y (Granite's residual_multiplier), with residual or add_norm
 
     @property
     def heads(self) -> int:

@@ -16,15 +16,26 @@ import numpy as np
 
 from attncli.core import attention as maths
 from attncli.core import formulas as f
+from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.masks import empty_queries
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.temperature import TEMPERED, temperature_stage, tempered
+
+
+def last_queries(a: Arrays) -> np.ndarray:
+    """The last query stage before the temperature (h, n, d_k): rotated, or as projected."""
+    return a["queries"] if a.get("queries_rotated") is None else a["queries_rotated"]
 
 
 def kernel_queries(a: Arrays) -> np.ndarray:
-    """The queries the scores see (h, n, d_k): the last query stage the document has (rotated, or as projected)."""
-    return a["queries"] if a.get("queries_rotated") is None else a["queries_rotated"]
+    """The queries the scores see (h, n, d_k): the last query stage the document has (tempered, rotated, or as
+    projected)."""
+    if a.get("query_temperature") is None:
+        return last_queries(a)
+    q = a.get(TEMPERED)  # made by the temperature stage; from a Trace's arrays (check's reruns), made again here
+    return tempered(last_queries(a), a["query_temperature"]) if q is None else q
 
 
 def kernel_keys(a: Arrays) -> np.ndarray:
@@ -77,7 +88,7 @@ def _mix(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _output(spec: Spec, a: Arrays) -> Arrays:
-    y = maths.output_projection(a["head_outputs"], spec)  # (n, d_out)
+    y = maths.output_projection(gated_or_not(a), spec)  # (n, d_out)
     maths.check_finite(y, "output", spec.tokens)
     return {"output": y}
 
@@ -180,7 +191,8 @@ STAGES: tuple[Stage, ...] = (
                "rope:"),
            _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:")),
           _rotations, lambda spec: spec.rope is not None),
-    Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated"),
+    temperature_stage(last_queries),
+    Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated", "query_temperature"),
           (_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex)),), _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot"),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
@@ -200,7 +212,9 @@ STAGES: tuple[Stage, ...] = (
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),
           _mix, part="attention", block=_mix_block, tiled=lambda spec: True),
-    Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs",),
+    GATE,
+    GATING,
+    Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs", "gated_head_outputs"),
           (_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)))),
@@ -209,7 +223,7 @@ STAGES: tuple[Stage, ...] = (
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:"),),
           _post_norm, lambda spec: spec.post_norm is not None, part="after"),
-    Stage("residual", "R = X₀ + Y (or + post_norm(Y));  N = LayerNorm(R)",
+    Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
                (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true"),

@@ -153,7 +153,7 @@ class _Blocks:
         self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()
-        self.band: dict[tuple[int, int, int], tuple[np.ndarray | None, np.ndarray | None, bool]] = {}
+        self.band: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray | None, bool]] = {}
 
     def workspace(self) -> _Workspace:
         w = getattr(self.local, "w", None)
@@ -214,14 +214,14 @@ class _Blocks:
 
     def allowed(self, r0: int, r1: int, s0: int, s1: int, h: int) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
         """The mask of a tile, its negation (None, None: every cell allowed) and whether it allows any cell.  Causal
-        and window alone depend only on where the tile lies from the diagonal: those are built once and shared
-        (read-only)."""
+        and window alone depend only on where the tile lies from the diagonal (and chunk on where it lies in its
+        chunk too): those are built once and shared (read-only)."""
         mask = self.spec.mask
         if mask is None:
             return None, None, True
         if mask.keys is not None or mask.matrix is not None:
             return _negated(mask.block(r0, r1, s0, s1, head=h))
-        key = (r0 - s0, r1 - r0, s1 - s0)
+        key = (r0 - s0, r1 - r0, s1 - s0, 0 if mask.chunk is None else s0 % mask.chunk)  # a chunk's edges repeat
         found = self.band.get(key)
         if found is None:
             found = self.band[key] = _negated(mask.block(r0, r1, s0, s1))

@@ -34,6 +34,9 @@ class Trace:
     normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
     score_bias: np.ndarray | None = None  # B (h, n, m), −inf where masked; with score_bias, None when streamed
+    query_temperature: np.ndarray | None = None  # τ (n,), with query_temperature
+    gate: np.ndarray | None = None  # G = σ(X̂·W_G + b_G) (h, n, d_v), with weights.gate
+    gated_head_outputs: np.ndarray | None = None  # H ⊙ G (h, n, d_v), with weights.gate
 
     @property
     def inputs(self) -> np.ndarray:

@@ -38,7 +38,7 @@ TOP_KEYS = (
     "positional", "score", "normalize", "add_norm", "answer", "score_bias", *MODERN_KEYS,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
-PROJECTIONS = ("query", "key", "value", "output")
+PROJECTIONS = ("query", "key", "value", "output", "gate")
 WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS)
 
 
@@ -122,6 +122,7 @@ class _Builder:
                 "weights.key",
             ), "key", heads, w_q.shape[2], kv_heads)
         h, d_k, d_v = heads, w_q.shape[2], w_v.shape[2]
+        w_g, b_g = self._gate(inputs.shape[1], h, d_v)
         w_o = None
         if self.weights.get("output") is not None:
             w_o = self._matrix("weights.output", self.weights["output"], lambda: (h * d_v, inputs.shape[1]))
@@ -164,6 +165,8 @@ class _Builder:
             identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
             files=frozenset(self.files),
             score_bias=score_bias,
+            w_g=w_g,
+            b_g=b_g,
             **layers,
         )
 
@@ -254,12 +257,24 @@ class _Builder:
             raise AttnError(f"is a vector of {w.shape[0]}; expected a {d_in}×d matrix (rows: the {of} columns){torch}",
                             key)
         if blocks.shape[1] != d_in:
-            d = "d_v" if name == "value" else "d_k"
+            d = "d_v" if name in ("value", "gate") else "d_k"
             h = blocks.shape[0]
             need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
             verb = "has" if of == "context" else "have"
             raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
         return np.ascontiguousarray(blocks)
+
+    def _gate(self, d_model: int, h: int, d_v: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """W_G (h, d_model, d_v) and b_G (h, d_v) of the output gate (Part 3), or None."""
+        if self.weights.get("gate") is None:
+            if self.bias.get("gate") is not None:
+                raise AttnError("is given without weights.gate (G = σ(X̂·W_G + b_G))", "bias.gate")
+            return None, None
+        w_g = self._weight("gate", d_model, "inputs", h, d_v)
+        if w_g.shape[2] != d_v:
+            raise AttnError(f"gives gates of width {w_g.shape[2]} per head but the values have d_v = {d_v} "
+                            f"(H ⊙ G needs {d_model}×{h}·{d_v})", "weights.gate")
+        return w_g, self._bias("gate", h, d_v)
 
     def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
         value = self.bias.get(name)

@@ -2,6 +2,7 @@
 
     mask: causal                          # upper-left, also when n ≠ m (PyTorch's is_causal)
     mask: {causal: lower_right, window: 4, keys: [1, 1, 0], matrix: …, convention: block}
+    mask: {causal: true, chunk: 8192}     # Llama 4's chunked layers: only the keys of the query's chunk (Part 3)
     score_bias: {matrix: …, alibi: true, relative: {table, buckets, max_distance, bidirectional}}
 
 A score bias's −inf cells mask their keys: they become one more part of the :class:`Mask`.
@@ -22,7 +23,7 @@ from attncli.inputs.matrices import FILE_KINDS
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
-MASK_PARTS = ("causal", "window", "keys", "matrix", "convention")
+MASK_PARTS = ("causal", "window", "keys", "matrix", "convention", "chunk")
 CONVENTIONS = ("allow", "block")
 BIAS_PARTS = ("matrix", "alibi", "relative")
 RELATIVE_KEYS = ("table", "buckets", "max_distance", "bidirectional")
@@ -56,7 +57,7 @@ def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int)
         raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
     value = mapping_of(value, "mask", MASK_PARTS)
     # (`in` would compare arrays)
-    if all(value.get(part) is None or value.get(part) is False for part in MASK_PARTS[:4]):
+    if all(value.get(part) is None or value.get(part) is False for part in (*MASK_PARTS[:4], "chunk")):
         raise AttnError("gives none of causal, window, keys, matrix (write mask: none to attend everywhere)", "mask")
     convention = value.get("convention", "allow")
     if convention not in CONVENTIONS:
@@ -72,6 +73,7 @@ def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int)
     window = value.get("window")
     if window is not None:
         window = head_count(window, "mask.window", "is more than 2^31 keys (a window of m keys allows every key)")
+    chunk = head_count(value.get("chunk"), "mask.chunk", "is more than 2^31 keys (a chunk of m keys allows every key)")
     keys = None
     if value.get("keys") is not None:
         keys = builder.read("mask.keys", value["keys"], (m,), boolean=True)
@@ -85,7 +87,7 @@ def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int)
     if convention == "block":  # 1/true = masked: flip to our 1 = may attend
         keys = None if keys is None else ~keys
         matrix = None if matrix is None else ~matrix
-    return Mask(n, m, causal=causal, window=window, keys=keys, matrix=matrix)
+    return Mask(n, m, causal=causal, window=window, keys=keys, matrix=matrix, chunk=chunk)
 
 
 def _boolean_matrix(builder: MatrixSource, key: str, value: Any, n: int, m: int, h: int) -> np.ndarray:
@@ -196,4 +198,4 @@ def with_bias_mask(mask: Mask | None, bias: ScoreBias | None, n: int, m: int) ->
     if mask is None:
         return Mask(n, m, matrix=finite)
     matrix = finite if mask.matrix is None else mask.matrix & finite
-    return Mask(n, m, mask.causal, mask.window, mask.keys, matrix)
+    return Mask(n, m, mask.causal, mask.window, mask.keys, matrix, mask.chunk)

@@ -9,6 +9,7 @@
     residual: true                    # R = X₀ + Y
     softcap: 50                       # z → c·tanh(z / c)
     clip_qkv: 8                       # Q, K, V = clamp(·, −8, 8) (MPT, DBRX; Part 3)
+    query_temperature: {…}            # Q′ row i times τ_i (Llama 4; Part 3, inputs/factors.py)
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
+from attncli.inputs.factors import read_factors, residual_given
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
-               "clip_qkv")
+               "clip_qkv", "query_temperature")
 ROPE_KEYS = ("base", "dims", "style", "frequencies")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
@@ -53,9 +55,10 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
                                         "keys (context rows)" if has_context else "keys (inputs rows)"),
         "pre_norm": _norm(builder, "pre_norm", data.get("pre_norm"), d_model, "d_model"),
         "post_norm": _norm(builder, "post_norm", data.get("post_norm"), d_out, "d_out"),
-        "residual": _flag(data.get("residual", False), "residual"),
+        "residual": _flag(residual_given(data.get("residual", False)), "residual"),
         "softcap": _positive_or_off(data.get("softcap"), "softcap"),
         "clip_qkv": _positive_or_off(data.get("clip_qkv"), "clip_qkv"),
+        **read_factors(data),
     }
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("normalises the output before it is added to the residual; it needs residual: true",

@@ -16,8 +16,9 @@ from typing import Any
 
 from attncli.inputs.values import split_tokens
 
-PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual")
-PROJECTIONS = ("query", "key", "value", "output")
+PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual",
+         "query_temperature")
+PROJECTIONS = ("query", "key", "value", "output", "gate")
 
 
 @dataclass(frozen=True)

@@ -99,9 +99,9 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
     """One matrix with its rows and columns labelled from its shape: tokens, context tokens or dimensions."""
     text = q.text(spec)
     title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
-    if matrix.ndim == 1:  # a bias: one row
-        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], dims(matrix.size),
-                     title=title)
+    if matrix.ndim == 1:  # a bias, or one number per token (τ): one row
+        columns = spec.tokens if q.shape == "n" else dims(matrix.size)
+        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], columns, title=title)
     axes = q.shape.split()[-2:]
     labels = {"n": spec.tokens, "m": spec.context_tokens}
     rows = labels.get(axes[0]) or dims(matrix.shape[0])

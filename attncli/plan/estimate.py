@@ -46,6 +46,8 @@ def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     sizes = {"inputs": n * d_model, "positional": 0 if spec.positional is None else n * d_model,
              "context": 0 if spec.context is None else m * d_ctx, "queries": h * n * spec.d_k, "keys": h * m * spec.d_k,
              "values": h * m * spec.d_v, "head_outputs": h * n * spec.d_v, "output": n * d_out,
+             "gate": 0 if spec.w_g is None else h * n * spec.d_v,
+             "gated_head_outputs": 0 if spec.w_g is None else h * n * spec.d_v,
              "residual": 0 if spec.add_norm is None else n * d_out,
              "normalized": 0 if spec.add_norm is None else n * d_out}
     numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
@@ -81,6 +83,10 @@ def resident_bytes(spec: Spec) -> int:
         arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
     if spec.pre_norm is not None:  # X̂
         arrays += n * d_model
+    if spec.query_temperature is not None:  # τ ⊙ Q′
+        arrays += h * n * spec.d_k
+    if spec.w_g is not None:  # G and H ⊙ G
+        arrays += 2 * h * n * spec.d_v
     given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
     if spec.mask is not None and spec.mask.matrix is not None:
         given += spec.mask.matrix.size
@@ -101,6 +107,8 @@ def partial_bytes(spec: Spec, keys: list[str]) -> int:
             numbers += 2 * (h * n * spec.d_k + g * m * (spec.d_k + spec.d_v))  # Q, K, V and each product's copy
         elif stage.name == "rope" and stage.present(spec):
             numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
+        elif stage.name == "gate" and stage.present(spec):
+            numbers += 2 * h * n * spec.d_v  # G and the logits it is made from
     return 8 * numbers
 
 

@@ -12,17 +12,19 @@ models the classic ones:
 - score_bias: the bias left out;
 - mask: its convention inverted (1 read as "masked" where it means "may attend", or the reverse);
 - kv_heads: query head i given key/value head i mod g instead of i // (h / g);
-- residual: the output not added back to the inputs.
+- residual: the output not added back to the inputs;
+- Part 3: the query temperature left out; the output gate left out, or applied after the output projection;
+  the residual's scale α left out.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import Trace
+from attncli.core.attention import Trace, concat_heads, output_projection
 from attncli.core.norms import layer_norm
 from attncli.core.positions import Rope, rotate
-from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage
+from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
 
 
 def modern_slips(trace: Trace) -> list[Slip]:
@@ -47,7 +49,27 @@ def modern_slips(trace: Trace) -> list[Slip]:
         add("kv_group", _kv_group(trace), g=spec.kv_heads, group=spec.heads // spec.kv_heads)
     if trace.residual is not None:
         add("residual_left_out", lambda rounding: _without_residual(trace))
+    _part3_slips(trace, add)
     return found
+
+
+def _part3_slips(trace: Trace, add) -> None:
+    spec = trace.spec
+    if spec.query_temperature is not None:
+        add("temperature_left_out", by_spec(trace, query_temperature=None))
+    if spec.w_g is not None:
+        add("gate_left_out", by_spec(trace, w_g=None, b_g=None))
+        if trace.output is not None and trace.output.shape[1] == spec.heads * spec.d_v:
+            add("gate_after_output", lambda rounding: _gate_after_output(trace))
+    if spec.residual_scale != 1.0 and trace.residual is not None:
+        add("residual_scale_left_out", by_spec(trace, residual_scale=1.0), alpha=f"{spec.residual_scale:g}")
+
+
+def _gate_after_output(trace: Trace) -> dict:
+    """Y = (concat(H)·W_O + b_O) ⊙ concat(G): the gate multiplied into the output instead of the heads."""
+    spec = trace.spec
+    y = output_projection(trace.head_outputs, spec) * concat_heads(trace.gate)  # (n, d_out), d_out = h·d_v
+    return rerun(trace, {"gated_head_outputs": trace.head_outputs, "output": y})
 
 
 def _rope_slips(trace: Trace, add) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from attncli.core import pipeline
 from attncli.core.attention import output_projection
 from attncli.core.errors import AttnError
+from attncli.core.gate import gated_or_not
 from attncli.core.pipeline import attend
 from attncli.core.scores import shared
 from attncli.core.softmax import exp_rows, softmax
@@ -81,7 +82,7 @@ def rerun(trace: Trace, start: Arrays, rounding: float | None = None,
             return {"head_outputs": weights @ v if mix is None else mix(weights, v)}
         replace["mix"] = mixed
     if project is not None:
-        replace["output"] = lambda spec, a: {"output": project(a["head_outputs"])}
+        replace["output"] = lambda spec, a: {"output": project(gated_or_not(a))}  # H ⊙ G with a gate
     got = pipeline.rerun(trace.spec, pipeline.arrays_of(trace), given=start, replace=replace)
     return {key: got.get(key) for key in ANSWERABLE}
 

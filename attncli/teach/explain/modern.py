@@ -242,7 +242,8 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     x, y = spec.embedded[i], trace.output[i] if trace.normalized_output is None else trace.normalized_output[i]
     lines = post_norm_lines(trace, focus) if spec.post_norm is not None else []
     added = "y" if spec.post_norm is None else "y\u0302"  # ŷ, written as x̂ and X̂ are
-    lines.append(f"{spec.tokens[i]}: r = x + {added} = {vector(x, p)} + {vector(y, p)} = "
+    alpha = "" if spec.residual_scale == 1.0 else f"{spec.residual_scale:g}·"  # R = X₀ + α·Y (Granite)
+    lines.append(f"{spec.tokens[i]}: r = x + {alpha}{added} = {vector(x, p)} + {alpha}{vector(y, p)} = "
                  f"{vector(trace.residual[i], p)}")
     d = dims(spec.inputs.shape[1])
     numbers = []
@@ -254,7 +255,8 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys = ["body"] + ([] if spec.post_norm is None else ["post_norm"])
     keys += ["sandwich"] if spec.post_norm is not None and spec.pre_norm is not None else []
     keys += ["pre_norm"] if spec.pre_norm is not None else ["no_norm"]
-    ctx = dict(ctx, r_formula=residual_formula(spec),
+    keys += ["scale"] if alpha else []
+    ctx = dict(ctx, r_formula=residual_formula(spec), alpha=f"{spec.residual_scale:g}",
                norm=norm_text(spec.post_norm.kind) if spec.post_norm is not None else "")
     return Step("residual", t["residual"]["title"], residual_formula(spec), paragraphs(t, "residual", keys, ctx), lines,
                 numbers)

@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import modern, notes, step
+from attncli.teach.explain import modern, notes, part3, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -148,13 +148,14 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
-    q, k = (trace.queries, trace.keys) if spec.rope is None else (trace.queries_rotated, trace.keys_rotated)
+    q, k = part3.scored_queries(trace), trace.keys if spec.rope is None else trace.keys_rotated
     unbiased = (z if trace.score_bias is None
                 else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i]))
     hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
-    prime = "" if spec.rope is None else "′"
+    prime, (tau_lines, tau_keys, tau_words) = "" if spec.rope is None else "′", part3.temperature_lines(trace, focus)
+    lines = tau_lines + lines
     for j in range(min(spec.m, MAX_LINES)):
-        qi, kj = f"q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
+        qi, kj = f"{'τ·' if tau_lines else ''}q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
         if hidden is not None:  # vᵀ·tanh(q·W₁ + k·W₂), the sum inside the tanh and the products with v written out
             inside, th, v = hidden[0][j], hidden[1][j], spec.v_a[h]
             lines.append(f"{spec.context_tokens[j]}: vᵀ·tanh({qi}·W₁ + {kj}·W₂) = vᵀ·tanh({vector(inside, p)}) = "
@@ -168,14 +169,15 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines.append("…")
     keys = ["additive" if spec.score == "additive" else "dot"]
     keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
-    keys += notes.scale_keys(spec) + ["z"]
+    keys += tau_keys + notes.scale_keys(spec) + ["z"]
     keys += [] if spec.softcap is None else ["softcap"]
     keys += modern.bias_keys(spec)
     if spec.mask is not None:
         keys.append("mask_score_bias" if spec.mask_name == "none" else f"mask_{spec.mask_name}")
+    chunk_keys, chunk_words = part3.chunk_words(trace, focus)
     symmetry, words = notes.symmetry(trace, focus, t)  # is the score of i for j that of j for i?
-    keys += symmetry
-    ctx = dict(ctx, z=notes.z_formula(spec), **words)
+    keys += chunk_keys + ([] if tau_keys else symmetry)  # (with τ a score is τ·q′·k: no longer a plain dot product)
+    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words)
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
@@ -270,7 +272,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked,
                        heat=True),
                Numbers("head_outputs", t["label"]["head_outputs"], trace.head_outputs[h], spec.tokens, dims(spec.d_v))]
-    if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None:
+    if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None or spec.w_g is not None:
         formula += f"   {formulas.output_formula(spec)}"
         heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"
         keys += ([heads] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
@@ -278,7 +280,9 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
             numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens,
                                    dims(trace.concat.shape[1])))
         numbers.append(Numbers("output", t["label"]["output"], trace.output, spec.tokens, dims(trace.output.shape[1])))
-    return Step(8, t["matrix"]["title"], formula, paragraphs(t, "matrix", keys, ctx), numbers=numbers)
+    lines, gated, gate_keys = part3.gate_lines(trace, focus, t)
+    return Step(8, t["matrix"]["title"], formula, paragraphs(t, "matrix", keys + gate_keys, ctx), lines,
+                numbers[:2] + gated + numbers[2:])
 
 
 def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:

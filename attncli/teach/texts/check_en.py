@@ -112,6 +112,14 @@ SLIPS = {
     "rope_values": "the values were rotated too: rope turns only the queries and the keys; V stays as projected",
     "rope_as_projected": "these are the rotated queries and keys: queries and keys are the projections before rope "
                          "(the turned ones go under queries_rotated and keys_rotated)",
+    "temperature_left_out": "the query temperature was left out: with query_temperature each query row is multiplied "
+                            "by τ = 1 + attn_scale·ln(1 + ⌊(p + 1)/floor_scale⌋) before the scores",
+    "gate_left_out": "the output gate was left out: each head's output is multiplied by G = σ(X̂·W_G + b_G) before "
+                     "the output projection",
+    "gate_after_output": "the gate was applied after the output projection: it multiplies each head's output H, "
+                         "Y = concat(H ⊙ G)·W_O + b_O, not Y itself",
+    "residual_scale_left_out": "the residual's scale was left out: the output is multiplied by {alpha} before it "
+                               "is added, R = X + {alpha}·Y",
     "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",

@@ -84,6 +84,11 @@ SLIPS = {
     "rope_values": "值也被旋转了：rope 只旋转查询和键，V 保持投影之后的样子",
     "rope_as_projected": "这些是旋转之后的查询和键：queries 和 keys 是 rope 之前的投影（旋转之后的写在 queries_rotated "
                          "和 keys_rotated 下）",
+    "temperature_left_out": "漏掉了查询温度：有 query_temperature 时，算得分之前每个查询行都要乘以 "
+                            "τ = 1 + attn_scale·ln(1 + ⌊(p + 1)/floor_scale⌋)",
+    "gate_left_out": "漏掉了输出门控：在输出投影之前，每个头的输出都要乘以 G = σ(X̂·W_G + b_G)",
+    "gate_after_output": "门控用在了输出投影之后：它乘的是每个头的输出 H，Y = concat(H ⊙ G)·W_O + b_O，而不是 Y 本身",
+    "residual_scale_left_out": "漏掉了残差的缩放：R = X + {alpha}·Y，输出要先乘以 {alpha} 再相加",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",

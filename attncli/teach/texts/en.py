@@ -33,6 +33,7 @@ TEXTS = {
         "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
+        "gate": "Gate  G = σ(X̂·W_G + b_G)", "gated_head_outputs": "Gated outputs  H ⊙ G",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
         "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
         "queries_rotated": "Rotated queries  Q′", "keys_rotated": "Rotated keys  K′",
@@ -173,6 +174,12 @@ TEXTS = {
         "mask_parts": "The document's mask applies, made of parts that must all allow a key (causal order, a sliding "
                       "window, padded keys, a matrix): the keys any part rules out for {q} are masked and take no part "
                       "in what follows.",
+        "mask_chunk": "The mask cuts the keys into chunks of {chunk} (Llama 4's chunked attention): {q} only sees "
+                      "the keys of its own chunk, {chunk_keys}, and every key of an earlier chunk is masked too.",
+        "temperature": "First the query is multiplied by its temperature τ (query_temperature, Llama 4): at position "
+                       "{position}, τ = 1 + {attn_scale}·ln(1 + ⌊({position} + 1) / {floor_scale}⌋) = {tau}. τ grows "
+                       "by steps with the position, so far-away queries get sharper scores, which keeps their "
+                       "softmax from flattening over thousands of keys. Every score of this row is τ times q′·k.",
         "mask_score_bias": "The score bias holds −inf for some keys of {q}: adding −inf leaves nothing for softmax to "
                            "weigh, so those keys are masked exactly as a mask would mask them.",
         "bias_matrix": "Then the document's score bias B is added to each scaled score (PyTorch's float attn_mask): "
@@ -257,6 +264,9 @@ TEXTS = {
                      "side into one row per token.",
         "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "
                       "numbers per token.",
+        "gate": "Before that, each head's output is gated (Qwen3-Next): g = σ(x·W_G + b_G) gives one number between "
+                "0 and 1 per output number of the head, made from the token's own input, and y ⊙ g keeps that share "
+                "of it. A head can so switch itself off for a token; the lines show the gate of {q} in this head.",
     },
     "add_norm": {
         "title": "Add & Norm",

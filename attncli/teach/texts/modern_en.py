@@ -65,5 +65,7 @@ MODERN = {
         "pre_norm": "There is no normalisation after the addition: the residual is passed on as it is, and the next "
                     "layer normalises it again before its own projections (pre-norm), as step pre_norm did here.",
         "no_norm": "There is no normalisation after the addition: the residual is passed on as it is.",
+        "scale": "The output is multiplied by α = {alpha} before it is added (Granite's residual_multiplier): each "
+                 "layer adds a smaller change, which keeps a deep stack of layers stable.",
     },
 }

@@ -32,6 +32,7 @@ TEXTS = {
         "weighted_values": "加权后的值  a_j · v_j",
         "head_output": "输出  y", "all_weights": "全部权重  A", "head_outputs": "全部输出  H",
         "concat": "各头拼接  concat(H₁ … H_h)", "output": "输出  Y",
+        "gate": "门控  G = σ(X̂·W_G + b_G)", "gated_head_outputs": "门控后的输出  H ⊙ G",
         "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
         "queries_rotated": "旋转后的查询  Q′", "keys_rotated": "旋转后的键  K′",
@@ -146,6 +147,13 @@ TEXTS = {
         "mask_matrix": "这里用了文档给出的掩码：对 {q} 标为 0 的键都被屏蔽，不参与后续计算。",
         "mask_parts": "这里用了由几部分组成的掩码（因果顺序、滑动窗口、填充的键、掩码矩阵），"
                       "每一部分都允许的键才能被看到：任何一部分排除的键，对 {q} 来说都被屏蔽，不参与后续计算。",
+        "mask_chunk": "掩码把键分成每块 {chunk} 个（Llama 4 的分块注意力）："
+                      "{q} 只能看到自己所在块里的键，即 {chunk_keys}，"
+                      "更早的块里的键也都被屏蔽。",
+        "temperature": "先把查询乘以它的温度 τ（query_temperature，Llama 4 的做法）：在位置 {position}，"
+                       "τ = 1 + {attn_scale}·ln(1 + ⌊({position} + 1) / {floor_scale}⌋) = {tau}。τ 随位置分级增大，"
+                       "位置越远的查询得分越尖锐，这样在成千上万个键上做 softmax 时权重不会被摊平。"
+                       "这一行的每个得分都是 q′·k 的 τ 倍。",
         "mask_score_bias": "分数偏置对 {q} 的某些键是 −inf：加上 −inf 之后 softmax 再也分不到权重，"
                            "所以这些键和被掩码屏蔽完全一样。",
         "bias_matrix": "接着把文档给出的分数偏置 B 加到每个缩放后的分数上（相当于 PyTorch 的浮点 attn_mask）："
@@ -218,6 +226,9 @@ TEXTS = {
                      "（共 {g} 个键/值头，每个由 {group} 个查询头共用）各自走一遍第 3 到 7 步，"
                      "然后把 {h} 个头的输出并排拼接，每个词元得到一行。",
         "projection": "随后，输出投影 W_O 把各个头的结果融合起来，得到每个词元 {d_out} 维的最终输出。",
+        "gate": "在此之前，每个头的输出先经过门控（Qwen3-Next 的做法）：g = σ(x·W_G + b_G) 由该词元自己的输入算出，"
+                "给头的每个输出数一个 0 到 1 之间的数，y ⊙ g 只保留相应的比例。这样一个头可以对某个词元把自己关掉；"
+                "下面几行是 {q} 在这个头里的门控。",
     },
     "add_norm": {
         "title": "Add & Norm（残差与层归一化）",
