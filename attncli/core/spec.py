@@ -57,6 +57,7 @@ class Spec:
     softcap: float | None = None  # z → c·tanh(z / c) on the scaled scores
     clip_qkv: float | None = None  # Q, K, V = clamp(·, −c, c) after the projections
     score_bias: ScoreBias | None = None  # Z + B after the cap
+    sinks: np.ndarray | None = None  # (h,) one logit per query head: a term of the softmax's denominator (gpt-oss)
 
     @property
     def heads(self) -> int:

@@ -34,6 +34,10 @@ class Trace:
     normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
     score_bias: np.ndarray | None = None  # B (h, n, m), −inf where masked; with score_bias, None when streamed
+    kernel_queries: np.ndarray | None = None  # the Q whose product is S (h, n, d_k): the last query stage's array
+    kernel_keys: np.ndarray | None = None  # the K whose product is S (g, m, d_k)
+    sink_weights: np.ndarray | None = None  # the sink's share of each row (h, n), with sinks
+    lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key; softmax only
 
     @property
     def inputs(self) -> np.ndarray:
