@@ -5,8 +5,8 @@
 Far below overflow, and with scale·Q finite (the unchecked tiles fold the scale into Q), no tile of scores
 needs checking (:func:`norms_cannot_overflow`, or :func:`cannot_overflow` when a norm's square itself
 overflows); when |scale·q·k| ≤ EXP_LIMIT for a whole head, exp needs no row maximum subtracted
-(:func:`needs_shift`, which bounds a sink's |s_h| likewise), since softmax is the same for any shift; values near the largest float are summed
-scaled by a power of two (:func:`value_exponent`).
+(:func:`needs_shift`, which bounds a sink's |s_h| likewise), since softmax is the same for any shift;
+values near the largest float are summed scaled by a power of two (:func:`value_exponent`).
 """
 
 from __future__ import annotations

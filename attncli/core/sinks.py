@@ -2,7 +2,7 @@
 
     a_ij = exp(z_ij) / (Σ_j′ exp(z_ij′) + exp(s_h))      over the allowed keys j′ (without sinks: no exp(s_h))
     σ_i  = exp(s_h) / (Σ_j′ exp(z_ij′) + exp(s_h))       the sink's share: row i's weights sum to 1 − σ_i
-    lse_i = ln(Σ_j′ exp(z_ij′) (+ exp(s_h)))              −inf (null in JSON) for a row with no allowed key, s_h with a sink
+    lse_i = ln(Σ_j′ exp(z_ij′) (+ exp(s_h)))              −inf (null in JSON) for a row with no key; s_h with a sink
 
 A sink is a key with no value: attention it receives goes nowhere.  lse is defined for a softmax of dot-product
 scores only (not ``score: additive``, nor ``normalize: sum | none``).  The maths is

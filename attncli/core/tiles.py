@@ -8,9 +8,9 @@ block may see at all (:meth:`attncli.core.masks.Mask.key_span`):
     acc ← α·acc + e·V_t      total ← α·total + e·1     α = exp(c_b before − c_b now)
 
 and H_b = acc / total.  With a sink s_h (gpt-oss), c_b starts at s_h (the running maximum includes it) and
-exp(s_h − c_b) joins each row's total after the last tile; lse = c_b + ln(total) either way.  That is softmax(Z)·V of the full computation, the same sums in another
-order.  (The row sums e·1 are a matrix-vector product: a column of ones beside V would cost
-more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
+exp(s_h − c_b) joins each row's total after the last tile; lse = c_b + ln(total) either way.  That is
+softmax(Z)·V of the full computation, the same sums in another order.  (The row sums e·1 are a matrix-vector
+product: a column of ones beside V would cost more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
 reach EXP_LIMIT (:func:`attncli.core.bounds.needs_shift`): exp can then neither overflow nor lose
 precision, and Z is read once.  Otherwise c_b is the running row maximum (FlashAttention's online
 softmax), and α rescales what was summed before a tile raised it.

@@ -37,7 +37,7 @@ class Trace:
     kernel_queries: np.ndarray | None = None  # the Q whose product is S (h, n, d_k): the last query stage's array
     kernel_keys: np.ndarray | None = None  # the K whose product is S (g, m, d_k)
     sink_weights: np.ndarray | None = None  # the sink's share of each row (h, n), with sinks
-    lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key; softmax only
+    lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key
 
     @property
     def inputs(self) -> np.ndarray:

@@ -108,7 +108,8 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         if key in NULL_AT_MINUS_INF:  # a −inf cell masks its key / ln 0 of a row with no key: null
             array = np.where(np.isneginf(array), np.nan, array)
         if native:
-            if not np.isfinite(array).all() and key not in NULL_AT_MINUS_INF:  # never a silent null: overflow is checked for
+            if not np.isfinite(array).all() and key not in NULL_AT_MINUS_INF:  # never a silent null (overflow is
+                # checked for)
                 raise ValueError(f"{key} holds a value that is not finite")
             result[key] = np.array(array, dtype=np.float64, order="C")
             if key == "scaled_scores" and spec.allowed is not None:
