@@ -222,3 +222,58 @@ def test_gpt_oss_attention(monkeypatch, window):
     assert close(trace.output, y[0].numpy())
     for threads in (1, 2):
         assert_equal_traces(trace, attend_streamed(spec_of(doc), threads=threads))
+
+
+# ---------------------------------------------------------------- views: heat map, tables, explain, check
+
+SMALL = {"tokens": ["a", "b", "c"], "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], "heads": 2,
+         "sinks": [0.5, -1.2], "mask": {"matrix": [[0, 0, 0], [1, 1, 0], [1, 1, 1]]}}
+
+
+def test_the_heat_map_shows_the_sinks_share_beside_each_row(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(SMALL))
+    one = runner.invoke(app, ["heatmap", str(path), "--head", "1"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert one.exit_code == 0, one.output
+    lines = one.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(line.rstrip().endswith("│    sink") for line in lines)
+    assert any(line.startswith("a ") and line.rstrip().endswith("1.00") for line in lines)  # no key: all to the sink
+    assert any(line.startswith("b ") and line.rstrip().endswith("0.08") for line in lines)  # σ = 0.0843
+    assert "sink (σ)" in one.stdout and "Warning" not in one.output
+    both = runner.invoke(app, ["heatmap", str(path)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert both.exit_code == 0 and "│σ" in both.stdout.replace(" ", "")
+
+
+def test_tables_show_sigma_and_lse_on_request(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(SMALL))
+    tables = runner.invoke(app, ["compute", str(path)], env={"COLUMNS": "100"}).stdout
+    assert "Head 1 · Sink share  σ = e^s / (Σ e^z + e^s)   3 × 1" in tables and "Log-sum-exp" not in tables
+    lse = runner.invoke(app, ["compute", str(path), "--only", "lse", "--head", "2"], env={"COLUMNS": "100"}).stdout
+    assert "LSE = ln(Σ e^z + e^s)" in lse and "-1.2000" in lse  # query a: lse = s_2
+    csv = runner.invoke(app, ["compute", str(path), "--only", "sink_weights", "--format", "csv"]).stdout
+    assert csv.splitlines()[:2] == ["head,token,σ", "1,a,1.0"]
+
+
+@pytest.mark.parametrize("lang, words", [("en", "the sink takes σ = 0.0843"), ("zh", "汇拿走了 “b” 的 σ = 0.0843")])
+def test_explain_says_what_the_sink_took(runner, tmp_path, lang, words):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(SMALL))
+    result = runner.invoke(app, ["explain", str(path), "--step", "5", "--query", "2", "--lang", lang],
+                           env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert words in text and "Σ = 1 + 16.9188 + 1.6487 = 19.5675" in text
+
+
+@pytest.mark.parametrize("lang, words", [("en", "the sink was left out of the denominator"), ("zh", "分母里漏掉了汇")])
+def test_check_names_a_sink_left_out(runner, tmp_path, lang, words):
+    without = {key: value for key, value in SMALL.items() if key != "sinks"}
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(without))
+    output = json.loads(runner.invoke(app, ["compute", str(plain), "--format", "json", "--only", "output"]).stdout)
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({**SMALL, "answer": {"output": output["output"]}}))
+    result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "400"})
+    assert words in " ".join(result.stdout.split()), result.output
