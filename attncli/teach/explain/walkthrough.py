@@ -196,7 +196,7 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if not allowed.any():  # nothing to normalise: weights and output 0, as PyTorch's SDPA gives
         keys = ["all_masked"]
     elif spec.normalize == "softmax":
-        top = max(float(z[allowed].max()), *([] if spec.sinks is None else [float(spec.sinks[h])]))  # the sink too
+        top = max([float(z[allowed].max()), *([] if spec.sinks is None else [float(spec.sinks[h])])])  # the sink too
         shift = top if top > SHIFT_ABOVE or top < 0 else 0.0  # the row max subtracted, as the code does
         e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)  # the largest is 1 after a shift
         num = lambda x: number(x, p)  # noqa: E731
