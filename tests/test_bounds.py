@@ -148,7 +148,7 @@ def test_the_cached_band_masks_are_the_masks_of_every_tile(n, m, parts):
     spec = _Spec()
     spec.mask, spec.heads, spec.kv_heads, spec.n, spec.m, spec.d_k, spec.d_v = mask, 2, 2, n, m, 4, 3
     spec.query_positions, spec.key_positions = np.arange(n), np.arange(m)
-    spec.score_bias = spec.softcap = None
+    spec.score_bias = spec.softcap = spec.sinks = None
     spec.scale = 1.0
     cells = [(r0, r1, s0, s1) for r0 in range(n) for r1 in range(r0 + 1, min(n, r0 + 7) + 1)
              for s0 in range(0, m, 3) for s1 in (s0 + 1, min(m, s0 + 5), min(m, s0 + 8))]

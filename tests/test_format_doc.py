@@ -146,6 +146,7 @@ MODERN = {  # a Llama-style block with Gemma 2's extras: grouped-query heads, ro
         "residual": True,
         "softcap": 2.5,
         "mask": "causal",
+        "sinks": [0.5, -1.0, 0.0, 2.0],
     },
     "sizes": {"n": 4, "m": 4, "h": 4, "g": 2, "d_k": 2, "d_v": 3, "d_model": 6, "d_ctx": 6, "d_out": 6},
 }
@@ -243,6 +244,8 @@ def test_the_json_table_gives_each_key_its_shape_and_presence(tmp_path: Path, na
         needs = [k for k in _backticked(when) if not k.startswith("-")]
         present = any if " or " in when else all  # "with `a` or `b`": either key; "with `a`": that key
         expected_present = present(_given(case["doc"], k) for k in needs) if when.startswith("with") else True
+        if when.startswith("unless"):  # "unless `score: additive` or `normalize: sum`": absent with either
+            expected_present = not any(case["doc"].get(k.split(": ")[0]) == k.split(": ")[1] for k in needs)
         assert (key in result) == expected_present, f"{name}: {key!r} present: {key in result}, table says {when!r}"
         if key not in result:
             continue
@@ -315,6 +318,7 @@ SAMPLES: dict[str, dict[str, Any]] = {  # a valid use of each top-level key, add
     "post_norm": {"post_norm": {"kind": "rms"}, "residual": True},
     "residual": {"residual": True},
     "softcap": {"softcap": 30},
+    "sinks": {"sinks": [0.5]},
     "score_bias": {"score_bias": {"alibi": True}},
     "answer": {"answer": {"weights": [[0.67, 0.33], [0.33, 0.67]]}},
 }

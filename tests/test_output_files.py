@@ -69,7 +69,7 @@ def test_npz_holds_every_array(runner, tmp_path):
     want = reference()
     with np.load(out, allow_pickle=False) as arrays:
         assert set(arrays.files) == {"inputs", "queries", "keys", "values", "scores", "scaled_scores", "weights",
-                                     "head_outputs", "output", "scale"}
+                                     "lse", "head_outputs", "output", "scale"}
         for key in ("queries", "keys", "values", "scores", "weights", "head_outputs", "output"):
             assert np.abs(arrays[key] - np.array(want[key])).max() < 1e-12, key
         causal = np.tril(np.ones((4, 4), bool))

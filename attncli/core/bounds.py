@@ -5,8 +5,8 @@
 Far below overflow, and with scale·Q finite (the unchecked tiles fold the scale into Q), no tile of scores
 needs checking (:func:`norms_cannot_overflow`, or :func:`cannot_overflow` when a norm's square itself
 overflows); when |scale·q·k| ≤ EXP_LIMIT for a whole head, exp needs no row maximum subtracted
-(:func:`needs_shift`), since softmax is the same for any shift; values near the largest float are summed
-scaled by a power of two (:func:`value_exponent`).
+(:func:`needs_shift`, which bounds a sink's |s_h| likewise), since softmax is the same for any shift;
+values near the largest float are summed scaled by a power of two (:func:`value_exponent`).
 """
 
 from __future__ import annotations
@@ -90,4 +90,5 @@ def needs_shift(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec,
         bound = np.minimum(bound, spec.softcap)
     bound = bound + bias_bound(spec)
     values = v_norm * spec.m * math.exp(EXP_LIMIT)  # (h,) a bound on |e·V| (|v_jc| ≤ ‖v_j‖)
-    return ~((bound <= EXP_LIMIT) & (values < SAFE))
+    sinks = np.zeros_like(bound) if spec.sinks is None else np.abs(spec.sinks)  # exp(s_h) joins each row's total
+    return ~((bound <= EXP_LIMIT) & (values < SAFE) & (sinks <= EXP_LIMIT))

@@ -68,6 +68,8 @@ def weights_formula(spec: Spec) -> str:
         return f"A = ({scaled}) / row sum"
     if spec.normalize == "none":
         return f"A = {scaled} (not normalised)"
+    if spec.sinks is not None:  # gpt-oss: one more term in each row's denominator
+        return f"A = softmax({scaled}) with a sink: e^z / (Σ e^z + e^s)"
     return f"A = softmax({scaled})"
 
 
@@ -100,6 +102,8 @@ def weights_latex(spec: Spec, scaled: str) -> str:
         return rf"{scaled} \ \text{{divided by its row sums}}"
     if spec.normalize == "none":
         return rf"{scaled} \ \text{{(not normalised)}}"
+    if spec.sinks is not None:
+        return rf"\frac{{e^{{Z}}}}{{\sum_j e^{{Z_j}} + e^{{s}}}},\ Z = {scaled}"
     return rf"\operatorname{{softmax}}\left({scaled}\right)"
 
 

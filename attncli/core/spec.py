@@ -61,6 +61,7 @@ class Spec:
     w_g: np.ndarray | None = None  # (h, d_model, d_v) the output gate's weight: G = σ(X̂·W_G + b_G) (Qwen3-Next)
     b_g: np.ndarray | None = None  # (h, d_v)
     residual_scale: float = 1.0  # α: R = X₀ + α·Y (Granite's residual_multiplier), with residual or add_norm
+    sinks: np.ndarray | None = None  # (h,) one logit per query head: a term of the softmax's denominator (gpt-oss)
 
     @property
     def heads(self) -> int:

@@ -16,8 +16,8 @@ import numpy as np
 
 from attncli.core import attention as maths
 from attncli.core import formulas as f
+from attncli.core import sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
-from attncli.core.masks import empty_queries
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
@@ -56,6 +56,10 @@ def _rotations(spec: Spec, a: Arrays) -> Arrays:
     return {"queries_rotated": q_rot, "keys_rotated": k_rot}
 
 
+def _kernel(spec: Spec, a: Arrays) -> Arrays:
+    return {"kernel_queries": kernel_queries(a), "kernel_keys": kernel_keys(a)}  # the arrays themselves, no copy
+
+
 def _scores(spec: Spec, a: Arrays) -> Arrays:
     s = maths.scores(kernel_queries(a), kernel_keys(a), spec)  # (h, n, m)
     maths.check_finite(s, "scores", spec.tokens)
@@ -75,12 +79,6 @@ def _scaled(spec: Spec, a: Arrays) -> Arrays:
         z += np.where(np.isneginf(bias), 0.0, bias)  # a −inf cell is masked: its score is never used
         maths.check_finite(z, "scaled scores", spec.tokens)
     return {"scaled_scores": z}
-
-
-def _weights(spec: Spec, a: Arrays) -> Arrays:
-    allowed = spec.allowed  # (h, n, m), built once and kept for the views
-    return {"weights": maths.weights_of(a["scaled_scores"], spec.normalize, allowed, spec.tokens),
-            "_empty_queries": empty_queries(allowed)}
 
 
 def _mix(spec: Spec, a: Arrays) -> Arrays:
@@ -114,10 +112,6 @@ def _scaled_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
     return {"scaled_scores": maths.biased(maths.scaled(a["scores"], spec), spec, lo, hi)}
 
 
-def _weights_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
-    return {"weights": maths.normalize(a["scaled_scores"], spec, lo, hi)}
-
-
 def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
     return _mix(spec, a)
 
@@ -137,6 +131,16 @@ def _projected(sym: str, title: str, shape: str, source: str):
     weight, bias = f"W_{sym}", f"b_{sym}"
     return _q_(title.lower(), sym, title, shape, (f.projection_text(sym, weight, bias, source),
                                                   f.projection_latex(sym, weight, bias, source)))
+
+
+def _kernel_view(key: str, sym: str, title: str, shape: str) -> Quantity:
+    """The Q or K an attention kernel receives (written only when asked for, like W_Q): the last query/key stage's."""
+    def last(spec: Spec) -> str:
+        rotated = f"{sym}′" if spec.rope is not None else sym
+        return f"τ ⊙ {rotated}" if sym == "Q" and spec.query_temperature is not None else rotated
+    return Quantity(key, "", title, shape, parameter=True, text=lambda spec: f"{sym}_kernel = {last(spec)}",
+                    latex=lambda spec, up: up(rf"{sym}_{{\text{{kernel}}}}") + " = "
+                    + up(last(spec).replace("τ ⊙ ", r"\tau \odot ").replace("′", "'")))
 
 
 def _clip(spec: Spec, a: Arrays) -> Arrays:
@@ -192,6 +196,10 @@ STAGES: tuple[Stage, ...] = (
            _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:")),
           _rotations, lambda spec: spec.rope is not None),
     temperature_stage(last_queries),
+    Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", ("queries", "keys", "queries_rotated",
+                                                                            "keys_rotated", "query_temperature"),
+          (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
+           _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel),
     Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated", "query_temperature"),
           (_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex)),), _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot"),
@@ -204,10 +212,11 @@ STAGES: tuple[Stage, ...] = (
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True),
-    Stage("weights", "A = softmax over the allowed keys", ("scaled_scores",),
+    Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
-                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),),
-          _weights, part="attention", block=_weights_block, tiled=lambda spec: spec.normalize == "softmax"),
+                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),
+           sinks.SINK_WEIGHTS, sinks.LSE),
+          sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax"),
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),

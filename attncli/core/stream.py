@@ -32,6 +32,7 @@ from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, nor
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
 from attncli.core.pipeline import run, trace_of
+from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, kernel_keys, kernel_queries
@@ -61,6 +62,8 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
     empty: set[int] = set()  # queries with no key to attend to (in some head)
+    rows_of = {"lse": np.empty((h, n)) if has_lse(spec) else None,  # (h, n) each: one number per row, from the
+               "sink_weights": None if spec.sinks is None else np.empty((h, n))}  # blocks (small beside H)
     try:
         if fast(spec):
             norms = largest_norms(q, k, v, spec)
@@ -70,16 +73,16 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
             power = value_exponent(v, spec, norms)  # values near 1e307: summed as V·2⁻ᵏ, H scaled back
             v_summed = np.ldexp(v, -power) if power else v
             run_tiles(q, k, v_summed, spec, heads, checked, shift, rows, tile_keys(spec, rows, cells()), progress,
-                      threads, empty)
+                      threads, empty, rows_of["lse"], rows_of["sink_weights"])
             if power:
                 np.ldexp(heads, power, out=heads)
         else:
             checked = not cannot_overflow(q, k, spec)  # huge numbers: check each block as attend checks S
-            _run_generic(a, spec, heads, checked, progress, threads, empty)
+            _run_generic(a, spec, heads, rows_of, checked, progress, threads, empty)
     except Overflow:
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
-    a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)))
+    a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)), **rows_of)
     return trace_of(spec, run(spec, a, stages=_part("after")))
 
 
@@ -124,8 +127,10 @@ def generic_row_bytes(spec: Spec) -> int:
     return 8 * spec.heads * spec.m * width
 
 
-def _run_generic(a: Arrays, spec: Spec, heads, checked: bool, progress, threads: int | None, empty: set[int]) -> None:
-    """Any score and normalisation: the attention stages on all heads of one block of queries per task."""
+def _run_generic(a: Arrays, spec: Spec, heads, rows_of: Arrays, checked: bool, progress, threads: int | None,
+                 empty: set[int]) -> None:
+    """Any score and normalisation: the attention stages on all heads of one block of queries per task; the arrays
+    of one number per row (``rows_of``: lse, sink_weights) filled block by block."""
     stages = [stage for stage in _part("attention") if stage.present(spec)]
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -142,7 +147,10 @@ def _run_generic(a: Arrays, spec: Spec, heads, checked: bool, progress, threads:
                 raise Overflow
             b.update(made)
         heads[:, lo:hi] = b["head_outputs"]  # (h, b, d_v)
-        if spec.mask is not None:
+        for key, array in rows_of.items():
+            if array is not None:
+                array[:, lo:hi] = b[key]  # (h, b)
+        if spec.mask is not None and spec.sinks is None:  # a sink takes the whole of a row with no key: no warning
             empty.update(lo + i for i in empty_queries(spec.mask.block(lo, hi)))
 
     run_parallel(task, blocks(spec.n, generic_rows(spec)), progress, threads)

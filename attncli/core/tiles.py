@@ -7,9 +7,10 @@ block may see at all (:meth:`attncli.core.masks.Mask.key_span`):
     e = exp(Z − c_b)                                   c_b (b,): 0, or each row's largest score so far
     acc ← α·acc + e·V_t      total ← α·total + e·1     α = exp(c_b before − c_b now)
 
-and H_b = acc / total.  That is softmax(Z)·V of the full computation, the same sums in another
-order.  (The row sums e·1 are a matrix-vector product: a column of ones beside V would cost
-more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
+and H_b = acc / total.  With a sink s_h (gpt-oss), c_b starts at s_h (the running maximum includes it) and
+exp(s_h − c_b) joins each row's total after the last tile; lse = c_b + ln(total) either way.  That is
+softmax(Z)·V of the full computation, the same sums in another order.  (The row sums e·1 are a matrix-vector
+product: a column of ones beside V would cost more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
 reach EXP_LIMIT (:func:`attncli.core.bounds.needs_shift`): exp can then neither overflow nor lose
 precision, and Z is read once.  Otherwise c_b is the running row maximum (FlashAttention's online
 softmax), and α rescales what was summed before a tile raised it.
@@ -105,9 +106,10 @@ def blocks(n: int, rows: int) -> list[tuple[int, int]]:
 
 def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np.ndarray, checked: bool,
               shift: np.ndarray, rows: int, keys: int, progress: Callable[[int], None] | None, threads: int | None,
-              empty: set[int]) -> None:
+              empty: set[int], lse: np.ndarray | None = None, sink: np.ndarray | None = None) -> None:
     """Each head's output rows into ``heads`` (h, n, d_v), in blocks of ``rows`` queries and tiles of ``keys``
-    keys; queries without any key go into ``empty``.
+    keys; queries without any key go into ``empty``; each row's log-sum-exp into ``lse`` (h, n) and, with sinks,
+    the sink's share into ``sink`` (h, n).
 
     ``shift`` (h,): whether a head needs the row maximum subtracted; ``checked``: compute every key, masked or
     not, and check every tile for overflow (:class:`Overflow`).  ``progress(1)`` as each (head, block) job is done.
@@ -116,7 +118,9 @@ def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np
     spans = [(lo, hi, *((0, spec.m) if mask is None else mask.key_span(lo, hi))) for lo, hi in blocks(spec.n, rows)]
     spans.sort(key=lambda span: span[2] - span[3])  # the longest first, so that the threads finish together
     jobs = [(h, *span) for h in range(spec.heads) for span in spans]  # a head's K and V stay in cache
-    run_parallel(_Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty), jobs, progress, threads)
+    blocks_of = _Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty)
+    blocks_of.lse, blocks_of.sink = lse, sink
+    run_parallel(blocks_of, jobs, progress, threads)
 
 
 def _negated(allowed: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
@@ -151,6 +155,9 @@ class _Blocks:
         self.q, self.k, self.v, self.heads, self.spec = q, k, v, heads, spec
         self.checked, self.shift, self.rows, self.keys, self.empty = checked, shift, rows, keys, empty
         self.kv = kv_head_of(spec.heads, spec.kv_heads)  # the key/value head of each query head
+        self.sinks = spec.sinks  # (h,) or None: one more term of each row's total
+        self.lse: np.ndarray | None = None  # (h, n), filled when given
+        self.sink: np.ndarray | None = None  # (h, n), with sinks
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()
         self.band: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray | None, bool]] = {}
@@ -171,9 +178,9 @@ class _Blocks:
         acc[...] = 0.0
         total[...] = 0.0
         shifted = bool(self.shift[h])
-        if shifted:
-            w.top[:b] = -np.inf
-            w.shift[:b] = 0.0
+        if shifted:  # c_b starts at s_h with a sink: the running maximum includes it
+            w.top[:b] = -np.inf if self.sinks is None else self.sinks[h]
+            w.shift[:b] = 0.0 if self.sinks is None else self.sinks[h]
         for s0, s1 in self.tiles(lo, hi, start, stop):
             r0, r1 = (lo, hi) if mask is None or self.checked else mask.query_span(lo, hi, s0, s1)
             if r0 == r1:
@@ -193,8 +200,22 @@ class _Blocks:
                 np.copyto(z, 0.0, where=blocked)  # after exp: exp(−inf) takes numpy's slow path for special values
             acc[rows] += np.matmul(z, v[s0:s1], out=w.part[: r1 - r0])  # (rows, d_v)
             total[rows] += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[: r1 - r0])  # (rows,)
+        self.finish(h, lo, hi, w, shifted)
+
+    def finish(self, h: int, lo: int, hi: int, w: _Workspace, shifted: bool) -> None:
+        """H_b = acc / total, after the sink's exp(s_h − c_b) joins the total; lse = c_b + ln(total), the sink's share
+        exp(s_h − c_b) / total."""
+        b = hi - lo
+        acc, total = w.acc[:b], w.total[:b]
+        c = w.shift[:b] if shifted else 0.0  # c_b: what every exp had subtracted
+        if self.sinks is not None:
+            sink = np.exp(self.sinks[h] - c)  # at most 1 (c_b ≥ s_h), or |s_h| ≤ EXP_LIMIT unshifted
+            total += sink
+            self.sink[h, lo:hi] = sink / total
         out = self.heads[h, lo:hi]  # (b, d_v), not yet written: every row is written here
         np.divide(acc, total[:, None], out=out)
+        if self.lse is not None:
+            np.add(np.log(total), c, out=self.lse[h, lo:hi])  # ln 0 = −inf: a query with no key (and no sink)
         none = total == 0  # a query with no key at all: 0, not 0 / 0
         if none.any():
             out[none] = 0.0

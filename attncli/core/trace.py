@@ -37,6 +37,10 @@ class Trace:
     query_temperature: np.ndarray | None = None  # τ (n,), with query_temperature
     gate: np.ndarray | None = None  # G = σ(X̂·W_G + b_G) (h, n, d_v), with weights.gate
     gated_head_outputs: np.ndarray | None = None  # H ⊙ G (h, n, d_v), with weights.gate
+    kernel_queries: np.ndarray | None = None  # the Q whose product is S (h, n, d_k): the last query stage's array
+    kernel_keys: np.ndarray | None = None  # the K whose product is S (g, m, d_k)
+    sink_weights: np.ndarray | None = None  # the sink's share of each row (h, n), with sinks
+    lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key
 
     @property
     def inputs(self) -> np.ndarray:

@@ -18,6 +18,7 @@ from attncli.outputs.numbers import dims
 
 PER_HEAD = tuple(key for key, q in QUANTITIES.items() if q.per_head)  # a matrix per head (head axis first)
 KV_KEYS = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head)  # one per key/value head
+ON_REQUEST = ("lse",)  # in every JSON, but a table only when --only names it (a number for kernels, not for reading)
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,15 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
 
     The document's and per-token arrays before the heads come first, then each head's (W_Q, b_Q, Q …, H), then the
     rest.  With grouped-query heads, each key/value head's K and V come once, before the first query head that
-    uses it, titled with the query heads that share it.  A projection's matrices only when ``only`` names them.
+    uses it, titled with the query heads that share it.  A projection's matrices, and lse, only when ``only`` names
+    them.
     """
     from attncli.outputs.serialize import array_of, check_present
 
     check_present(trace, only)  # --only bias_query without a bias.query is an error, in every format
     wanted = set(only or ())
     shown = [q for q in QUANTITIES.values()
-             if (not q.parameter or q.key in wanted) and array_of(trace, q.key) is not None]
+             if (not (q.parameter or q.key in ON_REQUEST) or q.key in wanted) and array_of(trace, q.key) is not None]
     first = next((i for i, q in enumerate(shown) if q.per_head), len(shown))
     found = [b for q in shown[:first] if not q.per_head for b in _whole(trace, q)]
     for h in range(trace.spec.heads) if head is None else [head]:
@@ -99,6 +101,8 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
     """One matrix with its rows and columns labelled from its shape: tokens, context tokens or dimensions."""
     text = q.text(spec)
     title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
+    if matrix.ndim == 1 and q.shape.endswith(" n"):  # one number per query of a head (σ, lse): a column beside them
+        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(-1, 1), spec.tokens, [q.symbol], title=title)
     if matrix.ndim == 1:  # a bias, or one number per token (τ): one row
         columns = spec.tokens if q.shape == "n" else dims(matrix.size)
         return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], columns, title=title)

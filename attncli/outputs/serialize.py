@@ -24,6 +24,7 @@ KEYS = ALWAYS + ORDER
 ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs"}
 NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
+NULL_AT_MINUS_INF = ("score_bias", "lse")  # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key
 
 
 def _folded(name: str) -> str:
@@ -104,10 +105,11 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "scale": spec.scale,
     }
     for key, array in kept(trace, only):
-        if key == "score_bias":  # a −inf cell masks its key: null, as a masked scaled score
+        if key in NULL_AT_MINUS_INF:  # a −inf cell masks its key / ln 0 of a row with no key: null
             array = np.where(np.isneginf(array), np.nan, array)
         if native:
-            if not np.isfinite(array).all() and key != "score_bias":  # never a silent null: overflow is checked for
+            if not np.isfinite(array).all() and key not in NULL_AT_MINUS_INF:  # never a silent null (overflow is
+                # checked for)
                 raise ValueError(f"{key} holds a value that is not finite")
             result[key] = np.array(array, dtype=np.float64, order="C")
             if key == "scaled_scores" and spec.allowed is not None:
@@ -116,7 +118,7 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
             cells = array.astype(object)
             cells[~spec.allowed] = None  # masked: no score at all
             result[key] = cells.tolist()
-        elif key == "score_bias":
+        elif key in NULL_AT_MINUS_INF:
             cells = array.astype(object)
             cells[np.isnan(array)] = None
             result[key] = cells.tolist()

@@ -49,8 +49,11 @@ def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
              "gate": 0 if spec.w_g is None else h * n * spec.d_v,
              "gated_head_outputs": 0 if spec.w_g is None else h * n * spec.d_v,
              "residual": 0 if spec.add_norm is None else n * d_out,
-             "normalized": 0 if spec.add_norm is None else n * d_out}
+             "normalized": 0 if spec.add_norm is None else n * d_out,
+             "lse": h * n, "sink_weights": 0 if spec.sinks is None else h * n}
+    asked = {"kernel_queries": h * n * spec.d_k, "kernel_keys": spec.kv_heads * m * spec.d_k}  # only when named
     numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
+    numbers += sum(size for key, size in asked.items() if keys is not None and key in keys)
     labels = 0
     if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that
         labels = 12 * (sum(map(len, spec.tokens)) + sum(map(len, spec.context_tokens)) + 4 * (n + m))
@@ -87,6 +90,7 @@ def resident_bytes(spec: Spec) -> int:
         arrays += h * n * spec.d_k
     if spec.w_g is not None:  # G and H ⊙ G
         arrays += 2 * h * n * spec.d_v
+    arrays += h * n * (1 if spec.sinks is None else 2)  # lse (h, n), and the sink's share with sinks
     given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
     if spec.mask is not None and spec.mask.matrix is not None:
         given += spec.mask.matrix.size

@@ -4,8 +4,9 @@ Query tokens run down the side, key tokens across the top.  On a terminal each
 cell is coloured on the scale of :mod:`attncli.views.colours` (the one the
 tables of ``compute`` use, readable on dark and light backgrounds); without colour (``NO_COLOR``, a pipe, a
 ``.txt`` export) it is drawn with the shades `` ░▒▓█`` so the picture survives
-copy and paste.  Masked cells are hatched ``╱╱`` either way.  One head is drawn
-large with its numbers; several heads as small multiples on one shared scale.
+copy and paste.  Masked cells are hatched ``╱╱`` either way.  With sinks, the weights' map has one more
+column after a bar, ``sink``: the share of each row that went to the sink (the row's weights sum to 1 − it).
+One head is drawn large with its numbers; several heads as small multiples on one shared scale.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class HeatMap:
                                   for labels in (self.spec.tokens, self.spec.context_tokens))
         self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
         self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
+        self.sinks = trace.sink_weights if of == "weights" else None  # (h, n): a column beside the weights
         self.heads = list(range(self.spec.heads)) if head is None else [head]
         self.masked = (np.zeros(self.matrices.shape, bool) if self.spec.allowed is None
                        else ~self.spec.allowed)  # (h, n, m)
@@ -154,7 +156,7 @@ class HeatMap:
         limit, edge = (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
         label_w = min(max(cell_len(t) for t in spec.tokens), LABEL_WIDTH)
         width = self.cell_width(many)
-        fits = max(1, (room - label_w - 1) // width)
+        fits = max(1, (room - label_w - 1 - (width + 2 if self.sinks is not None else 0)) // width)
         if self.full and spec.m > fits:
             blocks = [list(range(a, min(a + fits, spec.m))) for a in range(0, spec.m, fits)]
         else:
@@ -174,6 +176,8 @@ class HeatMap:
         align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:
             header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
+        if self.sinks is not None:
+            header.append(" │" + fit("sink" if width >= 4 else "σ", width, align))
         lines = [header]
         for i in rows:
             label = "⋮" if i is None else spec.tokens[i]
@@ -183,6 +187,10 @@ class HeatMap:
                     line.append(("⋮" if i is None else "…").center(width))
                 else:
                     line.append_text(self.cell(matrix[i, j], bool(self.masked[head, i, j]), width, not many))
+            if self.sinks is not None:
+                line.append(" │")
+                line.append_text(Text("⋮".center(width)) if i is None else
+                                 self.cell(self.sinks[head, i], False, width, not many))
             lines.append(line)
         return lines
 
@@ -214,6 +222,9 @@ class HeatMap:
         if any(self.masked[h].any() for h in self.heads):
             parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
         parts.append(Text("rows: queries, columns: keys", style="dim" if self.color else ""))
+        if self.sinks is not None:
+            parts.append(Text("sink (σ): the row's share left to the sink (its weights sum to 1 − σ)",
+                              style="dim" if self.color else ""))
         lines = [parts[0]]
         for part in parts[1:]:
             if lines[-1].cell_len + 3 + part.cell_len <= room:

@@ -8,6 +8,7 @@ models the classic ones:
   queries turned; the values rotated too; the rotated queries and keys given as Q and K;
 - softcap: the cap left out;
 - clip_qkv: the clamp of Q, K and V left out;
+- sinks: the sink left out of the softmax's denominator;
 - pre_norm: the projections made from X instead of the normalised X̂;
 - score_bias: the bias left out;
 - mask: its convention inverted (1 read as "masked" where it means "may attend", or the reverse);
@@ -38,6 +39,8 @@ def modern_slips(trace: Trace) -> list[Slip]:
         add("softcap_left_out", by_spec(trace, softcap=None), c=f"{spec.softcap:g}")
     if spec.clip_qkv is not None:
         add("clip_left_out", by_spec(trace, clip_qkv=None), c=f"{spec.clip_qkv:g}")
+    if spec.sinks is not None:
+        add("sink_left_out", by_spec(trace, sinks=None))
     if spec.pre_norm is not None:
         add("pre_norm_left_out", by_spec(trace, pre_norm=None))
     if spec.score_bias is not None:

@@ -260,3 +260,16 @@ def residual_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
                norm=norm_text(spec.post_norm.kind) if spec.post_norm is not None else "")
     return Step("residual", t["residual"]["title"], residual_formula(spec), paragraphs(t, "residual", keys, ctx), lines,
                 numbers)
+
+
+def sink_sentence(trace: Trace, focus: Focus, keys: list[str], lines: list[str], ctx: dict
+                  ) -> tuple[list[str], list[str], dict]:
+    """The softmax step with a sink (gpt-oss): its share σ of the row, and the weights summing to 1 − σ."""
+    h, i, p = focus.head, focus.query, focus.precision
+    share = float(trace.sink_weights[h, i])
+    rest = float(trace.weights[h, i].sum())
+    keys = ["all_masked_sink" if key == "all_masked" else key for key in keys]
+    keys += [] if "all_masked_sink" in keys else ["sink"]
+    lines = [*lines, f"sink: σ = {number(share, p)}   Σ a = {number(rest, p)} = 1 − σ"]
+    return keys, lines, dict(ctx, s=number(float(trace.spec.sinks[h]), p), share=number(share, p),
+                             rest=number(rest, p))

@@ -198,16 +198,19 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if not allowed.any():  # nothing to normalise: weights and output 0, as PyTorch's SDPA gives
         keys = ["all_masked"]
     elif spec.normalize == "softmax":
-        top = float(z[allowed].max())
+        top = max([float(z[allowed].max()), *([] if spec.sinks is None else [float(spec.sinks[h])])])  # the sink too
         shift = top if top > SHIFT_ABOVE or top < 0 else 0.0  # the row max subtracted, as the code does
         e = np.where(allowed, np.exp(np.where(allowed, z - shift, 0.0)), 0.0)  # the largest is 1 after a shift
         num = lambda x: number(x, p)  # noqa: E731
         shifted = "" if shift == 0 else f" − {factor(shift, p)}"
         shown = [j for j in range(min(spec.m, MAX_LINES)) if allowed[j]]
         lines = [f"{tokens[j]}: exp({num(z[j])}{shifted}) = {num(e[j])}" for j in shown]
-        lines.append(f"Σ = {' + '.join(num(e[j]) for j in shown)}{' + …' if spec.m > MAX_LINES else ''}"
-                     f" = {num(e.sum())}")
-        lines += [f"{tokens[j]}: a = {num(e[j])} / {num(e.sum())} = {num(a[j])}" for j in shown]
+        sink = [] if spec.sinks is None else [float(np.exp(spec.sinks[h] - shift))]  # e^(s − shift): no value
+        lines += [f"sink: exp({num(spec.sinks[h])}{shifted}) = {num(sink[0])}"] if sink else []
+        total = e.sum() + sum(sink)
+        lines.append(f"Σ = {' + '.join(num(x) for x in [*e[shown], *sink])}{' + …' if spec.m > MAX_LINES else ''}"
+                     f" = {num(total)}")
+        lines += [f"{tokens[j]}: a = {num(e[j])} / {num(total)} = {num(a[j])}" for j in shown]
         label = t["label"]["exponentials" if shift == 0 else "exponentials_shifted"]
         numbers.append(Numbers("exponentials", label, e[None, :], row, tokens,
                                None if allowed.all() else ~allowed[None, :]))
@@ -221,6 +224,8 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys = ["none"]
     if allowed.any() and not allowed.all():
         keys.append("masked")
+    if spec.sinks is not None:
+        keys, lines, ctx = modern.sink_sentence(trace, focus, keys, lines, ctx)
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
     return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines,
                 numbers)

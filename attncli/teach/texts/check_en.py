@@ -123,6 +123,8 @@ SLIPS = {
     "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",
+    "sink_left_out": "the sink was left out of the denominator: with sinks each row's softmax divides by Σ e^z + e^s, "
+                     "so its weights sum to less than 1 (the rest is the sink's share)",
     "pre_norm_left_out": "the inputs were not normalised first: with pre_norm the projections multiply X̂ = norm(X), "
                          "not X",
     "score_bias_left_out": "the score bias was left out: it is added to every scaled score before softmax",

@@ -91,6 +91,8 @@ SLIPS = {
     "residual_scale_left_out": "漏掉了残差的缩放：R = X + {alpha}·Y，输出要先乘以 {alpha} 再相加",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
+    "sink_left_out": "分母里漏掉了汇（sink）：有 sinks 时，每一行的 softmax 要除以 Σ e^z + e^s，"
+                     "所以权重加起来小于 1（剩下的是汇的份额）",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
     "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",
     "mask_inverted": "掩码读反了：按本文档的约定，你给了权重的键恰恰是被屏蔽的（convention: allow 表示 1 = 可以关注；"

@@ -231,6 +231,13 @@ TEXTS = {
         "masked": "Masked keys get weight exactly 0.",
         "all_masked": "Every key is masked for {q}, so there is nothing to share out: all its weights are 0, and so "
                       "is its output (as PyTorch's scaled_dot_product_attention gives).",
+        "sink": "This head also has a sink (gpt-oss): a logit s = {s} that joins the sum like one more key but has no "
+                "value, so the attention it receives goes nowhere. Its e^s is added to the denominator: the sink takes "
+                "σ = {share} of {q}'s attention, and the weights of the keys add up to 1 − σ = {rest}, not to 1. A "
+                "head can so attend to almost nothing when no key fits.",
+        "all_masked_sink": "Every key is masked for {q}, so its whole attention goes to the sink (s = {s}): σ = 1, "
+                           "every weight is 0 and so is its output. With a sink that is no mistake, and no warning is "
+                           "given.",
     },
     "weighted": {
         "title": "Weight each value",
