@@ -99,7 +99,7 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
     """One matrix with its rows and columns labelled from its shape: tokens, context tokens or dimensions."""
     text = q.text(spec)
     title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
-    if matrix.ndim == 1:  # a bias: one row
+    if matrix.ndim <= 1:  # a bias, the rotary frequencies: one row (a number: one cell)
         return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], dims(matrix.size),
                      title=title)
     axes = q.shape.split()[-2:]
