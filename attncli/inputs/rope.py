@@ -138,7 +138,7 @@ def _own(builder: MatrixSource, kind: str, value: dict, dims: int, number) -> di
         for name in ("short_factor", "long_factor"):
             if value.get(name) is None:
                 raise AttnError(f"is required by type longrope: dims/2 = {dims // 2} numbers", key(name))
-        return {name: _factors(builder, key(name), value[name], dims, name) for name in ("short_factor", "long_factor")}
+        return {name: _factors(builder, key(name), value[name], dims, "numbers") for name in ("short_factor", "long_factor")}
     return {}
 
 
