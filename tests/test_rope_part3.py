@@ -16,6 +16,7 @@ import pytest
 import attncli
 from attncli.cli import app
 from attncli.core.pipeline import attend
+from attncli.core.positions import Rope
 from attncli.core.stream import attend_streamed
 
 
@@ -155,3 +156,47 @@ def test_every_wrong_value_is_refused(runner, tmp_path, rope, key, words):
     assert result.exit_code == 2, result.stdout
     message = result.stderr.strip()
     assert message.count("\n") == 0 and f"{key}:" in message and words in message, message
+
+
+def _yarn_doc(tmp_path, **extra):
+    doc = {"inputs": np.random.default_rng(3).normal(size=(4, 16)).tolist(), "mask": "causal",
+           "positions": [0, 10, 100, 200],
+           "weights": {n: np.random.default_rng(i).normal(size=(16, 16)).tolist()
+                       for i, n in enumerate(("query", "key", "value"))},
+           "rope": {"scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 64}, **extra}}
+    path = tmp_path / "yarn.json"
+    path.write_text(json.dumps(doc))
+    return path, doc
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("en", ["keep their frequency (i = 0)", "divided by 4 (i = 3–7)", "blend the two (i = 1, 2)",
+            "r_i = clamp((i − 0)/(3 − 0), 0, 1)", "a = 1.139", "a² = 1.296"]),
+    ("zh", ["保持原频率（i = 0）", "除以 4（i = 3–7）", "取混合（i = 1, 2）", "a = 1.139", "a² = 1.296"])])
+def test_explain_names_the_yarn_ramp_and_the_factor(runner, tmp_path, lang, words):
+    path, _ = _yarn_doc(tmp_path)
+    result = runner.invoke(app, ["explain", str(path), "--step", "rope", "--lang", lang], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.stderr
+    for word in words:
+        assert word in result.stdout, word
+    assert "1.1386·(" in result.stdout and "1.2965·(" in result.stdout  # a on each worked pair, a² on the check
+
+
+def test_explain_turns_the_last_dimensions_with_part_last(runner, tmp_path):
+    path, _ = _yarn_doc(tmp_path, dims=4, part="last", style="interleaved_halves")
+    result = runner.invoke(app, ["explain", str(path), "--step", "rope"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.stderr
+    assert "(q₁₃, q₁₄) = (" in result.stdout and "(q′₁₃, q′₁₅)" in result.stdout  # read as neighbours, written as halves
+    assert "Only the last 4 of the 16 numbers" in result.stdout and "rope_interleave" in result.stdout
+
+
+@pytest.mark.parametrize("lang, words", [("en", "was put on cos and sin once"), ("zh", "只乘了一次")])
+def test_check_names_the_factor_applied_once(runner, tmp_path, lang, words):
+    from attncli.core.positions import rotate
+    path, doc = _yarn_doc(tmp_path)
+    trace = attncli.compute(doc)
+    once = rotate(trace.keys, trace.spec.key_positions, Rope(trace.rope_frequencies))  # a on the queries only
+    doc["answer"] = {"scores": np.round((trace.queries_rotated @ once.transpose(0, 2, 1))[0], 4).tolist()}
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "400"})
+    assert words in result.stdout and "1.296" in result.stdout, result.stdout

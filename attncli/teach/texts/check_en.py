@@ -113,6 +113,8 @@ SLIPS = {
     "rope_as_projected": "these are the rotated queries and keys: queries and keys are the projections before rope "
                          "(the turned ones go under queries_rotated and keys_rotated)",
     "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
+    "rope_factor_once": "the attention factor a = {a} was put on cos and sin once: it multiplies the rotated query "
+                        "and the rotated key alike, so the rotated part of each score grows by a² = {a2}, not by a",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",
     "pre_norm_left_out": "the inputs were not normalised first: with pre_norm the projections multiply X̂ = norm(X), "
