@@ -200,3 +200,13 @@ def test_check_names_the_factor_applied_once(runner, tmp_path, lang, words):
     path.write_text(json.dumps(doc))
     result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "400"})
     assert words in result.stdout and "1.296" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("kind, a", [("linear", 1.0), ("dynamic", 1.0), ("llama3", 1.0), ("yarn", 0.1 * math.log(4) + 1),
+                                     ("longrope", math.sqrt(1 + math.log(32) / math.log(4096)))])
+def test_init_writes_a_scaling_that_computes(runner, kind, a):
+    text = runner.invoke(app, ["init", "--n", "3", "--d-model", "8", "--rope-scaling", kind]).stdout
+    assert f"type: {kind}" in text
+    result = runner.invoke(app, ["compute", "-", "--only", "rope_attention_factor", "-f", "json"], input=text)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["rope_attention_factor"] == pytest.approx(a, rel=1e-15)

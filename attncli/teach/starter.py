@@ -42,7 +42,7 @@ class Sizes:
     heads: int
     context: int | None  # m context rows for cross-attention; None: self-attention
     kv_heads: int | None = None  # g key/value heads (grouped-query attention); None: as many as heads
-    rope: bool = False
+    rope: bool | str = False  # True, or a rope.scaling type (init --rope-scaling)
     pre_norm: str | None = None  # rms or layer: normalise the inputs, and add the output back (residual)
 
     @property
@@ -65,7 +65,8 @@ class Sizes:
 
 def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
           d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
-          kv_heads: int | None = None, rope: bool = False, pre_norm: str | None = None, inline: bool = False) -> Sizes:
+          kv_heads: int | None = None, rope: bool | str = False, pre_norm: str | None = None, inline: bool = False
+          ) -> Sizes:
     """Check the options together, sizes before anything is built; every problem names the option to change."""
     _check_each(n, d_model, d_k, d_v, heads, context, kv_heads, mask, pre_norm)
     labels = _labels(tokens, n) if tokens is not None else []
@@ -85,7 +86,7 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
         labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
-    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, rope or False, pre_norm)
 
 
 def _check_each(n: int | None, d_model: int, d_k: int | None, d_v: int | None, heads: int, context: int | None,
@@ -154,7 +155,7 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
-             rope: bool = False, pre_norm: str | None = None) -> str:
+             rope: bool | str = False, pre_norm: str | None = None) -> str:
     """The commented YAML document for these options (see ``attncli init --help``)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
     if init not in INITS:
@@ -301,7 +302,32 @@ def _rope(s: Sizes) -> list[str]:
         "  base: 10000",
         "  style: half",
         f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
-    ]
+    ] + (_rope_scaling(s.rope, s.d_k // 2) if isinstance(s.rope, str) else [])
+
+
+SCALINGS = {  # init --rope-scaling: Hugging Face's rope_parameters of a typical checkpoint of each kind
+    "linear": ("Linear (position interpolation): every frequency divided by factor.", ["factor: 4"]),
+    "dynamic": ("Dynamic NTK: a larger base once the positions pass L (here never: n < L).",
+                ["factor: 4", "original_max_position_embeddings: 4096   # L: the model's max_position_embeddings"]),
+    "llama3": ("Llama 3.1: slow waves divided by factor, fast ones kept, a blend between.",
+               ["factor: 8", "low_freq_factor: 1", "high_freq_factor: 4", "original_max_position_embeddings: 8192"]),
+    "yarn": ("YaRN: the slow pairs stretched by factor, and cos and sin times a = 0.1·ln(factor) + 1.",
+             ["factor: 4", "original_max_position_embeddings: 4096", "# beta_fast: 32, beta_slow: 1, mscale,",
+              "# mscale_all_dim, truncate: true"]),
+    "longrope": ("LongRoPE (Phi-3): each frequency divided by its own factor, short_factor while the positions stay "
+                 "below L,\n# long_factor past it; cos and sin times a = √(1 + ln factor / ln L).",
+                 ["factor: 32   # max_position_embeddings / original_max_position_embeddings when a config has none",
+                  "original_max_position_embeddings: 4096   # Phi-3: the config's top-level one"]),
+}
+
+
+def _rope_scaling(kind: str, half: int) -> list[str]:
+    comment, fields = SCALINGS[kind]
+    lines = ["  # " + line for line in comment.split("\n# ")] + ["  scaling:", f"    type: {kind}"]
+    lines += [f"    {field}" for field in fields]
+    if kind == "longrope":
+        lines += [f"    short_factor: {[1.0] * half}   # dims/2 numbers", f"    long_factor: {[4.0] * half}"]
+    return lines
 
 
 def as_json(text: str) -> str:
