@@ -46,9 +46,11 @@ def loop_rotation(x: list[float], p: float, f: list[float], style: str, part: st
 CASES = [{"dims": 4, "part": "last", "style": "interleaved_halves", "attention_factor": 1.3},
          {"dims": 4, "part": "last", "style": "half"},
          {"dims": 4, "part": "first", "style": "interleaved", "attention_factor": 0.7},
-         {"style": "interleaved_halves", "scaling": {"type": "yarn", "factor": 8, "original_max_position_embeddings": 16}},
-         {"dims": 2, "part": "last", "scaling": {"type": "longrope", "factor": 4, "original_max_position_embeddings": 16,
-                                                 "short_factor": [1.5], "long_factor": [3.0]}}]
+         {"style": "interleaved_halves",
+          "scaling": {"type": "yarn", "factor": 8, "original_max_position_embeddings": 16}},
+         {"dims": 2, "part": "last",
+          "scaling": {"type": "longrope", "factor": 4, "original_max_position_embeddings": 16, "short_factor": [1.5],
+                      "long_factor": [3.0]}}]
 
 
 @pytest.mark.parametrize("rope", CASES)
@@ -60,7 +62,8 @@ def test_rotation_equals_a_loop_over_pairs(rope):
                                 ("keys", trace.keys, trace.keys_rotated)):
         for h in range(given.shape[0]):
             for i, p in enumerate(doc["positions"]):
-                want = loop_rotation(given[h, i].tolist(), p, f, rope.get("style", "half"), rope.get("part", "first"), a)
+                want = loop_rotation(given[h, i].tolist(), p, f, rope.get("style", "half"), rope.get("part", "first"),
+                                     a)
                 np.testing.assert_allclose(turned[h, i], want, rtol=1e-13, atol=1e-13, err_msg=name)
 
 
@@ -101,7 +104,8 @@ def test_json_tables_and_only(runner, tmp_path):
     path.write_text(json.dumps(document(6, scaling={"type": "linear", "factor": 2}, dims=4)))
     data = json.loads(runner.invoke(app, ["compute", str(path), "-f", "json"]).stdout)
     assert data["rope_frequencies"] == [0.5, 0.005] and data["rope_attention_factor"] == 1.0
-    only = json.loads(runner.invoke(app, ["compute", str(path), "-f", "json", "--only", "rope_attention_factor"]).stdout)
+    only = runner.invoke(app, ["compute", str(path), "-f", "json", "--only", "rope_attention_factor"])
+    only = json.loads(only.stdout)
     assert only["rope_attention_factor"] == 1.0 and "queries" not in only
     table = runner.invoke(app, ["compute", str(path)], env={"COLUMNS": "160"}).stdout
     assert "Rotary frequencies  f_i = linear(10000^(−2i/4), factor 2)" in table
@@ -186,7 +190,8 @@ def test_explain_turns_the_last_dimensions_with_part_last(runner, tmp_path):
     path, _ = _yarn_doc(tmp_path, dims=4, part="last", style="interleaved_halves")
     result = runner.invoke(app, ["explain", str(path), "--step", "rope"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.stderr
-    assert "(q₁₃, q₁₄) = (" in result.stdout and "(q′₁₃, q′₁₅)" in result.stdout  # read as neighbours, written as halves
+    # read as neighbours, written as halves
+    assert "(q₁₃, q₁₄) = (" in result.stdout and "(q′₁₃, q′₁₅)" in result.stdout
     assert "Only the last 4 of the 16 numbers" in result.stdout and "rope_interleave" in result.stdout
 
 
@@ -202,7 +207,8 @@ def test_check_names_the_factor_applied_once(runner, tmp_path, lang, words):
     assert words in result.stdout and "1.296" in result.stdout, result.stdout
 
 
-@pytest.mark.parametrize("kind, a", [("linear", 1.0), ("dynamic", 1.0), ("llama3", 1.0), ("yarn", 0.1 * math.log(4) + 1),
+@pytest.mark.parametrize("kind, a", [("linear", 1.0), ("dynamic", 1.0), ("llama3", 1.0),
+                                     ("yarn", 0.1 * math.log(4) + 1),
                                      ("longrope", math.sqrt(1 + math.log(32) / math.log(4096)))])
 def test_init_writes_a_scaling_that_computes(runner, kind, a):
     text = runner.invoke(app, ["init", "--n", "3", "--d-model", "8", "--rope-scaling", kind]).stdout

@@ -199,7 +199,8 @@ def test_phi3_attention_with_longrope(monkeypatch, hf64, start):
     w = attn.qkv_proj.weight.detach().numpy()
     cut = np.cumsum([heads * head, kv_heads * head])
     doc = {"inputs": x[0].numpy(), "heads": heads, "kv_heads": kv_heads, "mask": "causal", "positions": positions,
-           "weights": {"query": w[:cut[0]].T, "key": w[cut[0]:cut[1]].T, "value": w[cut[1]:].T, "output": T(attn.o_proj)},
+           "weights": {"query": w[:cut[0]].T, "key": w[cut[0]:cut[1]].T, "value": w[cut[1]:].T,
+                       "output": T(attn.o_proj)},
            "rope": {"dims": 8, "scaling": {"type": "longrope", "factor": 256 / 32, "short_factor": short,
                                            "long_factor": long, "original_max_position_embeddings": 32}}}
     qkv = rec.raw["qkv_proj"][0].detach()

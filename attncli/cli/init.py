@@ -105,7 +105,8 @@ def init_command(
         from attncli.teach.starter import as_json, document
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
-                        kv_heads, rope_scaling.value if rope_scaling else rope, None if pre_norm is None else pre_norm.value)
+                        kv_heads, rope_scaling.value if rope_scaling else rope,
+                        None if pre_norm is None else pre_norm.value)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

@@ -66,7 +66,7 @@ def scaled(base: float, dims: int, s: Scaling, p: float) -> tuple[np.ndarray, fl
 
 
 def llama3(f: np.ndarray, s: Scaling) -> np.ndarray:
-    """Llama 3.1: wavelengths λ = 2π/f longer than L/low divided by factor, shorter than L/high kept, blended between."""
+    """Llama 3.1: wavelengths λ = 2π/f longer than L/low divided by factor, shorter than L/high kept, blend between."""
     wavelength = 2 * math.pi / f
     long = wavelength > s.original / s.low_freq_factor
     short = wavelength < s.original / s.high_freq_factor

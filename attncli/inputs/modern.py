@@ -1,7 +1,7 @@
 """The document keys of today's attention (Part 2 of the contract), read and checked against the core sizes.
 
     kv_heads: 2                       # grouped-query: query head i uses key/value head i // (h / g)
-    rope: true                        # or {base, dims, style, frequencies, part, attention_factor, scaling}: inputs/rope.py
+    rope: true                        # or a mapping: see inputs/rope.py
     positions: [9, 10, 11]            # the queries' positions (rope, alibi, relative)
     context_positions: [0, 1, …]      # the keys' positions
     pre_norm: {kind: rms, gamma, eps} # X̂ = norm(X₀) before the projections

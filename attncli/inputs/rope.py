@@ -138,7 +138,8 @@ def _own(builder: MatrixSource, kind: str, value: dict, dims: int, number) -> di
         for name in ("short_factor", "long_factor"):
             if value.get(name) is None:
                 raise AttnError(f"is required by type longrope: dims/2 = {dims // 2} numbers", key(name))
-        return {name: _factors(builder, key(name), value[name], dims, "numbers") for name in ("short_factor", "long_factor")}
+        return {name: _factors(builder, key(name), value[name], dims, "numbers")
+                for name in ("short_factor", "long_factor")}
     return {}
 
 
@@ -156,8 +157,8 @@ def _factors(builder: MatrixSource, key: str, value: Any, dims: int, what: str) 
 def _check_sizes(kind: str, fields: dict[str, Any], dims: int, base: float) -> None:
     """What would divide by zero in the formulas: named before any computation."""
     if kind == "dynamic" and dims < 4:
-        raise AttnError(f"dynamic scaling raises the base to dims/(dims − 2), so it needs rope.dims ≥ 4 (dims = {dims})",
-                        "rope.scaling.type")
+        raise AttnError(f"dynamic scaling raises the base to dims/(dims − 2), so it needs rope.dims ≥ 4 "
+                        f"(dims = {dims})", "rope.scaling.type")
     if kind == "llama3" and fields["high_freq_factor"] <= fields["low_freq_factor"]:
         raise AttnError(f"{fields['high_freq_factor']:g} is not above low_freq_factor ({fields['low_freq_factor']:g})",
                         "rope.scaling.high_freq_factor")

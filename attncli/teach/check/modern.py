@@ -73,8 +73,8 @@ def _rope_slips(trace: Trace, add) -> None:
         lambda rounding: dict(arrays_of(trace), queries=trace.queries_rotated, keys=trace.keys_rotated))
     if rope.attention_factor != 1:  # a on the queries only: the scores' rotated part times a, not a²
         plain = replace(rope, attention_factor=1.0)
-        add("rope_factor_once", by_stage(trace, lambda: {"keys_rotated": rotate(trace.keys, spec.key_positions, plain)}),
-            a=f"{rope.attention_factor:.4g}", a2=f"{rope.attention_factor ** 2:.4g}")
+        once = by_stage(trace, lambda: {"keys_rotated": rotate(trace.keys, spec.key_positions, plain)})
+        add("rope_factor_once", once, a=f"{rope.attention_factor:.4g}", a2=f"{rope.attention_factor ** 2:.4g}")
 
 
 def _kv_group(trace: Trace):

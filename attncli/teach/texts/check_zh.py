@@ -85,7 +85,8 @@ SLIPS = {
     "rope_as_projected": "这些是旋转之后的查询和键：queries 和 keys 是 rope 之前的投影（旋转之后的写在 queries_rotated "
                          "和 keys_rotated 下）",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
-    "rope_factor_once": "注意力因子 a = {a} 只乘了一次：旋转后的查询和键都要乘以它，所以每个得分的旋转部分变为 a² = {a2} 倍，而不是 a 倍",
+    "rope_factor_once": "注意力因子 a = {a} 只乘了一次：旋转后的查询和键都要乘以它，"
+                        "所以每个得分的旋转部分变为 a² = {a2} 倍，而不是 a 倍",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
     "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",
