@@ -148,7 +148,7 @@ MODERN = {  # a Llama-style block with Gemma 2's extras: grouped-query heads, ro
         "mask": "causal",
         "sinks": [0.5, -1.0, 0.0, 2.0],
     },
-    "sizes": {"n": 4, "m": 4, "h": 4, "g": 2, "d_k": 2, "d_v": 3, "d_model": 6, "d_ctx": 6, "d_out": 6},
+    "sizes": {"n": 4, "m": 4, "h": 4, "g": 2, "d_k": 2, "d_v": 3, "d_model": 6, "d_ctx": 6, "d_out": 6, "dims/2": 1},
 }
 # cross-attention with one key/value head, partial rope at the keys' own positions, a LayerNorm pre-norm
 MULTI_QUERY = {
@@ -165,7 +165,7 @@ MULTI_QUERY = {
         "pre_norm": {"kind": "layer"},
         "add_norm": True,
     },
-    "sizes": {"n": 2, "m": 3, "h": 2, "g": 1, "d_k": 4, "d_v": 2, "d_model": 4, "d_ctx": 3, "d_out": 4},
+    "sizes": {"n": 2, "m": 3, "h": 2, "g": 1, "d_k": 4, "d_v": 2, "d_model": 4, "d_ctx": 3, "d_out": 4, "dims/2": 1},
 }
 BIASED = {  # ALiBi and T5's relative bias summed, a padded key, a lower-right causal mask with a window, two heads
     "doc": {

@@ -49,7 +49,7 @@ def test_llama_style_has_the_documented_keys_and_shapes(runner):
     assert shapes(data) == {
         "inputs": (6, 16), "normalized_inputs": (6, 16),
         "queries": (8, 6, 4), "keys": (2, 6, 4), "values": (2, 6, 4),
-        "queries_rotated": (8, 6, 4), "keys_rotated": (2, 6, 4),
+        "queries_rotated": (8, 6, 4), "keys_rotated": (2, 6, 4), "rope_frequencies": (2,),
         "scores": (8, 6, 6), "scaled_scores": (8, 6, 6), "weights": (8, 6, 6), "lse": (8, 6),
         "head_outputs": (8, 6, 4), "output": (6, 16), "residual": (6, 16),
     }

@@ -212,7 +212,8 @@ SPELLINGS = [  # (the document's extra lines, the message after "doc.yaml: ")
     ("position_bias: [[0, 1, 2]]", "unknown key 'position_bias' (did you mean 'score_bias'?)"),
     ("alibi: true", "unknown key 'alibi' (did you mean 'score_bias'?)"),
     ("wieghts: {}", "unknown key 'wieghts' (did you mean 'weights'?)"),  # the nearest key, as before
-    ("rope: {q: 1}", "rope: unknown key 'q' (expected one of base, dims, style, frequencies)"),  # no weights there
+    ("rope: {q: 1}", "rope: unknown key 'q' (expected one of base, dims, style, frequencies, part, "
+                     "attention_factor, scaling)"),  # no weights there
     ("scale: null", "scale: null (or an empty value) is not a scale: write scale: none to leave the scores unscaled "
                     "(× 1), or leave scale out for the default 1/√d_k (scale: sqrt)"),
     ("scale: ~", "scale: null (or an empty value) is not a scale"),

@@ -24,6 +24,14 @@ class InitMask(str, Enum):
     causal = "causal"
 
 
+class InitScaling(str, Enum):
+    linear = "linear"
+    dynamic = "dynamic"
+    llama3 = "llama3"
+    yarn = "yarn"
+    longrope = "longrope"
+
+
 class InitNorm(str, Enum):
     rms = "rms"
     layer = "layer"
@@ -50,6 +58,10 @@ def init_command(
     rope: Annotated[bool, typer.Option("--rope",
                                        help="Rotary position embedding of the queries and keys "
                                             "(needs an even d_k).")] = False,
+    rope_scaling: Annotated[Optional[InitScaling],
+                            typer.Option("--rope-scaling", case_sensitive=False, metavar="TYPE",
+                                         help="--rope with rope.scaling of this type (linear, dynamic, llama3, yarn, "
+                                              "longrope), its parameters as a typical checkpoint has them.")] = None,
     pre_norm: Annotated[Optional[InitNorm],
                         typer.Option("--pre-norm", case_sensitive=False,
                                      help="Normalise the inputs before the projections (rms: Llama's RMSNorm; "
@@ -93,7 +105,8 @@ def init_command(
         from attncli.teach.starter import as_json, document
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
-                        kv_heads, rope, None if pre_norm is None else pre_norm.value)
+                        kv_heads, rope_scaling.value if rope_scaling else rope,
+                        None if pre_norm is None else pre_norm.value)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

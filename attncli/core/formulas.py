@@ -57,9 +57,45 @@ def rope_text(spec: Spec) -> str:
     """How Q and K are turned: ``rope(Q), pairs (i, i + 2), θ = 10000, positions 0 … 4``."""
     rope = spec.rope
     pairs = f"(i, i + {rope.dims // 2})" if rope.style == "half" else "(2i, 2i + 1)"
+    pairs += f" written as (i, i + {rope.dims // 2})" if rope.style == "interleaved_halves" else ""
     source = f"θ = {rope.base:g}" if rope.base is not None else "given frequencies"
-    part = f", first {rope.dims} of {spec.d_k} dims" if rope.dims < spec.d_k else ""
-    return f"pairs {pairs}, {source}{part}"
+    source += f", {rope.scaling.type} scaling ×{rope.scaling.factor:g}" if rope.scaling is not None else ""
+    place = "last" if rope.part == "last" else "first"
+    part = f", {place} {rope.dims} of {spec.d_k} dims" if rope.dims < spec.d_k else ""
+    factor = f", cos and sin × {rope.attention_factor:.6g}" if rope.attention_factor != 1 else ""
+    return f"pairs {pairs}, {source}{part}{factor}"
+
+
+def frequencies_text(spec: Spec) -> str:
+    """``f_i = θ^(−2i/dims)``, or what scaling made of it."""
+    rope = spec.rope
+    if rope.base is None:
+        return "f: given"
+    plain = f"{rope.base:g}^(−2i/{rope.dims})"
+    if rope.scaling is None:
+        return f"f_i = {plain}"
+    return f"f_i = {rope.scaling.type}({plain}, factor {rope.scaling.factor:g})"
+
+
+def frequencies_latex(spec: Spec, up: Callable[[str], str]) -> str:
+    rope = spec.rope
+    if rope.base is None:
+        return "f"
+    plain = f"{rope.base:g}^{{-2i/{rope.dims}}}"
+    return f"f_i = {plain}" if rope.scaling is None else rf"f_i = \operatorname{{{rope.scaling.type}}}({plain})"
+
+
+def attention_factor_text(spec: Spec) -> str:
+    """``a = 1.13863`` and where it came from."""
+    rope = spec.rope
+    given = rope.scaling is None or rope.scaling.given_factor is not None
+    origin = "" if rope.attention_factor == 1 and rope.scaling is None else " (given)" if given else \
+        f" ({rope.scaling.type})"
+    return f"a = {rope.attention_factor:.6g}{origin}: cos and sin × a"
+
+
+def attention_factor_latex(spec: Spec, up: Callable[[str], str]) -> str:
+    return f"a = {spec.rope.attention_factor:.6g}"
 
 
 def weights_formula(spec: Spec) -> str:

@@ -25,7 +25,8 @@ def sinusoidal(n: int, d: int) -> np.ndarray:
     return p
 
 
-ROPE_STYLES = ("half", "interleaved")
+ROPE_STYLES = ("half", "interleaved", "interleaved_halves")
+ROPE_PARTS = ("first", "last")
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,12 @@ class Rope:
     """Rotary position embedding: which dimensions are paired, and how fast each pair turns."""
 
     frequencies: np.ndarray  # (dims/2,) f_i, radians per position
-    style: str = "half"  # 'half': i with i + dims/2 (rotate_half); 'interleaved': 2i with 2i + 1
+    style: str = "half"  # 'half': i with i + dims/2 (rotate_half); 'interleaved': 2i with 2i + 1;
+    #   'interleaved_halves': 2i with 2i + 1, written as [first members | second members] (DeepSeek V3)
     base: float | None = 10000.0  # θ when the frequencies are θ^(−2i/dims); None when given
+    part: str = "first"  # which dims numbers of each head turn: the first, or the last (DeepSeek's MLA)
+    attention_factor: float = 1.0  # a: cos and sin multiplied by it (YaRN, LongRoPE)
+    scaling: object | None = None  # the rope_scaling.Scaling the frequencies were derived with, if any
 
     @property
     def dims(self) -> int:
@@ -51,30 +56,33 @@ def rope_frequencies(base: float, dims: int) -> np.ndarray:
 
 
 def rotate(x: np.ndarray, positions: np.ndarray, rope: Rope) -> np.ndarray:
-    """Each pair (a, b) of each row turned by its angle p·f: (a·cos − b·sin, b·cos + a·sin).
+    """Each pair (a, b) of each row turned by its angle p·f: (a·cos − b·sin, b·cos + a·sin), times a.
 
-    x (h, n, d) with d ≥ rope.dims, positions (n,): the first ``dims`` dimensions of each
-    head are rotated, the rest pass unchanged.  Returns a new array (h, n, d).
+    x (h, n, d) with d ≥ rope.dims, positions (n,): the first (``part: last``: the last) ``dims``
+    dimensions of each head are rotated, the rest pass unchanged.  Returns a new array (h, n, d).
 
     >>> rotate(np.array([[[1.0, 0.0]]]), np.array([1.0]), Rope(np.array([np.pi / 2]))).round(12).tolist()
     [[[0.0, 1.0]]]
     """
     angle = positions.astype(np.float64)[:, None] * rope.frequencies[None, :]  # (n, dims/2)
     cos, sin = np.cos(angle), np.sin(angle)
-    half = rope.dims // 2
-    if rope.style == "half":
-        first, second = slice(0, half), slice(half, rope.dims)
-    else:
-        first, second = slice(0, rope.dims, 2), slice(1, rope.dims, 2)
+    if rope.attention_factor != 1.0:
+        cos, sin = cos * rope.attention_factor, sin * rope.attention_factor  # as HF scales its tables
+    lo = 0 if rope.part == "first" else x.shape[-1] - rope.dims  # where the turned numbers start
+    half, end = rope.dims // 2, lo + rope.dims
+    halves = slice(lo, lo + half), slice(lo + half, end)
+    pairs = slice(lo, end, 2), slice(lo + 1, end, 2)
+    first, second = halves if rope.style == "half" else pairs  # where each pair's members are read
+    into = pairs if rope.style == "interleaved" else halves  # and where they are written
     a, b = x[..., first], x[..., second]
     out = np.empty_like(x)
-    if rope.dims < x.shape[-1]:
-        out[..., rope.dims :] = x[..., rope.dims :]  # the unrotated rest (partial rotary)
+    out[..., :lo] = x[..., :lo]  # the unrotated rest (partial rotary)
+    out[..., end:] = x[..., end:]
     product = np.empty(a.shape)  # one temporary for the second product of each half: no other copy
-    np.multiply(a, cos, out=out[..., first])
+    np.multiply(a, cos, out=out[..., into[0]])
     np.multiply(b, sin, out=product)
-    out[..., first] -= product  # a·cos − b·sin
-    np.multiply(b, cos, out=out[..., second])
+    out[..., into[0]] -= product  # a·cos − b·sin
+    np.multiply(b, cos, out=out[..., into[1]])
     np.multiply(a, sin, out=product)
-    out[..., second] += product  # b·cos + a·sin
+    out[..., into[1]] += product  # b·cos + a·sin
     return out

@@ -53,7 +53,9 @@ def _projections(spec: Spec, a: Arrays) -> Arrays:
 
 def _rotations(spec: Spec, a: Arrays) -> Arrays:
     q_rot, k_rot = maths.rotations(a["queries"], a["keys"], spec)
-    return {"queries_rotated": q_rot, "keys_rotated": k_rot}
+    rope = spec.rope
+    return {"queries_rotated": q_rot, "keys_rotated": k_rot, "rope_frequencies": rope.frequencies,
+            "rope_attention_factor": np.array(rope.attention_factor)}  # (dims/2,) and a number
 
 
 def _kernel(spec: Spec, a: Arrays) -> Arrays:
@@ -193,7 +195,11 @@ STAGES: tuple[Stage, ...] = (
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
           (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", (f.rotated_text("Q"), f.rotated_latex("Q")),
                "rope:"),
-           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:")),
+           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:"),
+           _q_("rope_frequencies", "f", "Rotary frequencies", "dims/2", (f.frequencies_text, f.frequencies_latex),
+               "rope:"),
+           _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
+               (f.attention_factor_text, f.attention_factor_latex), "rope:")),
           _rotations, lambda spec: spec.rope is not None),
     temperature_stage(last_queries),
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", ("queries", "keys", "queries_rotated",

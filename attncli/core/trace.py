@@ -31,6 +31,8 @@ class Trace:
     normalized: np.ndarray | None = None  # LayerNorm(residual) (n, d_model), with add_norm
     queries_rotated: np.ndarray | None = None  # Q′ = rope(Q) (h, n, d_k), with rope
     keys_rotated: np.ndarray | None = None  # K′ = rope(K) (g, m, d_k), with rope
+    rope_frequencies: np.ndarray | None = None  # f (dims/2,): the rotation's frequencies, scaled or not, with rope
+    rope_attention_factor: np.ndarray | None = None  # a (a 0-d array): cos and sin times a, with rope
     normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
     score_bias: np.ndarray | None = None  # B (h, n, m), −inf where masked; with score_bias, None when streamed

@@ -1,7 +1,7 @@
 """The document keys of today's attention (Part 2 of the contract), read and checked against the core sizes.
 
     kv_heads: 2                       # grouped-query: query head i uses key/value head i // (h / g)
-    rope: true                        # or {base, dims, style: half | interleaved, frequencies}
+    rope: true                        # or a mapping: see inputs/rope.py
     positions: [9, 10, 11]            # the queries' positions (rope, alibi, relative)
     context_positions: [0, 1, …]      # the keys' positions
     pre_norm: {kind: rms, gamma, eps} # X̂ = norm(X₀) before the projections
@@ -22,15 +22,14 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
-from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
 from attncli.inputs.factors import read_factors, residual_given
+from attncli.inputs.rope import at_length, read_rope
 from attncli.inputs.sinks import read_sinks
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
                "clip_qkv", "query_temperature", "sinks")
-ROPE_KEYS = ("base", "dims", "style", "frequencies")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
 
@@ -51,7 +50,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
-        "rope": _rope(builder, data.get("rope"), d_k),
+        "rope": read_rope(builder, data.get("rope"), d_k, _number),
         "positions": _positions(builder, "positions", data.get("positions"), n, "queries (inputs rows)"),
         "context_positions": _positions(builder, "context_positions", data.get("context_positions"), m,
                                         "keys (context rows)" if has_context else "keys (inputs rows)"),
@@ -63,6 +62,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         **read_factors(data),
         "sinks": read_sinks(builder, data.get("sinks"), heads),
     }
+    fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("normalises the output before it is added to the residual; it needs residual: true",
                         "post_norm")
@@ -97,37 +97,6 @@ def _positive_or_off(value: Any, key: str) -> float | None:
     if value is None or value is False:
         return None
     return _number(value, key)
-
-
-def _rope(builder: MatrixSource, value: Any, d_k: int) -> Rope | None:
-    if value is None or value is False:
-        return None
-    value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS,
-                                                "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
-    if "dims" not in value and d_k % 2:
-        raise AttnError(f"turns pairs of dimensions, but each head has an odd width (d_k = {d_k}); rotate fewer "
-                        f"with rope.dims (e.g. {d_k - 1}) or give heads of even width", "rope")
-    dims = value.get("dims", d_k)
-    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
-        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)",
-                        "rope.dims")
-    if dims > d_k:
-        raise AttnError(f"{dims} is wider than each head (d_k = {d_k}); rope rotates at most d_k dimensions",
-                        "rope.dims")
-    style = value.get("style", "half")
-    if style not in ROPE_STYLES:
-        raise AttnError(f"{describe(style)} is not one of {', '.join(ROPE_STYLES)}", "rope.style")
-    base = _number(value.get("base", 10000.0), "rope.base")
-    if value.get("frequencies") is None:
-        return Rope(rope_frequencies(base, dims), style, base)
-    if "base" in value:
-        raise AttnError("give base or frequencies, not both (frequencies replace θ^(−2i/dims))", "rope")
-    f = builder.read("rope.frequencies", value["frequencies"], (dims // 2,))
-    f = f.reshape(-1) if f.ndim == 2 and 1 in f.shape else f
-    if f.shape != (dims // 2,):
-        raise AttnError(f"is {shape_str(f.shape)} but rope.dims = {dims} needs dims/2 = {dims // 2} frequencies",
-                        "rope.frequencies")
-    return Rope(np.ascontiguousarray(f, dtype=np.float64), style, None)
 
 
 def _positions(builder: MatrixSource, key: str, value: Any, count: int, of: str) -> np.ndarray | None:

@@ -112,6 +112,8 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
                 # checked for)
                 raise ValueError(f"{key} holds a value that is not finite")
             result[key] = np.array(array, dtype=np.float64, order="C")
+            if array.ndim == 0:  # one number (rope_attention_factor): orjson writes no 0-d array
+                result[key] = float(result[key])
             if key == "scaled_scores" and spec.allowed is not None:
                 result[key][~spec.allowed] = np.nan
         elif key == "scaled_scores" and spec.allowed is not None:

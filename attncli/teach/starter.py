@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.outputs.yamltext import escape_c1, yaml_string
+from attncli.teach.starter_rope import rope_scaling_lines
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")
@@ -42,7 +43,7 @@ class Sizes:
     heads: int
     context: int | None  # m context rows for cross-attention; None: self-attention
     kv_heads: int | None = None  # g key/value heads (grouped-query attention); None: as many as heads
-    rope: bool = False
+    rope: bool | str = False  # True, or a rope.scaling type (init --rope-scaling)
     pre_norm: str | None = None  # rms or layer: normalise the inputs, and add the output back (residual)
 
     @property
@@ -65,7 +66,8 @@ class Sizes:
 
 def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
           d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
-          kv_heads: int | None = None, rope: bool = False, pre_norm: str | None = None, inline: bool = False) -> Sizes:
+          kv_heads: int | None = None, rope: bool | str = False, pre_norm: str | None = None, inline: bool = False
+          ) -> Sizes:
     """Check the options together, sizes before anything is built; every problem names the option to change."""
     _check_each(n, d_model, d_k, d_v, heads, context, kv_heads, mask, pre_norm)
     labels = _labels(tokens, n) if tokens is not None else []
@@ -85,7 +87,7 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
         labels = [f"x{i}" for i in range(1, count + 1)] if n is not None else ["Evan's", "dog", "Riley"]
-    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
+    return Sizes(labels, d_model, d_k, d_v or d_k, heads, context, kv_heads, rope or False, pre_norm)
 
 
 def _check_each(n: int | None, d_model: int, d_k: int | None, d_v: int | None, heads: int, context: int | None,
@@ -154,7 +156,7 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
-             rope: bool = False, pre_norm: str | None = None) -> str:
+             rope: bool | str = False, pre_norm: str | None = None) -> str:
     """The commented YAML document for these options (see ``attncli init --help``)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
     if init not in INITS:
@@ -301,7 +303,7 @@ def _rope(s: Sizes) -> list[str]:
         "  base: 10000",
         "  style: half",
         f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
-    ]
+    ] + (rope_scaling_lines(s.rope, s.d_k // 2) if isinstance(s.rope, str) else [])
 
 
 def as_json(text: str) -> str:

@@ -5,7 +5,8 @@ models the classic ones:
 
 - rope: the pairs taken interleaved instead of as halves (or the reverse); the positions
   counted from 1 instead of 0; the rotation forgotten; turned the wrong way; only the
-  queries turned; the values rotated too; the rotated queries and keys given as Q and K;
+  queries turned; the values rotated too; the rotated queries and keys given as Q and K; the
+  attention factor a put on cos and sin once (the queries' or the keys'), not on both;
 - softcap: the cap left out;
 - clip_qkv: the clamp of Q, K and V left out;
 - sinks: the sink left out of the softmax's denominator;
@@ -20,11 +21,13 @@ models the classic ones:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from attncli.core.attention import Trace, concat_heads, output_projection
 from attncli.core.norms import layer_norm
-from attncli.core.positions import Rope, rotate
+from attncli.core.positions import rotate
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
 
 
@@ -81,18 +84,22 @@ def _rope_slips(trace: Trace, add) -> None:
     if rope.dims > 2:  # with one pair both styles pair the same two dimensions
         other = "interleaved" if rope.style == "half" else "half"
         add("rope_interleaved" if rope.style == "half" else "rope_halves",
-            by_spec(trace, rope=Rope(rope.frequencies, other, rope.base)))
+            by_spec(trace, rope=replace(rope, style=other)))
     if all(np.array_equal(p, np.arange(len(p))) for p in (spec.query_positions, spec.key_positions)):  # 0 … n − 1
         add("rope_from_1", by_spec(trace, positions=spec.query_positions + 1, context_positions=spec.key_positions + 1))
     forgotten = by_spec(trace, rope=None)
     add("rope_forgotten",
         lambda rounding: dict(forgotten(rounding), queries_rotated=trace.queries, keys_rotated=trace.keys))
-    add("rope_reversed", by_spec(trace, rope=Rope(-rope.frequencies, rope.style, rope.base)))
+    add("rope_reversed", by_spec(trace, rope=replace(rope, frequencies=-rope.frequencies)))
     add("rope_queries_only", by_stage(trace, lambda: {"keys_rotated": trace.keys}))
     if spec.d_v >= rope.dims:  # values wide enough to be (wrongly) turned
         add("rope_values", by_stage(trace, lambda: {"values": rotate(trace.values, spec.key_positions, rope)}))
     add("rope_as_projected",
         lambda rounding: dict(arrays_of(trace), queries=trace.queries_rotated, keys=trace.keys_rotated))
+    if rope.attention_factor != 1:  # a on the queries only: the scores' rotated part times a, not a²
+        plain = replace(rope, attention_factor=1.0)
+        once = by_stage(trace, lambda: {"keys_rotated": rotate(trace.keys, spec.key_positions, plain)})
+        add("rope_factor_once", once, a=f"{rope.attention_factor:.4g}", a2=f"{rope.attention_factor ** 2:.4g}")
 
 
 def _kv_group(trace: Trace):

@@ -21,6 +21,7 @@ from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
+from attncli.teach.explain.rope_scaling import scaling_paragraphs
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, kv_head, paragraphs
 from attncli.teach.lines import factor, scaled_line, squares_line, subscript, vector
 
@@ -159,13 +160,22 @@ def turn(a: float, b: float, angle: float) -> tuple[float, float]:
     return a * c - b * s, b * c + a * s
 
 
+def rope_pair(rope, d_k: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Where the first pair is read and where it is written (0-based dimensions of a head)."""
+    lo = 0 if rope.part == "first" else d_k - rope.dims
+    halves, neighbours = (lo, lo + rope.dims // 2), (lo, lo + 1)
+    read = halves if rope.style == "half" else neighbours
+    return read, neighbours if rope.style == "interleaved" else halves
+
+
 def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
     """One rotation of the first pair for the query and for key j, and the dot product from p − p′ alone."""
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
     rope, kv = spec.rope, kv_head(spec, focus.head)
     num = lambda v: number(v, p)  # noqa: E731
-    a, b = (0, rope.dims // 2) if rope.style == "half" else (0, 1)  # the first pair's two dimensions (0-based)
-    f = float(rope.frequencies[0])
+    (a, b), (wa, wb) = rope_pair(rope, spec.d_k)  # the first pair's two dimensions, read and written
+    f, scale = float(rope.frequencies[0]), rope.attention_factor
+    times = "" if scale == 1 else f"{factor(scale, p)}·"
     lines = []
     pairs = []
     for name, prime, pos, row, rotated in (
@@ -177,23 +187,26 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
         x, y = float(row[a]), float(row[b])
         lines.append(f"{token}: {name} at p{prime} = {num(pos)}:   φ = {num(pos)} × {num(f)} = {num(angle)}   "
                      f"cos φ = {num(c)}   sin φ = {num(s)}")
-        lines.append(f"({name}{subscript(a + 1)}, {name}{subscript(b + 1)}) = ({num(x)}, {num(y)})  →  "
+        lines.append(f"({name}{subscript(a + 1)}, {name}{subscript(b + 1)}) = ({num(x)}, {num(y)})  →  {times}"
                      f"({factor(x, p)}·{factor(c, p)} − {factor(y, p)}·{factor(s, p)}, "
                      f"{factor(y, p)}·{factor(c, p)} + {factor(x, p)}·{factor(s, p)}) = "
-                     f"({num(rotated[a])}, {num(rotated[b])})")
-        pairs.append(((x, y), (float(rotated[a]), float(rotated[b])), float(pos)))
+                     f"({num(rotated[wa])}, {num(rotated[wb])})")
+        pairs.append(((x, y), (float(rotated[wa]), float(rotated[wb])), float(pos)))
     (qa, qb), (qa2, qb2), pq = pairs[0]
     (ka, kb), (ka2, kb2), pk = pairs[1]
     both = qa2 * ka2 + qb2 * kb2
-    sa, sb = subscript(a + 1), subscript(b + 1)
+    sa, sb = subscript(wa + 1), subscript(wb + 1)
     lines.append(f"(q′{sa}, q′{sb})·(k′{sa}, k′{sb}) = {factor(qa2, p)}·{factor(ka2, p)} + "
                  f"{factor(qb2, p)}·{factor(kb2, p)} = {num(both)}")
     delta = (pq - pk) * f
     ta, tb = turn(qa, qb, delta)
+    sa, sb = subscript(a + 1), subscript(b + 1)
+    product = f"{factor(ta, p)}·{factor(ka, p)} + {factor(tb, p)}·{factor(kb, p)}"
+    if scale != 1:  # a on q and on k: a² on their product
+        product = f"{factor(scale * scale, p)}·({product})"
     lines.append(f"(p − p′)·f = ({num(pq)} − {num(pk)}) × {num(f)} = {num(delta)}:   "
                  f"rot({num(delta)})·(q{sa}, q{sb}) = ({num(ta)}, {num(tb)}),   "
-                 f"({num(ta)}, {num(tb)})·(k{sa}, k{sb}) = "
-                 f"{factor(ta, p)}·{factor(ka, p)} + {factor(tb, p)}·{factor(kb, p)} = {num(ta * ka + tb * kb)}")
+                 f"({num(ta)}, {num(tb)})·(k{sa}, k{sb}) = {product} = {num(scale * scale * (ta * ka + tb * kb))}")
     return lines
 
 
@@ -203,19 +216,26 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     freqs = ([f"{x:.{p}g}" for x in rope.frequencies[:MAX_FREQUENCIES]]
              + (["…"] if rope.dims // 2 > MAX_FREQUENCIES else []))
     pq, pk = spec.query_positions[i], spec.key_positions[j]
-    first = (1, rope.dims // 2 + 1) if rope.style == "half" else (1, 2)
+    first = tuple(d + 1 for d in rope_pair(rope, spec.d_k)[0])
+    extra, more = scaling_paragraphs(spec, p)
     ctx = dict(ctx, dims=rope.dims, half=rope.dims // 2,
                i_range="0" if rope.dims == 2 else f"0 … {rope.dims // 2 - 1}", rest=spec.d_k - rope.dims,
                freqs="[" + ", ".join(freqs) + "]",
                base=f"{rope.base:g}" if rope.base is not None else "", k=f"“{spec.context_tokens[j]}”",
-               p=number(pq, p), pk=number(pk, p), a=first[0], b=first[1], f0=f"{rope.frequencies[0]:.{p}g}")
-    keys = ["body", rope.style, "base" if rope.base is not None else "given"]
+               p=number(pq, p), pk=number(pk, p), a=first[0], b=first[1], f0=f"{rope.frequencies[0]:.{p}g}",
+               **{f"rope_{key}": value for key, value in more.items()})
+    plain = "base" if rope.scaling is None else None
+    keys = ["body", rope.style] + [key for key in (plain if rope.base is not None else "given",) if key]
     keys += ["spread"] if rope.base is not None and rope.dims > 2 else []  # θ^(−2i/dims): each pair slower
-    keys += ["partial"] if rope.dims < spec.d_k else []
+    keys += extra
+    keys += ["partial" if rope.part == "first" else "partial_last"] if rope.dims < spec.d_k else []
     given = spec.positions is not None or spec.context_positions is not None
     keys += ["positions_given" if given else "positions_default", "worked", "why"]
     pairs = "(a, b) = (x_i, x_{i+dims/2})" if rope.style == "half" else "(a, b) = (x_2i, x_2i+1)"
-    formula = f"Q′, K′ = rope(Q), rope(K):   (a, b) → (a·cos φ − b·sin φ, b·cos φ + a·sin φ),   φ = p·f_i,   {pairs}"
+    turned = "(a·cos φ − b·sin φ, b·cos φ + a·sin φ)"
+    turned = turned if rope.attention_factor == 1 else f"{number(rope.attention_factor, p)}·{turned}"
+    formula = f"Q′, K′ = rope(Q), rope(K):   (a, b) → {turned},   φ = p·f_i,   {pairs}"
+    formula += "  → (x′_i, x′_{i+dims/2})" if rope.style == "interleaved_halves" else ""
     angles = np.stack([pq * rope.frequencies, pk * rope.frequencies])  # (2, dims/2)
     rows = [f"q ({spec.tokens[i]})", f"k ({spec.context_tokens[j]})"]
     numbers = [Numbers("angles", t["label"]["angles"], angles, rows, dims(rope.dims // 2)),

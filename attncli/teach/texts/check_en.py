@@ -121,6 +121,8 @@ SLIPS = {
     "residual_scale_left_out": "the residual's scale was left out: the output is multiplied by {alpha} before it "
                                "is added, R = X + {alpha}·Y",
     "softcap_left_out": "the soft cap was left out: each scaled score z becomes {c}·tanh(z / {c})",
+    "rope_factor_once": "the attention factor a = {a} was put on cos and sin once: it multiplies the rotated query "
+                        "and the rotated key alike, so the rotated part of each score grows by a² = {a2}, not by a",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",
     "sink_left_out": "the sink was left out of the denominator: with sinks each row's softmax divides by Σ e^z + e^s, "

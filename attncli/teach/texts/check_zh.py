@@ -90,6 +90,8 @@ SLIPS = {
     "gate_after_output": "门控用在了输出投影之后：它乘的是每个头的输出 H，Y = concat(H ⊙ G)·W_O + b_O，而不是 Y 本身",
     "residual_scale_left_out": "漏掉了残差的缩放：R = X + {alpha}·Y，输出要先乘以 {alpha} 再相加",
     "softcap_left_out": "漏掉了软上限：每个缩放后的得分 z 都要变成 {c}·tanh(z / {c})",
+    "rope_factor_once": "注意力因子 a = {a} 只乘了一次：旋转后的查询和键都要乘以它，"
+                        "所以每个得分的旋转部分变为 a² = {a2} 倍，而不是 a 倍",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
     "sink_left_out": "分母里漏掉了汇（sink）：有 sinks 时，每一行的 softmax 要除以 Σ e^z + e^s，"
                      "所以权重加起来小于 1（剩下的是汇的份额）",

@@ -52,6 +52,44 @@ MODERN = {
                "original one changed by (p − p′)·f. So q′·k′ equals the dot product of q turned by (p − p′)·f with k "
                "not turned at all: the score sees the distance p − p′, never where the two tokens stand in the text. "
                "The last two lines check it with this document's numbers.",
+        # Part 3: where the turned numbers sit, the scaling, the attention factor
+        "interleaved_halves": "Here a pair is two neighbours, 2i and 2i + 1 (counting from 1, the first pair is "
+                              "dimensions {a} and {b}), but the turned pairs are written as all the first members, "
+                              "then all the second members (DeepSeek V3's rope_interleave): queries and keys are laid "
+                              "out the same way, so the scores equal those of the interleaved style.",
+        "partial_last": "Only the last {dims} of the {d_k} numbers of each head are rotated; the first {rest} pass "
+                        "unchanged (DeepSeek's multi-head latent attention: the rotated part follows the rest).",
+        "base_scaled": "Without scaling the frequencies would be f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} "
+                       "and dims = {dims}: {rope_plain}. The scaling turns them into f = {freqs} radians per position.",
+        "scaling_linear": "Linear scaling (position interpolation) divides every frequency by factor = {rope_factor}: "
+                          "each position turns the pairs as little as a position {rope_factor} times closer would.",
+        "scaling_dynamic": "Dynamic NTK scaling raises the base once the positions pass L = {rope_L}: here the "
+                           "largest position + 1 is P = {rope_P}, so θ becomes θ·(factor·P/L − (factor − 1))^(dims/"
+                           "(dims − 2)) = {rope_grown} with factor = {rope_factor}: the slow pairs slow down the most.",
+        "scaling_dynamic_short": "Dynamic NTK scaling only changes the base once the positions pass L = {rope_L}; "
+                                 "here P = {rope_P}, so the frequencies stay θ's.",
+        "scaling_llama3": "Llama 3's scaling sorts the pairs by their wavelength λ_i = 2π/f_i, in positions: waves "
+                          "longer than L/low_freq_factor = {rope_long_wave} (pairs i = {rope_stretched}) are divided "
+                          "by factor = {rope_factor}, waves shorter than L/high_freq_factor = {rope_short_wave} (pairs "
+                          "i = {rope_kept}) are kept, and the pairs between (i = {rope_blended}) blend the two.",
+        "scaling_yarn": "YaRN (factor = {rope_factor}, L = {rope_L}) stretches only the slow pairs. Over the L "
+                        "positions it was trained on, pair i turns L·f_i/2π times ({rope_turns} for the first "
+                        "pairs): the pairs that turn more than β_fast = {rope_beta_fast} times keep their "
+                        "frequency (i = {rope_kept}), those that turn less than β_slow = {rope_beta_slow} times are "
+                        "divided by {rope_factor} (i = {rope_stretched}), and those between blend the two (i = "
+                        "{rope_blended}): f_i·(r_i/{rope_factor} + 1 − r_i), with the ramp r_i = clamp((i − "
+                        "{rope_low})/({rope_high} − {rope_low}), 0, 1).",
+        "scaling_longrope_long": "LongRoPE divides each frequency by its own factor. The positions reach past "
+                                 "L = {rope_L} (P = {rope_P}), so the long_factor list is used: e = {rope_e}.",
+        "scaling_longrope_short": "LongRoPE divides each frequency by its own factor. The positions stay within "
+                                  "L = {rope_L} (P = {rope_P}), so the short_factor list is used: e = {rope_e}.",
+        "factor_given": "cos and sin are multiplied by a = {rope_a} (rope.attention_factor), for the query and for "
+                        "the key: the rotated part of every score is multiplied by a² = {rope_a2}.",
+        "factor_yarn": "YaRN also multiplies cos and sin by a = {rope_a} (0.1·ln factor + 1, or the ratio of the "
+                       "mscale terms), for the query and for the key alike: the rotated part of every score grows by "
+                       "a² = {rope_a2}, which keeps the softmax as sharp as the stretched positions would not.",
+        "factor_longrope": "LongRoPE also multiplies cos and sin by a = √(1 + ln factor / ln L) = {rope_a}, for the "
+                           "query and for the key alike: the rotated part of every score grows by a² = {rope_a2}.",
     },
     "residual": {
         "title": "Residual connection",

@@ -42,6 +42,42 @@ MODERN = {
                "只取决于两个旋转后向量之间的夹角，而这个夹角等于原来的夹角再改变 (p − p′)·f。"
                "所以 q′·k′ 等于把 q 旋转 (p − p′)·f、k 完全不转时的点积：得分只看两个词元的距离 p − p′，"
                "而不管它们在文中的具体位置。最后两行用本文档的数字验证了这一点。",
+        "interleaved_halves": "这里相邻的两维 2i 与 2i + 1 配成一对（从 1 数起，第一对是第 {a} 维和第 {b} 维），"
+                              "但旋转后先写下所有对的第一个数，再写下所有对的第二个数"
+                              "（DeepSeek V3 的 rope_interleave）："
+                              "查询和键按同样的方式排列，所以得分与相邻配对的写法完全相同。",
+        "partial_last": "每个头的 {d_k} 个数中只有最后 {dims} 个被旋转，前 {rest} 个原样保留"
+                        "（DeepSeek 的多头潜在注意力：旋转部分排在其余部分之后）。",
+        "base_scaled": "如果不缩放，频率应为 f_i = θ^(−2i/dims)，i = {i_range}，其中 θ = {base}，dims = {dims}："
+                       "{rope_plain}。缩放之后变成 f = {freqs}（单位：弧度/位置）。",
+        "scaling_linear": "线性缩放（位置插值）把每个频率都除以 factor = {rope_factor}：每个位置让各对转过的角度，"
+                          "就像位置之间近了 {rope_factor} 倍一样小。",
+        "scaling_dynamic": "动态 NTK 缩放在位置超过 L = {rope_L} 之后才增大基数：这里最大位置加 1 为 P = {rope_P}，"
+                           "所以 θ 变为 θ·(factor·P/L − (factor − 1))^(dims/(dims − 2)) = {rope_grown}"
+                           "（factor = {rope_factor}）：转得慢的对变慢得最多。",
+        "scaling_dynamic_short": "动态 NTK 缩放只在位置超过 L = {rope_L} 之后才改变基数；这里 P = {rope_P}，"
+                                 "所以频率仍是 θ 给出的那些。",
+        "scaling_llama3": "Llama 3 的缩放按波长 λ_i = 2π/f_i（以位置计）给各对分类：波长大于 L/low_freq_factor = "
+                          "{rope_long_wave} 的对（i = {rope_stretched}）除以 factor = {rope_factor}，波长小于 "
+                          "L/high_freq_factor = {rope_short_wave} 的对（i = {rope_kept}）保持不变，介于两者之间的对"
+                          "（i = {rope_blended}）取两者的混合。",
+        "scaling_yarn": "YaRN（factor = {rope_factor}，L = {rope_L}）只拉伸转得慢的对。在训练时的 L 个位置上，"
+                        "第 i 对转过 L·f_i/2π 圈（前几对为 {rope_turns}）：转过超过 β_fast = {rope_beta_fast} 圈的对"
+                        "保持原频率（i = {rope_kept}），少于 β_slow = {rope_beta_slow} 圈的对除以 {rope_factor}"
+                        "（i = {rope_stretched}），介于两者之间的对取混合（i = {rope_blended}）："
+                        "f_i·(r_i/{rope_factor} + 1 − r_i)，斜坡 r_i = clamp((i − {rope_low})/({rope_high} − "
+                        "{rope_low}), 0, 1)。",
+        "scaling_longrope_long": "LongRoPE 把每个频率除以各自的因子。位置超出了 L = {rope_L}（P = {rope_P}），"
+                                 "所以用 long_factor：e = {rope_e}。",
+        "scaling_longrope_short": "LongRoPE 把每个频率除以各自的因子。位置没有超出 L = {rope_L}（P = {rope_P}），"
+                                  "所以用 short_factor：e = {rope_e}。",
+        "factor_given": "cos 和 sin 都乘以 a = {rope_a}（rope.attention_factor），查询和键各乘一次："
+                        "每个得分的旋转部分因此乘以 a² = {rope_a2}。",
+        "factor_yarn": "YaRN 还把 cos 和 sin 乘以 a = {rope_a}（0.1·ln factor + 1，或两个 mscale 项之比），"
+                       "查询和键各乘一次：每个得分的旋转部分变为 a² = {rope_a2} 倍，"
+                       "让 softmax 保持拉伸位置之后本会失去的锐度。",
+        "factor_longrope": "LongRoPE 还把 cos 和 sin 乘以 a = √(1 + ln factor / ln L) = {rope_a}，查询和键各乘一次："
+                           "每个得分的旋转部分变为 a² = {rope_a2} 倍。",
     },
     "residual": {
         "title": "残差连接",
