@@ -34,6 +34,8 @@ class Trace:
     normalized_inputs: np.ndarray | None = None  # X̂ = pre_norm(X₀) (n, d_model), with pre_norm
     normalized_output: np.ndarray | None = None  # post_norm(Y) (n, d_out), with post_norm
     score_bias: np.ndarray | None = None  # B (h, n, m), −inf where masked; with score_bias, None when streamed
+    normalized_queries: np.ndarray | None = None  # Q̂ = qk_norm(Q) (or of Q′ after rope) (h, n, d_k), with qk_norm
+    normalized_keys: np.ndarray | None = None  # K̂ = qk_norm(K) (or of K′) (g, m, d_k), with qk_norm
 
     @property
     def inputs(self) -> np.ndarray:

@@ -9,6 +9,7 @@
     residual: true                    # R = X₀ + Y
     softcap: 50                       # z → c·tanh(z / c)
     clip_qkv: 8                       # Q, K, V = clamp(·, −8, 8) (MPT, DBRX; Part 3)
+    qk_norm: {kind: rms, …}           # Q̂, K̂ = norm(Q), norm(K) (Qwen3, OLMo 2, Llama 4; Part 3)
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.core.positions import ROPE_STYLES, Rope, rope_frequencies
+from attncli.inputs.qknorm import read_qk_norm
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
-               "clip_qkv")
+               "clip_qkv", "qk_norm")
 ROPE_KEYS = ("base", "dims", "style", "frequencies")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
@@ -42,8 +44,8 @@ def check_grouping(heads: int, kv_heads: int) -> None:
                         "query heads)", "kv_heads")
 
 
-def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool
-                ) -> dict[str, Any]:
+def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool,
+                heads: int = 1, kv_heads: int = 1) -> dict[str, Any]:
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
@@ -56,6 +58,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         "residual": _flag(data.get("residual", False), "residual"),
         "softcap": _positive_or_off(data.get("softcap"), "softcap"),
         "clip_qkv": _positive_or_off(data.get("clip_qkv"), "clip_qkv"),
+        "qk_norm": read_qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
     }
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("normalises the output before it is added to the residual; it needs residual: true",
