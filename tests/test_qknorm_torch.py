@@ -1,14 +1,14 @@
-"""``qk_norm`` against the real Hugging Face attention modules, in float64: Qwen3 (RMSNorm per head), Gemma 3 (γ = 1 + w,
-a global and a sliding layer), OLMo 2 (RMSNorm over the whole projection), Command R+ (Cohere, LayerNorm per head
-with γ h × d_k, interleaved rope), StableLM 2 (one LayerNorm per head, partial rope) and Llama 4 (a weightless RMS
-norm after an interleaved rope).
+"""``qk_norm`` against the real Hugging Face attention modules, in float64: Qwen3 (RMSNorm per head), Gemma 3
+(γ = 1 + w, a global and a sliding layer), OLMo 2 (RMSNorm over the whole projection), Command R+ (Cohere, LayerNorm
+per head with γ h × d_k, interleaved rope), StableLM 2 (one LayerNorm per head, partial rope) and Llama 4 (a
+weightless RMS norm after an interleaved rope).
 
 Each module is built from a tiny config with random weights (nothing is downloaded) and called directly with rope
-tables made in float64.  Hugging Face runs its norms, Llama 4's and Cohere's rotations and the softmax in float32 even in a
-float64 model; the tests put float64 back in each, with the same formula.  The intermediates are captured where HF
-makes them: a forward hook on the q/k norms (Q̂, K̂), the queries and keys ``eager_attention_forward`` receives (the
-kernel's Q and K: rotated, or normalised after the rotation), its weights, and o_proj's output.  Every one agrees
-with attncli to 1e-12 of the array's largest number.
+tables made in float64.  Hugging Face runs its norms, Llama 4's and Cohere's rotations and the softmax in float32
+even in a float64 model; the tests put float64 back in each, with the same formula.  The intermediates are captured
+where HF makes them: a forward hook on the q/k norms (Q̂, K̂), the queries and keys ``eager_attention_forward``
+receives (the kernel's Q and K: rotated, or normalised after the rotation), its weights, and o_proj's output.  Every
+one agrees with attncli to 1e-12 of the array's largest number.
 """
 
 from __future__ import annotations
