@@ -16,7 +16,8 @@ from attncli.core.stream import attend_streamed
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
 
-KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "head_outputs", "output")
+KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "normalized_queries", "normalized_keys",
+        "head_outputs", "output")
 TOL = 1e-12
 
 
