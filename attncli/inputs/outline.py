@@ -16,7 +16,7 @@ from typing import Any
 
 from attncli.inputs.values import split_tokens
 
-PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual")
+PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual", "qk_norm")
 PROJECTIONS = ("query", "key", "value", "output")
 
 

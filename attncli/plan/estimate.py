@@ -81,6 +81,8 @@ def resident_bytes(spec: Spec) -> int:
         arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
     if spec.pre_norm is not None:  # X̂
         arrays += n * d_model
+    if spec.qk_norm is not None:  # Q̂ and K̂ beside Q and K (and Q′, K′)
+        arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
     given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
     if spec.mask is not None and spec.mask.matrix is not None:
         given += spec.mask.matrix.size
@@ -101,6 +103,8 @@ def partial_bytes(spec: Spec, keys: list[str]) -> int:
             numbers += 2 * (h * n * spec.d_k + g * m * (spec.d_k + spec.d_v))  # Q, K, V and each product's copy
         elif stage.name == "rope" and stage.present(spec):
             numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
+        elif stage.name.startswith("qk_norm") and stage.present(spec):
+            numbers += 2 * (h * n + g * m) * spec.d_k  # Q̂, K̂ and a temporary (LayerNorm's centred numbers)
     return 8 * numbers
 
 
