@@ -93,11 +93,14 @@ def loop_reference(doc: dict) -> dict[str, np.ndarray]:
     x = np.array(doc["inputs"])
     w = {k: np.array(v) for k, v in doc["weights"].items()}
     b = {k: np.array(doc["bias"].get(k, np.zeros(w[k].shape[1]))) for k in ("query", "key", "value")}
-    qk = doc["qk_norm"]
+    qk = doc.get("qk_norm")  # None: the layer without the norm (a slip of check's tests)
     q, k, v = ((x @ w[name] + b[name]) for name in ("query", "key", "value"))
     turn = lambda per_head: [[rope_loop(r, t) for t, r in enumerate(head)] for head in per_head]  # noqa: E731
     split = lambda rows, heads: [[list(r[h * D_K:(h + 1) * D_K]) for r in rows] for h in range(heads)]  # noqa: E731
-    if qk.get("after_rope"):
+    if qk is None:
+        q_hat, k_hat = split(q, H), split(k, G)
+        q_last, k_last = turn(q_hat), turn(k_hat)
+    elif qk.get("after_rope"):
         q_rot, k_rot = turn(split(q, H)), turn(split(k, G))
         flat = lambda per_head: np.concatenate([np.array(head) for head in per_head], axis=1)  # noqa: E731
         q_hat, k_hat = normalized_loop(flat(q_rot), qk, "query", H), normalized_loop(flat(k_rot), qk, "key", G)
