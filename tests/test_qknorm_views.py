@@ -122,3 +122,16 @@ def test_check_with_a_key_gamma_per_key_head_and_the_shared_head_slip(runner, tm
 def test_the_memory_plan_counts_the_normalised_queries_and_keys():
     plain, normed = attncli.load(document(8)), attncli.load(document(8, kind="rms"))
     assert resident_bytes(normed) - resident_bytes(plain) == 8 * (H * 5 + G * 5) * D_K
+
+
+@pytest.mark.parametrize("kind", ["rms", "layer"])
+def test_init_writes_a_qk_norm_document_that_computes(runner, kind):
+    result = runner.invoke(app, ["init", "--n", "4", "--d-model", "8", "--heads", "2", "--kv-heads", "1", "--rope",
+                                 "--qk-norm", kind, "--mask", "causal"])
+    assert result.exit_code == 0, result.stderr
+    assert f"qk_norm:\n  kind: {kind}\n" in result.stdout and "QK-norm" in result.stdout
+    computed = runner.invoke(app, ["compute", "-", "-f", "json", "--only", "Khat"], input=result.stdout)
+    keys = np.array(json.loads(computed.stdout)["normalized_keys"])
+    assert keys.shape == (1, 4, 4)
+    spread = np.sqrt(np.mean(keys ** 2, -1)) if kind == "rms" else keys.std(-1)
+    np.testing.assert_allclose(spread, 1.0, atol=1e-3)  # γ = 1: every row of unit RMS (or unit deviation)
