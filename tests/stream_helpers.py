@@ -16,8 +16,8 @@ from attncli.core.stream import attend_streamed
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
 
-KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "kernel_queries", "kernel_keys", "head_outputs",
-        "output", "lse", "sink_weights")
+KEPT = ("queries", "keys", "values", "queries_rotated", "keys_rotated", "normalized_queries", "normalized_keys",
+        "kernel_queries", "kernel_keys", "head_outputs", "output", "lse", "sink_weights")
 TOL = 1e-12
 
 

@@ -164,6 +164,7 @@ MULTI_QUERY = {
         "context_positions": [0, 2, 4],
         "pre_norm": {"kind": "layer"},
         "add_norm": True,
+        "qk_norm": {"kind": "rms", "gamma": {"query": [1, 2, 1, 2]}},
     },
     "sizes": {"n": 2, "m": 3, "h": 2, "g": 1, "d_k": 4, "d_v": 2, "d_model": 4, "d_ctx": 3, "d_out": 4, "dims/2": 1},
 }

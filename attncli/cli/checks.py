@@ -18,12 +18,13 @@ MADE_BY = {
     "bias_query": ("bias.query",), "bias_key": ("bias.key",), "bias_value": ("bias.value",),
     "weight_output": ("weights.output",), "bias_output": ("bias.output",), "context": ("context",),
     "positional": ("positional",), "normalized_inputs": ("pre_norm",), "queries_rotated": ("rope",),
-    "keys_rotated": ("rope",), "score_bias": ("score_bias",), "normalized_output": ("post_norm",),
+    "keys_rotated": ("rope",), "normalized_queries": ("qk_norm",), "normalized_keys": ("qk_norm",),
+    "score_bias": ("score_bias",), "normalized_output": ("post_norm",),
     "residual": ("add_norm", "residual"), "normalized": ("add_norm",),
     "query_temperature": ("query_temperature",), "weight_gate": ("weights.gate",), "bias_gate": ("bias.gate",),
     "gate": ("weights.gate",), "gated_head_outputs": ("weights.gate",),
 }
-EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")  # explain's, in the order they come
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "add_norm", "residual")  # explain's, in the order they come
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
@@ -51,7 +52,7 @@ def only_present(keys: Optional[list[str]], parts: frozenset[str]) -> None:
 
 def extra_steps(parts: frozenset[str]) -> list[str]:
     """The extra steps explain shows for a document with these parts (add_norm includes the residual)."""
-    extras = [name for name in EXTRA_STEPS[:3] if name in parts]
+    extras = [name for name in EXTRA_STEPS[:-2] if name in parts]
     return extras + (["add_norm"] if "add_norm" in parts else ["residual"] if "residual" in parts else [])
 
 

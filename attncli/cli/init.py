@@ -66,6 +66,10 @@ def init_command(
                         typer.Option("--pre-norm", case_sensitive=False,
                                      help="Normalise the inputs before the projections (rms: Llama's RMSNorm; "
                                           "layer: LayerNorm) and add the output back (residual: true).")] = None,
+    qk_norm: Annotated[Optional[InitNorm],
+                       typer.Option("--qk-norm", case_sensitive=False,
+                                    help="Normalise each head's queries and keys before the rotation (rms: Qwen3's "
+                                         "q_norm/k_norm; layer: LayerNorm).")] = None,
     context: Annotated[Optional[int],
                        typer.Option("--context", min=1, metavar="M",
                                     help="Cross-attention: keys and values from M context rows.")] = None,
@@ -90,7 +94,7 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
 
-    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope and --pre-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm and --qk-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
     [bold]Examples[/bold]
 
@@ -106,7 +110,8 @@ def init_command(
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope_scaling.value if rope_scaling else rope,
-                        None if pre_norm is None else pre_norm.value)
+                        None if pre_norm is None else pre_norm.value,
+                        qk_norm=None if qk_norm is None else qk_norm.value)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

@@ -53,3 +53,21 @@ def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray, 
     """The residual R = X + Y (n, d_model) and LayerNorm(R) (n, d_model)."""
     residual = x + y
     return residual, layer_norm(residual, gamma, beta, eps)
+
+
+@dataclass(frozen=True)
+class QkNorm:
+    """``qk_norm``: the queries and keys normalised (Qwen3, Gemma 3, OLMo 2, Llama 4 …); see :mod:`attncli.core.qknorm`.
+
+    γ and β as the document gave them: scope head, (d_k,) shared by the heads or (heads, d_k) one per head;
+    scope projection, (h·d_k,) for the queries and (g·d_k,) for the keys.
+    """
+
+    kind: str  # rms or layer
+    scope: str  # head: over each head's d_k numbers; projection: over a token's h·d_k (g·d_k) numbers
+    gamma_query: np.ndarray
+    gamma_key: np.ndarray
+    beta_query: np.ndarray | None  # kind layer only
+    beta_key: np.ndarray | None
+    eps: float
+    after_rope: bool = False  # True: the rotated Q′, K′ are normalised instead (Llama 4)

@@ -16,7 +16,7 @@ import numpy as np
 
 from attncli.core.bias import ScoreBias
 from attncli.core.masks import Mask
-from attncli.core.norms import Norm
+from attncli.core.norms import Norm, QkNorm
 from attncli.core.positions import Rope
 
 
@@ -56,6 +56,7 @@ class Spec:
     residual: bool = False  # R = X₀ + Y (pre-norm blocks)
     softcap: float | None = None  # z → c·tanh(z / c) on the scaled scores
     clip_qkv: float | None = None  # Q, K, V = clamp(·, −c, c) after the projections
+    qk_norm: QkNorm | None = None  # Q̂, K̂ = norm(Q), norm(K), before the rotation or after it
     score_bias: ScoreBias | None = None  # Z + B after the cap
     query_temperature: tuple[float, float] | None = None  # (floor_scale, attn_scale): Q′ row i times τ_i (Llama 4)
     w_g: np.ndarray | None = None  # (h, d_model, d_v) the output gate's weight: G = σ(X̂·W_G + b_G) (Qwen3-Next)

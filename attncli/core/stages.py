@@ -16,31 +16,42 @@ import numpy as np
 
 from attncli.core import attention as maths
 from attncli.core import formulas as f
-from attncli.core import sinks
+from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
 
-
-def last_queries(a: Arrays) -> np.ndarray:
-    """The last query stage before the temperature (h, n, d_k): rotated, or as projected."""
-    return a["queries"] if a.get("queries_rotated") is None else a["queries_rotated"]
+QK_READS = ("queries", "keys", "queries_rotated", "keys_rotated", "normalized_queries", "normalized_keys",
+            "query_temperature")  # every query and key stage: what the kernel's view and the scores read
 
 
-def kernel_queries(a: Arrays) -> np.ndarray:
-    """The queries the scores see (h, n, d_k): the last query stage the document has (tempered, rotated, or as
-    projected)."""
+def last_queries(a: Arrays, spec: Spec) -> np.ndarray:
+    """The last query stage before the temperature (h, n, d_k): normalised after the rotation, rotated, normalised,
+    or as projected."""
+    return _last(a, spec, "queries")
+
+
+def kernel_queries(a: Arrays, spec: Spec) -> np.ndarray:
+    """The queries the scores see (h, n, d_k): the last query stage the document has (tempered, normalised after the
+    rotation, rotated, normalised, or as projected)."""
     if a.get("query_temperature") is None:
-        return last_queries(a)
+        return last_queries(a, spec)
     q = a.get(TEMPERED)  # made by the temperature stage; from a Trace's arrays (check's reruns), made again here
-    return tempered(last_queries(a), a["query_temperature"]) if q is None else q
+    return tempered(last_queries(a, spec), a["query_temperature"]) if q is None else q
 
 
-def kernel_keys(a: Arrays) -> np.ndarray:
+def kernel_keys(a: Arrays, spec: Spec) -> np.ndarray:
     """The keys the scores see (g, m, d_k)."""
-    return a["keys"] if a.get("keys_rotated") is None else a["keys_rotated"]
+    return _last(a, spec, "keys")
+
+
+def _last(a: Arrays, spec: Spec, what: str) -> np.ndarray:
+    """The last of the stages making queries or keys (``what``) that the document has, before the temperature."""
+    if qknorm.normalized_last(spec):
+        return a[f"normalized_{what}"]
+    return a[what] if a.get(f"{what}_rotated") is None else a[f"{what}_rotated"]
 
 
 # ---------------------------------------------------------------- each stage on everything at once
@@ -52,18 +63,18 @@ def _projections(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _rotations(spec: Spec, a: Arrays) -> Arrays:
-    q_rot, k_rot = maths.rotations(a["queries"], a["keys"], spec)
+    q_rot, k_rot = maths.rotations(*qknorm.rope_inputs(spec, a), spec)  # Q, K (or Q̂, K̂ with qk_norm first)
     rope = spec.rope
     return {"queries_rotated": q_rot, "keys_rotated": k_rot, "rope_frequencies": rope.frequencies,
             "rope_attention_factor": np.array(rope.attention_factor)}  # (dims/2,) and a number
 
 
 def _kernel(spec: Spec, a: Arrays) -> Arrays:
-    return {"kernel_queries": kernel_queries(a), "kernel_keys": kernel_keys(a)}  # the arrays themselves, no copy
+    return {"kernel_queries": kernel_queries(a, spec), "kernel_keys": kernel_keys(a, spec)}  # no copy
 
 
 def _scores(spec: Spec, a: Arrays) -> Arrays:
-    s = maths.scores(kernel_queries(a), kernel_keys(a), spec)  # (h, n, m)
+    s = maths.scores(kernel_queries(a, spec), kernel_keys(a, spec), spec)  # (h, n, m)
     maths.check_finite(s, "scores", spec.tokens)
     return {"scores": s}
 
@@ -107,7 +118,7 @@ def _residual(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _scores_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
-    return {"scores": maths.scores(kernel_queries(a)[:, lo:hi], kernel_keys(a), spec)}  # (h, b, m)
+    return {"scores": maths.scores(kernel_queries(a, spec)[:, lo:hi], kernel_keys(a, spec), spec)}  # (h, b, m)
 
 
 def _scaled_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
@@ -192,22 +203,25 @@ STAGES: tuple[Stage, ...] = (
           _projections),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None),
-    Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys"),
-          (_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k", (f.rotated_text("Q"), f.rotated_latex("Q")),
-               "rope:"),
-           _q_("keys_rotated", "K′", "Rotated keys", "g m d_k", (f.rotated_text("K"), f.rotated_latex("K")), "rope:"),
+    qknorm.QK_NORM,
+    Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
+          (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
+                                              (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:"), "Q"),
+           qknorm.rotated_from_normalized(_q_("keys_rotated", "K′", "Rotated keys", "g m d_k",
+                                              (f.rotated_text("K"), f.rotated_latex("K")), "rope:"), "K"),
            _q_("rope_frequencies", "f", "Rotary frequencies", "dims/2", (f.frequencies_text, f.frequencies_latex),
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
           _rotations, lambda spec: spec.rope is not None),
+    qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
-    Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", ("queries", "keys", "queries_rotated",
-                                                                            "keys_rotated", "query_temperature"),
+    Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
            _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel),
-    Stage("scores", "S = Q′·K′ᵀ", ("queries", "keys", "queries_rotated", "keys_rotated", "query_temperature"),
-          (_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex)),), _scores, part="attention",
+    Stage("scores", "S = Q′·K′ᵀ", QK_READS,
+          (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex))),),
+          _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot"),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",

@@ -57,7 +57,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     Results equal attend's to rounding (1e-12).
     """
     a = run(spec, stages=_part("before"))
-    q, k, v = kernel_queries(a), kernel_keys(a), a["values"]  # what the scores see
+    q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)

@@ -47,10 +47,11 @@ def latex(spec: Spec, up: Callable[[str], str]) -> str:
 TAU = Quantity("query_temperature", "τ", "Query temperature", "n", "query_temperature:", text=text, latex=latex)
 
 
-def temperature_stage(last_queries: Callable[[Arrays], np.ndarray]) -> Stage:
-    """The stage, multiplying ``last_queries(a)`` (the last query stage before it: rotated, normalised …)."""
+def temperature_stage(last_queries: Callable[[Arrays, Spec], np.ndarray]) -> Stage:
+    """The stage, multiplying ``last_queries(a, spec)`` (the last query stage before it: rotated, normalised …)."""
     def run(spec: Spec, a: Arrays) -> Arrays:
         tau = temperature(spec.query_positions, *spec.query_temperature)  # (n,)
-        return {"query_temperature": tau, TEMPERED: tempered(last_queries(a), tau)}
-    return Stage("query_temperature", "Q′ = τ ⊙ Q′  (row i times τ_i)", ("queries", "queries_rotated"), (TAU,), run,
+        return {"query_temperature": tau, TEMPERED: tempered(last_queries(a, spec), tau)}
+    return Stage("query_temperature", "Q′ = τ ⊙ Q′  (row i times τ_i)",
+                 ("queries", "queries_rotated", "normalized_queries"), (TAU,), run,
                  lambda spec: spec.query_temperature is not None)

@@ -43,6 +43,8 @@ class Trace:
     kernel_keys: np.ndarray | None = None  # the K whose product is S (g, m, d_k)
     sink_weights: np.ndarray | None = None  # the sink's share of each row (h, n), with sinks
     lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key
+    normalized_queries: np.ndarray | None = None  # Q̂ = qk_norm(Q) (or of Q′ after rope) (h, n, d_k), with qk_norm
+    normalized_keys: np.ndarray | None = None  # K̂ = qk_norm(K) (or of K′) (g, m, d_k), with qk_norm
 
     @property
     def inputs(self) -> np.ndarray:

@@ -138,7 +138,7 @@ class _Builder:
         if layers["positional"] is not None:
             _check_sum(inputs, layers["positional"], tokens)
         layers.update(read_modern(self, inputs.shape[0], source.shape[0], inputs.shape[1], d_k, d_out, has_context,
-                                  heads=h))
+                                  heads=h, kv_heads=g))
         default_scale = "none" if layers["score"] == "additive" else "sqrt"  # Bahdanau scores are not scaled
         scale, scale_name = scale_of(self.data.get("scale", default_scale), d_k)
         n, m = inputs.shape[0], source.shape[0]

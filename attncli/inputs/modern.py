@@ -11,6 +11,7 @@
     clip_qkv: 8                       # Q, K, V = clamp(·, −8, 8) (MPT, DBRX; Part 3)
     query_temperature: {…}            # Q′ row i times τ_i (Llama 4; Part 3, inputs/factors.py)
     sinks: [0.5, -1.2]                # one softmax sink logit per query head (gpt-oss; Part 3)
+    qk_norm: {kind: rms, …}           # Q̂, K̂ = norm(Q), norm(K) (Qwen3, OLMo 2, Llama 4; Part 3)
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.inputs.factors import read_factors, residual_given
+from attncli.inputs.qknorm import read_qk_norm
 from attncli.inputs.rope import at_length, read_rope
 from attncli.inputs.sinks import read_sinks
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
-               "clip_qkv", "query_temperature", "sinks")
+               "clip_qkv", "query_temperature", "sinks", "qk_norm")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
 
@@ -46,7 +48,7 @@ def check_grouping(heads: int, kv_heads: int) -> None:
 
 
 def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool,
-                heads: int = 1) -> dict[str, Any]:
+                heads: int = 1, kv_heads: int = 1) -> dict[str, Any]:
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
@@ -61,6 +63,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         "clip_qkv": _positive_or_off(data.get("clip_qkv"), "clip_qkv"),
         **read_factors(data),
         "sinks": read_sinks(builder, data.get("sinks"), heads),
+        "qk_norm": read_qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
     }
     fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
     if fields["post_norm"] is not None and not fields["residual"]:

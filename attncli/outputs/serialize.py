@@ -21,7 +21,8 @@ PROJECTIONS = {key: q.source for key, q in QUANTITIES.items() if q.parameter}
 ORDER = tuple(QUANTITIES)  # as computed: a stage's matrices, then what it makes
 KEYS = ALWAYS + ORDER
 # --only also takes the names of the formulas (docs/format.md): any case, with or without the underscore, ' for ′.
-ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs"}
+ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs",
+           "Qhat": "normalized_queries", "Khat": "normalized_keys"}
 NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
 NULL_AT_MINUS_INF = ("score_bias", "lse")  # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key

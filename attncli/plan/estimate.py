@@ -91,6 +91,8 @@ def resident_bytes(spec: Spec) -> int:
     if spec.w_g is not None:  # G and H ⊙ G
         arrays += 2 * h * n * spec.d_v
     arrays += h * n * (1 if spec.sinks is None else 2)  # lse (h, n), and the sink's share with sinks
+    if spec.qk_norm is not None:  # Q̂ and K̂ beside Q and K (and Q′, K′)
+        arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
     given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
     if spec.mask is not None and spec.mask.matrix is not None:
         given += spec.mask.matrix.size
@@ -113,6 +115,8 @@ def partial_bytes(spec: Spec, keys: list[str]) -> int:
             numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
         elif stage.name == "gate" and stage.present(spec):
             numbers += 2 * h * n * spec.d_v  # G and the logits it is made from
+        elif stage.name.startswith("qk_norm") and stage.present(spec):
+            numbers += 2 * (h * n + g * m) * spec.d_k  # Q̂, K̂ and a temporary (LayerNorm's centred numbers)
     return 8 * numbers
 
 

@@ -156,9 +156,11 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
-             rope: bool | str = False, pre_norm: str | None = None) -> str:
+             rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None) -> str:
     """The commented YAML document for these options (see ``attncli init --help``)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
+    if qk_norm is not None and qk_norm not in NORMS:
+        raise AttnError(f"{shorten(qk_norm)!r} is not one of {', '.join(NORMS)}", "--qk-norm")
     if init not in INITS:
         raise AttnError(f"{shorten(init)!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -188,7 +190,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
                                     ("rotary positions", s.rope),
                                     (f"{'RMSNorm' if s.pre_norm == 'rms' else 'LayerNorm'} "
                                      "before attention and the residual",
-                                     s.pre_norm)) if on]
+                                     s.pre_norm),
+                                    ("queries and keys normalised (QK-norm)", qk_norm)) if on]
     lines = [
         f"# An attention document from `attncli init`: {kind}, {heads_text}. Edit anything, then",
         "#   attncli compute FILE     every intermediate, step by step",
@@ -260,6 +263,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         "# 1 … i; needs n = m), or an n × m matrix of 1 (may attend) and 0 (masked).",
         f"mask: {mask}",
     ]
+    if qk_norm is not None:
+        lines += _qk_norm(qk_norm, s.d_k)
     if s.rope:
         lines += _rope(s)
     if s.pre_norm is not None:
@@ -304,6 +309,18 @@ def _rope(s: Sizes) -> list[str]:
         "  style: half",
         f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
     ] + (rope_scaling_lines(s.rope, s.d_k // 2) if isinstance(s.rope, str) else [])
+
+
+def _qk_norm(kind: str, d_k: int) -> list[str]:
+    return [
+        "",
+        "# QK-norm: each head's query and key rows normalised before the rotation",
+        "# (Qwen3's and Gemma 3's q_norm and k_norm; scope: projection normalises a",
+        "# token's whole projection, as OLMo 2; after_rope: true comes after it, as Llama 4).",
+        "qk_norm:",
+        f"  kind: {kind}",
+        f"  # gamma: {{query: [...], key: [...]}}   # d_k = {d_k} numbers each (or one row per head), default ones",
+    ]
 
 
 def as_json(text: str) -> str:

@@ -39,7 +39,8 @@ STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "ke
                               "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4,
                               "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
                               "normalized_output": "residual",
-                              "residual": "residual", "normalized": "add_norm"}
+                              "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
+                              "normalized_keys": "qk_norm"}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 

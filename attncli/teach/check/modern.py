@@ -10,6 +10,8 @@ models the classic ones:
 - softcap: the cap left out;
 - clip_qkv: the clamp of Q, K and V left out;
 - sinks: the sink left out of the softmax's denominator;
+- qk_norm: the norm forgotten, moved to the other side of the rotation, or the keys' γ used for the queries
+  (:mod:`attncli.teach.check.qknorm`);
 - pre_norm: the projections made from X instead of the normalised X̂;
 - score_bias: the bias left out;
 - mask: its convention inverted (1 read as "masked" where it means "may attend", or the reverse);
@@ -28,6 +30,7 @@ import numpy as np
 from attncli.core.attention import Trace, concat_heads, output_projection
 from attncli.core.norms import layer_norm
 from attncli.core.positions import rotate
+from attncli.teach.check.qknorm import qk_norm_slips, regrouped
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
 
 
@@ -44,6 +47,7 @@ def modern_slips(trace: Trace) -> list[Slip]:
         add("clip_left_out", by_spec(trace, clip_qkv=None), c=f"{spec.clip_qkv:g}")
     if spec.sinks is not None:
         add("sink_left_out", by_spec(trace, sinks=None))
+    qk_norm_slips(trace, add)
     if spec.pre_norm is not None:
         add("pre_norm_left_out", by_spec(trace, pre_norm=None))
     if spec.score_bias is not None:
@@ -108,11 +112,13 @@ def _kv_group(trace: Trace):
     turn = np.arange(spec.heads) % spec.kv_heads
     changes = {name: None if getattr(spec, name) is None else getattr(spec, name)[turn]
                for name in ("w_k", "w_v", "b_k", "b_v")}
+    changes["qk_norm"] = regrouped(spec.qk_norm, turn, spec.kv_heads, spec.d_k)
     wrong = by_spec(trace, **changes)
 
     def make(rounding):
         arrays = dict(wrong(rounding))  # its keys and values are one per query head: the answer's are the document's
-        return dict(arrays, keys=trace.keys, values=trace.values, keys_rotated=trace.keys_rotated) if arrays else {}
+        return dict(arrays, keys=trace.keys, values=trace.values, keys_rotated=trace.keys_rotated,
+                    normalized_keys=trace.normalized_keys) if arrays else {}
     return make
 
 

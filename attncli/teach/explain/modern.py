@@ -31,7 +31,8 @@ MAX_FREQUENCIES = 6  # frequencies named in a sentence; the rest are "…"
 def gqa_label(t: dict, key: str, spec: Spec, ctx: dict) -> str:
     """A table's label; a key or value table of a shared head says which K/V head it is."""
     label = t["label"][key]
-    if spec.kv_heads < spec.heads and key in ("w_k", "w_v", "b_k", "b_v", "keys", "values", "keys_rotated"):
+    if spec.kv_heads < spec.heads and key in ("w_k", "w_v", "b_k", "b_v", "keys", "values", "keys_rotated",
+                                                 "normalized_keys"):
         label += "  · " + t["label"]["kv_head"].format(**ctx)
     return label
 

@@ -16,7 +16,7 @@ import numpy as np
 from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head
+from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head, scored
 from attncli.teach.lines import fixed, subscript, vector
 
 # The walkthrough's figures round each query's weights (query 1 to halves, queries 2 and 3 to one decimal)
@@ -44,7 +44,7 @@ def symmetry(trace: Trace, focus: Focus, t: dict) -> tuple[list[str], dict]:
     else:
         a, b = (int(x) for x in np.unravel_index(int(np.argmax(differ)), differ.shape))
         key = "row_column"
-    prime = "" if spec.rope is None else "′"
+    prime = scored(trace)[2]  # ′ with rope, the hat with qk_norm last
     qk = lambda x, y: f"q{prime}{subscript(x + 1)}·k{prime}{subscript(y + 1)}"  # noqa: E731
     words = {"other": f"“{spec.tokens[b]}”", "first": f"“{spec.tokens[a]}”", "qab": qk(a, b), "qba": qk(b, a),
              "ab": number(s[a, b], focus.precision), "ba": number(s[b, a], focus.precision)}
@@ -91,12 +91,11 @@ def additive(trace: Trace, focus: Focus, t: dict) -> tuple[tuple[np.ndarray, np.
     """The hidden terms of e_j = vᵀ·tanh(q·W₁ + k_j·W₂) for the chosen query: (q·W₁ + k_j·W₂, its tanh) per key,
     the line that writes q·W₁ out, and the tables q·W₁, K·W₂ and tanh(q·W₁ + K·W₂)."""
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    q = (trace.queries if spec.rope is None else trace.queries_rotated)[h, i]
-    k = (trace.keys if spec.rope is None else trace.keys_rotated)[kv_head(spec, h)]
+    q, k, prime = scored(trace)
+    q, k = q[h, i], k[kv_head(spec, h)]
     qw, kw = q @ spec.w_1[h], k @ spec.w_2[h]  # (d_a,), (m, d_a)
     inside = qw[None, :] + kw
     th = np.tanh(inside)
-    prime = "" if spec.rope is None else "′"
     line = f"q{prime}{subscript(i + 1)}·W₁ = {vector(qw, p)}"
     d_a, label = dims(qw.shape[0]), t["label"]
     numbers = [Numbers("query_w1", label["query_w1"], qw[None, :], [spec.tokens[i]], d_a),

@@ -11,13 +11,14 @@ import numpy as np
 
 from attncli.core.attention import Trace
 from attncli.core.temperature import tempered
-from attncli.teach.explain.step import Focus, Numbers
+from attncli.teach.explain.step import Focus, Numbers, scored
 from attncli.teach.lines import vector
 
 
 def scored_queries(trace: Trace) -> np.ndarray:
-    """The queries step 4 multiplies with the keys (h, n, d_k): rotated or not, times τ with a temperature."""
-    q = trace.queries if trace.queries_rotated is None else trace.queries_rotated
+    """The queries step 4 multiplies with the keys (h, n, d_k): as projected, rotated or normalised (the last of
+    them), times τ with a temperature."""
+    q = scored(trace)[0]
     return q if trace.query_temperature is None else tempered(q, trace.query_temperature)
 
 

@@ -87,9 +87,27 @@ def context(trace: Trace, focus: Focus) -> dict:
         # grouped-query attention: g key/value heads, each shared by `group` query heads
         "g": spec.kv_heads, "group": group, "head0": focus.head, "kv0": kv, "kv": kv + 1,
         "first": kv * group + 1, "last": (kv + 1) * group,
-        "qk": "S" if spec.score == "additive" else "Q′·K′ᵀ" if spec.rope is not None else "Q·Kᵀ",
+        "qk": "S" if spec.score == "additive" else scored_symbols(spec),
         "softcap": f"{spec.softcap:g}" if spec.softcap is not None else "",
     }
+
+
+def scored_symbols(spec: Spec) -> str:
+    """What the scores multiply, as the formulas write it: ``Q·Kᵀ``, ``Q′·K′ᵀ``, or ``Q̂·K̂ᵀ`` with qk_norm last."""
+    if spec.qk_norm is not None and (spec.qk_norm.after_rope or spec.rope is None):
+        return "Q̂·K̂ᵀ"
+    return "Q′·K′ᵀ" if spec.rope is not None else "Q·Kᵀ"
+
+
+def scored(trace: Trace) -> tuple[np.ndarray, np.ndarray, str]:
+    """The queries (h, n, d_k) and keys (g, m, d_k) the scores multiply, and their mark: '' (Q, K), '′' (rotated)
+    or the combining hat (normalised after the rotation, or with no rotation)."""
+    symbols = scored_symbols(trace.spec)
+    if symbols == "Q̂·K̂ᵀ":
+        return trace.normalized_queries, trace.normalized_keys, "\u0302"
+    if symbols == "Q′·K′ᵀ":
+        return trace.queries_rotated, trace.keys_rotated, "′"
+    return trace.queries, trace.keys, ""
 
 
 def paragraphs(t: dict, step: str, keys: list[str], ctx: dict) -> list[str]:

@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import modern, notes, part3, step
+from attncli.teach.explain import modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -32,19 +32,23 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "rope", "add_norm", "residual")
-NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "rope": "rope:", "add_norm": "add_norm:",
-         "residual": "residual: true"}
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "add_norm", "residual")
+NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
+         "add_norm": "add_norm:", "residual": "residual: true"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
-    """Every step in order: 1, (positional), 2, (pre_norm), 3, (rope), 4 … 8, (add_norm or residual)."""
+    """Every step in order: 1, (positional), 2, (pre_norm), 3, (qk_norm), (rope), (qk_norm after rope), 4 … 8,
+    (add_norm or residual)."""
     spec = trace.spec
     t, ctx = texts(focus.lang), context(trace, focus)
     makers = [inputs_step]
     makers += [positional_step] if spec.positional is not None else []
     makers += [weights_step] + ([modern.pre_norm_step] if trace.normalized_inputs is not None else [])
-    makers += [projections_step] + ([modern.rope_step] if trace.queries_rotated is not None else [])
+    rope = [modern.rope_step] if trace.queries_rotated is not None else []
+    normed = [qknorm.qk_norm_step] if trace.normalized_queries is not None else []
+    after = spec.qk_norm is not None and spec.qk_norm.after_rope
+    makers += [projections_step] + (rope + normed if after else normed + rope)
     makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
@@ -148,11 +152,12 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
-    q, k = part3.scored_queries(trace), trace.keys if spec.rope is None else trace.keys_rotated
+    q, k, prime = step.scored(trace)  # Q′ with rope, Q̂ when normalised last
+    q = part3.scored_queries(trace)  # times τ with a temperature
     unbiased = (z if trace.score_bias is None
                 else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i]))
     hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
-    prime, (tau_lines, tau_keys, tau_words) = "" if spec.rope is None else "′", part3.temperature_lines(trace, focus)
+    tau_lines, tau_keys, tau_words = part3.temperature_lines(trace, focus)
     lines = tau_lines + lines
     for j in range(min(spec.m, MAX_LINES)):
         qi, kj = f"{'τ·' if tau_lines else ''}q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
@@ -168,7 +173,10 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if spec.m > MAX_LINES:
         lines.append("…")
     keys = ["additive" if spec.score == "additive" else "dot"]
-    keys += [] if spec.rope is None else ["rope_additive" if spec.score == "additive" else "rope"]
+    if prime == "\u0302":  # the normalised Q̂ and K̂ (after the rotation, if any) are multiplied
+        keys.append("qk_norm_after" if spec.rope else "qk_norm")
+    elif spec.rope is not None:
+        keys.append("rope_additive" if spec.score == "additive" else "rope")
     keys += tau_keys + notes.scale_keys(spec) + ["z"]
     keys += [] if spec.softcap is None else ["softcap"]
     keys += modern.bias_keys(spec)
@@ -186,7 +194,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     if spec.scale_name != "none" or spec.mask is not None or spec.softcap is not None or spec.score_bias is not None:
         numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]],
                                spec.context_tokens, masked))
-    formula = f"{formulas.score_formula(spec)}   z = {formulas.scale_text(spec)}"
+    formula = f"{QUANTITIES['scores'].text(spec)}   z = {formulas.scale_text(spec)}"
     return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)
 
 

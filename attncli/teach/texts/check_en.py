@@ -127,6 +127,14 @@ SLIPS = {
                      "before the scores",
     "sink_left_out": "the sink was left out of the denominator: with sinks each row's softmax divides by Σ e^z + e^s, "
                      "so its weights sum to less than 1 (the rest is the sink's share)",
+    "qk_norm_left_out": "Q and K were not normalised: with qk_norm every query and every key goes through {norm} "
+                        "before the scores",
+    "qk_norm_after_rope": "the norm came after the rotation: here qk_norm normalises Q and K before rope, and rope "
+                          "turns the normalised numbers",
+    "qk_norm_before_rope": "the norm came before the rotation: with after_rope: true qk_norm normalises the rotated "
+                           "Q′ and K′ (as Llama 4 does)",
+    "qk_norm_key_gamma": "the queries were normalised with the keys' γ: qk_norm.gamma.query is for the queries, "
+                         "qk_norm.gamma.key for the keys",
     "pre_norm_left_out": "the inputs were not normalised first: with pre_norm the projections multiply X̂ = norm(X), "
                          "not X",
     "score_bias_left_out": "the score bias was left out: it is added to every scaled score before softmax",

@@ -37,6 +37,7 @@ TEXTS = {
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
         "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
         "queries_rotated": "Rotated queries  Q′", "keys_rotated": "Rotated keys  K′",
+        "normalized_queries": "Normalised queries  Q̂", "normalized_keys": "Normalised keys  K̂",
         "angles": "Angles  φ = p·f, one column per pair", "kv_head": "K/V head {kv} (query heads {first}–{last})",
         "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
     },
@@ -147,6 +148,10 @@ TEXTS = {
                 "apart the two tokens are.",
         "rope_additive": "Here the query and the keys have been rotated by their positions (step rope): the score is "
                          "computed from the rotated query q′ and the rotated keys k′.",
+        "qk_norm_after": "Here the query and the keys have been rotated and then normalised (steps rope and "
+                         "qk_norm): the score is computed from the normalised query q̂ and the normalised keys k̂.",
+        "qk_norm": "Here the query and the keys have been normalised (step qk_norm): the score is computed from the "
+                   "normalised query q̂ and the normalised keys k̂.",
         "scale_none_softcap": "This document uses scale: none, so the scores are not divided by √d_k.",
         "softcap": "Then each scaled score z is soft-capped at c = {softcap}: z becomes c·tanh(z / c). tanh stays "
                    "between −1 and 1, so a capped score stays between −{softcap} and {softcap}; a small score passes "
@@ -285,6 +290,7 @@ TEXTS = {
                      "R = {x0} + {norm}(Y); the first lines work this out for {q}.",
     },
     "pre_norm": MODERN["pre_norm"],
+    "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
     "residual": MODERN["residual"],
     "why": WHY,  # explain --why (texts/why_en.py)

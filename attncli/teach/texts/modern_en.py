@@ -91,6 +91,42 @@ MODERN = {
         "factor_longrope": "LongRoPE also multiplies cos and sin by a = √(1 + ln factor / ln L) = {rope_a}, for the "
                            "query and for the key alike: the rotated part of every score grows by a² = {rope_a2}.",
     },
+    "qk_norm": {
+        "title_rms": "QK-norm: RMSNorm of the queries and keys",
+        "title_layer": "QK-norm: LayerNorm of the queries and keys",
+        "formula_head": "per head, over its d_k numbers",
+        "formula_projection": "over all h·d_k numbers of a token",
+        "body": "QK-norm normalises every query and every key on its own before they are multiplied, as Qwen3, "
+                "Gemma 3, OLMo 2, Command R+, StableLM 2 and Llama 4 do. The values are left as they are.",
+        "rms": "The norm is RMSNorm (kind: rms): a row is divided by its root mean square √(mean(x²) + ε), with "
+               "ε = {eps}, so that its numbers have a mean square of about 1.",
+        "layer": "The norm is LayerNorm (kind: layer): the row's mean is subtracted and the result divided by "
+                 "√(var + ε), with ε = {eps}.",
+        "head": "It works on each head's {d_k} numbers separately (scope: head): every query and key row of every head "
+                "is brought to the same size.",
+        "projection": "It works on all of a token's numbers at once, before they are split into heads (scope: "
+                      "projection, as OLMo 2 and 3 do): the {hd} query numbers of a token together, and its {gd} key "
+                      "numbers together. One head's row can then be longer or shorter than another's.",
+        "before_rope": "It comes after the projections and before the rotation: rope then turns the normalised "
+                       "numbers, which keeps their length.",
+        "after_rope": "It comes after the rotation (after_rope: true, as Llama 4 does): the rotated query and keys "
+                      "are normalised, and the scores multiply the normalised ones.",
+        "no_rope": "The scores then multiply the normalised queries and keys.",
+        "gamma": "Each number is then multiplied by its γ (gamma), a learned gain per dimension.",
+        "gamma_per_head": "Each number is then multiplied by its γ (gamma), and here each head has its own row of γ "
+                          "(as Command R+ and StableLM 2 store it).",
+        "gamma_ones": "γ is all ones here (the default; Llama 4's norm has no weight at all), so it changes nothing.",
+        "beta": "Then β (beta) is added to each number.",
+        "bound": "A score is a dot product, so |q·k| ≤ ‖q‖·‖k‖. Without the norm the lengths are whatever the "
+                 "projections give: in head {head} the longest query has ‖q‖ = {q_len} and the longest key "
+                 "‖k‖ = {k_len}, so a scaled score could reach {s} × {q_len} × {k_len} = {before}; and that grows with "
+                 "the inputs (twice the inputs, four times the bound). After the norm a row's length no longer depends "
+                 "on the inputs: at most max|γ|·√{width} (+ ‖β‖), here ‖q̂‖ ≤ {q_hat} and ‖k̂‖ ≤ {k_hat}, so no "
+                 "scaled score can pass {s} × {q_hat} × {k_hat} = {after}. The largest here is {reached}.",
+        "why": "Why bound them? When the logits can grow without limit, softmax puts almost all the weight on a single "
+               "key and its gradients vanish; large models whose attention logits blow up this way stop training "
+               "(their loss spikes and diverges). With QK-norm only γ sets how sharp attention can be.",
+    },
     "residual": {
         "title": "Residual connection",
         "body": "The attention output is added to the block's input (the residual connection): {r_formula}. The layer "

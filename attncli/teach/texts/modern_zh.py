@@ -79,6 +79,35 @@ MODERN = {
         "factor_longrope": "LongRoPE 还把 cos 和 sin 乘以 a = √(1 + ln factor / ln L) = {rope_a}，查询和键各乘一次："
                            "每个得分的旋转部分变为 a² = {rope_a2} 倍。",
     },
+    "qk_norm": {
+        "title_rms": "QK 归一化：对查询和键做均方根归一化（RMSNorm）",
+        "title_layer": "QK 归一化：对查询和键做层归一化（LayerNorm）",
+        "formula_head": "每个头各自在它的 d_k 个数上",
+        "formula_projection": "在一个词元的全部 h·d_k 个数上",
+        "body": "QK 归一化在相乘之前，把每个查询和每个键各自归一化，Qwen3、Gemma 3、OLMo 2、Command R+、StableLM 2 "
+                "和 Llama 4 都这样做。值保持不变。",
+        "rms": "这里用的是均方根归一化 RMSNorm（kind: rms）：每一行除以它的均方根 √(mean(x²) + ε)，ε = {eps}，"
+               "使这一行各数的均方约为 1。",
+        "layer": "这里用的是层归一化 LayerNorm（kind: layer）：先减去这一行的均值，再除以 √(var + ε)，ε = {eps}。",
+        "head": "它对每个头的 {d_k} 个数分别归一化（scope: head）：每个头的每一行查询和键都被调整到同样的大小。",
+        "projection": "它在拆分成多个头之前，对一个词元的全部数一起归一化（scope: projection，OLMo 2 和 3 的做法）："
+                      "一个词元的 {hd} 个查询数放在一起，{gd} 个键数放在一起。于是一个头的行可能比另一个头的长或短。",
+        "before_rope": "它在投影之后、旋转之前进行：rope 再去旋转归一化后的数，旋转不改变长度。",
+        "after_rope": "它在旋转之后进行（after_rope: true，Llama 4 的做法）：旋转后的查询和键被归一化，"
+                      "得分用的是归一化后的查询和键。",
+        "no_rope": "然后得分用归一化后的查询和键相乘。",
+        "gamma": "然后每个数再乘以各自的 γ（gamma），也就是每一维学到的增益。",
+        "gamma_per_head": "然后每个数再乘以各自的 γ（gamma），这里每个头有自己的一行 γ（Command R+ 和 StableLM 2 这样存储）。",
+        "gamma_ones": "这里的 γ 全是 1（默认值；Llama 4 的归一化根本没有权重），所以不改变结果。",
+        "beta": "然后每个数再加上 β（beta）。",
+        "bound": "得分是点积，所以 |q·k| ≤ ‖q‖·‖k‖。没有归一化时，长度由投影决定：第 {head} 个头里最长的查询 "
+                 "‖q‖ = {q_len}，最长的键 ‖k‖ = {k_len}，所以缩放后的得分最大可达 {s} × {q_len} × {k_len} = {before}；"
+                 "而且它随输入增大（输入加倍，上界变成四倍）。归一化之后，一行的长度不再取决于输入：最多为 "
+                 "max|γ|·√{width}（再加 ‖β‖），这里 ‖q̂‖ ≤ {q_hat}，‖k̂‖ ≤ {k_hat}，所以缩放后的得分不会超过 "
+                 "{s} × {q_hat} × {k_hat} = {after}。这里实际最大的是 {reached}。",
+        "why": "为什么要限制它们？如果 logit 可以无限增大，softmax 就会把几乎全部权重放在一个键上，梯度随之消失；"
+               "注意力 logit 这样失控的大模型会训练失败（损失突然飙升并发散）。有了 QK 归一化，注意力能有多尖锐只由 γ 决定。",
+    },
     "residual": {
         "title": "残差连接",
         "body": "注意力的输出与这一层的输入相加（残差连接）：{r_formula}。这一层只需学会对每一行做些修改，"

@@ -36,6 +36,7 @@ TEXTS = {
         "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
         "queries_rotated": "旋转后的查询  Q′", "keys_rotated": "旋转后的键  K′",
+        "normalized_queries": "归一化后的查询  Q̂", "normalized_keys": "归一化后的键  K̂",
         "angles": "旋转角  φ = p·f，每列一对", "kv_head": "键值头 {kv}（查询头 {first}–{last} 共用）",
         "average": "简单平均", "relevance": "相关度", "why_weights": "权重", "why_output": "输出",
     },
@@ -127,6 +128,8 @@ TEXTS = {
                 "之间计算的，所以得分还取决于两个词元相距多远。",
         "rope_additive": "这里的查询和键已经按各自的位置旋转过（见 rope 步骤）："
                          "得分由旋转后的查询 q′ 和旋转后的键 k′ 算出。",
+        "qk_norm_after": "这里的查询和键先旋转、再归一化（见 rope 和 qk_norm 步骤）：得分由归一化后的查询 q̂ 和归一化后的键 k̂ 算出。",
+        "qk_norm": "这里的查询和键已经归一化（见 qk_norm 步骤）：得分由归一化后的查询 q̂ 和归一化后的键 k̂ 算出。",
         "scale_none_softcap": "本文档设置了 scale: none，得分不除以 √d_k。",
         "softcap": "接着对每个缩放后的得分 z 做软上限（soft-capping），上限 c = {softcap}：z 变成 c·tanh(z / c)。"
                    "tanh 的值在 −1 与 1 之间，所以截断后的得分落在 −{softcap} 与 {softcap} 之间：小的得分几乎不变，"
@@ -244,6 +247,7 @@ TEXTS = {
                      "开头几行算出了 {q} 的这一步。",
     },
     "pre_norm": MODERN["pre_norm"],
+    "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
     "residual": MODERN["residual"],
     "why": WHY,  # explain --why (texts/why_zh.py)
