@@ -266,6 +266,13 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in stage.w
 MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
 
 
+def in_order(spec: Spec) -> list[Quantity]:
+    """Every quantity in the order this document computes it: by the first stage it has that writes it (with
+    ``qk_norm.after_rope`` the normalised queries come after the rotated ones), as QUANTITIES defines each."""
+    keys = dict.fromkeys(q.key for stage in STAGES if stage.present(spec) for q in stage.writes)
+    return [QUANTITIES[key] for key in (*keys, *(key for key in QUANTITIES if key not in keys))]
+
+
 def writer(key: str) -> int:
     """The index of the last stage that writes ``key`` (a stage may rewrite what an earlier one wrote)."""
     return max(i for i, stage in enumerate(STAGES) if key in stage.keys or key in (q.key for q in stage.parameters))

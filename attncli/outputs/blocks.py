@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.stage import Quantity
-from attncli.core.stages import QUANTITIES
+from attncli.core.stages import QUANTITIES, in_order
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims
 
@@ -53,7 +53,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
 
     check_present(trace, only)  # --only bias_query without a bias.query is an error, in every format
     wanted = set(only or ())
-    shown = [q for q in QUANTITIES.values()
+    shown = [q for q in in_order(trace.spec)
              if (not (q.parameter or q.key in ON_REQUEST) or q.key in wanted) and array_of(trace, q.key) is not None]
     first = next((i for i, q in enumerate(shown) if q.per_head), len(shown))
     found = [b for q in shown[:first] if not q.per_head for b in _whole(trace, q)]
