@@ -153,12 +153,8 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
-             d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
-             init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
-             rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None) -> str:
-    """The commented YAML document for these options (see ``attncli init --help``)."""
-    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
+def _check_choices(qk_norm: str | None, init: str, seed: int) -> None:
+    """--qk-norm, --init and --seed, each a clear error naming its option."""
     if qk_norm is not None and qk_norm not in NORMS:
         raise AttnError(f"{shorten(qk_norm)!r} is not one of {', '.join(NORMS)}", "--qk-norm")
     if init not in INITS:
@@ -168,6 +164,15 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
         raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices "
                         f"must stay below 2^63, so at most {MAX_SEED}", "--seed")
+
+
+def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
+             d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
+             init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
+             rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None) -> str:
+    """The commented YAML document for these options (see ``attncli init --help``)."""
+    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
+    _check_choices(qk_norm, init, seed)
     shapes = _shapes(s)
     seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4,
              "context": seed + 5}

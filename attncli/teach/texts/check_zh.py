@@ -97,7 +97,8 @@ SLIPS = {
                      "所以权重加起来小于 1（剩下的是汇的份额）",
     "qk_norm_left_out": "漏掉了对 Q 和 K 的归一化：有 qk_norm 时，每个查询和每个键都要先经过 {norm}，再算得分",
     "qk_norm_after_rope": "归一化放在了旋转之后：这里 qk_norm 在 rope 之前归一化 Q 和 K，rope 旋转的是归一化后的数",
-    "qk_norm_before_rope": "归一化放在了旋转之前：有 after_rope: true 时，qk_norm 归一化的是旋转之后的 Q′ 和 K′（Llama 4 的做法）",
+    "qk_norm_before_rope": "归一化放在了旋转之前：有 after_rope: true 时，qk_norm 归一化的是旋转之后的 Q′ 和 K′"
+                           "（Llama 4 的做法）",
     "qk_norm_key_gamma": "查询用了键的 γ 来归一化：qk_norm.gamma.query 用于查询，qk_norm.gamma.key 用于键",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
     "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",

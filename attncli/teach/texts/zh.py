@@ -128,7 +128,8 @@ TEXTS = {
                 "之间计算的，所以得分还取决于两个词元相距多远。",
         "rope_additive": "这里的查询和键已经按各自的位置旋转过（见 rope 步骤）："
                          "得分由旋转后的查询 q′ 和旋转后的键 k′ 算出。",
-        "qk_norm_after": "这里的查询和键先旋转、再归一化（见 rope 和 qk_norm 步骤）：得分由归一化后的查询 q̂ 和归一化后的键 k̂ 算出。",
+        "qk_norm_after": "这里的查询和键先旋转、再归一化（见 rope 和 qk_norm 步骤）："
+                         "得分由归一化后的查询 q̂ 和归一化后的键 k̂ 算出。",
         "qk_norm": "这里的查询和键已经归一化（见 qk_norm 步骤）：得分由归一化后的查询 q̂ 和归一化后的键 k̂ 算出。",
         "scale_none_softcap": "本文档设置了 scale: none，得分不除以 √d_k。",
         "softcap": "接着对每个缩放后的得分 z 做软上限（soft-capping），上限 c = {softcap}：z 变成 c·tanh(z / c)。"
