@@ -219,6 +219,8 @@ def _t5_layers(config: Any, stack: str = "encoder") -> int:
     return config.num_decoder_layers if stack == "decoder" else config.num_layers
 
 
+from attncli.models import families_2026  # noqa: E402  (its plans use the helpers above; looked up when called)
+
 FAMILIES: dict[str, Family] = {
     "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
     "roberta": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
@@ -229,6 +231,9 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
     "t5": Family("T5EncoderModel", _t5_layers, _t5),
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
+    **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
+       for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
+                          ("modernbert", "modernbert"))},  # attncli/models/families_2026.py
 }
 
 

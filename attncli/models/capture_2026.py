@@ -1,0 +1,67 @@
+"""The float64 switches of the families of :mod:`attncli.models.families_2026`, installed by
+:func:`attncli.models.capture.float64_steps` (``plan.float64["install"]``): each returns handles with ``remove``.
+
+- :func:`keep_float64`: ``Tensor.float()`` leaves a float64 tensor as it is (ModernBERT's and Cohere's
+  ``apply_rotary_pos_emb`` and MPT's softmax call it on the queries, keys and scores);
+- :func:`layer_norms64`: a LayerNorm written with ``variance_epsilon`` (Cohere's, without β, over the last axis,
+  or the heads × d_k of its qk norm) computed in float64, ``γ · (x − mean) / √(var + ε)``;
+- :func:`rope64`: a rotary module's cos and sin from float64 frequencies, in its own layout (``half``: the angles
+  written twice, as Llama; ``interleaved``: each angle twice in a row, as Cohere), by layer type (ModernBERT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class _Undo:
+    def __init__(self, undo: Callable[[], None]) -> None:
+        self.remove = undo
+
+
+def keep_float64(torch: Any, model: Any) -> list[Any]:
+    original = torch.Tensor.float
+
+    def float_(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self if self.dtype == torch.float64 else original(self, *args, **kwargs)
+
+    torch.Tensor.float = float_
+    return [_Undo(lambda: setattr(torch.Tensor, "float", original))]
+
+
+def layer_norms64(names: tuple[str, ...]) -> Callable[[Any, Any], list[Any]]:
+    """The modules whose class is named in ``names`` (LayerNorms holding ``variance_epsilon``), in float64."""
+
+    def hook(module: Any, args: tuple, output: Any) -> Any:
+        x = args[0]
+        centred = x - x.mean(-1, keepdim=True)
+        return module.weight * (centred * (centred.pow(2).mean(-1, keepdim=True) + module.variance_epsilon).rsqrt())
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        return [m.register_forward_hook(hook, prepend=True) for m in model.modules() if type(m).__name__ in names]
+
+    return install
+
+
+def rope64(frequencies: dict[str | None, list[float]], layout: str) -> Callable[[Any, Any], list[Any]]:
+    """cos and sin of p·f in float64 (f: ``frequencies`` of the layer type, None when the model has one set)."""
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        table = {kind: torch.tensor(f, dtype=torch.float64) for kind, f in frequencies.items()}
+
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+            x = args[0] if args else kwargs["x"]
+            position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
+            kind = (args[2] if len(args) > 2 else kwargs.get("layer_type")) if None not in table else None
+            angles = position_ids.to(torch.float64)[..., None] * table[kind]
+            if layout == "interleaved":
+                emb = torch.repeat_interleave(angles, 2, dim=-1)
+            else:
+                emb = torch.cat((angles, angles), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+        rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+        return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
+
+    return install

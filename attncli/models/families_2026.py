@@ -1,0 +1,167 @@
+"""The attention layers of StableLM, GLM-4, Cohere (Command R), Cohere 2 and ModernBERT, as document keys.
+
+Each function is a family's ``plan`` (see :mod:`attncli.models.families`); the steps transformers computes in
+float32 are switched to float64 by :mod:`attncli.models.capture_2026`.  A variant that a document cannot write
+is refused in one sentence, before anything is run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attncli.core.errors import AttnError, quoted
+from attncli.models import capture_2026
+from attncli.models.families import Param, Plan, _layer_norm, _projections, _scale
+
+
+def _rope(config: Any, rotary: Any, head_dim: int, style: str, kind: str | None = None) -> tuple[dict, list[float]]:
+    """The ``rope`` key (θ and the turned dims, or the module's frequencies) and the frequencies in float64."""
+    scaling = getattr(rotary, f"{kind}_attention_scaling" if kind else "attention_scaling", 1.0)
+    rope_type = rotary.rope_type[kind] if kind else rotary.rope_type
+    if float(scaling) != 1.0:
+        raise AttnError(f"rope_type {quoted(rope_type)} scales cos and sin by {scaling:g}; only RoPE types "
+                        "without that scale are supported")
+    inv_freq = getattr(rotary, f"{kind}_inv_freq" if kind else "inv_freq")
+    dims = 2 * len(inv_freq)
+    if dims > head_dim:
+        raise AttnError(f"RoPE turns {dims} dimensions of heads of {head_dim}")
+    part = {} if dims == head_dim else {"dims": dims}
+    if rope_type == "default":
+        from attncli.core.positions import rope_frequencies
+
+        parameters = config.rope_parameters[kind] if kind else config.rope_parameters
+        base = float(parameters["rope_theta"])
+        return {"base": base, **part, "style": style}, [float(f) for f in rope_frequencies(base, dims)]
+    frequencies = [float(f) for f in inv_freq.double().tolist()]
+    return {"frequencies": frequencies, **part, "style": style}, frequencies
+
+
+def _heads(config: Any) -> dict[str, int]:
+    h, g = config.num_attention_heads, config.num_key_value_heads
+    return {"heads": h, **({"kv_heads": g} if g != h else {})}
+
+
+def _qkvo(model: Any, p: str) -> dict[str, Any]:
+    return _projections(model, {"query": f"{p}.q_proj", "key": f"{p}.k_proj", "value": f"{p}.v_proj",
+                                "output": f"{p}.o_proj"})
+
+
+def _parallel_note() -> str:
+    return "the attention and the MLP of its parallel block are added to X together"
+
+
+# ---------------------------------------------------------------- StableLM: LayerNorm, partial rope, qk layernorm
+
+
+def _per_head(model: Any, path: str) -> list[list[float]]:
+    """γ of StableLM's per-head LayerNorms (one module per head): h × d_k numbers, written in the document."""
+    return [norm.weight.detach().double().tolist() for norm in model.get_submodule(path).norms]
+
+
+def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "half")
+    keys = {**_heads(config), **_qkvo(model, p), **_scale(attn.scaling, attn.head_dim), "mask": "causal",
+            "pre_norm": {"kind": "layer", **_layer_norm(model.get_submodule(f"{block}.input_layernorm"),
+                                                        f"{block}.input_layernorm")},
+            "rope": rope}
+    if config.qk_layernorm:
+        keys["qk_norm"] = {"kind": "layer", "gamma": {"query": _per_head(model, f"{p}.q_layernorm"),
+                                                      "key": _per_head(model, f"{p}.k_layernorm")},
+                           "eps": float(config.layer_norm_eps)}
+        if attn.q_layernorm.norms[0].bias is not None:
+            raise AttnError("qk_layernorm with a bias per head is not supported")
+    if not config.use_parallel_residual:
+        keys["residual"] = True
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=None if config.use_parallel_residual else (f"{block}.post_attention_layernorm", "input"),
+                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                limit=config.max_position_embeddings)
+
+
+# ---------------------------------------------------------------- GLM-4: partial interleaved rope, sandwich norm
+
+
+def _rms(model: Any, path: str) -> dict[str, Any]:
+    return {"kind": "rms", "gamma": Param(f"{path}.weight"),
+            "eps": float(model.get_submodule(path).variance_epsilon)}
+
+
+def glm4(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "interleaved")
+    keys = {**_heads(config), **_qkvo(model, p), **_scale(attn.scaling, attn.head_dim), "mask": "causal",
+            "pre_norm": _rms(model, f"{block}.input_layernorm"),
+            "post_norm": _rms(model, f"{block}.post_self_attn_layernorm"),
+            "rope": rope, "residual": True}
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"),
+                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                limit=config.max_position_embeddings)
+
+
+# ---------------------------------------------------------------- Cohere, Cohere 2: parallel block, LayerNorm without β
+
+
+def cohere(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """Command R (cohere) and Command R7B / A (cohere2: sliding layers with rope, full layers without)."""
+    block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    norm = model.get_submodule(f"{block}.input_layernorm")
+    keys = {**_heads(config), **_qkvo(model, p), **_scale(attn.scaling, attn.head_dim)}
+    window = getattr(attn, "sliding_window", None)
+    keys["mask"] = {"causal": True, "window": int(window)} if window else "causal"
+    keys["pre_norm"] = {"kind": "layer", "gamma": Param(f"{block}.input_layernorm.weight"),
+                        "eps": float(norm.variance_epsilon)}
+    install: list[Any] = [capture_2026.keep_float64,
+                          capture_2026.layer_norms64(("CohereLayerNorm", "Cohere2LayerNorm"))]
+    rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "interleaved")
+    install.append(capture_2026.rope64({None: frequencies}, "interleaved"))  # (every layer: X of later layers)
+    if config.model_type == "cohere" or window:  # (Cohere 2's full-attention layers have no positions)
+        keys["rope"] = rope
+    if getattr(config, "use_qk_norm", False):
+        keys["qk_norm"] = {"kind": "layer", "gamma": {"query": Param(f"{p}.q_norm.weight"),
+                                                      "key": Param(f"{p}.k_norm.weight")},
+                           "eps": float(attn.q_norm.variance_epsilon)}
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                float64={"install": tuple(install), "not_rms": ("CohereLayerNorm", "Cohere2LayerNorm")},
+                limit=config.max_position_embeddings)
+
+
+# ---------------------------------------------------------------- ModernBERT: fused Wqkv, global and local layers
+
+
+def modernbert(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block, p = f"layers.{layer}", f"layers.{layer}.attn"
+    attn = model.get_submodule(p)
+    kind = config.layer_types[layer]
+    d = config.hidden_size
+    cut = {name: ((i * d, (i + 1) * d),) for i, name in enumerate(("query", "key", "value"))}
+    fused = f"{p}.Wqkv"
+    bias = attn.Wqkv.bias is not None
+    rope, _ = _rope(config, model.rotary_emb, attn.head_dim, "half", kind)
+    keys: dict[str, Any] = {
+        "heads": config.num_attention_heads,
+        "weights": {**{k: Param(f"{fused}.weight", "torch", c) for k, c in cut.items()},
+                    "output": Param(f"{p}.Wo.weight", "torch")},
+        **({"bias": {**{k: Param(f"{fused}.bias", columns=c) for k, c in cut.items()},
+                     "output": Param(f"{p}.Wo.bias")}} if bias else {}),
+        **_scale(attn.head_dim**-0.5, attn.head_dim)}
+    if kind == "sliding_attention":  # Hugging Face's |i − j| ≤ sliding_window (inclusive) is |i − j| < window here
+        keys["mask"] = {"window": int(config.sliding_window) + 1}
+    norm = model.get_submodule(f"{block}.attn_norm")
+    if hasattr(norm, "weight"):  # (layer 0's is an identity: the embeddings are normalised already)
+        keys["pre_norm"] = {"kind": "layer", "gamma": Param(f"{block}.attn_norm.weight"),
+                            **({"beta": Param(f"{block}.attn_norm.bias")} if norm.bias is not None else {}),
+                            "eps": float(norm.eps)}
+    keys["rope"] = rope
+    keys["residual"] = True
+    frequencies_of = {k: _rope(config, model.rotary_emb, attn.head_dim, "half", k)[1]
+                      for k in model.rotary_emb.layer_types}
+    return Plan(keys, block, f"{p}.Wo", pre_norm=f"{block}.attn_norm" if "pre_norm" in keys else None,
+                residual=(f"{block}.mlp_norm", "input"),
+                float64={"install": (capture_2026.keep_float64, capture_2026.rope64(frequencies_of, "half"))},
+                limit=config.max_position_embeddings)
+
