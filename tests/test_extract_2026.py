@@ -35,11 +35,19 @@ def configs(transformers, vocab: int) -> dict:
         "modernbert": transformers.ModernBertConfig(**{**small, "num_hidden_layers": 3}, local_attention=4,
                                                     global_attn_every_n_layers=2, attention_bias=True,
                                                     norm_bias=True, cls_token_id=2, sep_token_id=3),
+        "mpt": transformers.MptConfig(vocab_size=vocab, d_model=32, n_heads=4, n_layers=2, expansion_ratio=2,
+                                      max_seq_len=24, attn_config={"clip_qkv": 0.8}, pad_token_id=0),
+        "dbrx": transformers.DbrxConfig(vocab_size=vocab, d_model=32, n_heads=4, n_layers=2, max_seq_len=24,
+                                        attn_config={"clip_qkv": 0.8, "kv_n_heads": 2, "rope_theta": 10000.0},
+                                        ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 2, "moe_top_k": 1},
+                                        pad_token_id=0),
     }
 
 
-LAYERS = {"stablelm": (0, 1), "glm4": (0, 1), "cohere": (0, 1), "cohere2": (0, 1), "modernbert": (0, 1, 2)}
-ATTENTION = {"modernbert": "layers.{L}.attn"}
+LAYERS = {"stablelm": (0, 1), "glm4": (0, 1), "cohere": (0, 1), "cohere2": (0, 1), "modernbert": (0, 1, 2),
+          "mpt": (0, 1), "dbrx": (0, 1)}
+ATTENTION = {"modernbert": "layers.{L}.attn", "mpt": "blocks.{L}.attn", "dbrx": "blocks.{L}.norm_attn_norm.attn"}
+BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
 
 @pytest.fixture(scope="module")
@@ -108,10 +116,11 @@ def reference(torch, transformers, family, folder, layer, monkeypatch) -> dict:
             caught.setdefault(key, pick(*args))
         return hook
 
-    model.get_submodule(f"layers.{layer}").register_forward_pre_hook(
+    model.get_submodule(BLOCK.get(family, "layers.{L}").format(L=layer)).register_forward_pre_hook(
         keep("inputs", lambda m, a, k: a[0] if a else k["hidden_states"]), with_kwargs=True)
     attention = model.get_submodule(ATTENTION.get(family, "layers.{L}.self_attn").format(L=layer))
-    projection = attention.get_submodule("Wo" if family == "modernbert" else "o_proj")
+    projection = attention.get_submodule({"modernbert": "Wo", "mpt": "out_proj", "dbrx": "out_proj"}.get(family,
+                                                                                                        "o_proj"))
     projection.register_forward_hook(keep("output", lambda m, a, o: o))
     attention.register_forward_hook(keep("weights", lambda m, a, o: o[1]))
     ids = transformers.AutoTokenizer.from_pretrained(folder)(TEXT, return_tensors="pt")["input_ids"]
@@ -143,6 +152,8 @@ def test_each_family_reproduces_the_model(runner, hf, folders, family, layer, tm
     agrees(got["output"], expected["output"], "output")
     if "residual" in got and family not in ("glm4",):  # (GLM-4: R = X + post_norm(Y))
         agrees(got["residual"], expected["inputs"] + expected["output"], "residual")
+    if family in ("mpt", "dbrx"):  # clip_qkv is at work: some of Q, K, V are clamped to ±0.8
+        assert np.isclose(np.max(np.abs(got["queries"])), 0.8, rtol=0, atol=0)
     text = doc.read_text()
     for fragment in WANTS[family](layer):
         assert fragment in text, (family, layer, fragment)
@@ -158,6 +169,8 @@ WANTS = {
     "cohere2": lambda L: (["mask: {causal: true, window: 3}", "style: interleaved"] if L == 0 else ["mask: causal"]),
     "modernbert": lambda L: (["columns: [0, 32]", "layout: torch"] + (["mask: {window: 3}"] if L % 2 else [])
                              + (["pre_norm:"] if L else [])),
+    "mpt": lambda L: ["clip_qkv: 0.8", "score_bias: {alibi: true}", "columns: [32, 64]"],
+    "dbrx": lambda L: ["clip_qkv: 0.8", "kv_heads: 2", "columns: [32, 48]", "rope: {base: 10000.0, style: half}"],
 }
 
 

@@ -65,3 +65,20 @@ def rope64(frequencies: dict[str | None, list[float]], layout: str) -> Callable[
         return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
 
     return install
+
+
+def mpt_alibi64(torch: Any, model: Any) -> list[Any]:
+    """MPT's own ALiBi tensor (its slopes, its order of heads), computed in float64 instead of float32."""
+    import math
+
+    def alibi(num_heads: int, sequence_length: int, alibi_bias_max: int = 8, device: Any = None) -> Any:
+        distance = torch.arange(1 - sequence_length, 1, dtype=torch.float64).view(1, 1, 1, sequence_length)
+        power = 2 ** math.ceil(math.log2(num_heads))
+        slopes = 1.0 / torch.pow(2, torch.arange(1, power + 1, dtype=torch.float64) * (alibi_bias_max / power))
+        slopes = slopes.view(1, power, 1, 1)
+        if power != num_heads:
+            slopes = torch.concat([slopes[:, 1::2, ...], slopes[:, ::2, ...]], dim=1)[:, :num_heads, ...]
+        return (distance * slopes).squeeze(0)
+
+    model.build_mpt_alibi_tensor = alibi
+    return [_Undo(lambda: delattr(model, "build_mpt_alibi_tensor"))]

@@ -233,7 +233,7 @@ FAMILIES: dict[str, Family] = {
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
     **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
-                          ("modernbert", "modernbert"))},  # attncli/models/families_2026.py
+                          ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"))},  # (families_2026.py)
 }
 
 

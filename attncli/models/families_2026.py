@@ -165,3 +165,49 @@ def modernbert(config: Any, model: Any, layer: int, stack: str) -> Plan:
                 float64={"install": (capture_2026.keep_float64, capture_2026.rope64(frequencies_of, "half"))},
                 limit=config.max_position_embeddings)
 
+
+
+# ---------------------------------------------------------------- MPT (ALiBi) and DBRX (rope): fused Wqkv, clip_qkv
+
+
+def _fused(model: Any, p: str, sizes: tuple[int, int, int], out: str) -> dict[str, Any]:
+    """W_Q, W_K, W_V cut from the rows of a fused nn.Linear ``Wqkv`` (q, then k, then v), and W_O."""
+    start = (0, sizes[0], sizes[0] + sizes[1])
+    cut = {k: ((s, s + n),) for k, s, n in zip(("query", "key", "value"), start, sizes)}
+    if model.get_submodule(f"{p}.Wqkv").bias is not None or model.get_submodule(f"{p}.{out}").bias is not None:
+        raise AttnError("a fused Wqkv with a bias is not supported")
+    return {"weights": {**{k: Param(f"{p}.Wqkv.weight", "torch", c) for k, c in cut.items()},
+                        "output": Param(f"{p}.{out}.weight", "torch")}}
+
+
+def _bias_free_norm(model: Any, path: str) -> dict[str, Any]:
+    norm = model.get_submodule(path)
+    return {"kind": "layer", "gamma": Param(f"{path}.weight"),
+            **({"beta": Param(f"{path}.bias")} if norm.bias is not None else {}), "eps": float(norm.eps)}
+
+
+def mpt(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block, p = f"blocks.{layer}", f"blocks.{layer}.attn"
+    attn = model.get_submodule(p)
+    h, d = config.n_heads, config.d_model
+    keys = {"heads": h, **_fused(model, p, (d, d, d), "out_proj"), **_scale(attn.softmax_scale, d // h),
+            **({"clip_qkv": float(attn.clip_qkv)} if attn.clip_qkv else {}),
+            "mask": "causal", "score_bias": {"alibi": True},  # (MPT's slope · (j − n + 1): the same softmax)
+            "pre_norm": _bias_free_norm(model, f"{block}.norm_1"), "residual": True}
+    return Plan(keys, block, f"{p}.out_proj", pre_norm=f"{block}.norm_1", residual=(f"{block}.norm_2", "input"),
+                float64={"install": (capture_2026.keep_float64, capture_2026.mpt_alibi64)},
+                limit=config.max_seq_len)
+
+
+def dbrx(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    block = f"blocks.{layer}"
+    p, norms = f"{block}.norm_attn_norm.attn", f"{block}.norm_attn_norm"
+    attn = model.get_submodule(p)
+    h, g, hd = config.n_heads, config.attn_config.kv_n_heads, attn.head_dim
+    rope, frequencies = _rope(config, model.rotary_emb, hd, "half")
+    keys = {"heads": h, **({"kv_heads": g} if g != h else {}), **_fused(model, p, (h * hd, g * hd, g * hd), "out_proj"),
+            **_scale(attn.scaling, hd), **({"clip_qkv": float(attn.clip_qkv)} if attn.clip_qkv else {}),
+            "mask": "causal", "pre_norm": _bias_free_norm(model, f"{norms}.norm_1"), "rope": rope, "residual": True}
+    return Plan(keys, block, f"{p}.out_proj", pre_norm=f"{norms}.norm_1", residual=(f"{norms}.norm_2", "input"),
+                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                limit=config.max_seq_len)
