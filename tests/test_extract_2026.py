@@ -41,11 +41,17 @@ def configs(transformers, vocab: int) -> dict:
                                         attn_config={"clip_qkv": 0.8, "kv_n_heads": 2, "rope_theta": 10000.0},
                                         ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 2, "moe_top_k": 1},
                                         pad_token_id=0),
+        "llama4_text": transformers.Llama4TextConfig(**small, num_key_value_heads=2, head_dim=8,
+                                                     intermediate_size_mlp=48,
+                                                     num_local_experts=2, num_experts_per_tok=1,
+                                                     no_rope_layers=[1, 0], attention_chunk_size=4, use_qk_norm=True,
+                                                     attn_temperature_tuning=True, floor_scale=2, attn_scale=0.5,
+                                                     rope_parameters={"rope_type": "default", "rope_theta": 500.0}),
     }
 
 
 LAYERS = {"stablelm": (0, 1), "glm4": (0, 1), "cohere": (0, 1), "cohere2": (0, 1), "modernbert": (0, 1, 2),
-          "mpt": (0, 1), "dbrx": (0, 1)}
+          "mpt": (0, 1), "dbrx": (0, 1), "llama4_text": (0, 1)}
 ATTENTION = {"modernbert": "layers.{L}.attn", "mpt": "blocks.{L}.attn", "dbrx": "blocks.{L}.norm_attn_norm.attn"}
 BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
@@ -80,12 +86,13 @@ def _float64(torch, monkeypatch, model) -> None:
     f64 = torch.float64
     softmax, to_float = torch.nn.functional.softmax, torch.Tensor.float
     monkeypatch.setattr(torch.nn.functional, "softmax", lambda x, dim=None, _stacklevel=3, dtype=None: softmax(x, dim))
-    monkeypatch.setattr(torch.Tensor, "float", lambda self, *a, **k: self if self.dtype == f64 else to_float(self))
+    monkeypatch.setattr(torch.Tensor, "float", lambda self, *a, **k: self if self.dtype == f64 else self.to(f64)
+                        if not (self.is_floating_point() or self.is_complex()) else to_float(self))
     for module in model.modules():
         name = type(module).__name__
         if name.endswith("RMSNorm"):
             monkeypatch.setattr(type(module), "forward", lambda self, x: self.weight * x * torch.rsqrt(
-                x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon))
+                x.pow(2).mean(-1, keepdim=True) + getattr(self, "variance_epsilon", getattr(self, "eps", None))))
         elif name in ("CohereLayerNorm", "Cohere2LayerNorm"):
             def layer(self, x):
                 c = x - x.mean(-1, keepdim=True)
@@ -94,12 +101,14 @@ def _float64(torch, monkeypatch, model) -> None:
         elif name.endswith("RotaryEmbedding"):
             interleave = name.startswith("Cohere")
 
-            def rope(self, x, position_ids, layer_type=None, interleave=interleave):
+            def rope(self, x, position_ids, layer_type=None, interleave=interleave, complex=name.startswith("Llama4")):
                 inv = getattr(self, f"{layer_type}_inv_freq" if layer_type else "inv_freq")
                 rope = self.config.rope_parameters
                 theta = (rope[layer_type] if layer_type else rope)["rope_theta"]
                 d = 2 * inv.shape[0]
                 angles = position_ids.to(f64)[..., None] / theta ** (torch.arange(0, d, 2, dtype=f64) / d)
+                if complex:  # Llama 4: e^(i·angle), its pairs interleaved
+                    return torch.polar(torch.ones_like(angles), angles)
                 emb = angles.repeat_interleave(2, -1) if interleave else torch.cat((angles, angles), -1)
                 return emb.cos(), emb.sin()
 
@@ -169,6 +178,8 @@ WANTS = {
     "cohere2": lambda L: (["mask: {causal: true, window: 3}", "style: interleaved"] if L == 0 else ["mask: causal"]),
     "modernbert": lambda L: (["columns: [0, 32]", "layout: torch"] + (["mask: {window: 3}"] if L % 2 else [])
                              + (["pre_norm:"] if L else [])),
+    "llama4_text": lambda L: (["mask: {causal: true, chunk: 4}", "style: interleaved", "after_rope: true"] if L == 0
+                              else ["mask: causal", "query_temperature: {floor_scale: 2.0, attn_scale: 0.5}"]),
     "mpt": lambda L: ["clip_qkv: 0.8", "score_bias: {alibi: true}", "columns: [32, 64]"],
     "dbrx": lambda L: ["clip_qkv: 0.8", "kv_heads: 2", "columns: [32, 48]", "rope: {base: 10000.0, style: half}"],
 }

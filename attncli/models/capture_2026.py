@@ -82,3 +82,34 @@ def mpt_alibi64(torch: Any, model: Any) -> list[Any]:
 
     model.build_mpt_alibi_tensor = alibi
     return [_Undo(lambda: delattr(model, "build_mpt_alibi_tensor"))]
+
+
+def keep_float64_ints(torch: Any, model: Any) -> list[Any]:
+    """:func:`keep_float64`, and whole numbers made float64 too (Llama 4's positions in its query temperature)."""
+    original = torch.Tensor.float
+
+    def float_(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.dtype == torch.float64:
+            return self
+        return self.to(torch.float64) if not self.is_floating_point() and not self.is_complex() else \
+            original(self, *args, **kwargs)
+
+    torch.Tensor.float = float_
+    return [_Undo(lambda: setattr(torch.Tensor, "float", original))]
+
+
+def complex_rope64(frequencies: list[float]) -> Callable[[Any, Any], list[Any]]:
+    """Llama 4's rotary module: e^(i·p·f) as complex128, from float64 frequencies."""
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        f = torch.tensor(frequencies, dtype=torch.float64)
+
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+            position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
+            angles = position_ids.to(torch.float64)[..., None] * f
+            return torch.polar(torch.ones_like(angles), angles)
+
+        rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+        return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
+
+    return install

@@ -233,7 +233,8 @@ FAMILIES: dict[str, Family] = {
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
     **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
-                          ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"))},  # (families_2026.py)
+                          ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
+                          ("llama4_text", "llama4"))},  # (families_2026.py)
 }
 
 

@@ -84,8 +84,8 @@ def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
 
 
 def _rms(model: Any, path: str) -> dict[str, Any]:
-    return {"kind": "rms", "gamma": Param(f"{path}.weight"),
-            "eps": float(model.get_submodule(path).variance_epsilon)}
+    norm = model.get_submodule(path)
+    return {"kind": "rms", "gamma": Param(f"{path}.weight"), "eps": float(getattr(norm, "variance_epsilon", norm.eps))}
 
 
 def glm4(config: Any, model: Any, layer: int, stack: str) -> Plan:
@@ -211,3 +211,29 @@ def dbrx(config: Any, model: Any, layer: int, stack: str) -> Plan:
     return Plan(keys, block, f"{p}.out_proj", pre_norm=f"{norms}.norm_1", residual=(f"{norms}.norm_2", "input"),
                 float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
                 limit=config.max_seq_len)
+
+
+# ---------------------------------------------------------------- Llama 4 (text): chunked rope layers, NoPE layers
+
+
+def llama4(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """Llama4TextModel: rope layers (complex rope = interleaved pairs, weightless RMS qk norm after it, chunked
+    mask) and NoPE layers (full causal mask, the query temperature)."""
+    block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "interleaved")
+    keys: dict[str, Any] = {**_heads(config), **_qkvo(model, p), **_scale(attn.scaling, attn.head_dim)}
+    chunk = config.layer_types[layer] == "chunked_attention"
+    keys["mask"] = {"causal": True, "chunk": int(config.attention_chunk_size)} if chunk else "causal"
+    keys["pre_norm"] = _rms(model, f"{block}.input_layernorm")
+    if attn.use_rope:
+        keys["rope"] = rope
+    keys["residual"] = True
+    if hasattr(attn, "qk_norm"):  # Llama4TextL2Norm: x / √(mean(x²) + ε), no γ, after the rotation
+        keys["qk_norm"] = {"kind": "rms", "eps": float(attn.qk_norm.eps), "after_rope": True}
+    if attn.attn_temperature_tuning and not attn.use_rope:
+        keys["query_temperature"] = {"floor_scale": float(attn.floor_scale), "attn_scale": float(attn.attn_scale)}
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"),
+                float64={"install": (capture_2026.keep_float64_ints, capture_2026.complex_rope64(frequencies))},
+                limit=config.max_position_embeddings)
