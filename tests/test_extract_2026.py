@@ -47,11 +47,18 @@ def configs(transformers, vocab: int) -> dict:
                                                      no_rope_layers=[1, 0], attention_chunk_size=4, use_qk_norm=True,
                                                      attn_temperature_tuning=True, floor_scale=2, attn_scale=0.5,
                                                      rope_parameters={"rope_type": "default", "rope_theta": 500.0}),
+        "qwen3_next": transformers.Qwen3NextConfig(**small, num_key_value_heads=2, head_dim=8, attention_bias=True,
+                                                   layer_types=["linear_attention", "full_attention"],
+                                                   linear_num_value_heads=2, linear_num_key_heads=2,
+                                                   linear_key_head_dim=8, linear_value_head_dim=8, num_experts=2,
+                                                   num_experts_per_tok=1, moe_intermediate_size=16,
+                                                   shared_expert_intermediate_size=16),
     }
 
 
 LAYERS = {"stablelm": (0, 1), "glm4": (0, 1), "cohere": (0, 1), "cohere2": (0, 1), "modernbert": (0, 1, 2),
-          "mpt": (0, 1), "dbrx": (0, 1), "llama4_text": (0, 1)}
+          "mpt": (0, 1), "dbrx": (0, 1), "llama4_text": (0, 1),
+          "qwen3_next": (1,)}
 ATTENTION = {"modernbert": "layers.{L}.attn", "mpt": "blocks.{L}.attn", "dbrx": "blocks.{L}.norm_attn_norm.attn"}
 BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
@@ -90,9 +97,13 @@ def _float64(torch, monkeypatch, model) -> None:
                         if not (self.is_floating_point() or self.is_complex()) else to_float(self))
     for module in model.modules():
         name = type(module).__name__
-        if name.endswith("RMSNorm"):
-            monkeypatch.setattr(type(module), "forward", lambda self, x: self.weight * x * torch.rsqrt(
-                x.pow(2).mean(-1, keepdim=True) + getattr(self, "variance_epsilon", getattr(self, "eps", None))))
+        if name == "Qwen3NextRMSNorm":  # γ = 1 + w
+            monkeypatch.setattr(type(module), "forward", lambda self, x: (1 + self.weight) * x * torch.rsqrt(
+                x.pow(2).mean(-1, keepdim=True) + self.eps))
+        elif name.endswith("RMSNorm"):
+            eps = "variance_epsilon" if hasattr(module, "variance_epsilon") else "eps"  # (Llama 4's: eps)
+            monkeypatch.setattr(type(module), "forward", lambda self, x, eps=eps: self.weight * x * torch.rsqrt(
+                x.pow(2).mean(-1, keepdim=True) + getattr(self, eps)))
         elif name in ("CohereLayerNorm", "Cohere2LayerNorm"):
             def layer(self, x):
                 c = x - x.mean(-1, keepdim=True)
@@ -115,8 +126,10 @@ def _float64(torch, monkeypatch, model) -> None:
             monkeypatch.setattr(type(module), "forward", rope)
 
 
-def reference(torch, transformers, family, folder, layer, monkeypatch) -> dict:
-    model = transformers.AutoModel.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager").eval()
+def reference(torch, transformers, family, folder, layer, monkeypatch, x=None) -> dict:
+    """The model's X, A and Y of the layer (with ``x``: the layer run on that X instead of its own)."""
+    model = transformers.AutoModel.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager",
+                                                   experts_implementation="eager").eval()  # (grouped_mm: no float64)
     _float64(torch, monkeypatch, model)
     caught = {}
 
@@ -125,8 +138,14 @@ def reference(torch, transformers, family, folder, layer, monkeypatch) -> dict:
             caught.setdefault(key, pick(*args))
         return hook
 
-    model.get_submodule(BLOCK.get(family, "layers.{L}").format(L=layer)).register_forward_pre_hook(
-        keep("inputs", lambda m, a, k: a[0] if a else k["hidden_states"]), with_kwargs=True)
+    block = model.get_submodule(BLOCK.get(family, "layers.{L}").format(L=layer))
+    block.register_forward_pre_hook(keep("inputs", lambda m, a, k: a[0] if a else k["hidden_states"]),
+                                    with_kwargs=True)
+    if x is not None:
+        def given(module, args, kwargs):
+            own = torch.from_numpy(x)[None]
+            return ((own, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": own})
+        block.register_forward_pre_hook(given, with_kwargs=True)
     attention = model.get_submodule(ATTENTION.get(family, "layers.{L}.self_attn").format(L=layer))
     projection = attention.get_submodule({"modernbert": "Wo", "mpt": "out_proj", "dbrx": "out_proj"}.get(family,
                                                                                                         "o_proj"))
@@ -154,9 +173,17 @@ def test_each_family_reproduces_the_model(runner, hf, folders, family, layer, tm
                                  "--layer", str(layer)])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[1] == "The document reproduces the model (max |difference|):"
-    expected = reference(torch, transformers, family, folders[family], layer, monkeypatch)
+    x = np.load(doc.with_suffix(".npy"))
+    # Qwen3-Next: its linear-attention layer before computes in float32 inside (Gated DeltaNet), X agrees to 1e-6:
+    # the layer is run here on the document's X
+    given = x if family == "qwen3_next" else None
+    expected = reference(torch, transformers, family, folders[family], layer, monkeypatch, given)
     got = json.loads(runner.invoke(app, ["compute", str(doc), "--format", "json"]).stdout)
-    agrees(np.load(doc.with_suffix(".npy")), expected["inputs"], "inputs")
+    if given is None:
+        agrees(x, expected["inputs"], "inputs")
+    else:
+        assert np.max(np.abs(x - expected["inputs"])) < 1e-5
+        expected["inputs"] = x
     agrees(got["weights"], expected["weights"], "weights")
     agrees(got["output"], expected["output"], "output")
     if "residual" in got and family not in ("glm4",):  # (GLM-4: R = X + post_norm(Y))
@@ -180,6 +207,7 @@ WANTS = {
                              + (["pre_norm:"] if L else [])),
     "llama4_text": lambda L: (["mask: {causal: true, chunk: 4}", "style: interleaved", "after_rope: true"] if L == 0
                               else ["mask: causal", "query_temperature: {floor_scale: 2.0, attn_scale: 0.5}"]),
+    "qwen3_next": lambda L: ["gate: {file:", "dims: 2", "qk_norm:", "columns: [[0, 8], [16, 24], [32, 40], [48, 56]]"],
     "mpt": lambda L: ["clip_qkv: 0.8", "score_bias: {alibi: true}", "columns: [32, 64]"],
     "dbrx": lambda L: ["clip_qkv: 0.8", "kv_heads: 2", "columns: [32, 48]", "rope: {base: 10000.0, style: half}"],
 }
@@ -193,3 +221,15 @@ def test_cohere_writes_no_residual_and_cohere2_full_layers_no_rope(runner, hf, f
         text = doc.read_text()
         assert "residual:" not in text  # the parallel block adds attention and MLP to X together
         assert ("rope:" in text) == (family == "cohere")
+
+
+def test_qwen3_next_linear_attention_layers_are_refused(runner, hf, folders, tmp_path):
+    doc = tmp_path / "linear.yaml"
+    result = runner.invoke(app, ["extract", str(folders["qwen3_next"]), "--text", TEXT, "-o", str(doc),
+                                 "--layer", "0"])
+    assert result.exit_code == 2
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1, message
+    assert "layer 0 is a linear-attention (Gated DeltaNet) layer" in message
+    assert "the full-attention layers are 1" in message and "config.json" in message
+    assert not doc.exists() and not doc.with_suffix(".npy").exists()

@@ -113,3 +113,31 @@ def complex_rope64(frequencies: list[float]) -> Callable[[Any, Any], list[Any]]:
         return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
 
     return install
+
+
+def eager_experts(torch: Any, model: Any) -> list[Any]:
+    """Mixture-of-experts layers run by their plain PyTorch loop (torch's grouped matmul has no float64)."""
+    configs = {id(m.config): m.config for m in model.modules() if hasattr(getattr(m, "config", None),
+                                                                           "_experts_implementation")}
+    before = {key: config._experts_implementation for key, config in configs.items()}
+    for config in configs.values():
+        config._experts_implementation = "eager"
+
+    def undo() -> None:
+        for key, config in configs.items():
+            config._experts_implementation = before[key]
+
+    return [_Undo(undo)]
+
+
+def gated_norms64(torch: Any, model: Any) -> list[Any]:
+    """Qwen3-Next's gated RMSNorm of its linear-attention layers, γ · x / √(mean(x²) + ε) · silu(gate), in float64
+    (capture's RMSNorm switch, which would drop the gate, leaves it: ``not_rms``)."""
+
+    def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+        x, gate = (args + (kwargs.get("hidden_states"), kwargs.get("gate")))[:2] if len(args) < 2 else args[:2]
+        normed = x * (x.pow(2).mean(-1, keepdim=True) + module.variance_epsilon).rsqrt()
+        return module.weight * normed * torch.nn.functional.silu(gate)
+
+    return [m.register_forward_hook(hook, with_kwargs=True, prepend=True) for m in model.modules()
+            if type(m).__name__ == "Qwen3NextRMSNormGated"]

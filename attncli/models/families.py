@@ -40,6 +40,7 @@ class Plan:
     normalized: str | None = None  # its output is N = LayerNorm(R) (post-norm models)
     float64: dict[str, Any] = field(default_factory=dict)  # what capture switches to float64 (rope, alibi)
     limit: int | None = None  # the model's positions (None: relative positions, no limit)
+    attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ FAMILIES: dict[str, Family] = {
     **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
                           ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
-                          ("llama4_text", "llama4"))},  # (families_2026.py)
+                          ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (families_2026.py)
 }
 
 

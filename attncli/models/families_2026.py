@@ -85,7 +85,8 @@ def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
 
 def _rms(model: Any, path: str) -> dict[str, Any]:
     norm = model.get_submodule(path)
-    return {"kind": "rms", "gamma": Param(f"{path}.weight"), "eps": float(getattr(norm, "variance_epsilon", norm.eps))}
+    eps = norm.variance_epsilon if hasattr(norm, "variance_epsilon") else norm.eps  # (Llama 4's: eps)
+    return {"kind": "rms", "gamma": Param(f"{path}.weight"), "eps": float(eps)}
 
 
 def glm4(config: Any, model: Any, layer: int, stack: str) -> Plan:
@@ -237,3 +238,44 @@ def llama4(config: Any, model: Any, layer: int, stack: str) -> Plan:
                 residual=(f"{block}.post_attention_layernorm", "input"),
                 float64={"install": (capture_2026.keep_float64_ints, capture_2026.complex_rope64(frequencies))},
                 limit=config.max_position_embeddings)
+
+
+# ---------------------------------------------------------------- Qwen3-Next: its full-attention layers
+
+
+def _plus_one(model: Any, path: str) -> list[float]:
+    """γ of a norm that multiplies by 1 + w (Qwen3-Next stores γ − 1): the numbers, written in the document."""
+    return (1.0 + model.get_parameter(f"{path}.weight").detach().double()).tolist()
+
+
+def qwen3_next(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """Gated attention: the gate cut from q_proj (per head, its queries then its gate), qk norm, partial rope."""
+    if config.layer_types[layer] != "full_attention":
+        full = ", ".join(str(i) for i, kind in enumerate(config.layer_types) if kind == "full_attention")
+        raise AttnError(f"layer {layer} is a linear-attention (Gated DeltaNet) layer, which a document cannot write; "
+                        f"the full-attention layers are {full or 'none'}")
+    block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    h, hd = config.num_attention_heads, attn.head_dim
+    rope, frequencies = _rope(config, model.rotary_emb, hd, "half")
+    cut = {"query": tuple((2 * hd * j, 2 * hd * j + hd) for j in range(h)),
+           "gate": tuple((2 * hd * j + hd, 2 * hd * (j + 1)) for j in range(h))}
+    keys = {**_heads(config), **_qkvo(model, p)}
+    keys["weights"].update({k: Param(f"{p}.q_proj.weight", "torch", c) for k, c in cut.items()})
+    if "bias" in keys and "query" in keys["bias"]:
+        keys["bias"].update({k: Param(f"{p}.q_proj.bias", columns=c) for k, c in cut.items()})
+    norm = model.get_submodule(f"{block}.input_layernorm")
+    keys.update({**_scale(attn.scaling, hd), "mask": "causal",
+                 "pre_norm": {"kind": "rms", "gamma": _plus_one(model, f"{block}.input_layernorm"),
+                              "eps": float(norm.eps)},
+                 "rope": rope, "residual": True,
+                 "qk_norm": {"kind": "rms", "gamma": {"query": _plus_one(model, f"{p}.q_norm"),
+                                                      "key": _plus_one(model, f"{p}.k_norm")},
+                             "eps": float(attn.q_norm.eps)}})
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"),
+                float64={"install": (capture_2026.keep_float64, capture_2026.eager_experts, capture_2026.gated_norms64,
+                                     capture_2026.rope64({None: frequencies}, "half")),
+                         "not_rms": ("Qwen3NextRMSNormGated",)},
+                limit=config.max_position_embeddings,
+                attentions_index=config.layer_types[:layer].count("full_attention"))  # (only these give attentions)
