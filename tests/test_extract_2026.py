@@ -233,3 +233,27 @@ def test_qwen3_next_linear_attention_layers_are_refused(runner, hf, folders, tmp
     assert "layer 0 is a linear-attention (Gated DeltaNet) layer" in message
     assert "the full-attention layers are 1" in message and "config.json" in message
     assert not doc.exists() and not doc.with_suffix(".npy").exists()
+
+
+@pytest.mark.parametrize("family", list(LAYERS))
+def test_float32_mirrors_each_family_in_its_own_precision(runner, hf, folders, family, tmp_path):
+    doc = tmp_path / f"{family}.yaml"
+    result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc),
+                                 "--layer", str(LAYERS[family][-1]), "--dtype", "float32"])
+    assert result.exit_code == 0, result.stderr
+    reported = [float(line.split()[1]) for line in result.stdout.splitlines()[2:-1]]
+    assert 0 < max(reported) < 1e-3  # float32's rounding (extract refuses more than 1e-4 × the largest value)
+
+
+def test_stablelm_parallel_residual_writes_no_residual(runner, hf, tmp_path):
+    torch, transformers = hf
+    tok = tiny_models.tokenizer(transformers, "llama")
+    config = configs(transformers, len(tok))["stablelm"]
+    config.use_parallel_residual = True
+    model = transformers.AutoModel.from_config(config)
+    model.save_pretrained(tmp_path / "m", safe_serialization=True)
+    tok.save_pretrained(tmp_path / "m")
+    doc = tmp_path / "l1.yaml"
+    result = runner.invoke(app, ["extract", str(tmp_path / "m"), "--text", TEXT, "-o", str(doc), "--layer", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert "residual" not in result.stdout and "residual:" not in doc.read_text()  # X + attention + MLP together
