@@ -68,7 +68,7 @@ def run(torch: Any, model: Any, plan: Plan, inputs: dict[str, Any], float64: boo
     finally:
         for handle in handles:
             handle.remove()
-    caught["weights"] = getattr(result, attentions)[layer]
+    caught["weights"] = getattr(result, attentions)[layer if plan.attentions_index is None else plan.attentions_index]
     return {name: value.detach()[0].double().numpy() for name, value in caught.items()}
 
 
@@ -89,7 +89,8 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
     handles = []
     upcast = []
     for module in model.modules():
-        if hasattr(module, "variance_epsilon") and getattr(module, "weight", None) is not None:
+        if hasattr(module, "variance_epsilon") and getattr(module, "weight", None) is not None and \
+                type(module).__name__ not in plan.float64.get("not_rms", ()):  # (a LayerNorm: families_2026)
             handles.append(module.register_forward_hook(_rms64, prepend=True))  # (before the hooks that catch X̂)
         elif hasattr(module, "inv_freq") and "rope" in plan.float64:
             handles.append(module.register_forward_hook(_rope64(torch, plan.float64["rope"]), with_kwargs=True))
@@ -98,6 +99,8 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
         if getattr(module, "reorder_and_upcast_attn", False):
             module.reorder_and_upcast_attn = False
             upcast.append(module)
+    for install in plan.float64.get("install", ()):  # a family's own switches (attncli.models.capture_2026)
+        handles += install(torch, model)
     functional.softmax = softmax64
     try:
         yield

@@ -40,6 +40,7 @@ class Plan:
     normalized: str | None = None  # its output is N = LayerNorm(R) (post-norm models)
     float64: dict[str, Any] = field(default_factory=dict)  # what capture switches to float64 (rope, alibi)
     limit: int | None = None  # the model's positions (None: relative positions, no limit)
+    attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,8 @@ def _t5_layers(config: Any, stack: str = "encoder") -> int:
     return config.num_decoder_layers if stack == "decoder" else config.num_layers
 
 
+from attncli.models import families_2026  # noqa: E402  (its plans use the helpers above; looked up when called)
+
 FAMILIES: dict[str, Family] = {
     "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
     "roberta": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
@@ -229,6 +232,10 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
     "t5": Family("T5EncoderModel", _t5_layers, _t5),
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
+    **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
+       for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
+                          ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
+                          ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (families_2026.py)
 }
 
 

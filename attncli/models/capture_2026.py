@@ -1,0 +1,143 @@
+"""The float64 switches of the families of :mod:`attncli.models.families_2026`, installed by
+:func:`attncli.models.capture.float64_steps` (``plan.float64["install"]``): each returns handles with ``remove``.
+
+- :func:`keep_float64`: ``Tensor.float()`` leaves a float64 tensor as it is (ModernBERT's and Cohere's
+  ``apply_rotary_pos_emb`` and MPT's softmax call it on the queries, keys and scores);
+- :func:`layer_norms64`: a LayerNorm written with ``variance_epsilon`` (Cohere's, without β, over the last axis,
+  or the heads × d_k of its qk norm) computed in float64, ``γ · (x − mean) / √(var + ε)``;
+- :func:`rope64`: a rotary module's cos and sin from float64 frequencies, in its own layout (``half``: the angles
+  written twice, as Llama; ``interleaved``: each angle twice in a row, as Cohere), by layer type (ModernBERT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class _Undo:
+    def __init__(self, undo: Callable[[], None]) -> None:
+        self.remove = undo
+
+
+def keep_float64(torch: Any, model: Any) -> list[Any]:
+    original = torch.Tensor.float
+
+    def float_(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self if self.dtype == torch.float64 else original(self, *args, **kwargs)
+
+    torch.Tensor.float = float_
+    return [_Undo(lambda: setattr(torch.Tensor, "float", original))]
+
+
+def layer_norms64(names: tuple[str, ...]) -> Callable[[Any, Any], list[Any]]:
+    """The modules whose class is named in ``names`` (LayerNorms holding ``variance_epsilon``), in float64."""
+
+    def hook(module: Any, args: tuple, output: Any) -> Any:
+        x = args[0]
+        centred = x - x.mean(-1, keepdim=True)
+        return module.weight * (centred * (centred.pow(2).mean(-1, keepdim=True) + module.variance_epsilon).rsqrt())
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        return [m.register_forward_hook(hook, prepend=True) for m in model.modules() if type(m).__name__ in names]
+
+    return install
+
+
+def rope64(frequencies: dict[str | None, list[float]], layout: str) -> Callable[[Any, Any], list[Any]]:
+    """cos and sin of p·f in float64 (f: ``frequencies`` of the layer type, None when the model has one set)."""
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        table = {kind: torch.tensor(f, dtype=torch.float64) for kind, f in frequencies.items()}
+
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+            x = args[0] if args else kwargs["x"]
+            position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
+            kind = (args[2] if len(args) > 2 else kwargs.get("layer_type")) if None not in table else None
+            angles = position_ids.to(torch.float64)[..., None] * table[kind]
+            if layout == "interleaved":
+                emb = torch.repeat_interleave(angles, 2, dim=-1)
+            else:
+                emb = torch.cat((angles, angles), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+        rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+        return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
+
+    return install
+
+
+def mpt_alibi64(torch: Any, model: Any) -> list[Any]:
+    """MPT's own ALiBi tensor (its slopes, its order of heads), computed in float64 instead of float32."""
+    import math
+
+    def alibi(num_heads: int, sequence_length: int, alibi_bias_max: int = 8, device: Any = None) -> Any:
+        distance = torch.arange(1 - sequence_length, 1, dtype=torch.float64).view(1, 1, 1, sequence_length)
+        power = 2 ** math.ceil(math.log2(num_heads))
+        slopes = 1.0 / torch.pow(2, torch.arange(1, power + 1, dtype=torch.float64) * (alibi_bias_max / power))
+        slopes = slopes.view(1, power, 1, 1)
+        if power != num_heads:
+            slopes = torch.concat([slopes[:, 1::2, ...], slopes[:, ::2, ...]], dim=1)[:, :num_heads, ...]
+        return (distance * slopes).squeeze(0)
+
+    model.build_mpt_alibi_tensor = alibi
+    return [_Undo(lambda: delattr(model, "build_mpt_alibi_tensor"))]
+
+
+def keep_float64_ints(torch: Any, model: Any) -> list[Any]:
+    """:func:`keep_float64`, and whole numbers made float64 too (Llama 4's positions in its query temperature)."""
+    original = torch.Tensor.float
+
+    def float_(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.dtype == torch.float64:
+            return self
+        return self.to(torch.float64) if not self.is_floating_point() and not self.is_complex() else \
+            original(self, *args, **kwargs)
+
+    torch.Tensor.float = float_
+    return [_Undo(lambda: setattr(torch.Tensor, "float", original))]
+
+
+def complex_rope64(frequencies: list[float]) -> Callable[[Any, Any], list[Any]]:
+    """Llama 4's rotary module: e^(i·p·f) as complex128, from float64 frequencies."""
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        f = torch.tensor(frequencies, dtype=torch.float64)
+
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+            position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
+            angles = position_ids.to(torch.float64)[..., None] * f
+            return torch.polar(torch.ones_like(angles), angles)
+
+        rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+        return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
+
+    return install
+
+
+def eager_experts(torch: Any, model: Any) -> list[Any]:
+    """Mixture-of-experts layers run by their plain PyTorch loop (torch's grouped matmul has no float64)."""
+    configs = {id(m.config): m.config for m in model.modules() if hasattr(getattr(m, "config", None),
+                                                                           "_experts_implementation")}
+    before = {key: config._experts_implementation for key, config in configs.items()}
+    for config in configs.values():
+        config._experts_implementation = "eager"
+
+    def undo() -> None:
+        for key, config in configs.items():
+            config._experts_implementation = before[key]
+
+    return [_Undo(undo)]
+
+
+def gated_norms64(torch: Any, model: Any) -> list[Any]:
+    """Qwen3-Next's gated RMSNorm of its linear-attention layers, γ · x / √(mean(x²) + ε) · silu(gate), in float64
+    (capture's RMSNorm switch, which would drop the gate, leaves it: ``not_rms``)."""
+
+    def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+        x, gate = (args + (kwargs.get("hidden_states"), kwargs.get("gate")))[:2] if len(args) < 2 else args[:2]
+        normed = x * (x.pow(2).mean(-1, keepdim=True) + module.variance_epsilon).rsqrt()
+        return module.weight * normed * torch.nn.functional.silu(gate)
+
+    return [m.register_forward_hook(hook, with_kwargs=True, prepend=True) for m in model.modules()
+            if type(m).__name__ == "Qwen3NextRMSNormGated"]
