@@ -98,6 +98,8 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
         if getattr(module, "reorder_and_upcast_attn", False):
             module.reorder_and_upcast_attn = False
             upcast.append(module)
+    for install in plan.float64.get("hooks", ()):  # a family's own float64 steps (families_2025)
+        handles += install(torch, model)
     functional.softmax = softmax64
     try:
         yield

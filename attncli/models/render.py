@@ -25,8 +25,8 @@ from typing import Any
 
 from attncli.outputs.yamltext import yaml_scalar
 
-ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "mask", "score_bias", "pre_norm", "rope", "residual",
-         "add_norm")
+ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm", "qk_norm",
+         "rope", "sinks", "post_norm", "residual", "add_norm")
 WIDTH = 100  # of a line of tokens
 
 
