@@ -22,7 +22,7 @@ from tiny_models import TEXT
 import attncli
 from attncli.cli import app
 
-pytestmark = [pytest.mark.torch, pytest.mark.slow]
+pytestmark = pytest.mark.torch
 
 YARN = {"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "original_max_position_embeddings": 6}
 LONGROPE = {"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
@@ -96,9 +96,10 @@ def hf():
     return torch, transformers
 
 
-def build(torch, transformers, family: str, folder: Path) -> Path:
+def build(torch, transformers, family: str, folder: Path, given=None) -> Path:
+    """The tiny model of ``family`` (or the ``given`` (config, class with a head)), random weights, saved."""
     tok = tiny_models.tokenizer(transformers, "gpt2")
-    cfg, head = configs(transformers)[family]
+    cfg, head = given or configs(transformers)[family]
     cfg.vocab_size = len(tok)
     model = getattr(transformers, head)(cfg)
     generator = torch.Generator().manual_seed(sum(map(ord, family)))
@@ -216,3 +217,21 @@ def test_gemma3_bidirectional_is_refused(runner, hf, tmp_path):
                                  "--layer", "0"])
     assert result.exit_code == 2
     assert "use_bidirectional_attention" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_phi3_top_level_original_wins_and_a_short_sentence_takes_the_short_factors(runner, hf, tmp_path):
+    """Phi-3's config: the top-level original_max_position_embeddings (20) overrides rope_parameters' (6); the
+    sentence (15 tokens) is within it, so LongRoPE divides by short_factor."""
+    torch, transformers = hf
+    cfg = transformers.Phi3Config(**{**SMALL, "num_attention_heads": 2, "num_key_value_heads": 1},
+                                  original_max_position_embeddings=20,
+                                  rope_parameters={**LONGROPE, "original_max_position_embeddings": 6})
+    folder = build(torch, transformers, "phi3", tmp_path / "phi3", (cfg, "Phi3ForCausalLM"))
+    doc = tmp_path / "p.yaml"
+    result = runner.invoke(app, ["extract", str(folder), "--text", TEXT, "-o", str(doc), "--layer", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert "original_max_position_embeddings: 20" in doc.read_text()
+    got = json.loads(runner.invoke(app, ["compute", str(doc), "--format", "json"]).stdout)
+    short = 1.0 / (np.array(LONGROPE["short_factor"]) * 10000.0 ** (np.arange(0, 4, 2) / 4))
+    assert np.array_equal(got["rope_frequencies"], short)
+    assert got["rope_attention_factor"] == pytest.approx(np.sqrt(1 + np.log(24 / 20) / np.log(20)), rel=1e-15)
