@@ -235,9 +235,6 @@ CASES = {  # id: (family or a model name, change of the copied folder, extra arg
     "other-family": ("bert", set_config(model_type="gpt_neox"), [],
                      ["model_type 'gpt_neox' is not supported; extract knows bert, roberta, distilbert, gpt2, llama, "
                       "mistral, qwen2, t5, bloom"]),
-    "yarn-rope": ("llama", set_config(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
-                                                       "original_max_position_embeddings": 6}), [],
-                  ["config.json: rope_type 'yarn' scales cos and sin by"]),
     "bloom-residual": ("bloom", set_config(apply_residual_connection_post_layernorm=True), [],
                        ["config.json: apply_residual_connection_post_layernorm adds the normalised inputs back"]),
     "no-weights": ("bert", remove("*.safetensors"), [], ["has no .safetensors weights: it holds no weights"]),

@@ -99,7 +99,7 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
         if getattr(module, "reorder_and_upcast_attn", False):
             module.reorder_and_upcast_attn = False
             upcast.append(module)
-    for install in plan.float64.get("install", ()):  # a family's own switches (attncli.models.capture_2026)
+    for install in plan.float64.get("install", ()):  # a family's own float64 switches (families_2025, capture_2026)
         handles += install(torch, model)
     functional.softmax = softmax64
     try:

@@ -137,9 +137,8 @@ def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
     attn = model.get_submodule(p)
     head_dim = attn.head_dim
     rotary = model.rotary_emb
-    if float(getattr(rotary, "attention_scaling", 1.0)) != 1.0:
-        raise AttnError(f"rope_type {quoted(rotary.rope_type)} scales cos and sin by {rotary.attention_scaling:g}, "
-                        "which a rotation cannot write; only RoPE types without that scale are supported")
+    if rotary.rope_type in ("yarn", "longrope"):  # their attention factor: written as rope.scaling (issue 28)
+        return families_2025.mixtral(config, model, layer, stack)
     if rotary.rope_type == "default":
         theta = float(config.rope_parameters["rope_theta"])
         rope: dict[str, Any] = {"base": theta}
@@ -220,7 +219,7 @@ def _t5_layers(config: Any, stack: str = "encoder") -> int:
     return config.num_decoder_layers if stack == "decoder" else config.num_layers
 
 
-from attncli.models import families_2026  # noqa: E402  (its plans use the helpers above; looked up when called)
+from attncli.models import families_2025, families_2026  # noqa: E402  (their plans use the helpers above)
 
 FAMILIES: dict[str, Family] = {
     "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
@@ -232,6 +231,17 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
     "t5": Family("T5EncoderModel", _t5_layers, _t5),
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
+    "qwen3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.qwen3),
+    "qwen3_moe": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.qwen3),
+    "gemma3_text": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.gemma3),
+    "olmo2": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.olmo2),
+    "olmo3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.olmo2),
+    "gpt_oss": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.gpt_oss),
+    "phi3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.phi3),
+    "granite": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.granite),
+    "smollm3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.smollm3),
+    "mixtral": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.mixtral),
+    "starcoder2": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.starcoder2),
     **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
                           ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),

@@ -25,9 +25,8 @@ from typing import Any
 
 from attncli.outputs.yamltext import yaml_scalar
 
-ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "mask", "score_bias", "pre_norm", "rope", "residual",
-         "add_norm",
-         "clip_qkv", "qk_norm", "query_temperature", "post_norm")  # (Part 3's, and post_norm: families_2026)
+ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm", "clip_qkv",
+         "qk_norm", "rope", "query_temperature", "sinks", "post_norm", "residual", "add_norm")
 WIDTH = 100  # of a line of tokens
 
 

@@ -59,7 +59,8 @@ def load_model(torch: Any, transformers: Any, folder: Folder, kind: str, dtype: 
 
             cls = _get_model_class(config, cls._model_mapping)
         model, info = cls.from_pretrained(None, config=config, state_dict=state, dtype=getattr(torch, dtype),
-                                          attn_implementation="eager", local_files_only=True, output_loading_info=True)
+                                          attn_implementation="eager", local_files_only=True, output_loading_info=True,
+                                          experts_implementation="eager")  # (MoE: grouped_mm has no float64)
     except Exception as e:
         raise AttnError(f"the model cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
     del state
