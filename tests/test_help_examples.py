@@ -62,3 +62,19 @@ def test_help_example_runs(example, folder):
     assert "Error" not in result.stderr and "Traceback" not in result.stderr
     for written in re.findall(r"(?:-o|--export|>) (\S+\.\w+)", example):
         assert (folder / written).stat().st_size > 0, written
+
+
+def test_only_help_names_every_key_and_symbol_of_the_stage_list():
+    """compute --help's --only text is written out (the CLI starts without numpy): it must name every key."""
+    import inspect
+    import re
+
+    from attncli.cli import compute
+    from attncli.core.stages import QUANTITIES
+
+    source = inspect.getsource(compute.compute)
+    text = "".join(re.findall(r'"([^"]*)"', source[source.index('"--only"'):source.index("precision:")]))
+    words = set(re.findall(r"[^\s,;:.()]+(?: ⊙ G)?", text))
+    missing = [key for key in QUANTITIES if key not in words]
+    symbols = [q.symbol for q in QUANTITIES.values() if q.symbol and q.symbol not in words and q.symbol != "H ⊙ G"]
+    assert not missing and not symbols, (missing, symbols)

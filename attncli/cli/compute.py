@@ -40,13 +40,17 @@ def compute(
     only: Annotated[Optional[list[str]],
                     typer.Option("--only",
                                  help="Keep just this key (repeatable): inputs, positional, normalized_inputs, "
-                                      "context, queries, keys, values, queries_rotated, keys_rotated, scores, "
-                                      "scaled_scores, weights, head_outputs, output, normalized_output, residual, "
-                                      "normalized; the projections, shown only when named: weight_query, weight_key, "
-                                      "weight_value, weight_output, bias_query, bias_key, bias_value, bias_output. "
-                                      "Or the formula's name, in any case: X, P, C, W_Q, b_Q, Q, W_K, K, W_V, V, "
-                                      "Q′ (or Q'), K′, S (scores), Z (scaled), A (weights), H, W_O, b_O, "
-                                      "Y (output), R, N.")] = None,
+                                      "context, queries, keys, values, normalized_queries, normalized_keys, "
+                                      "queries_rotated, keys_rotated, rope_frequencies, rope_attention_factor, "
+                                      "query_temperature, scores, score_bias, scaled_scores, weights, sink_weights, "
+                                      "lse, head_outputs, gate, gated_head_outputs, output, normalized_output, "
+                                      "residual, normalized; shown only when named: the projections weight_query, "
+                                      "bias_query, weight_key, bias_key, weight_value, bias_value, weight_gate, "
+                                      "bias_gate, weight_output, bias_output, and the kernel's view kernel_queries, "
+                                      "kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_Q, b_Q, Q, "
+                                      "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
+                                      "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
+                                      "R, N.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="Show one head's tables (counting from 1), "

@@ -37,8 +37,8 @@ def explain(
                                         "built-in illustrated example.", metavar="FILE")] = None,
     step: Annotated[str, typer.Option("--step", "-s",
                                       help="Which step: 1 to 8, all (the default), or the extra steps "
-                                           "positional / pre_norm / rope / add_norm / residual when the document "
-                                           "uses them.")] = "all",
+                                           "positional / pre_norm / qk_norm / rope / add_norm / residual when the "
+                                           "document uses them.")] = "all",
     query: Annotated[Optional[str], typer.Option("--query", "-q",
                                                  help="The query to follow: a number counting from 1, "
                                                       "or a token label (default: the first).")] = None,
@@ -66,7 +66,8 @@ def explain(
     written out), 5 softmax, 6 weighted values, 7 their sum (the output), 8 every query at once.
 
     Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1),
-    [bold]pre_norm[/bold] (before step 3), [bold]rope[/bold] (after step 3) and
+    [bold]pre_norm[/bold] (before step 3), [bold]qk_norm[/bold] (after step 3, or after rope),
+    [bold]rope[/bold] (after step 3) and
     [bold]add_norm[/bold] or [bold]residual[/bold] (after step 8). With an [bold]answer:[/bold]
     section, the step where the answer first goes wrong is marked.
 

@@ -105,7 +105,7 @@ def weights_formula(spec: Spec) -> str:
     if spec.normalize == "none":
         return f"A = {scaled} (not normalised)"
     if spec.sinks is not None:  # gpt-oss: one more term in each row's denominator
-        return f"A = softmax({scaled}) with a sink: e^z / (Σ e^z + e^s)"
+        return f"A = e^Z / (Σ e^Z + e^s),  Z = {scaled}"
     return f"A = softmax({scaled})"
 
 

@@ -148,13 +148,14 @@ def scores_of_normalized(q: Quantity) -> Quantity:
     def text(spec: Spec) -> str:
         if not normalized_last(spec):
             return q.text(spec)
-        qk = (f"Q{HAT}", f"K{HAT}")
+        qk = (f"Q{HAT}" if spec.query_temperature is None else f"(τ ⊙ Q{HAT})", f"K{HAT}")
         return f"S = vᵀ·tanh({qk[0]}·W₁ + {qk[1]}·W₂)" if spec.score == "additive" else f"S = {qk[0]}·{qk[1]}ᵀ"
 
     def latex(spec: Spec, up: Callable[[str], str]) -> str:
         if not normalized_last(spec):
             return q.latex(spec, up)
         qs, ks = rf"\hat {up('Q')}", rf"{{\hat {up('K')}}}"
+        qs = qs if spec.query_temperature is None else rf"(\tau \odot {qs})"
         if spec.score == "additive":
             return rf"{up('S')} = {up('v')}^\top \tanh({qs} W_1 + {ks} W_2)"
         return rf"{up('S')} = {qs} {ks}^\top"

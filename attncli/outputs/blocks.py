@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.stage import Quantity
-from attncli.core.stages import QUANTITIES, in_order
+from attncli.core.stages import QUANTITIES, STAGES, in_order
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims
 
@@ -44,8 +44,8 @@ class Block:
 def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
     """Every matrix of ``attncli compute``, in the order of the stage list; ``head`` (0-based) keeps one query head.
 
-    The document's and per-token arrays before the heads come first, then each head's (W_Q, b_Q, Q …, H), then the
-    rest.  With grouped-query heads, each key/value head's K and V come once, before the first query head that
+    The arrays without heads made before the scores come first (X, X̂, C, the rotary frequencies, τ), then each
+    head's (W_Q, b_Q, Q …, H), then the rest.  With grouped-query heads, each key/value head's K and V come once, before the first query head that
     uses it, titled with the query heads that share it.  A projection's matrices, and lse, only when ``only`` names
     them.
     """
@@ -55,11 +55,11 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     wanted = set(only or ())
     shown = [q for q in in_order(trace.spec)
              if (not (q.parameter or q.key in ON_REQUEST) or q.key in wanted) and array_of(trace, q.key) is not None]
-    first = next((i for i, q in enumerate(shown) if q.per_head), len(shown))
-    found = [b for q in shown[:first] if not q.per_head for b in _whole(trace, q)]
+    early = {q.key for stage in STAGES if stage.part == "before" for q in stage.writes}  # made before the scores
+    found = [b for q in shown if not q.per_head and q.key in early for b in _whole(trace, q)]
     for h in range(trace.spec.heads) if head is None else [head]:
         found += [b for q in shown if q.per_head for b in _of_head(trace, q, h, head is not None)]
-    found += [b for q in shown[first:] if not q.per_head for b in _whole(trace, q)]
+    found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q)]
     return [b for b in found if only is None or b.key in only]
 
 

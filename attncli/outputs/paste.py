@@ -262,7 +262,7 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
     shared = key in KV_KEYS and trace.spec.kv_heads < trace.spec.heads
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    rows = "row" if key in PROJECTIONS else "token"  # a projection's rows are its input's dimensions
+    rows = "row" if PROJECTIONS.get(key) else "token"  # a projection's rows are its input's dimensions
     # labels: never raw escapes
     writer.writerow((["kv_head" if shared else "head"] if stacked else []) + [rows, *map(visible, found[0].columns)])
     for h, block in enumerate(found):
