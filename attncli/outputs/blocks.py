@@ -102,7 +102,8 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
     text = q.text(spec)
     title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
     if matrix.ndim == 1 and q.shape.endswith(" n"):  # one number per query of a head (σ, lse): a column beside them
-        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(-1, 1), spec.tokens, [q.symbol], title=title)
+        column = matrix.reshape(-1, 1)  # lse is −inf for a query with no key: no number, as JSON's null
+        return Block(q.key, name, text, q.latex(spec, up), column, spec.tokens, [q.symbol], np.isneginf(column), title)
     if matrix.ndim <= 1:  # a bias, the rotary frequencies, one number per token (τ): one row (a number: one cell)
         columns = spec.tokens if q.shape == "n" else dims(matrix.size)
         return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], columns, title=title)

@@ -56,7 +56,8 @@ def _regions(spec: Spec, plain: np.ndarray, g) -> dict:
     if s.type == "yarn":
         ramp, low, high = yarn_ramp(rope.base, rope.dims, s)
         return {"stretched": pair_list(ramp == 1), "kept": pair_list(ramp == 0),
-                "blended": pair_list((ramp > 0) & (ramp < 1)), "low": f"{low:g}", "high": f"{high:g}",
+                "blended": pair_list((ramp > 0) & (ramp < 1)), "low": f"{low:g}",
+                "high": f"{high + 0.001 if low == high else high:g}",  # (as the ramp divides: never by 0)
                 "beta_fast": f"{s.beta_fast:g}", "beta_slow": f"{s.beta_slow:g}",
                 "turns": "[" + ", ".join(g(x) for x in (s.original * plain / (2 * np.pi))[:6]) + "]"}
     if s.type == "llama3":
