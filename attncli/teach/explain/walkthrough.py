@@ -274,11 +274,13 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h = trace.spec, focus.head
     scaled = "" if spec.scale_name == "none" else ("1/√d_k · " if spec.scale_name == "sqrt" else f"{spec.scale:g} · ")
-    inner = f"{scaled}S" if spec.score == "additive" else f"{scaled}{ctx['qk']}"
+    qk = ctx["qk"] if spec.query_temperature is None else f"(τ ⊙ {ctx['qk'].split('·')[0]})·{ctx['qk'].split('·')[1]}"
+    inner = f"{scaled}S" if spec.score == "additive" else f"{scaled}{qk}"
     if spec.softcap is not None:
         inner = f"{spec.softcap:g}·tanh({inner} / {spec.softcap:g})"
     inner += "" if spec.score_bias is None else " + B"
-    norm = {"softmax": f"softmax({inner})", "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
+    softmax = f"softmax({inner})" if spec.sinks is None else f"softmax([{inner}, s])[:-1]"  # the sink: one more term
+    norm = {"softmax": softmax, "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
     masked = None if spec.allowed is None else ~spec.allowed[h]
