@@ -69,6 +69,7 @@ def test_the_weights_sink_shares_and_lse_are_the_loops(sinks):
         assert trace.empty_queries == (0,)
 
 
+@pytest.mark.torch
 def test_lse_is_torchs_logsumexp_over_the_allowed_scores():
     torch = pytest.importorskip("torch")
     for sinks in (None, [0.5, -1.2]):
