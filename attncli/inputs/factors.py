@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from attncli.core.errors import AttnError, describe
-from attncli.inputs.values import mapping_of
+from attncli.inputs.values import mapping_of, number_of
 
 TEMPERATURE_KEYS = ("floor_scale", "attn_scale")
 TEMPERATURE_DEFAULTS = {"floor_scale": 8192.0, "attn_scale": 0.1}  # Llama4TextConfig's
@@ -34,11 +33,11 @@ def _temperature(value: Any) -> tuple[float, float] | None:
     value = {} if value is True else mapping_of(value, key, TEMPERATURE_KEYS,
                                                 "true, or a mapping with floor_scale and attn_scale (Llama 4's)")
     given = {**TEMPERATURE_DEFAULTS, **value}
-    floor_scale = _finite(given["floor_scale"], f"{key}.floor_scale")
+    floor_scale = number_of(given["floor_scale"], f"{key}.floor_scale", positive=False)
     if floor_scale <= 0:
         raise AttnError(f"{describe(given['floor_scale'])} is not a positive number (Llama 4 uses 8192)",
                         f"{key}.floor_scale")
-    return floor_scale, _finite(given["attn_scale"], f"{key}.attn_scale")
+    return floor_scale, number_of(given["attn_scale"], f"{key}.attn_scale", positive=False)
 
 
 def _residual_scale(value: Any) -> float:
@@ -48,20 +47,10 @@ def _residual_scale(value: Any) -> float:
     if value.get("scale") is None:
         raise AttnError("is required: the factor α of R = X₀ + α·Y (Granite's residual_multiplier)",
                         "residual.scale")
-    scale = _finite(value["scale"], "residual.scale")
+    scale = number_of(value["scale"], "residual.scale", positive=False)
     if scale <= 0:
         raise AttnError(f"{describe(value['scale'])} is not a positive number (Granite's residual_multiplier, "
                         "e.g. 0.22)", "residual.scale")
     return scale
 
 
-def _finite(value: Any, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AttnError(f"{describe(value)} is not a number", key)
-    try:
-        number = float(value)
-    except OverflowError:
-        raise AttnError(f"{describe(value)} is too large for float64", key) from None
-    if not math.isfinite(number):
-        raise AttnError(f"{describe(value)} is not a finite number", key)
-    return number

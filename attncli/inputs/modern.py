@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from attncli.inputs.qknorm import read_qk_norm
 from attncli.inputs.rope import at_length, read_rope
 from attncli.inputs.sinks import read_sinks
 from attncli.inputs.source import MatrixSource
-from attncli.inputs.values import head_count, mapping_of
+from attncli.inputs.values import head_count, mapping_of, number_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
                "clip_qkv", "query_temperature", "sinks", "qk_norm")
@@ -52,7 +51,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
-        "rope": read_rope(builder, data.get("rope"), d_k, _number),
+        "rope": read_rope(builder, data.get("rope"), d_k, number_of),
         "positions": _positions(builder, "positions", data.get("positions"), n, "queries (inputs rows)"),
         "context_positions": _positions(builder, "context_positions", data.get("context_positions"), m,
                                         "keys (context rows)" if has_context else "keys (inputs rows)"),
@@ -75,18 +74,6 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
     return fields
 
 
-def _number(value: Any, key: str, positive: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AttnError(f"{describe(value)} is not a number", key)
-    try:
-        number = float(value)
-    except OverflowError:
-        raise AttnError(f"{describe(value)} is too large for float64", key) from None
-    if not math.isfinite(number) or (positive and number <= 0):
-        raise AttnError(f"{describe(value)} is not a {'positive ' if positive else ''}finite number", key)
-    return number
-
-
 def _flag(value: Any, key: str) -> bool:
     if value is None:
         return False
@@ -99,7 +86,7 @@ def _positive_or_off(value: Any, key: str) -> float | None:
     """A positive number, or None when the key is left out or ``false``."""
     if value is None or value is False:
         return None
-    return _number(value, key)
+    return number_of(value, key)
 
 
 def _positions(builder: MatrixSource, key: str, value: Any, count: int, of: str) -> np.ndarray | None:
@@ -125,7 +112,7 @@ def _norm(builder: MatrixSource, key: str, value: Any, d: int, width: str) -> No
         raise AttnError("is only used with kind: layer (RMSNorm has no β)", f"{key}.beta")
     gamma = _vector(builder, f"{key}.gamma", value.get("gamma"), d, width, 1.0)
     beta = _vector(builder, f"{key}.beta", value.get("beta"), d, width, 0.0) if kind == "layer" else None
-    eps = _number(value.get("eps", NORM_EPS[kind]), f"{key}.eps")
+    eps = number_of(value.get("eps", NORM_EPS[kind]), f"{key}.eps")
     return Norm(kind, gamma, beta, eps)
 
 

@@ -177,3 +177,16 @@ def head_count(value: Any, key: str, too_large: str = "heads are more than any w
     if value > 2**31:
         raise AttnError(f"{describe(value)} {too_large}", key)
     return value
+
+
+def number_of(value: Any, key: str, positive: bool = True) -> float:
+    """A finite number (positive unless ``positive`` is False) given under ``key``, or an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AttnError(f"{describe(value)} is not a number", key)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise AttnError(f"{describe(value)} is too large for float64", key) from None
+    if not math.isfinite(number) or (positive and number <= 0):
+        raise AttnError(f"{describe(value)} is not a {'positive ' if positive else ''}finite number", key)
+    return number
