@@ -256,7 +256,9 @@ class _Builder:
             need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
             verb = "has" if of == "context" else "have"
             raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
-        return np.ascontiguousarray(blocks)
+        # kept as the (d_in, h·d) matrix's memory, seen head by head: the projection then multiplies by that matrix
+        # itself (attncli.core.attention.project), with no copy of it on every run
+        return np.ascontiguousarray(blocks.transpose(1, 0, 2)).transpose(1, 0, 2)
 
     def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
         value = self.bias.get(name)
