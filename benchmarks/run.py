@@ -6,6 +6,12 @@
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
+    python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
+
+First, n = 512 in one process (benchmarks/inprocess.py): attncli's computation alone from a built Spec against
+torch's fused SDPA with its projections, the same thread count for both, 21 rounds in alternating order, the
+median ratio with its quartiles and range; and the projection products of a document without weights at
+n = 16384, counted (0).
 
 One self-attention layer: d_model = 768, 12 heads of 64, float64, W_Q, W_K, W_V and W_O, inputs read from
 .npy files in a temporary folder; without a mask and causal.  Every case runs in a child process of its own,
@@ -110,6 +116,7 @@ def main() -> None:
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
+    parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -129,6 +136,8 @@ def main() -> None:
         os.environ["BENCH_SIZES"] = ",".join(str(n) for n in sorted(set(sizes) | {512}))
         run_case("inputs", 0, folder)
         peak = header(folder, has_torch, repeat)
+        if has_torch and not args.skip_inprocess:
+            print(spawn([sys.executable, str(ROOT / "benchmarks" / "inprocess.py")])[2])
         for n in sizes:
             for causal in (False, True):
                 report(n, causal, folder, has_torch, repeat, peak)
