@@ -138,6 +138,7 @@ def main() -> None:
         peak = header(folder, has_torch, repeat)
         if has_torch and not args.skip_inprocess:
             print(spawn([sys.executable, str(ROOT / "benchmarks" / "inprocess.py")])[2])
+        table_header(repeat)
         for n in sizes:
             for causal in (False, True):
                 report(n, causal, folder, has_torch, repeat, peak)
@@ -172,13 +173,16 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
     print(f"load average (1, 5, 15 minutes) at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"numpy float64 matmul peak (4096 × 4096, {_cores()} threads): {peaks[-1]:.0f} GFLOP/s "
           f"(best of {repeat} processes; lowest {peaks[0]:.0f})\n")
+    return peaks[-1]
+
+
+def table_header(repeat: int) -> None:
     print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; the computation alone, in a process of its own;")
     print(f"{repeat} rounds of every case, in turn. time: the best round; cpu: that run's CPU seconds (user + system);")
     print("÷ torch: best time over torch's best fused time (the spread: round by round); peak: the largest resident memory.")
     print("attncli runs with the settings its command makes (attncli.cli.main.LIBRARY_DEFAULTS); numpy and torch with theirs.\n")
     print(f"{'n':>6} {'mask':<7} {'implementation':<22}{'time':>8}{'cpu':>8}{'peak':>9}{'GFLOP/s':>9}{'of peak':>8}"
           f"{'÷ torch':>8}{'spread':>11}{'max |Δ|':>9}  torch's path")
-    return peaks[-1]
 
 
 def report(n: int, causal: bool, folder: Path, has_torch: bool, repeat: int, peak: float) -> None:
