@@ -6,6 +6,12 @@
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
+    python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
+
+First, n = 512 in one process (benchmarks/inprocess.py): attncli's computation alone from a built Spec against
+torch's fused SDPA with its projections, the same thread count for both, 21 rounds in alternating order, the
+median ratio with its quartiles and range; and the projection products of a document without weights at
+n = 16384, counted (0).
 
 One self-attention layer: d_model = 768, 12 heads of 64, float64, W_Q, W_K, W_V and W_O, inputs read from
 .npy files in a temporary folder; without a mask and causal.  Every case runs in a child process of its own,
@@ -110,6 +116,7 @@ def main() -> None:
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
+    parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -129,6 +136,9 @@ def main() -> None:
         os.environ["BENCH_SIZES"] = ",".join(str(n) for n in sorted(set(sizes) | {512}))
         run_case("inputs", 0, folder)
         peak = header(folder, has_torch, repeat)
+        if has_torch and not args.skip_inprocess:
+            print(spawn([sys.executable, str(ROOT / "benchmarks" / "inprocess.py")])[2])
+        table_header(repeat)
         for n in sizes:
             for causal in (False, True):
                 report(n, causal, folder, has_torch, repeat, peak)
@@ -163,13 +173,16 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
     print(f"load average (1, 5, 15 minutes) at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"numpy float64 matmul peak (4096 × 4096, {_cores()} threads): {peaks[-1]:.0f} GFLOP/s "
           f"(best of {repeat} processes; lowest {peaks[0]:.0f})\n")
+    return peaks[-1]
+
+
+def table_header(repeat: int) -> None:
     print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; the computation alone, in a process of its own;")
     print(f"{repeat} rounds of every case, in turn. time: the best round; cpu: that run's CPU seconds (user + system);")
     print("÷ torch: best time over torch's best fused time (the spread: round by round); peak: the largest resident memory.")
     print("attncli runs with the settings its command makes (attncli.cli.main.LIBRARY_DEFAULTS); numpy and torch with theirs.\n")
     print(f"{'n':>6} {'mask':<7} {'implementation':<22}{'time':>8}{'cpu':>8}{'peak':>9}{'GFLOP/s':>9}{'of peak':>8}"
           f"{'÷ torch':>8}{'spread':>11}{'max |Δ|':>9}  torch's path")
-    return peaks[-1]
 
 
 def report(n: int, causal: bool, folder: Path, has_torch: bool, repeat: int, peak: float) -> None:

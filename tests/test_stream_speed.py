@@ -11,6 +11,7 @@ positions and cross-attention.  Nothing here measures time.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 
@@ -20,6 +21,7 @@ from stream_helpers import TOL, assert_equal_traces, assert_same, document, same
 
 from attncli.cli import app
 from attncli.core import attention, bounds, stream, tiles
+from attncli.core.attention import projections
 from attncli.core.errors import AttnError
 from attncli.core.masks import Mask
 from attncli.core.pipeline import attend
@@ -360,3 +362,60 @@ def test_tiles_are_checked_only_when_no_bound_rules_overflow_out(q_size, k_size,
         return
     assert_equal_traces(full, attend_streamed(spec, threads=1))
     assert seen == [checked]
+
+
+class _Counted(np.ndarray):
+    """An array that counts the matrix products it takes part in (``x @ w`` and np.matmul both call the ufunc)."""
+
+    products: list = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.matmul:
+            _Counted.products.append(tuple(a.shape for a in inputs))
+        plain = lambda a: a.view(np.ndarray) if isinstance(a, _Counted) else a  # noqa: E731
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(a) for a in kwargs["out"])
+        return getattr(ufunc, method)(*(plain(a) for a in inputs), **kwargs)
+
+
+def _counting(spec):
+    """``spec`` with its inputs and context counting the products they are multiplied in (none counted yet)."""
+    _Counted.products = []
+    context = None if spec.context is None else spec.context.view(_Counted)
+    return dataclasses.replace(spec, inputs=spec.inputs.view(_Counted), context=context)
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_a_document_without_weights_at_n_16384_performs_no_projection_product(weights):
+    """An omitted weight is the identity: its projection takes x's columns, head by head, and multiplies nothing
+    (issue 27). Counted, not timed: the products the inputs take part in, 0 without weights and 3 with them."""
+    n, d_model, heads = 16384, 32, 4
+    rng = np.random.default_rng(27)
+    x = rng.normal(size=(n, d_model))
+    data = {"inputs": x.tolist(), "heads": heads}
+    if weights:
+        data["weights"] = {name: rng.normal(size=(d_model, d_model)).tolist() for name in ("query", "key", "value")}
+    spec = _counting(spec_of(data))
+    q, k, v = projections(spec)
+    assert len(_Counted.products) == (3 if weights else 0)
+    if not weights:  # head i is x's i-th block of columns, exactly
+        blocks = x.reshape(n, heads, d_model // heads).transpose(1, 0, 2)
+        assert all(np.array_equal(a, blocks) for a in (q, k, v))
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_the_whole_computation_without_weights_performs_no_projection_product(weights):
+    """Both paths, to the output: 16384 queries against a context of 16 keys (cheap scores, every projection taken),
+    and a self-attention document; with weights, the three products of Q, K and V."""
+    rng = np.random.default_rng(28)
+    for n, m in ((16384, 16), (64, None)):
+        data = {"inputs": rng.normal(size=(n, 8)).tolist(), "heads": 2}
+        if m is not None:
+            data["context"] = rng.normal(size=(m, 8)).tolist()
+        if weights:
+            data["weights"] = {name: rng.normal(size=(8, 8)).tolist() for name in ("query", "key", "value")}
+        spec = spec_of(data)
+        for compute in (attend, attend_streamed):
+            trace = compute(_counting(spec))
+            assert len(_Counted.products) == (3 if weights else 0), (n, compute.__name__)
+            assert np.isfinite(trace.output).all()

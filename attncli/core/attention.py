@@ -58,6 +58,9 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d).
 
+    w side by side is a view, not a copy, when w is laid out as the builder keeps it (a (d_in, h·d) matrix seen
+    head by head); any other layout is copied first.
+
     When w's blocks side by side are the identity (an omitted weight), head i is x's i-th block of d columns,
     taken as x + 0.0, not multiplied: an n × d_in × d_in product saved, and the numbers x·I gives (−0.0 as +0.0).
     """
@@ -71,8 +74,12 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.nda
 
 
 def _is_identity(w: np.ndarray) -> bool:
-    """w is a square identity matrix (read once, nothing allocated: far less than the product it saves)."""
-    return w.shape[0] == w.shape[1] and np.count_nonzero(w) == w.shape[0] and bool(np.all(w.diagonal() == 1))
+    """w is a square identity matrix (read once, nothing allocated: far less than the product it saves).
+
+    The diagonal first: a weight that is not the identity is told by its d_in diagonal entries, without reading
+    all d_in² of them.
+    """
+    return w.shape[0] == w.shape[1] and bool(np.all(w.diagonal() == 1)) and np.count_nonzero(w) == w.shape[0]
 
 
 def concat_heads(heads: np.ndarray, w_o: np.ndarray | None = None, b_o: np.ndarray | None = None) -> np.ndarray:

@@ -263,7 +263,9 @@ class _Builder:
             need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
             verb = "has" if of == "context" else "have"
             raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
-        return np.ascontiguousarray(blocks)
+        # kept as the (d_in, h·d) matrix's memory, seen head by head: the projection then multiplies by that matrix
+        # itself (attncli.core.attention.project), with no copy of it on every run
+        return np.ascontiguousarray(blocks.transpose(1, 0, 2)).transpose(1, 0, 2)
 
     def _gate(self, d_model: int, h: int, d_v: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """W_G (h, d_model, d_v) and b_G (h, d_v) of the output gate (Part 3), or None."""
