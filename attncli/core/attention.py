@@ -115,7 +115,8 @@ def projections(spec: Spec, x_hat: np.ndarray | None = None) -> tuple[np.ndarray
     q = project(x, spec.w_q, spec.b_q)  # (h, n, d_k)
     k = project(source, spec.w_k, spec.b_k)  # (g, m, d_k)
     v = project(source, spec.w_v, spec.b_v)  # (g, m, d_v)
-    for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens), ("values", v, spec.context_tokens)):
+    for name, array, labels in (("queries", q, spec.tokens), ("keys", k, spec.context_tokens),
+                                ("values", v, spec.context_tokens)):
         check_finite(array, name, labels)
     return q, k, v
 

@@ -50,7 +50,8 @@ def relative_bucket(distance: np.ndarray, bidirectional: bool, buckets: int, max
     exact = buckets // 2
     with np.errstate(divide="ignore", invalid="ignore"):  # log(0) where the distance is small: not used
         log = np.log(distance.astype(np.float32) / np.float32(exact))
-        large = exact + (log / np.float32(math.log(max_distance / exact)) * np.float32(buckets - exact)).astype(np.int64)
+        spread = log / np.float32(math.log(max_distance / exact)) * np.float32(buckets - exact)
+        large = exact + spread.astype(np.int64)
     large = np.minimum(large, buckets - 1)
     return bucket + np.where(distance < exact, distance, large)
 

@@ -102,7 +102,8 @@ class Mask:
         first, last = max(first, lo), min(last, hi)
         return (first, last) if first < last else (lo, lo)
 
-    def block(self, lo: int, hi: int, start: int = 0, stop: int | None = None, head: int | None = None) -> np.ndarray | None:
+    def block(self, lo: int, hi: int, start: int = 0, stop: int | None = None,
+              head: int | None = None) -> np.ndarray | None:
         """Allowed cells of queries lo … hi − 1 and keys start … stop − 1: (b, k), or (h, b, k) for a
         per-head matrix when ``head`` is None; None when every cell of the block is allowed."""
         stop = self.m if stop is None else stop

@@ -15,7 +15,8 @@ from attncli.core.errors import AttnError, shorten
 MEMORY_ENV = "ATTNCLI_MEMORY"
 THREAD_ADDRESS = 128 << 20  # address space a worker thread reserves: its stack, malloc's arena, OpenBLAS's buffer
 HEADROOM = 64 << 20  # of a process limit, kept for the interpreter's own small objects and for saying what went wrong
-CHECKED_FROM = 16 << 20  # smaller needs are never refused (a moment of little free memory must not refuse a small document)
+CHECKED_FROM = 16 << 20  # smaller needs are never refused (a moment of little free memory must not refuse a small
+# document)
 
 
 def memory_budget() -> int:
@@ -125,7 +126,8 @@ def budget_source() -> str:
 
 def beyond(need: int, budget: int, source: str | None = None) -> str:
     """"1.2 GiB of memory, more than the 512 MiB attncli may use (ATTNCLI_MEMORY)"."""
-    return f"{size_text(need)} of memory, more than the {size_text(budget)} attncli may use ({source or budget_source()})"
+    allowed = f"the {size_text(budget)} attncli may use ({source or budget_source()})"
+    return f"{size_text(need)} of memory, more than {allowed}"
 
 
 def size_text(count: float) -> str:

@@ -49,7 +49,8 @@ def normalize_rows(x: np.ndarray, norm: Norm) -> np.ndarray:
     return layer_norm(x, norm.gamma, beta, norm.eps)
 
 
-def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+             eps: float) -> tuple[np.ndarray, np.ndarray]:
     """The residual R = X + Y (n, d_model) and LayerNorm(R) (n, d_model)."""
     residual = x + y
     return residual, layer_norm(residual, gamma, beta, eps)

@@ -45,9 +45,9 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     """Every matrix of ``attncli compute``, in the order of the stage list; ``head`` (0-based) keeps one query head.
 
     The arrays without heads made before the scores come first (X, X̂, C, the rotary frequencies, τ), then each
-    head's (W_Q, b_Q, Q …, H), then the rest.  With grouped-query heads, each key/value head's K and V come once, before the first query head that
-    uses it, titled with the query heads that share it.  A projection's matrices, and lse, only when ``only`` names
-    them.
+    head's (W_Q, b_Q, Q …, H), then the rest.  With grouped-query heads, each key/value head's K and V come once,
+    before the first query head that uses it, titled with the query heads that share it.  A projection's matrices,
+    and lse, only when ``only`` names them.
     """
     from attncli.outputs.serialize import array_of, check_present
 
