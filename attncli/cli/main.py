@@ -65,12 +65,12 @@ def main(args: list[str] | None = None) -> None:
 
 
 LIBRARY_DEFAULTS = {
-    # numpy asks for huge pages for arrays of 4 MiB and more; each is zeroed at its first touch, which on the
-    # benchmark's virtual machine cost 1 s of system time at n = 16384 (0.6 s in 4 KiB pages). A process that
-    # uses each of its arrays once and exits gains nothing from them.
+    # numpy asks for huge pages for arrays of 4 MiB and more; each is zeroed at its first touch, which costs system
+    # time on a virtual machine (see benchmarks/README.md, library defaults). A process that uses each of its arrays
+    # once and exits gains nothing from them.
     "NUMPY_MADVISE_HUGEPAGE": "0",
     # OpenBLAS's idle threads spin for 2^28 cycles after each product before they sleep: after the
-    # projections, that spin takes a core from attncli's own threads (0.3 of 5.7 CPU seconds at n = 8192).
+    # projections, that spin takes a core from attncli's own threads (see benchmarks/README.md, library defaults).
     "OPENBLAS_THREAD_TIMEOUT": "4",
 }
 

@@ -83,15 +83,16 @@ def quoted(text: object, limit: int = SHOWN_CHARS) -> str:
     return f"'{shorten(text, limit)}'"
 
 
-NEAREST_POOL = 400  # names compared in full when a name is not found: difflib's ratio costs about 40 µs each
+NEAREST_POOL = 400  # names compared in full when a name is not found: difflib is slow (benchmarks/README.md, errors)
 
 
 def nearest(word: str, names: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
     """The names most like ``word`` (difflib's ratio, at least ``cutoff``), best first.
 
-    Comparing with every name of a header of 300,000 took 14 s: beyond :data:`NEAREST_POOL` names, only some are
-    compared, found in C: those that share the longest start or the longest end with ``word`` (by sorting), and
-    those that hold one of its numbers (a layer's: ``model.layrs.12.self_atn.q_proj.weight`` still finds layer 12's).
+    Comparing with every name of a large header takes seconds (see benchmarks/README.md, errors): beyond
+    :data:`NEAREST_POOL` names, only some are compared, found in C: those that share the longest start or the
+    longest end with ``word`` (by sorting), and those that hold one of its numbers (a layer's:
+    ``model.layrs.12.self_atn.q_proj.weight`` still finds layer 12's).
     """
     names = list(names)
     if len(names) <= NEAREST_POOL:

@@ -48,8 +48,7 @@ ROWS = 1024  # queries per block at most: Q_b·K_tᵀ packs K_t once for all of 
 KEYS = 512  # keys per tile, as the tile's size allows: rows = cells / KEYS
 LEAST = 16  # the fewest rows, and keys, of a tile
 EDGE_KEYS = 128  # keys of a tile along the edge of a causal or window band (edge_keys)
-L2_TILES = 4  # a tile of scores fills this many L2 caches (measured at n = 8192 with 1 MiB of L2, AMD EPYC: CPU
-# seconds 4.95 for 1024 × 512, 4.96 for 1024 × 1024, 5.03 for 512 × 1024, 5.10 for 512 × 512, 5.15 for 256 × 512)
+L2_TILES = 4  # a tile of scores fills this many L2 caches: the fastest shape tried (see benchmarks/README.md, tiles)
 UNKNOWN_CELLS = 1 << 19  # 4 MiB tiles where the cache sizes are not known
 
 
@@ -91,10 +90,7 @@ def edge_keys(spec: Spec, keys: int) -> int:
 
     There a tile computes only the queries that may see one of its keys (:meth:`Mask.query_span`), so what
     is computed beyond the allowed cells is about half a tile per query on each edge: narrow tiles waste
-    less, but each tile costs some Python, and narrower than 64 keys that shows.  (Measured with blocks of
-    1024 queries, 12 heads, n = 16384: causal, 512-key tiles in the middle, edges of 512 / 128 / 64 keys
-    4.33 / 4.16 / 4.20 s; a window of 512 (every tile on an edge), 64 / 128 keys 0.377 / 0.380 s, one tile of
-    128 queries × 639 keys 0.41 s; W = 128, 64 / 32 keys 0.20 / 0.33 s; W = 2048, 128 / 256 keys 1.18 / 1.22 s.)
+    less, but each tile costs some Python, and narrower than 64 keys that shows (see benchmarks/README.md, tiles).
     """
     window = None if spec.mask is None else spec.mask.window
     return min(keys, EDGE_KEYS if window is None or window >= 4 * EDGE_KEYS else max(EDGE_KEYS // 2, 1))

@@ -1,7 +1,7 @@
 """Large inline matrices in YAML, read without one Python object per number.
 
-libyaml hands every number to Python as an event of its own, which costs several
-microseconds each (seconds for a 768 × 768 matrix).  Before the YAML parser runs,
+libyaml hands every number to Python as an event of its own, which is slow for a large
+matrix (see benchmarks/README.md, inline matrices).  Before the YAML parser runs,
 :func:`lift` finds the large ``key: [[…], …]`` flow matrices that hold nothing but
 plain numbers, reads them with numpy, and leaves a placeholder in their place that
 keeps the line count, so that later messages still name the right line.
@@ -52,7 +52,7 @@ def lift(text: str) -> tuple[str, dict[str, FastMatrix]]:
     """The text with each large numeric flow matrix replaced by a placeholder, and the matrices by placeholder."""
     if len(text) < MIN_CHARS:
         return text, {}
-    import secrets  # here: its import (hashlib, random) costs a small document 5 ms
+    import secrets  # here: its import (hashlib, random) would slow every small document (benchmarks/README.md, imports)
 
     stem = f"attncli-matrix-{secrets.token_hex(8)}-"
     pieces: list[str] = []

@@ -200,7 +200,7 @@ def _ended_early(shown: str, size: int, where: str) -> Callable[[], AttnError]:
 
 def read_npz(path: Path, plan: TensorPlan) -> np.ndarray:
     import lzma
-    import zipfile  # (here: 4 ms of every run's start otherwise)
+    import zipfile  # (here, not at every run's start: see benchmarks/README.md, imports)
     import zlib
 
     where = plan.file

@@ -134,8 +134,8 @@ def to_json(trace: Trace, only: list[str] | None = None) -> bytes:
     """Strict JSON (one object, one line, every float round-trips exactly) as UTF-8 bytes,
     written by orjson from the arrays.
 
-    orjson writes a 12 × 512 × 512 array in about 0.1 s, ``json`` through ``tolist()``
-    in about 2 s; both write the shortest text that reads back as the same float64.
+    orjson writes large arrays many times faster than ``json`` through ``tolist()`` (see benchmarks/README.md,
+    JSON); both write the shortest text that reads back as the same float64.
     """
     try:
         import orjson
@@ -208,7 +208,7 @@ def npy_bytes(array: np.ndarray) -> np.ndarray:
 
     The numbers are copied once, into memory numpy allocates (in huge pages where the system allows):
     a large result grown in a BytesIO and copied out again cost a page fault every 4 KiB, twice
-    (0.3 s for the 100 MB output of n = 16384 on the benchmark's machine).
+    (see benchmarks/README.md, .npy output).
     """
     import io
 
