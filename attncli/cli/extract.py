@@ -1,5 +1,8 @@
 """attncli extract: one attention layer of a local Hugging Face model, on a sentence, as a document that computes it."""
 
+import shutil
+import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -80,11 +83,36 @@ def extract_command(
         sentence, source = (text, "--text") if text_file is None else _sentence(text_file)
         from attncli.models.extract import extract
 
-        found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source)
-        write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
+        progress = Progress()
+        try:
+            found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source,
+                            progress)
+            progress("writing the document")
+            write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
+        finally:
+            progress("")  # the line cleared, before the report or an error
         write_all([(None, _report(found, output, inputs).encode("utf-8"))], set())
 
     run(action, debug)
+
+
+class Progress:
+    """What extract is doing, on one line of standard error that each step replaces (as pip shows its progress):
+    only on a terminal, never into a pipe or a file. ``progress("")`` clears it."""
+
+    def __init__(self) -> None:
+        self.stream = sys.stderr if sys.stderr is not None and sys.stderr.isatty() else None
+        self.shown = 0
+        self.start = time.monotonic()
+
+    def __call__(self, step: str) -> None:
+        if self.stream is None:
+            return
+        room = shutil.get_terminal_size().columns - 1  # never wrapped: \r returns to the line's start
+        line = f"extract: {step}… {time.monotonic() - self.start:.0f} s"[:room] if step else ""
+        self.stream.write("\r" + " " * self.shown + "\r" + line)
+        self.stream.flush()
+        self.shown = len(line)
 
 
 MAX_TEXT_BYTES = 1 << 20  # 1 MiB of text is hundreds of thousands of tokens: more positions than any model has
