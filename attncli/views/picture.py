@@ -70,6 +70,8 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     if suffix == ".txt":
         return record.export_text().encode("utf-8")
     size.check_all(record.export_text(clear=False, styles=False))
+    if suffix == ".png":
+        check_glyphs(record.export_text(clear=False, styles=False), where)
     colours = _inks(DEFAULT_TERMINAL_THEME if theme == "light" else SVG_EXPORT_THEME)
     if suffix in (".html", ".htm"):
         page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace",
@@ -77,6 +79,7 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
         page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
         return record.export_html(theme=colours, code_format=page, inline_styles=True).encode("utf-8")
     svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
+    svg = re.sub(r"\s*@font-face \{\{.*?\}\}", "", svg, flags=re.S)  # Rich's Fira Code from a CDN: the reader's fonts
     # the title: resvg needs a fallback
     svg = svg.replace("font-family: arial;", 'font-family: Arial, "DejaVu Sans", sans-serif;')
     if not framed:
@@ -84,6 +87,16 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     picture = record.export_svg(title=title, theme=colours, code_format=svg, font_aspect_ratio=FONT_ASPECT)
     picture = _fix_text_runs(picture if framed else _unframed(picture, colours.background_color.hex))
     return to_png(picture) if suffix == ".png" else picture.encode("utf-8")
+
+
+def check_glyphs(text: str, where: str = "--export") -> None:
+    """Refuse a PNG with characters that no font of this machine has: resvg would draw them as empty boxes."""
+    from attncli.views.fonts import INSTALL_CJK, missing, wide_characters
+
+    lost = missing(wide_characters(text))
+    if lost:
+        raise AttnError(f"no font on this machine has {len(lost)} of the picture's characters (a PNG would show empty "
+                        f"boxes): install {INSTALL_CJK}, or export .svg", where)
 
 
 def to_png(svg: str) -> bytes:
