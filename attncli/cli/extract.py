@@ -54,14 +54,14 @@ def extract_command(
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
 
-    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, T5, BLOOM. MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
+    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 3, T5, BLOOM and more (the README's "Real models" lists them). MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
 
     [bold]Examples[/bold]
 
-      attncli extract ./all-MiniLM-L6-v2 --text "The animal didn't cross the street" --layer 3 -o layer3.yaml
+      attncli extract ./minilm -t "The animal didn't cross" -l 3 -o layer3.yaml
       attncli compute layer3.yaml --only weights
       attncli heatmap layer3.yaml --head all
-      attncli extract ./t5-small --text "Hello there" --layer 0 --stack decoder -o dec0.yaml
+      attncli extract ./t5-small -t "Hi there" --stack decoder -l 0 -o dec0.yaml
       attncli extract ./gpt2 --text-file chapter.txt --layer 11 -o gpt2-11.yaml
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 

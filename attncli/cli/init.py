@@ -75,9 +75,9 @@ def init_command(
                                     help="Cross-attention: keys and values from M context rows.")] = None,
     mask: Annotated[InitMask, typer.Option("--mask", case_sensitive=False,
                                            help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
-    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False,
-                                           help="Initialiser of the weights (as torch.nn.init); "
-                                                "inputs are normal.")] = InitKind.xavier,
+    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False, metavar="KIND",
+                                           help="Initialiser of the weights: xavier, kaiming, normal or uniform "
+                                                "(as torch.nn.init); inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
     inline: Annotated[bool, typer.Option("--inline",
                                          help="Write every number out (exact floats) "
@@ -102,7 +102,7 @@ def init_command(
       attncli init --tokens 我想吃酸菜鱼 --mask causal | attncli heatmap -
       attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
-      attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms --mask causal | attncli compute - --only output
+      attncli init --d-model 8 --heads 4 --kv-heads 2 --rope --pre-norm rms
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
