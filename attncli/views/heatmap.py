@@ -227,8 +227,8 @@ class HeatMap:
         bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
         if self.color:
             bar.append("▕")
-            for style in swatches():
-                bar.append("  ", style=style)
+            for style in swatches():  # the uncoloured low end marked, or it would not show
+                bar.append("  " if style else "··", style=style)
             bar.append("▏")
         else:
             bar.append("▕" + SHADES + "▏")

@@ -131,7 +131,9 @@ class MatrixTable:
             (left if len(left) <= len(right) else right).append(j)
         return [left + [None] + right[::-1]]
 
-    def tables(self, width: int) -> list[Table]:
+    def tables(self, width: int) -> list[tuple[Text, Table]]:
+        """Each table to draw with its title, a line of its own above it: the table as narrow as its numbers and
+        labels (a title wider than it neither widens its columns nor wraps inside it)."""
         parts = self.layout(width)
         d = self.matrix.shape[1]
         tables = []
@@ -142,12 +144,11 @@ class MatrixTable:
                 title += f"   columns {shown[0] + 1}–{shown[-1] + 1} of {d}"
             elif None in part:
                 title += f"   {len(shown)} of {d} columns shown"
-            tables.append(self._table(title, part, width))
+            tables.append((Text(title, style="bold"), self._table(part, width)))
         return tables
 
-    def _table(self, title: str, part: list[int | None], width: int) -> Table:
-        table = Table(title=title, title_justify="left", title_style="bold", header_style="bold",
-                      min_width=min(cell_len(title) + 1, width))
+    def _table(self, part: list[int | None], width: int) -> Table:
+        table = Table(header_style="bold")
         label_max = self.label_width(width) - 4
         table.add_column("", style="bold", overflow="fold", max_width=label_max)
         for j in part:
@@ -169,15 +170,16 @@ class MatrixTable:
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        tables = self.tables(options.max_width)
-        for k, table in enumerate(tables):
+        for k, (title, table) in enumerate(self.tables(options.max_width)):
             if k:
                 yield Text("")
+            yield title
             yield table
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        widths = [Measurement.get(console, options, table) for table in self.tables(options.max_width)]
-        return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
+        widths = [Measurement.get(console, options, table) for _, table in self.tables(options.max_width)]
+        titles = max(min(title.cell_len, options.max_width) for title, _ in self.tables(options.max_width))
+        return Measurement(max(w.minimum for w in widths), max(titles, *(w.maximum for w in widths)))
 
 
 def compute_tables(trace: Trace, view: View = View(), head: int | None = None,

@@ -1,0 +1,42 @@
+"""Smaller things seen in issue 32's second hour, each as its user sees it: the colour scale's low end and its
+legend, written-out vectors at 80 columns."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from conftest import EXAMPLES
+from rich.console import Console
+
+from attncli.cli import app
+
+
+def test_close_weights_get_close_colours_and_the_legend_shows_the_uncoloured_end():
+    """0.11 was left uncoloured and 0.13 coloured: close weights looked like nothing and something."""
+    from attncli.views.colours import heat_rgb, heat_style
+
+    low, high = heat_rgb(0.11), heat_rgb(0.13)
+    assert low is not None and high is not None and max(abs(a - b) for a, b in zip(low, high)) <= 4
+    assert heat_style(0.0) == heat_style(0.01) == ""  # as good as 0: the terminal's own background
+    from test_heatmap import trace_of
+
+    from attncli.views.heatmap import HeatMap
+
+    console = Console(width=80, file=io.StringIO(), color_system="truecolor", legacy_windows=False)
+    console.print(HeatMap(trace_of(EXAMPLES / "causal.yaml")))
+    legend = next(line for line in console.file.getvalue().splitlines() if line.startswith("scale"))
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", legend)
+    assert plain.startswith("scale 0.00 ▕··" + " " * 14 + "▏ 1.00")  # the uncoloured swatch marked, then 7 colours
+    assert len(re.findall(r"48;2;", legend)) == 7
+
+
+def test_written_out_vectors_are_not_broken_at_80_columns(runner):
+    result = runner.invoke(app, ["explain", str(EXAMPLES / "bert_base.yaml"), "--step", "7"],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    worked = [line for line in result.stdout.splitlines() if line.startswith("  ") and "[" in line]
+    assert len(worked) >= 5 and all(len(line) <= 80 for line in worked)
+    for line in worked:  # each vector whole on its line: 6 + 1 entries around …
+        assert line.count("[") == line.count("]"), line
+        assert all(len(v.split(", ")) == 7 for v in re.findall(r"\[([^\]]*)\]", line)), line
