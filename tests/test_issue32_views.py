@@ -40,3 +40,28 @@ def test_written_out_vectors_are_not_broken_at_80_columns(runner):
     for line in worked:  # each vector whole on its line: 6 + 1 entries around …
         assert line.count("[") == line.count("]"), line
         assert all(len(v.split(", ")) == 7 for v in re.findall(r"\[([^\]]*)\]", line)), line
+
+
+def test_init_integers_writes_small_whole_numbers_to_work_by_hand(runner, tmp_path):
+    import json
+
+    import yaml
+
+    doc = tmp_path / "hand.yaml"
+    result = runner.invoke(app, ["init", "--tokens", "a b c", "--d-model", "2", "--heads", "2", "--d-k", "1",
+                                 "--integers", "--seed", "3", "-o", str(doc)])
+    assert result.exit_code == 0, result.output
+    data = yaml.safe_load(doc.read_text(encoding="utf-8"))
+    matrices = [data["inputs"], *data["weights"].values()]
+    assert [len(m) for m in matrices] == [3, 2, 2, 2, 2] and {len(row) for m in matrices for row in m} == {2}
+    assert all(type(x) is int and -2 <= x <= 2 for m in matrices for row in m for x in row)
+    assert len({x for m in matrices for row in m for x in row}) >= 3  # not all one number
+    again = runner.invoke(app, ["init", "--tokens", "a b c", "--d-model", "2", "--heads", "2", "--d-k", "1",
+                                "--integers", "--seed", "3"])
+    assert again.stdout == doc.read_text(encoding="utf-8")  # the same seed, the same numbers
+    computed = json.loads(runner.invoke(app, ["compute", str(doc), "--format", "json"]).stdout)
+    x, wq, wk = (data["inputs"], data["weights"]["query"], data["weights"]["key"])
+    for h in range(2):  # head h's scores by hand: q_i · k_j with one column each
+        q = [sum(x[i][r] * wq[r][h] for r in range(2)) for i in range(3)]
+        k = [sum(x[j][r] * wk[r][h] for r in range(2)) for j in range(3)]
+        assert computed["scores"][h] == [[q[i] * k[j] for j in range(3)] for i in range(3)]
