@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from conftest import EXAMPLES
 from rich.console import Console
 
@@ -65,3 +66,23 @@ def test_init_integers_writes_small_whole_numbers_to_work_by_hand(runner, tmp_pa
         q = [sum(x[i][r] * wq[r][h] for r in range(2)) for i in range(3)]
         k = [sum(x[j][r] * wk[r][h] for r in range(2)) for j in range(3)]
         assert computed["scores"][h] == [[q[i] * k[j] for j in range(3)] for i in range(3)]
+
+
+def test_picture_rules_join_from_row_to_row_and_a_weight_fills_its_cell(runner, tmp_path):
+    """Light-theme PNGs showed a gap in every vertical rule at every row, and a weight's colour behind its digits
+    only, not its cell."""
+    from attncli.views.picture_size import CELL
+
+    out = tmp_path / "w.svg"
+    args = ["compute", str(EXAMPLES / "illustrated.yaml"), "--only", "weights", "--export", str(out),
+            "--theme", "light"]
+    assert runner.invoke(app, args, env={"COLUMNS": "80"}).exit_code == 0
+    svg = out.read_text(encoding="utf-8")
+    assert not re.search(r">[^<]*[│┃][^<]*</text>", svg)  # the rules are bars, not the font's short glyphs
+    bars = [tuple(float(v) for v in m) for m in re.findall(r'<rect class="[^"]*" x="([\d.]+)" y="([\d.]+)" '
+                                                           r'width="1.3" height="([\d.]+)"/>', svg)]
+    left = sorted((y, h) for x, y, h in bars if x == min(b[0] for b in bars))
+    assert len(left) >= 4 and all(y2 <= y1 + h1 for (y1, h1), (y2, _) in zip(left, left[1:]))  # no gap between rows
+    # 0.4683: its colour from rule to rule, the column's 7 cells ("Input 2") and a space each side (was its 6 digits)
+    fills = [float(w) for w in re.findall(r'<rect fill="#c2779a" x="[\d.]+" y="99.1" width="([\d.]+)"', svg)]
+    assert sum(fills[:3]) == pytest.approx(9 * CELL, abs=0.01)
