@@ -77,8 +77,9 @@ def test_the_readme_session(minilm, tmp_path):
     from pathlib import Path
 
     folder = minilm[3]
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Real models", 1)[1].split("\n## ", 1)[0]
+    from conftest import section as page_section
+
+    section = page_section("Real models")  # (docs/real-models.md)
     body = re.search(r"```shell-session\n(.*?)```", section, re.S).group(1)
     parts = re.split(r"^\$ (.*)$", body, flags=re.M)
     (tmp_path / "minilm").symlink_to(folder)

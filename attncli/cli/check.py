@@ -30,7 +30,7 @@ def check(
     format: Annotated[TableOrJson,
                       typer.Option("--format", "-f", case_sensitive=False,
                                    help="table: the report as text; json: one JSON object with a list of findings "
-                                        "(README, 'Checking a hand calculation').")] = TableOrJson.table,
+                                        "(docs/tutorial.md, 'Checking a hand calculation').")] = TableOrJson.table,
     lang: LangOption = Lang.en,
     scale: ScaleOption = None,
     mask: MaskOption = None,

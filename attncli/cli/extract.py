@@ -54,7 +54,7 @@ def extract_command(
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
 
-    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 3, T5, BLOOM and more (the README's "Real models" lists them). MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
+    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 3, T5, BLOOM and more (docs/real-models.md lists them). MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
 
     [bold]Examples[/bold]
 
