@@ -86,3 +86,14 @@ def test_picture_rules_join_from_row_to_row_and_a_weight_fills_its_cell(runner, 
     # 0.4683: its colour from rule to rule, the column's 7 cells ("Input 2") and a space each side (was its 6 digits)
     fills = [float(w) for w in re.findall(r'<rect fill="#c2779a" x="[\d.]+" y="99.1" width="([\d.]+)"', svg)]
     assert sum(fills[:3]) == pytest.approx(9 * CELL, abs=0.01)
+
+
+@pytest.mark.parametrize("args", [["compute", "bert_base.yaml"], ["explain", "--step", "all"],
+                                  ["explain", "--lang", "zh", "--step", "5"], ["check", "check/homework.yaml"],
+                                  ["heatmap", "bert_base.yaml"], ["heatmap", "causal.yaml"]])
+def test_piped_text_has_no_trailing_spaces(runner, args):
+    """Title lines of tables ended in spaces up to the table's width: copied into a document, they show."""
+    args = [str(EXAMPLES / a) if a.endswith(".yaml") else a for a in args]
+    result = runner.invoke(app, args, env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code in (0, 1) and result.stdout.strip(), result.output
+    assert [line for line in result.stdout.splitlines() if line != line.rstrip()] == []
