@@ -1,0 +1,33 @@
+"""The words of the page (``attncli page``) around explain's own: buttons, headings and notes (English)."""
+
+PAGE = {
+    "lang_name": "English",
+    "title": "Every number of this attention",
+    "intro": "Click a number, or reach it with Tab and the arrow keys and press Enter: a panel shows where it comes "
+             "from, with this document's numbers. Point at a token to light up its row and column in every table.",
+    "heads": "Heads",
+    "all_heads": "all",
+    "head": "Head {h}",
+    "switch_lang": "中文",
+    "switch_lang_label": "Show the page in Chinese",
+    "theme_dark": "Dark",
+    "theme_light": "Light",
+    "theme_label": "Switch between the light and the dark theme",
+    "path": "Walkthrough",
+    "path_intro": "The eight steps of attncli explain, one at a time, for the query and head chosen here.",
+    "query": "Query",
+    "previous": "Previous step",
+    "next": "Next step",
+    "close": "Close",
+    "value": "{table}, row {row}, column {column}: {value}",
+    "masked_value": "{table}, row {row}, column {column}: masked",
+    "shown": "{rows} of {n} rows and {columns} of {m} columns are shown: the first and last of a large matrix "
+             "(attncli compute --full shows them all).",
+    "no_lines": "Worked lines are written out for the first 12 keys of a row, as attncli explain writes them; this "
+                "cell's lines are in attncli explain's tables.",
+    "not_worked": "The page writes out the steps of the first {heads} heads; for this one, run attncli explain "
+                  "FILE --head {head} --query {query}.",
+    "given": "This number is part of the document: nothing computes it.",
+    "legend": "Weights: the deeper the colour, the larger the weight; masked cells are struck through.",
+    "tables": "Tables",
+}
