@@ -19,9 +19,10 @@ def asset(name: str) -> str:
 
 
 def script_json(data: dict) -> str:
-    """``data`` as JSON that cannot end the ``<script>`` element it sits in (``</`` and ``<!--`` escaped)."""
+    """``data`` as JSON that cannot end the ``<script>`` element it sits in (``</`` and ``<!--`` escaped as JSON
+    escapes, which read back the same)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
 def render(data: dict) -> str:

@@ -46,7 +46,7 @@
     const cap = el("figcaption", { id: "cap" + ti });
     fig.appendChild(cap);
     const scroll = el("div", { class: "scroll" });
-    const table = el("table", { role: "grid", "aria-labelledby": "cap" + ti, "data-ti": String(ti) });
+    const table = el("table", { role: "grid", "aria-labelledby": "cap" + ti, "data-ti": String(ti), "data-key": t.key });
     const head = el("tr");
     head.appendChild(el("th", {}, ""));
     t.c.forEach((j, c) => {
