@@ -209,3 +209,17 @@ def test_hovering_a_token_lights_its_row_and_column(browser, page):
     columns = [e for e in lit if e.get_attribute("data-ct") == "n1"]
     # the rows of X (4 numbers), Q, K, V, S, z, A, H and Y (3 each), and the columns of S, z and A (3 each)
     assert len(rows) == 4 + 8 * 3 and len(columns) == 3 * 3
+
+
+def test_a_notebook_frame_draws_the_page(browser, tmp_path):
+    """What a notebook puts in its output (the result's _repr_html_) draws the page inside its frame."""
+    notebook = tmp_path / "notebook.html"
+    shown = attncli.compute(EXAMPLES / "illustrated.yaml")._repr_html_()
+    notebook.write_text(f"<!DOCTYPE html><html><body><p>Out[1]:</p>{shown}</body></html>", encoding="utf-8")
+    browser.get(notebook.as_uri())
+    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
+    try:
+        weights_cell(browser, 1, 2).click()
+        assert "0.4683" in browser.find_element(By.ID, "panel-title").text
+    finally:
+        browser.switch_to.default_content()
