@@ -105,6 +105,8 @@ def table_data(shown: Shown, trace: Trace, precision: int) -> dict:
         "r": shown.rows, "c": shown.columns, "rl": rows, "cl": columns,
         "n": int(block.matrix.shape[0]), "m": int(block.matrix.shape[1]),
         "v": cells(shown, precision), "heat": block.key == "weights",
+        "mk": [f"{r},{c}" for r, i in enumerate(shown.rows) for c, j in enumerate(shown.columns)
+               if i is not None and j is not None and masked_at(trace, shown, i, j)],  # hatched, number or not
     }
 
 

@@ -28,6 +28,6 @@ PAGE = {
     "not_worked": "The page writes out the steps of the first {heads} heads; for this one, run attncli explain "
                   "FILE --head {head} --query {query}.",
     "given": "This number is part of the document: nothing computes it.",
-    "legend": "Weights: the deeper the colour, the larger the weight; masked cells are struck through.",
+    "legend": "Weights: the deeper the colour, the larger the weight; masked cells are hatched.",
     "tables": "Tables",
 }

@@ -26,6 +26,6 @@ PAGE = {
     "no_lines": "和 attncli explain 一样，每一行只写出前 12 个键的算式；这个格子的算式请看 attncli explain 的表格。",
     "not_worked": "页面只写出前 {heads} 个头的步骤；这个头请运行 attncli explain FILE --head {head} --query {query}。",
     "given": "这个数来自文档本身，不需要计算。",
-    "legend": "权重：颜色越深，权重越大；被屏蔽的格子用删除线标出。",
+    "legend": "权重：颜色越深，权重越大；被屏蔽的格子画有斜线。",
     "tables": "表格",
 }

@@ -59,6 +59,7 @@
     thead.appendChild(head);
     table.appendChild(thead);
     const body = el("tbody");
+    const hatched = new Set(t.mk);
     t.r.forEach((i, r) => {
       const tr = el("tr");
       const th = el("th", { scope: "row" }, i === null ? "⋮" : t.rl[r]);
@@ -74,7 +75,7 @@
           const colTok = tokenOf(t.colAxis, j);
           if (rowTok) td.setAttribute("data-rt", rowTok);
           if (colTok) td.setAttribute("data-ct", colTok);
-          if (v === null) td.className = "masked";
+          if (hatched.has(r + "," + c)) td.className = "masked";
           else if (t.heat) {
             const colour = heat(parseFloat(v));
             if (colour) { td.style.background = colour; td.classList.add("heat"); }
@@ -105,7 +106,10 @@
         note.textContent = fill(ui("shown"), { rows: t.r.filter((x) => x !== null).length, n: t.n,
           columns: t.c.filter((x) => x !== null).length, m: t.m });
       }
-      fig.querySelectorAll("td.masked").forEach((td) => { td.textContent = D.masked[lang]; });
+      fig.querySelectorAll("td.masked").forEach((td) => {
+        const [r, c] = td.getAttribute("data-rc").split(",").map(Number);
+        if (t.v[r][c] === null) td.textContent = D.masked[lang];
+      });
     });
   }
 
@@ -170,7 +174,6 @@
     td.classList.add("open");
     opened = [ti, r, c];
     showCell();
-    light([td.getAttribute("data-rt"), td.getAttribute("data-ct")]);
   }
   function showCell() {
     const [ti, r, c] = opened;
@@ -207,7 +210,6 @@
     const was = document.querySelector("td.open");
     if (was) { was.classList.remove("open"); was.focus(); }
     opened = null;
-    light([]);
   }
 
   // -- the walkthrough: explain's steps in order, for the query and head chosen
@@ -290,15 +292,11 @@
   D.queries.forEach((i) => pq.appendChild(el("option", { value: String(i) }, D.tokens[i])));
   main.addEventListener("click", (e) => { const td = e.target.closest("td[data-rc]"); if (td) { focusCell(td); open(td); } });
   main.addEventListener("keydown", onKey);
-  main.addEventListener("focusin", (e) => {
-    const td = e.target.closest("td[data-rc]");
-    if (td) light([td.getAttribute("data-rt"), td.getAttribute("data-ct")]);
-  });
   main.addEventListener("mouseover", (e) => {
     const th = e.target.closest("th[data-t]");
     if (th) light([th.getAttribute("data-t")]);
   });
-  main.addEventListener("mouseleave", () => { if (!opened) light([]); });
+  main.addEventListener("mouseout", (e) => { if (e.target.closest("th[data-t]")) light([]); });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && opened) close(); });
   $("close").addEventListener("click", close);
   $("lang").addEventListener("click", () => setLang(lang === "en" ? "zh" : "en"));
