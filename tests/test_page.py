@@ -142,3 +142,13 @@ def test_a_bad_document_writes_nothing(tmp_path):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error:") and "weights.query" in lines[0], result.output
     assert "Traceback" not in result.output and not out.exists()
+
+
+def test_a_key_past_explains_lines_says_so():
+    """explain writes out the first 12 keys of a row; a later key's cell has no line marked, and says why."""
+    trace = attncli.compute({"inputs": np.eye(14), "scale": "none"})
+    data = page_data(trace)
+    scores, weights = table(data, "scores"), table(data, "weights")
+    assert scores["x"]["hl"][0][11] == [[0 + 11]] and scores["x"]["hl"][0][12] == [None]
+    assert weights["x"]["hl"][0][12] == [None] and weights["x"]["hl"][0][11] != [None]
+    assert "12" in data["ui"]["en"]["no_lines"] and "12" in data["ui"]["zh"]["no_lines"]

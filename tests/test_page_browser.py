@@ -44,7 +44,7 @@ def browser():
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=1280,1000", "--lang=en-US"):
         options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=Service(paths[1]), options=options)
     yield driver
     driver.quit()
@@ -223,3 +223,33 @@ def test_a_notebook_frame_draws_the_page(browser, tmp_path):
         assert "0.4683" in browser.find_element(By.ID, "panel-title").text
     finally:
         browser.switch_to.default_content()
+
+
+CLICK_ALL = """
+const found = {cells: 0, empty: [], unmarked: []};
+const cells = [...document.querySelectorAll('td[data-rc]')];
+const every = Math.max(1, Math.floor(cells.length / 300));
+for (let k = 0; k < cells.length; k += every) {
+    const td = cells[k], key = td.closest('table').getAttribute('data-key');
+    td.click();
+    found.cells++;
+    const body = document.getElementById('panel-body');
+    if (!body.textContent.trim()) found.empty.push(key + ' ' + td.getAttribute('data-rc'));
+    else if (['queries', 'scores', 'weights'].includes(key) && !body.querySelector('li.hl, p.note'))
+        found.unmarked.push(key + ' ' + td.getAttribute('data-rc'));
+}
+return found;"""
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_number_of_every_example_opens_its_steps(browser, page, example):
+    """As a teacher would try it: a click on (up to 300 of) the numbers of each example's page, in both languages,
+    opens a panel with explain's steps; a query, score or weight always has its line marked (or the note saying
+    why not); the browser logs no error."""
+    page(example)
+    browser.get_log("browser")
+    for _ in ("en", "zh"):
+        found = browser.execute_script(CLICK_ALL)
+        assert found["cells"] > 0 and found["empty"] == [] and found["unmarked"] == [], found
+        browser.find_element(By.ID, "lang").click()
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

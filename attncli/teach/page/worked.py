@@ -85,29 +85,40 @@ def _find(lines: list[str], pattern: str) -> list[int]:
 
 
 def highlight(trace: Trace, number: str, key: str, lines: list[str], cell: tuple[int, int, int],
-              masked: bool) -> list[int]:
-    """Which of a step's lines hold the cell (i, j) of ``key`` in ``head`` (``cell``: head, row, column; 0-based)."""
+              masked: bool) -> list[int] | None:
+    """Which of a step's lines hold the cell (i, j) of ``key`` in ``head`` (``cell``: head, row, column; 0-based);
+    None when the cell's line is past the keys explain writes out (:data:`MAX_LINES`)."""
     head, i, j = cell
     not_sub = "(?![₀-₉])"
     if number == "3" and key in ("queries", "keys", "values"):
-        letter = key[0]
-        return _find(lines, f"[: ]{letter}{re.escape(subscript(i + 1))}{not_sub} =")
-    if number == "4" and j < MAX_LINES:
+        if key != "queries" and i >= MAX_LINES:
+            return None
+        return _find(lines, f"[: ]{key[0]}{re.escape(subscript(i + 1))}{not_sub} =")
+    if number == "4":
+        if j >= MAX_LINES:
+            return None
         prime = explain_step.scored(trace)[2]
         return _find(lines, f"k{re.escape(prime)}{re.escape(subscript(j + 1))}{not_sub}[ ·]")
     if number == "5" and key == "weights" and not masked:
-        allowed = explain_step.allowed_row(trace, i, head)
-        shown = [k for k in range(min(trace.spec.m, MAX_LINES)) if allowed[k]]
-        if j not in shown:
-            return []
-        rank = shown.index(j)
-        exps = [k for k, line in enumerate(lines) if ": exp(" in line and not line.startswith("sink: ")]
-        quotients = [k for k, line in enumerate(lines) if ": a = " in line]
-        total = [k for k, line in enumerate(lines) if line.startswith("Σ = ")]
-        return [x[rank] for x in (exps, quotients) if rank < len(x)] + total
+        return _softmax_lines(trace, lines, head, i, j)
     if number == "7":
         return list(range(len(lines)))
     return []
+
+
+def _softmax_lines(trace: Trace, lines: list[str], head: int, i: int, j: int) -> list[int] | None:
+    """Step 5's lines of weight (i, j): its exponential, its quotient, and the row's sum."""
+    if j >= MAX_LINES:
+        return None
+    allowed = explain_step.allowed_row(trace, i, head)
+    shown = [k for k in range(min(trace.spec.m, MAX_LINES)) if allowed[k]]
+    if j not in shown:
+        return []
+    rank = shown.index(j)
+    exps = [k for k, line in enumerate(lines) if ": exp(" in line and not line.startswith("sink: ")]
+    quotients = [k for k, line in enumerate(lines) if ": a = " in line]
+    total = [k for k, line in enumerate(lines) if line.startswith("Σ = ")]
+    return [x[rank] for x in (exps, quotients) if rank < len(x)] + total
 
 
 def cell_steps(trace: Trace, shown: Shown, focus_query: int, english: dict) -> dict | None:

@@ -23,8 +23,8 @@ PAGE = {
     "masked_value": "{table}, row {row}, column {column}: masked",
     "shown": "{rows} of {n} rows and {columns} of {m} columns are shown: the first and last of a large matrix "
              "(attncli compute --full shows them all).",
-    "no_lines": "Worked lines are written out for the first 12 keys of a row, as attncli explain writes them; this "
-                "cell's lines are in attncli explain's tables.",
+    "no_lines": "Like attncli explain, the panel writes out the arithmetic of the first 12 keys of a row only; this "
+                "key comes later.",
     "not_worked": "The page writes out the steps of the first {heads} heads; for this one, run attncli explain "
                   "FILE --head {head} --query {query}.",
     "given": "This number is part of the document: nothing computes it.",

@@ -23,7 +23,7 @@ PAGE = {
     "masked_value": "{table}，第 {row} 行，第 {column} 列：已屏蔽",
     "shown": "这里显示了 {n} 行中的 {rows} 行、{m} 列中的 {columns} 列：大矩阵只显示开头和结尾"
              "（attncli compute --full 会全部显示）。",
-    "no_lines": "和 attncli explain 一样，每一行只写出前 12 个键的算式；这个格子的算式请看 attncli explain 的表格。",
+    "no_lines": "和 attncli explain 一样，面板只写出一行中前 12 个键的算式；这个键排在它们之后。",
     "not_worked": "页面只写出前 {heads} 个头的步骤；这个头请运行 attncli explain FILE --head {head} --query {query}。",
     "given": "这个数来自文档本身，不需要计算。",
     "legend": "权重：颜色越深，权重越大；被屏蔽的格子画有斜线。",

@@ -196,6 +196,7 @@
         if (!step) return;
         any = true;
         drawStep(step, marks[k], body);
+        if (marks[k] === null) body.appendChild(el("p", { class: "note" }, ui("no_lines")));
       });
       if (!any) body.appendChild(el("p", { class: "note" }, ui("given")));
     }
