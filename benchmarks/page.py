@@ -83,7 +83,8 @@ def main() -> None:
             page_s, json_s = statistics.median(pages), statistics.median(jsons)
             shown = (f"{statistics.median(ready):>9.0f} {statistics.median(empty):>9.0f}" if ready
                      else f"{'-':>9} {'-':>9}")
-            print(f"{name:<20} {path.stat().st_size:>10,} {page_s:>8.2f} {json_s:>8.3f} {page_s / json_s:>6.0f} {shown}")
+            ratio = page_s / json_s
+            print(f"{name:<20} {path.stat().st_size:>10,} {page_s:>8.2f} {json_s:>8.3f} {ratio:>6.0f} {shown}")
     finally:
         if driver is not None:
             driver.quit()

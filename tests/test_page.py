@@ -93,7 +93,16 @@ def test_the_tables_are_computes_head_by_head():
             if t["title"]["en"].startswith("K/V head "):
                 first = int(re.search(r"query heads (\d+)", t["title"]["en"]).group(1))
                 assert t["head"] == first - 1
-            assert t["title"]["zh"] and (t["head"] is None or re.search(r"[\u4e00-\u9fff]", t["title"]["zh"]))
+            assert re.search(r"[\u4e00-\u9fff]", t["title"]["zh"]), t["title"]
+
+
+def test_every_table_has_a_chinese_title():
+    documents = [EXAMPLES / p.name for p in sorted(EXAMPLES.glob("*.yaml"))]
+    documents.append({"inputs": [[1, 2], [3, -1]], "positional": "sinusoidal", "heads": 2, "sinks": [0.5, -1],
+                      "query_temperature": {"floor_scale": 8192, "attn_scale": 0.1}, "mask": "causal"})
+    for document in documents:
+        for t in page_data(attncli.compute(document))["tables"]:
+            assert re.search(r"[\u4e00-\u9fff]", t["title"]["zh"]), (document, t["title"])
 
 
 def test_a_large_document_is_cut_with_a_note_and_stays_small():

@@ -12,6 +12,7 @@ from attncli.core.trace import Trace
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import all_whole, format_number, pick
 from attncli.teach.texts import texts
+from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 
 MASKABLE = ("scores", "weights")  # shown as numbers (a weight 0), but masked: a click says by what
 PAGE_MAX, PAGE_EDGE = 32, 12  # beyond 32 rows or columns, the first and last 12 (a phone still scrolls them)
@@ -59,7 +60,9 @@ def title(shown: Shown, trace: Trace, lang: str) -> str:
     if lang == "en":
         return block.heading
     t = texts(lang)
-    name = t["label"].get(block.key, block.name).split("  ")[0]
+    key = "embedded" if block.key == "positional" and block.text == "X + P" else block.key  # P, then X + P
+    name = t["label"].get(key) or PAGE_ZH["names"].get(key, block.name)
+    name = name.split("  ")[0]
     spec = trace.spec
     if shown.head is None or spec.heads == 1:
         return f"{name}  {block.text}"

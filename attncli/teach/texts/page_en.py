@@ -30,4 +30,5 @@ PAGE = {
     "given": "This number is part of the document: nothing computes it.",
     "legend": "Weights: the deeper the colour, the larger the weight; masked cells are hatched.",
     "tables": "Tables",
+    "names": {},  # (in English the tables keep compute's titles)
 }

@@ -28,4 +28,11 @@ PAGE = {
     "given": "这个数来自文档本身，不需要计算。",
     "legend": "权重：颜色越深，权重越大；被屏蔽的格子画有斜线。",
     "tables": "表格",
+    # the tables explain has no name for (explain's own names are in texts/zh.py's "label")
+    "names": {"rope_frequencies": "旋转频率", "rope_attention_factor": "旋转注意力系数",
+              "query_temperature": "查询温度", "sink_weights": "汇（sink）所占份额", "lse": "对数求和指数",
+              "kernel_queries": "核所用的查询", "kernel_keys": "核所用的键",
+              "weight_query": "查询投影", "bias_query": "查询偏置", "weight_key": "键投影", "bias_key": "键偏置",
+              "weight_value": "值投影", "bias_value": "值偏置", "weight_gate": "门控投影", "bias_gate": "门控偏置",
+              "weight_output": "输出投影", "bias_output": "输出偏置"},
 }
