@@ -33,7 +33,7 @@ def table(data: dict, key: str, head: int | None = 0) -> dict:
 
 def marked(data: dict, t: dict, r: int, c: int, lang: str = "en") -> list[list[str]]:
     """The lines a click on shown cell (r, c) marks, step by step, as the page's script finds them."""
-    query = t["r"][r] if t["rowAxis"] == "n" else data["queries"][0]
+    query = t["r"][r] if t["perQuery"] else data["queries"][0]
     head = t["head"] or 0
     steps = [data["steps"][k] for k in data["focus"][lang][f"{head},{query}"]]
     out = []
@@ -115,7 +115,7 @@ def test_a_large_document_is_cut_with_a_note_and_stays_small():
     assert None in weights["r"] and None in weights["c"] and weights["n"] == n
     assert len(weights["r"]) == 25 and weights["v"][12] == ["⋮"] * 25
     assert len(html.encode()) < 2_000_000
-    assert data["explained"] == 2 and len(data["focus"]["en"]) == 2 * 24
+    assert data["explained"] == 2 * 24 and len(data["focus"]["en"]) == 2 * 24  # every query shown, both heads
 
 
 @pytest.mark.slow
@@ -123,7 +123,7 @@ def test_the_bert_base_page_is_within_12_mb():
     html = page_html(attncli.compute(EXAMPLES / "bert_base.yaml"), "bert_base.yaml")
     assert len(html.encode()) <= 12_000_000
     data = embedded(html)
-    assert data["explained"] == 12 and len([t for t in data["tables"] if t["key"] == "weights"]) == 12
+    assert data["explained"] == 12 * 6 and len([t for t in data["tables"] if t["key"] == "weights"]) == 12
 
 
 def test_a_token_cannot_end_the_script():
@@ -161,3 +161,18 @@ def test_a_key_past_explains_lines_says_so():
     assert scores["x"]["hl"][0][11] == [[0 + 11]] and scores["x"]["hl"][0][12] == [None]
     assert weights["x"]["hl"][0][12] == [None] and weights["x"]["hl"][0][11] != [None]
     assert "12" in data["ui"]["en"]["no_lines"] and "12" in data["ui"]["zh"]["no_lines"]
+
+
+def test_a_large_document_writes_out_fewer_steps_and_says_which(monkeypatch):
+    """Past WORK_CELLS, the first (head, query) pairs only; the other rows' cells send the reader to explain."""
+    from attncli.teach.page import worked
+
+    monkeypatch.setattr(worked, "WORK_CELLS", 30 * 30 * 5)
+    data = page_data(attncli.compute({"inputs": np.eye(30), "heads": 2}))
+    assert data["explained"] == 5 and sorted(data["focus"]["en"]) == [f"0,{i}" for i in range(5)]
+    assert data["pathHeads"] == [0] and data["pathQueries"] == [0, 1, 2, 3, 4]
+    weights = table(data, "weights")
+    assert weights["x"]["s"][4][0] == ["5"] and weights["x"]["s"][5] == [None] * 30
+    assert table(data, "weights", 1)["x"] is None
+    assert table(data, "keys")["x"]["s"][20][0] == ["3"]  # a key's row: explained with the first query's steps
+    assert "{count}" in data["ui"]["en"]["not_worked"] and "{count}" in data["ui"]["zh"]["not_worked"]

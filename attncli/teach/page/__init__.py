@@ -10,7 +10,7 @@ from __future__ import annotations
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
-from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps
+from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
 from attncli.teach.texts import texts
 from attncli.teach.texts.page_en import PAGE as PAGE_EN
 from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
@@ -23,16 +23,17 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4) -> dict:
     """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index)."""
     spec = trace.spec
     queries = [i for i in pick(spec.n, PAGE_MAX, PAGE_EDGE, False) if i is not None]
-    heads = explained(trace, queries)
+    pairs = explained(trace, queries)
     strings = Strings()
-    focus, steps, english = focus_steps(trace, queries, heads, strings)
+    focus, steps, english = focus_steps(trace, pairs, strings)
     tables = []
     for shown in shown_tables(trace):
         data = table_data(shown, trace, precision)
-        data["x"] = cell_steps(trace, shown, queries[0], english)
+        data["x"], data["perQuery"] = cell_steps(trace, shown, queries[0], english), per_query(trace, shown)
         tables.append(data)
     return {
-        "title": title, "heads": spec.heads, "explained": len(heads), "queries": queries,
+        "title": title, "heads": spec.heads, "explained": len(pairs), "queries": queries,
+        "pathHeads": sorted({h for h, _ in pairs}), "pathQueries": sorted({i for _, i in pairs}),
         "tokens": list(spec.tokens), "cross": spec.context is not None,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
         "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED,

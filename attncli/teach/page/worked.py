@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.teach.explain import step as explain_step
 from attncli.teach.explain.step import MAX_LINES, Focus, Step
@@ -18,8 +19,11 @@ from attncli.teach.lines import subscript
 from attncli.teach.page.tables import Shown, masked_at
 from attncli.teach.texts import texts
 
-MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the later heads name explain's command
+MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the panel names explain's command
+# explain's step 4 reads a head's whole n × m scores (is Q·Kᵀ symmetric?): the pairs written out are fewer as
+# n·m grows, so that a large document's page is made in seconds (n = m = 4096: 1 pair; 1024: 28; 512: 114)
 STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7)}
+WORK_CELLS = 30_000_000  # (query, head) pairs × n × m, at most (about 10 s of explain on a 2-core machine)
 MASKED_STEPS = (4, 5)  # a masked cell: the step that names the mask, then softmax's "masked keys get weight 0"
 
 
@@ -37,12 +41,15 @@ class Strings:
         return self.index[text]
 
 
-def explained(trace: Trace, queries: list[int]) -> list[int]:
-    """The heads whose steps the page writes out: all, unless queries × heads passes :data:`MAX_FOCUSES`."""
-    return list(range(min(trace.spec.heads, max(1, MAX_FOCUSES // max(len(queries), 1)))))
+def explained(trace: Trace, queries: list[int]) -> list[tuple[int, int]]:
+    """The (head, query) pairs whose steps the page writes out: head by head, every query shown, at most
+    :data:`MAX_FOCUSES` of them, and fewer for a large n × m (:data:`WORK_CELLS`)."""
+    spec = trace.spec
+    count = min(MAX_FOCUSES, max(1, WORK_CELLS // (spec.n * spec.m)))
+    return [(h, i) for h in range(spec.heads) for i in queries][:count]
 
 
-def focus_steps(trace: Trace, queries: list[int], heads: list[int], strings: Strings) -> tuple[dict, list, dict]:
+def focus_steps(trace: Trace, pairs: list[tuple[int, int]], strings: Strings) -> tuple[dict, list, dict]:
     """For each language and ``"head,query"``: the indices of its steps in the returned list; each step as
     [number, heading, formula, paragraphs, lines, notes] of string indices (a step written once when repeated);
     and the English steps themselves by (head, query), for :func:`cell_steps`."""
@@ -53,11 +60,10 @@ def focus_steps(trace: Trace, queries: list[int], heads: list[int], strings: Str
     for lang in ("en", "zh"):
         t = texts(lang)
         out[lang] = {}
-        for h in heads:
-            for i in queries:
-                made = steps(trace, Focus(i, h, lang))
-                english.update({(h, i): made} if lang == "en" else {})
-                out[lang][f"{h},{i}"] = [_entry(s, t, strings, table, seen) for s in made]
+        for h, i in pairs:
+            made = steps(trace, Focus(i, h, lang))
+            english.update({(h, i): made} if lang == "en" else {})
+            out[lang][f"{h},{i}"] = [_entry(s, t, strings, table, seen) for s in made]
     return out, table, english
 
 
@@ -121,30 +127,34 @@ def _softmax_lines(trace: Trace, lines: list[str], head: int, i: int, j: int) ->
     return [x[rank] for x in (exps, quotients) if rank < len(x)] + total
 
 
+def per_query(trace: Trace, shown: Shown) -> bool:
+    """Is a row of this table a query (Q, S, A, H …: its own query's steps), not a key (K, V: the first query's)?"""
+    return shown.block.rows is trace.spec.tokens and QUANTITIES[shown.block.key].shape.split()[-2:][0] != "m"
+
+
 def cell_steps(trace: Trace, shown: Shown, focus_query: int, english: dict) -> dict | None:
     """For every shown cell of a table: its steps (numbers) and, for each, the highlighted lines, as
-    ``{"s": [[step numbers per shown column] per shown row], "hl": [[[lines…] per step] …]}`` (None where rows or
-    columns are left out); None for a table of a head whose steps the page does not write out."""
+    ``{"s": [[step numbers per shown column] per shown row], "hl": [[[lines…] per step] …]}``; None where rows or
+    columns are left out or the page does not write out the row's steps (and for the whole table, when none)."""
     head = shown.head or 0
-    if (head, focus_query) not in english:
-        return None
-    first = english[(head, focus_query)]
-    numbers_of = {str(s.number): [n.key for n in s.numbers] for s in first}
-    key, per_query = shown.block.key, shown.block.rows is trace.spec.tokens
+    key, by_row = shown.block.key, per_query(trace, shown)
     numbers_s, lines_s = [], []
     for i in shown.rows:
-        query = i if per_query and i is not None else focus_query
-        lines_of = {str(s.number): s.lines for s in english.get((head, query), first)}
+        query = i if by_row and i is not None else focus_query
+        made = english.get((head, query))
+        if i is None or made is None:
+            numbers_s.append([None] * len(shown.columns))
+            lines_s.append([None] * len(shown.columns))
+            continue
+        numbers_of = {str(s.number): [n.key for n in s.numbers] for s in made}
+        lines_of = {str(s.number): s.lines for s in made}
         row_steps, row_hl = [], []
         for j in shown.columns:
-            if i is None or j is None:
-                row_steps.append(None)
-                row_hl.append(None)
-                continue
-            masked = masked_at(trace, shown, i, j)
-            numbers = step_numbers(key, numbers_of, masked)
+            masked = j is not None and masked_at(trace, shown, i, j)
+            numbers = None if j is None else step_numbers(key, numbers_of, masked)
             row_steps.append(numbers)
-            row_hl.append([highlight(trace, n, key, lines_of.get(n, []), (head, i, j), masked) for n in numbers])
+            row_hl.append(None if j is None else
+                          [highlight(trace, n, key, lines_of.get(n, []), (head, i, j), masked) for n in numbers])
         numbers_s.append(row_steps)
         lines_s.append(row_hl)
-    return {"s": numbers_s, "hl": lines_s}
+    return None if all(x is None for row in numbers_s for x in row) else {"s": numbers_s, "hl": lines_s}

@@ -25,8 +25,9 @@ PAGE = {
              "(attncli compute --full shows them all).",
     "no_lines": "Like attncli explain, the panel writes out the arithmetic of the first 12 keys of a row only; this "
                 "key comes later.",
-    "not_worked": "The page writes out the steps of the first {heads} heads; for this one, run attncli explain "
-                  "FILE --head {head} --query {query}.",
+    "not_worked": "This page writes out explain's steps for {count} (query, head) pairs only (more would make a "
+                  "large document's page slow to write); for this number, run attncli explain FILE --head {head} "
+                  "--query {query}.",
     "given": "This number is part of the document: nothing computes it.",
     "legend": "Weights: the deeper the colour, the larger the weight; masked cells are hatched.",
     "tables": "Tables",

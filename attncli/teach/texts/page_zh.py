@@ -24,7 +24,8 @@ PAGE = {
     "shown": "这里显示了 {n} 行中的 {rows} 行、{m} 列中的 {columns} 列：大矩阵只显示开头和结尾"
              "（attncli compute --full 会全部显示）。",
     "no_lines": "和 attncli explain 一样，面板只写出一行中前 12 个键的算式；这个键排在它们之后。",
-    "not_worked": "页面只写出前 {heads} 个头的步骤；这个头请运行 attncli explain FILE --head {head} --query {query}。",
+    "not_worked": "这个页面只写出了 {count} 组（查询，头）的步骤（再多，大文档的页面就要写很久）；这个数请运行 "
+                  "attncli explain FILE --head {head} --query {query}。",
     "given": "这个数来自文档本身，不需要计算。",
     "legend": "权重：颜色越深，权重越大；被屏蔽的格子画有斜线。",
     "tables": "表格",

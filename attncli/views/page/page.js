@@ -184,9 +184,9 @@
     const body = $("panel-body");
     body.textContent = "";
     const head = t.head === null ? 0 : t.head;
-    const query = t.rowAxis === "n" ? t.r[r] : D.queries[0];
-    if (!t.x) {
-      body.appendChild(el("p", { class: "note" }, fill(ui("not_worked"), { heads: D.explained, head: head + 1,
+    const query = t.perQuery ? t.r[r] : D.queries[0];
+    if (!t.x || !t.x.s[r][c]) {
+      body.appendChild(el("p", { class: "note" }, fill(ui("not_worked"), { count: D.explained, head: head + 1,
         query: query + 1 })));
     } else {
       const numbers = t.x.s[r][c], marks = t.x.hl[r][c];
@@ -264,12 +264,12 @@
       const select = $(id), was = select.value;
       select.textContent = "";
       if (all) select.appendChild(el("option", { value: "" }, ui("all_heads")));
-      const count = all ? D.heads : D.explained;
-      for (let h = 0; h < count; h++) select.appendChild(el("option", { value: String(h) }, fill(ui("head"), { h: h + 1 })));
+      const heads = all ? [...Array(D.heads).keys()] : D.pathHeads;
+      for (const h of heads) select.appendChild(el("option", { value: String(h) }, fill(ui("head"), { h: h + 1 })));
       select.value = was || (all ? "" : "0");
     }
     $("heads").parentElement.hidden = D.heads < 2;
-    $("path-head-pick").hidden = D.explained < 2;
+    $("path-head-pick").hidden = D.pathHeads.length < 2;
   }
   function showHeads() {
     const h = $("heads").value;
@@ -290,7 +290,7 @@
   }
   if (!D.tables.some((t) => t.heat)) document.querySelector(".legend").hidden = true;
   const pq = $("path-query");
-  D.queries.forEach((i) => pq.appendChild(el("option", { value: String(i) }, D.tokens[i])));
+  D.pathQueries.forEach((i) => pq.appendChild(el("option", { value: String(i) }, D.tokens[i])));
   main.addEventListener("click", (e) => { const td = e.target.closest("td[data-rc]"); if (td) { focusCell(td); open(td); } });
   main.addEventListener("keydown", onKey);
   main.addEventListener("mouseover", (e) => {
