@@ -253,3 +253,19 @@ def test_every_number_of_every_example_opens_its_steps(browser, page, example):
         assert found["cells"] > 0 and found["empty"] == [] and found["unmarked"] == [], found
         browser.find_element(By.ID, "lang").click()
     assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+def test_the_walkthrough_goes_through_explains_steps_and_their_tables(browser, page):
+    page("illustrated.yaml")
+    for _ in range(3):
+        browser.find_element(By.ID, "next").click()
+    shown = browser.find_element(By.ID, "path-step").text
+    assert shown.startswith("Step 4 · ") and "Input 2: q₁ · k₂ = 1·4 + 0·4 + 2·0 = 4" in shown
+    browser.find_element(By.ID, "goto").click()
+    marked = browser.find_elements(By.CSS_SELECTOR, "figure.in-step table")
+    assert [t.get_attribute("data-key") for t in marked] == ["scores"]  # (scale: none: z is s)
+    assert browser.switch_to.active_element.get_attribute("data-rc") == "0,0"  # the keyboard is there too
+    top = browser.execute_script("return arguments[0].getBoundingClientRect().top", marked[0])
+    assert 0 <= top < browser.execute_script("return window.innerHeight")
+    browser.find_element(By.ID, "path-query").send_keys("Input 3")
+    assert "Input 1: q₃ · k₁ = 2·0 + 1·1 + 3·1 = 4" in browser.find_element(By.ID, "path-step").text

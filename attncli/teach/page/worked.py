@@ -68,11 +68,12 @@ def focus_steps(trace: Trace, pairs: list[tuple[int, int]], strings: Strings) ->
 
 
 def _entry(s: Step, t: dict, strings: Strings, table: list, seen: dict) -> int:
-    item = (str(s.number), strings(heading(s, t)), strings(s.formula),
-            tuple(map(strings, s.text)), tuple(map(strings, s.lines)), tuple(map(strings, s.notes)))
+    """The step's index in ``table``: [number, heading, formula, paragraphs, lines, notes, the keys of its tables]."""
+    item = (str(s.number), strings(heading(s, t)), strings(s.formula), tuple(map(strings, s.text)),
+            tuple(map(strings, s.lines)), tuple(map(strings, s.notes)), tuple(n.key for n in s.numbers))
     if item not in seen:
         seen[item] = len(table)
-        table.append([item[0], item[1], item[2], list(item[3]), list(item[4]), list(item[5])])
+        table.append([item[0], item[1], item[2], *map(list, item[3:])])
     return seen[item]
 
 

@@ -18,6 +18,7 @@ PAGE = {
     "query": "Query",
     "previous": "Previous step",
     "next": "Next step",
+    "goto": "See its tables",
     "close": "Close",
     "value": "{table}, row {row}, column {column}: {value}",
     "masked_value": "{table}, row {row}, column {column}: masked",

@@ -18,6 +18,7 @@ PAGE = {
     "query": "查询",
     "previous": "上一步",
     "next": "下一步",
+    "goto": "查看对应的表格",
     "close": "关闭",
     "value": "{table}，第 {row} 行，第 {column} 列：{value}",
     "masked_value": "{table}，第 {row} 行，第 {column} 列：已屏蔽",

@@ -6,6 +6,7 @@
   let lang = "en";
   let opened = null;  // [table index, shown row, shown column] of the cell whose panel is open
   let pathAt = 0;
+  let goto = null;  // the first table of the walkthrough's step
   const $ = (id) => document.getElementById(id);
   const ui = (key) => D.ui[lang][key];
   const fill = (text, values) => text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? values[k] : m));
@@ -233,7 +234,17 @@
     });
     const into = $("path-step");
     into.textContent = "";
+    const head = $("path-head").value;
+    const keys = list.length ? D.steps[list[pathAt]][6] : [];
+    let first = null;
+    figures.forEach(([fig, t]) => {  // the step's tables in the page, for its head
+      const inStep = keys.includes(t.key) && (t.head === null || String(t.head) === head);
+      fig.classList.toggle("in-step", inStep);
+      if (inStep && !first) first = fig;
+    });
     if (list.length) drawStep(D.steps[list[pathAt]], null, into);
+    $("goto").hidden = !first;
+    goto = first;
     $("prev").disabled = pathAt <= 0;
     $("next").disabled = pathAt >= list.length - 1;
   }
@@ -308,6 +319,13 @@
   $("heads").addEventListener("change", showHeads);
   $("path-query").addEventListener("change", drawPath);
   $("path-head").addEventListener("change", drawPath);
+  $("goto").addEventListener("click", () => {
+    if (!goto) return;
+    if (goto.hidden) { $("heads").value = ""; showHeads(); }
+    goto.scrollIntoView({ block: "start" });
+    const cell = goto.querySelector('td[tabindex="0"]');
+    if (cell) cell.focus({ preventScroll: true });
+  });
   $("prev").addEventListener("click", () => { pathAt = Math.max(0, pathAt - 1); drawPath(); });
   $("next").addEventListener("click", () => { pathAt += 1; drawPath(); });
   setLang("en");
