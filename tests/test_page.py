@@ -176,3 +176,15 @@ def test_a_large_document_writes_out_fewer_steps_and_says_which(monkeypatch):
     assert table(data, "weights", 1)["x"] is None
     assert table(data, "keys")["x"]["s"][20][0] == ["3"]  # a key's row: explained with the first query's steps
     assert "{count}" in data["ui"]["en"]["not_worked"] and "{count}" in data["ui"]["zh"]["not_worked"]
+
+
+def test_the_heat_colours_are_computes_and_heatmaps():
+    """Weights shaded by their value (compute's tables); scores from the smallest to the largest unmasked one (one
+    head of attncli heatmap --of scores); the other tables plain."""
+    trace = attncli.compute(EXAMPLES / "causal.yaml")
+    data = page_data(trace)
+    below = np.tril(np.ones((trace.spec.n, trace.spec.m), dtype=bool))  # what causal allows
+    scores = trace.scores[0][below]
+    assert table(data, "weights")["heat"] == [0.0, 1.0]
+    assert table(data, "scores")["heat"] == [scores.min(), scores.max()]
+    assert table(data, "queries")["heat"] is None and table(data, "inputs", None)["heat"] is None

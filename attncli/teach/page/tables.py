@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from attncli.core.trace import Trace
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import all_whole, format_number, pick
@@ -15,6 +17,7 @@ from attncli.teach.texts import texts
 from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 
 MASKABLE = ("scores", "weights")  # shown as numbers (a weight 0), but masked: a click says by what
+HEAT = ("scores", "scaled_scores", "score_bias")  # shaded too, as attncli heatmap --of draws them
 PAGE_MAX, PAGE_EDGE = 32, 12  # beyond 32 rows or columns, the first and last 12 (a phone still scrolls them)
 
 
@@ -107,10 +110,26 @@ def table_data(shown: Shown, trace: Trace, precision: int) -> dict:
         "rowAxis": axis(block.rows, trace), "colAxis": axis(block.columns, trace),
         "r": shown.rows, "c": shown.columns, "rl": rows, "cl": columns,
         "n": int(block.matrix.shape[0]), "m": int(block.matrix.shape[1]),
-        "v": cells(shown, precision), "heat": block.key == "weights",
+        "v": cells(shown, precision), "heat": heat_scale(shown, trace),
         "mk": [f"{r},{c}" for r, i in enumerate(shown.rows) for c, j in enumerate(shown.columns)
                if i is not None and j is not None and masked_at(trace, shown, i, j)],  # hatched, number or not
     }
+
+
+def heat_scale(shown: Shown, trace: Trace) -> list[float] | None:
+    """The colour scale of a queries × keys table, as ``attncli heatmap`` draws one head: a weight is its own t
+    (as compute's tables shade it: [0, 1]); scores, scaled scores and a score bias run from their smallest to their
+    largest unmasked finite value in the table.  None: no colour (every other table, as in compute)."""
+    key, matrix = shown.block.key, shown.block.matrix
+    if key == "weights":
+        return [0.0, 1.0]
+    if key not in HEAT or shown.head is None:
+        return None
+    allowed = trace.spec.allowed
+    use = np.isfinite(matrix) & (True if allowed is None else allowed[shown.head])
+    if not use.any():
+        return None
+    return [float(matrix.min(where=use, initial=np.inf)), float(matrix.max(where=use, initial=-np.inf))]
 
 
 def masked_at(trace: Trace, shown: Shown, i: int, j: int) -> bool:

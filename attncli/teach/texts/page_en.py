@@ -30,7 +30,8 @@ PAGE = {
                   "large document's page slow to write); for this number, run attncli explain FILE --head {head} "
                   "--query {query}.",
     "given": "This number is part of the document: nothing computes it.",
-    "legend": "Weights: the deeper the colour, the larger the weight; masked cells are hatched.",
+    "legend": "Weights, and the scores from the smallest to the largest of each table: the deeper the colour, the "
+              "larger the number; masked cells are hatched.",
     "tables": "Tables",
     "names": {},  # (in English the tables keep compute's titles)
 }

@@ -28,7 +28,7 @@ PAGE = {
     "not_worked": "这个页面只写出了 {count} 组（查询，头）的步骤（再多，大文档的页面就要写很久）；这个数请运行 "
                   "attncli explain FILE --head {head} --query {query}。",
     "given": "这个数来自文档本身，不需要计算。",
-    "legend": "权重：颜色越深，权重越大；被屏蔽的格子画有斜线。",
+    "legend": "权重，以及每张表里从最小到最大的得分：颜色越深，数越大；被屏蔽的格子画有斜线。",
     "tables": "表格",
     # the tables explain has no name for (explain's own names are in texts/zh.py's "label")
     "names": {"rope_frequencies": "旋转频率", "rope_attention_factor": "旋转注意力系数",

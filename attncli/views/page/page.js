@@ -78,7 +78,8 @@
           if (colTok) td.setAttribute("data-ct", colTok);
           if (hatched.has(r + "," + c)) td.className = "masked";
           else if (t.heat) {
-            const colour = heat(parseFloat(v));
+            const [lo, hi] = t.heat;
+            const colour = heat(hi > lo ? (parseFloat(v) - lo) / (hi - lo) : 0.5);
             if (colour) { td.style.background = colour; td.classList.add("heat"); }
             td.title = t.rl[r] + " → " + t.cl[c] + ": " + v;
           }
