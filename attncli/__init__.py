@@ -92,12 +92,13 @@ def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) 
     return result(attend(load(document, **overrides)))
 
 
-def show(trace: Trace, title: str = "attncli") -> Path:
+def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
     """Open the explorable page of ``trace`` (what :func:`compute` returned) in the default browser, from a
-    script; returns the temporary .html file it wrote.  In a notebook, the result itself shows the page."""
+    script, in ``lang`` (en or zh); returns the temporary .html file it wrote.  In a notebook, the result itself
+    shows the page."""
     from attncli.notebook import show as _show
 
-    return _show(trace, title)
+    return _show(trace, title, lang)
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,

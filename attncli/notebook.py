@@ -33,22 +33,24 @@ def result(trace: Trace) -> Result:
     return trace if isinstance(trace, Result) else Result(**{f.name: getattr(trace, f.name) for f in fields(Trace)})
 
 
-def page(trace: Trace, title: str = "attncli") -> str:
-    """The page of ``attncli page`` for ``trace``, as text."""
+def page(trace: Trace, title: str = "attncli", lang: str = "en") -> str:
+    """The page of ``attncli page`` for ``trace``, as text, opening in ``lang`` (en or zh)."""
     from attncli.teach.page import page_html
 
-    return page_html(trace, title)
+    return page_html(trace, title, lang=lang)
 
 
-def inline(trace: Trace, height: int = FRAME_HEIGHT) -> str:
-    """The page in an iframe of its own for a notebook's output (``srcdoc``: nothing is fetched)."""
-    return (f'<iframe srcdoc="{escape(page(trace), quote=True)}" title="attncli" '
+def inline(trace: Trace, height: int = FRAME_HEIGHT, lang: str = "en") -> str:
+    """The page in an iframe of its own for a notebook's output (``srcdoc``: nothing is fetched); in Chinese:
+    ``IPython.display.HTML(attncli.notebook.inline(trace, lang="zh"))``."""
+    return (f'<iframe srcdoc="{escape(page(trace, lang=lang), quote=True)}" title="attncli" '
             f'style="width: 100%; height: {height}px; border: 1px solid #8884;" '
             'sandbox="allow-scripts"></iframe>')
 
 
-def show(trace: Trace, title: str = "attncli") -> Path:
-    """Write the page of ``trace`` to a temporary ``.html`` file and open it in the default browser.
+def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
+    """Write the page of ``trace`` (opening in ``lang``) to a temporary ``.html`` file and open it in the default
+    browser.
 
     Returns the file's path (it is left for the browser to read; the system's temporary folder clears it).
     """
@@ -57,7 +59,7 @@ def show(trace: Trace, title: str = "attncli") -> Path:
 
     with tempfile.NamedTemporaryFile("w", suffix=".html", prefix="attncli-", delete=False,
                                      encoding="utf-8") as file:
-        file.write(page(trace, title))
+        file.write(page(trace, title, lang))
     path = Path(file.name)
     webbrowser.open(path.as_uri())
     return path

@@ -140,6 +140,9 @@ def test_the_command_writes_the_page(tmp_path):
     assert result.exit_code == 0, result.output
     data = embedded(out.read_text(encoding="utf-8"))
     assert data["title"] == "illustrated.yaml" and table(data, "weights")["v"][0] == ["0.0634", "0.4683", "0.4683"]
+    assert data["lang"] == "en"
+    result = CliRunner().invoke(app, ["page", str(EXAMPLES / "causal.yaml"), "-o", str(out), "--lang", "zh"])
+    assert result.exit_code == 0 and embedded(out.read_text(encoding="utf-8"))["lang"] == "zh"
 
 
 def test_a_bad_document_writes_nothing(tmp_path):

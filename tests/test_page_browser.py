@@ -144,6 +144,15 @@ def test_the_language_switch_turns_every_visible_sentence_chinese(browser, page)
     assert any(line.endswith(f"→   {masked}") for line in marked_lines(browser))
 
 
+def test_a_page_made_in_chinese_opens_in_chinese(browser, tmp_path):
+    path = tmp_path / "zh.html"
+    path.write_text(page_html(attncli.compute(EXAMPLES / "causal.yaml"), "causal", lang="zh"), encoding="utf-8")
+    browser.get(path.as_uri())
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-CN"
+    assert browser.find_element(By.ID, "lang").text == "English"
+    assert browser.find_element(By.ID, "path-step").text.startswith(texts("zh")["step"])
+
+
 def test_the_page_makes_no_network_request(browser, page):
     path = page("bert_base.yaml")
     weights_cell(browser, 2, 3).click()

@@ -7,7 +7,17 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.load import input_paths, load, read
-from attncli.cli.options import Debug, FileArg, HeadsOption, MaskOption, Precision, ScaleOption, output_path, overrides
+from attncli.cli.options import (
+    Debug,
+    FileArg,
+    HeadsOption,
+    Lang,
+    MaskOption,
+    Precision,
+    ScaleOption,
+    output_path,
+    overrides,
+)
 from attncli.cli.run import run
 from attncli.cli.write import emit
 
@@ -19,6 +29,9 @@ def page(
                                                    help="Write the page to this file (atomically) instead of "
                                                         "standard output.")] = None,
     precision: Precision = 4,
+    lang: Annotated[Lang, typer.Option("--lang", case_sensitive=False,
+                                       help="The language the page opens in: en or zh (its switch shows the other).")
+                    ] = Lang.en,
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
@@ -31,7 +44,7 @@ def page(
     [bold]Examples[/bold]
 
       attncli page examples/illustrated.yaml -o page.html
-      attncli page examples/causal.yaml -o causal.html --precision 2
+      attncli page examples/causal.yaml -o causal.html --precision 2 --lang zh
       attncli page examples/bert_base.yaml -o bert.html
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
@@ -43,6 +56,6 @@ def page(
         doc = read(file)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
-        emit(page_html(trace, title, precision).encode("utf-8"), output, input_paths(file, trace))
+        emit(page_html(trace, title, precision, lang.value).encode("utf-8"), output, input_paths(file, trace))
 
     run(action, debug)

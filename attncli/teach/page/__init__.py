@@ -19,8 +19,9 @@ from attncli.views.colours import RAMP, UNCOLOURED
 __all__ = ["page_data", "page_html"]
 
 
-def page_data(trace: Trace, title: str = "attncli", precision: int = 4) -> dict:
-    """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index)."""
+def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: str = "en") -> dict:
+    """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index); it opens
+    in ``lang`` (en or zh)."""
     spec = trace.spec
     queries = [i for i in pick(spec.n, PAGE_MAX, PAGE_EDGE, False) if i is not None]
     pairs = explained(trace, queries)
@@ -32,7 +33,7 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4) -> dict:
         data["x"], data["perQuery"] = cell_steps(trace, shown, queries[0], english), per_query(trace, shown)
         tables.append(data)
     return {
-        "title": title, "heads": spec.heads, "explained": len(pairs), "queries": queries,
+        "title": title, "lang": lang, "heads": spec.heads, "explained": len(pairs), "queries": queries,
         "pathHeads": sorted({h for h, _ in pairs}), "pathQueries": sorted({i for _, i in pairs}),
         "tokens": list(spec.tokens), "cross": spec.context is not None,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
@@ -41,8 +42,8 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4) -> dict:
     }
 
 
-def page_html(trace: Trace, title: str = "attncli", precision: int = 4) -> str:
+def page_html(trace: Trace, title: str = "attncli", precision: int = 4, lang: str = "en") -> str:
     """The page as one HTML document: no request leaves it (its styles, script and data are inside)."""
     from attncli.views.page import render
 
-    return render(page_data(trace, title, precision))
+    return render(page_data(trace, title, precision, lang))

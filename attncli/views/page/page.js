@@ -329,6 +329,6 @@
   });
   $("prev").addEventListener("click", () => { pathAt = Math.max(0, pathAt - 1); drawPath(); });
   $("next").addEventListener("click", () => { pathAt += 1; drawPath(); });
-  setLang("en");
+  setLang(D.lang === "zh" ? "zh" : "en");
   document.documentElement.setAttribute("data-ready", String(Math.round(performance.now())));
 })();
