@@ -191,3 +191,14 @@ def test_the_heat_colours_are_computes_and_heatmaps():
     assert table(data, "weights")["heat"] == [0.0, 1.0]
     assert table(data, "scores")["heat"] == [scores.min(), scores.max()]
     assert table(data, "queries")["heat"] is None and table(data, "inputs", None)["heat"] is None
+
+
+def test_a_rotated_query_marks_the_pair_explain_turns():
+    """rope.yaml: explain turns the pair (1, 3) of query 2 at p = 1 by φ = 1; Q′[2, 1] is its first number."""
+    data = page_data(attncli.compute(EXAMPLES / "rope.yaml"))
+    rotated = table(data, "queries_rotated")
+    lines = marked(data, rotated, 1, 0)[0]
+    c, s = math.cos(1.0), math.sin(1.0)
+    assert lines[0] == f"(q₁, q₃) = (1, 2)  →  (1·{c:.4f} − 2·{s:.4f}, 2·{c:.4f} + 1·{s:.4f}) = " \
+                       f"({c - 2 * s:.4f}, {2 * c + s:.4f})"
+    assert rotated["v"][1][0] == f"{c - 2 * s:.4f}" and marked(data, rotated, 1, 1) == [[]]

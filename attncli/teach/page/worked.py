@@ -110,6 +110,9 @@ def highlight(trace: Trace, number: str, key: str, lines: list[str], cell: tuple
         return _softmax_lines(trace, lines, head, i, j)
     if number == "7":
         return list(range(len(lines)))
+    if number == "rope" and key == "queries_rotated":  # the query's pair that explain turns, if it holds column j
+        d = re.escape(subscript(j + 1))
+        return _find(lines, f"\\(q{d}, |, q{d}\\)")
     return []
 
 
