@@ -39,7 +39,7 @@ def page(
 ) -> None:
     """Write an explorable page of FILE's attention: one HTML file that works offline.
 
-    Every table of compute, head by head, the weights in colour. Click any number (or reach it with Tab and the arrow keys and press Enter) to see where it comes from, written out with the document's numbers in explain's words; point at a token to light up its row and column everywhere; the eight steps of explain as a walkthrough; English and Chinese; light and dark. The file holds its own styles, script and data: it makes no network request.
+    Every table of compute, head by head, the weights and scores in colour. Click any number (or reach it with Tab and the arrow keys and press Enter) to see where it comes from, written out with the document's numbers in explain's words; point at a token to light up its row and column everywhere; the eight steps of explain as a walkthrough; English and Chinese; light and dark. The file holds its own styles, script and data: it makes no network request.
 
     [bold]Examples[/bold]
 
