@@ -11,6 +11,7 @@ import numpy as np
 from conftest import EXAMPLES
 
 import attncli
+import attncli.notebook
 from attncli.core.pipeline import attend
 from attncli.notebook import result
 from attncli.teach.texts import texts
@@ -49,3 +50,13 @@ def test_show_opens_the_page_in_a_browser(monkeypatch):
         assert "<title>causal</title>" in text and causal in text
     finally:
         path.unlink()
+
+
+def test_a_result_without_its_weights_has_no_page():
+    from dataclasses import replace
+
+    import pytest
+
+    trace = replace(attncli.compute(EXAMPLES / "illustrated.yaml"), scores=None, weights=None)  # as streamed
+    with pytest.raises(attncli.AttnError, match="needs the scores and weights"):
+        attncli.notebook.page(trace)

@@ -7,6 +7,7 @@ shown, explain's steps in English and Chinese with the lines each cell's arithme
 
 from __future__ import annotations
 
+from attncli.core.errors import AttnError
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
@@ -22,6 +23,9 @@ __all__ = ["page_data", "page_html"]
 def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: str = "en") -> dict:
     """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index); it opens
     in ``lang`` (en or zh)."""
+    if trace.scores is None or trace.weights is None:
+        raise AttnError("the page needs the scores and weights, and this result was computed without them "
+                        "(streamed, or only some stages): compute it in full, as attncli.compute does")
     spec = trace.spec
     queries = [i for i in pick(spec.n, PAGE_MAX, PAGE_EDGE, False) if i is not None]
     pairs = explained(trace, queries)
