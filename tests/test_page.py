@@ -97,7 +97,7 @@ def test_the_tables_are_computes_head_by_head():
 
 
 def test_every_table_has_a_chinese_title():
-    documents = [EXAMPLES / p.name for p in sorted(EXAMPLES.glob("*.yaml"))]
+    documents = [EXAMPLES / p.name for p in sorted(EXAMPLES.glob("*.yaml")) if p.name != "bert_base.yaml"]  # (slow)
     documents.append({"inputs": [[1, 2], [3, -1]], "positional": "sinusoidal", "heads": 2, "sinks": [0.5, -1],
                       "query_temperature": {"floor_scale": 8192, "attn_scale": 0.1}, "mask": "causal"})
     for document in documents:
@@ -124,6 +124,7 @@ def test_the_bert_base_page_is_within_12_mb():
     assert len(html.encode()) <= 12_000_000
     data = embedded(html)
     assert data["explained"] == 12 * 6 and len([t for t in data["tables"] if t["key"] == "weights"]) == 12
+    assert all(re.search(r"[\u4e00-\u9fff]", t["title"]["zh"]) for t in data["tables"])
 
 
 def test_a_token_cannot_end_the_script():
