@@ -1,0 +1,36 @@
+"""The document key ``gradient`` (Part 3): dL/d(the block's last quantity), the seed of the backward pass.
+
+    gradient: [[…], …]                # a matrix, a file, or {random: normal, seed: 0}
+
+The block's last quantity is ``normalized`` with ``add_norm``, else ``residual`` with ``residual``, else
+``output``; the gradient has its shape (n × d_model, or n × d_out).  Only a softmax of dot-product scores has
+a backward pass here (FlashAttention's: through the log-sum-exp), so ``score: additive`` and
+``normalize: sum | none`` are refused with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, shape_str
+from attncli.inputs.source import MatrixSource
+
+
+def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], last: str) -> np.ndarray | None:
+    """``gradient:`` as an array of ``shape`` (that of ``last``, the block's last quantity), or None."""
+    if value is None:
+        return None
+    data = builder.data
+    if data.get("score", "dot") != "dot":
+        raise AttnError(f"needs dot-product scores; this document has score: {data['score']}, whose weights have no "
+                        "log-sum-exp (the backward pass here is a softmax's)", "gradient")
+    if data.get("normalize", "softmax") != "softmax":
+        raise AttnError(f"needs normalize: softmax; this document has normalize: {data['normalize']}, which has no "
+                        "log-sum-exp (the backward pass here is a softmax's)", "gradient")
+    gradient = builder.read("gradient", value, shape)
+    if gradient.shape != shape:
+        raise AttnError(f"is {shape_str(gradient.shape)} but it is dL/d{last}, the block's last quantity, which is "
+                        f"{shape_str(shape)}", "gradient")
+    return np.ascontiguousarray(gradient, dtype=np.float64)
