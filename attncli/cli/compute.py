@@ -47,10 +47,24 @@ def compute(
                                       "residual, normalized; shown only when named: the projections weight_query, "
                                       "bias_query, weight_key, bias_key, weight_value, bias_value, weight_gate, "
                                       "bias_gate, weight_output, bias_output, and the kernel's view kernel_queries, "
-                                      "kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_Q, b_Q, Q, "
+                                      "kernel_keys. With gradient: (the backward pass): grad_normalized, "
+                                      "grad_residual, grad_normalized_output, grad_output, grad_gated_head_outputs, "
+                                      "grad_gate, grad_head_outputs, grad_weights, delta, grad_scaled_scores, "
+                                      "grad_scores, grad_queries_rotated, grad_keys_rotated, grad_normalized_queries, "
+                                      "grad_normalized_keys, grad_queries, grad_keys, grad_values, "
+                                      "grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, "
+                                      "grad_bias_query, grad_weight_key, grad_bias_key, grad_weight_value, "
+                                      "grad_bias_value, grad_weight_output, grad_bias_output, grad_weight_gate, "
+                                      "grad_bias_gate, grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, "
+                                      "grad_post_norm_beta, grad_add_norm_gamma, grad_add_norm_beta, "
+                                      "grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, "
+                                      "grad_qk_norm_beta_key, grad_sinks; shown only when named: grad_kernel_queries, "
+                                      "grad_kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_Q, b_Q, Q, "
                                       "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
                                       "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
-                                      "R, N.")] = None,
+                                      "R, N; the gradients dN, dR, dY, dG, dH, dA, D, dZ, dS, dQ′, dK′, dQ̂, dK̂, dQ, "
+                                      "dK, dV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, db_O, dW_G, "
+                                      "db_G, d_sinks.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="Show one head's tables (counting from 1), "

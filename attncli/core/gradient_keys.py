@@ -46,7 +46,7 @@ GRADIENTS: tuple[Quantity, ...] = (
     _g("grad_residual", "dR", "Gradient of R", "n d_model", "dR = dL/dR", "and add_norm: or residual:"),
     _g("grad_normalized_output", "", "Gradient of post_norm(Y)", "n d_out", "d post_norm(Y) = α·dR", "and post_norm:"),
     _g("grad_output", "dY", "Gradient of Y", "n d_out", "dY = dL/dY"),
-    _g("grad_gated_head_outputs", "d(H ⊙ G)", "Gradient of H ⊙ G", "h n d_v", "d(H ⊙ G) = dY·W_Oᵀ per head",
+    _g("grad_gated_head_outputs", "", "Gradient of H ⊙ G", "h n d_v", "d(H ⊙ G) = dY·W_Oᵀ per head",
        "and weights.gate:"),
     _g("grad_gate", "dG", "Gradient of G", "h n d_v", "dG = d(H ⊙ G) ⊙ H", "and weights.gate:"),
     _g("grad_head_outputs", "dH", "Gradient of H", "h n d_v", "dH = dL/dH"),

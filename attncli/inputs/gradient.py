@@ -31,6 +31,6 @@ def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], las
                         "log-sum-exp (the backward pass here is a softmax's)", "gradient")
     gradient = builder.read("gradient", value, shape)
     if gradient.shape != shape:
-        raise AttnError(f"is {shape_str(gradient.shape)} but it is dL/d{last}, the block's last quantity, which is "
-                        f"{shape_str(shape)}", "gradient")
+        raise AttnError(f"is {shape_str(gradient.shape)} but the block's last quantity, {last}, is {shape_str(shape)} "
+                        f"(the gradient is dL/d({last}): it has that shape)", "gradient")
     return np.ascontiguousarray(gradient, dtype=np.float64)
