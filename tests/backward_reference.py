@@ -190,9 +190,7 @@ def torch_forward(torch, doc: dict, leaf: dict) -> dict:
     if "pre_norm" in doc:
         x = keep("normalized_inputs", _named_norm(torch, x0, leaf, doc, "pre_norm"))
     q, k, v, p_q, p_k = _qk(torch, doc, leaf, x, keep)
-    z = keep("scaled_scores", _scaled(torch, doc, keep("scores", _scores(q, k, doc)), p_q, p_k))
-    a, kept["lse"] = _softmax(torch, doc, leaf, z)
-    heads = keep("head_outputs", keep("weights", a) @ v.repeat_interleave(q.shape[0] // k.shape[0], dim=0))
+    heads = attend(torch, doc, leaf, q, k, v, p_q, p_k, kept, keep)
     if "gate" in doc["weights"]:
         gate = keep("gate", torch.sigmoid(_heads(_linear(leaf, x, "gate"), doc["heads"])))
         heads = keep("gated_head_outputs", heads * gate)
@@ -218,11 +216,18 @@ def _qk(torch, doc, leaf, x, keep):
     c = leaf.get("context", x)
     q, k, v = (_heads(_linear(leaf, src, name), heads)
                for src, name, heads in ((x, "query", h), (c, "key", g), (c, "value", g)))
+    return after_projections(torch, doc, leaf, q, k, v, keep)
+
+
+def after_projections(torch, doc, leaf, q, k, v, keep):
+    """From Q, K, V (h, n, d_k), (g, m, d_k), (g, m, d_v): the clip, qk_norm, rope, the temperature."""
+    h, g = q.shape[0], k.shape[0]
     if "clip_qkv" in doc:
         q, k, v = (torch.clamp(t, -doc["clip_qkv"], doc["clip_qkv"]) for t in (q, k, v))
     q, k, v = keep("queries", q), keep("keys", k), keep("values", v)
     p_q = torch.arange(q.shape[1], dtype=torch.float64)
-    p_k = torch.arange(k.shape[1], dtype=torch.float64) if "context" in doc else p_q
+    same = "context" not in doc and k.shape[1] == q.shape[1]  # the keys at the queries' positions
+    p_k = p_q if same else torch.arange(k.shape[1], dtype=torch.float64)
     norm = doc.get("qk_norm")
     if norm and not norm.get("after_rope"):
         q = keep("normalized_queries", _qk_norm(torch, q, h, leaf, "query", norm))
@@ -237,6 +242,29 @@ def _qk(torch, doc, leaf, x, keep):
         t = doc["query_temperature"]
         q = q * (1 + t["attn_scale"] * torch.log(1 + torch.floor((p_q + 1) / t["floor_scale"])))[None, :, None]
     return keep("kernel_queries", q), keep("kernel_keys", k), v, p_q, p_k
+
+
+def attend(torch, doc, leaf, q, k, v, p_q, p_k, kept, keep):
+    """Scores to H: the scale, cap, bias, mask, softmax (with sinks) and A·V."""
+    z = keep("scaled_scores", _scaled(torch, doc, keep("scores", _scores(q, k, doc)), p_q, p_k))
+    a, kept["lse"] = _softmax(torch, doc, leaf, z)
+    return keep("head_outputs", keep("weights", a) @ v.repeat_interleave(q.shape[0] // k.shape[0], dim=0))
+
+
+def torch_direct(torch, doc: dict, leaf: dict) -> dict:
+    """A document giving Q, K and V (leaf["queries"] …, before the clip): output = the heads concatenated."""
+    kept = {}
+
+    def keep(key, x):
+        x.retain_grad()
+        kept[key] = x
+        return x
+
+    q, k, v, p_q, p_k = after_projections(torch, doc, leaf, leaf["given_queries"], leaf["given_keys"],
+                                          leaf["given_values"], keep)
+    heads = attend(torch, doc, leaf, q, k, v, p_q, p_k, kept, keep)
+    kept["last"] = keep("output", heads.transpose(0, 1).reshape(q.shape[1], -1))
+    return kept
 
 
 def _scores(q, k, doc):

@@ -76,3 +76,53 @@ def test_every_gradient_key_is_checked_somewhere(torch):
         base = set(FEATURES) - {"add_norm", "residual", "post_norm", "context"} | extra
         seen |= check(torch, base, seed)
     assert set(GRADIENT_KEYS) - seen == set()
+
+
+DIRECT = ("causal", "mask_matrix", "window", "bias_matrix", "alibi", "softcap", "rope", "gqa", "qk_norm", "clip",
+          "sinks", "temperature", "context")
+DIRECT_SETS = [frozenset(random.Random(seed).sample(DIRECT, random.Random(seed + 500).randint(1, 7)))
+               for seed in range(24)]
+
+
+def direct_document(features: set[str], seed: int, flat: bool) -> dict:
+    """A document of backward_reference's with Q, K and V given instead of X and the weights (as computed from
+    them, before any clip), and dO per head (h × n × d_v) as its gradient; ``flat``: Q, K, V as n × h·d."""
+    doc = document(features, seed)
+    x, w = np.array(doc.pop("inputs")), {key: np.array(value) for key, value in doc.pop("weights").items()}
+    c = np.array(doc.pop("context")) if "context" in doc else x
+    h, g = doc["heads"], doc["kv_heads"]
+    qkv = {"queries": (x @ w["query"], h), "keys": (c @ w["key"], g), "values": (c @ w["value"], g)}
+    for key, (array, heads) in qkv.items():
+        doc[key] = (array if flat else array.reshape(len(array), heads, -1).transpose(1, 0, 2)).tolist()
+    doc.pop("gradient")
+    doc.pop("bias", None)
+    n, d_v = len(x), w["value"].shape[1] // g
+    doc["gradient"] = np.random.default_rng(seed).normal(size=(h, n, d_v)).tolist()
+    return doc
+
+
+@pytest.mark.parametrize("features", DIRECT_SETS, ids=["+".join(sorted(f)) for f in DIRECT_SETS])
+def test_qkv_given_directly(torch, features):
+    from backward_reference import leaves as all_leaves
+    from backward_reference import torch_direct
+
+    for flat in (False, True):
+        doc = direct_document(set(features), len(features), flat)
+        trace = attncli.compute(doc)
+        leaf = {key: value for key, value in all_leaves(torch, {"inputs": [[0.0]], "weights": {}, **doc}).items()
+                if key.startswith(("qk_norm", "sinks"))}
+        h, g = doc["heads"], doc["kv_heads"]
+        for key, heads in (("queries", h), ("keys", g), ("values", g)):
+            array = np.array(doc[key])
+            array = array.reshape(len(array), heads, -1).transpose(1, 0, 2) if flat else array
+            leaf[f"given_{key}"] = torch.tensor(array, requires_grad=True)
+        kept = torch_direct(torch, doc, leaf)
+        seed = torch.tensor(np.array(doc["gradient"]).transpose(1, 0, 2).reshape(kept["last"].shape))
+        (seed * kept["last"]).sum().backward()
+        expected = {f"grad_{key}": t.grad.numpy() for key, t in {**kept, **leaf}.items()
+                    if key not in ("last", "lse") and not key.startswith("given_") and t.grad is not None}
+        assert set(expected) - set(trace.gradients) == set()
+        for key, value in expected.items():
+            close(trace.gradients[key], value, f"{key} with {sorted(features)}")
+        assert "grad_inputs" not in trace.gradients and trace.spec.given_qkv is not None
+        assert np.abs(trace.lse - kept["lse"].detach().numpy()).max() <= 1e-12 * (1 + np.abs(trace.lse).max())

@@ -95,3 +95,36 @@ def test_gradients_and_their_heat_maps_need_a_gradient(runner, tmp_path):
     drawn = runner.invoke(app, ["heatmap", str(path), "--of", "grad_weights"])
     assert drawn.exit_code == 2 and "needs gradient:" in drawn.stderr
     assert attncli.compute(str(path)).gradients == {}  # and without one, no backward pass at all
+
+
+QKV = {"queries": [[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]], "keys": [[[1.0, 0.0], [0.0, 1.0]]],
+       "values": [[[1.0], [3.0]]]}
+
+
+def test_qkv_given_directly_as_a_kernel_has_them(runner, tmp_path):
+    path = tmp_path / "qkv.json"
+    path.write_text(json.dumps({**QKV, "scale": "none", "gradient": [[[1.0], [1.0], [0.0]]]}))
+    result = json.loads(runner.invoke(app, ["compute", str(path), "--format", "json"]).stdout)
+    assert "inputs" not in result and "context" not in result and "grad_inputs" not in result
+    assert result["tokens"] == ["q1", "q2", "q3"] and result["context_tokens"] == ["k1", "k2"]
+    e = np.exp(1.0)
+    assert np.allclose(result["output"], [[(e + 3) / (e + 1)], [(1 + 3 * e) / (1 + e)], [2.0]], rtol=1e-15)
+    assert result["grad_output"] == [[1.0], [1.0], [0.0]]  # dO per head, its heads side by side
+    a = np.array(result["weights"])[0]
+    assert np.allclose(result["grad_values"], [[[a[0, 0] + a[1, 0]], [a[0, 1] + a[1, 1]]]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"inputs": [[1.0, 2.0]]}, "inputs: cannot be used with queries, keys and values given directly"),
+    ({"bias": {"output": [1.0]}}, "bias: cannot be used with queries, keys and values given directly"),
+    ({"residual": True}, "residual: cannot be used with queries"),
+    ({"heads": 2}, "queries: is 3-D with 1 head but heads is 2"),
+    ({"keys": None}, "keys: is required with queries and values"),
+    ({"values": [[[1.0], [3.0], [4.0]]]}, "values: have 3 rows but there are 2 keys"),
+])
+def test_qkv_refusals(runner, tmp_path, extra, message):
+    path = tmp_path / "qkv.json"
+    path.write_text(json.dumps({**QKV, **extra}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1

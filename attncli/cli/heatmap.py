@@ -64,7 +64,7 @@ def heatmap(
       attncli heatmap examples/bert_base.yaml --head all --export heads.svg
       attncli heatmap examples/two_heads.yaml --head 2 --of scores
       attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
-      attncli heatmap examples/backward.yaml --of grad_scaled_scores
+      attncli heatmap examples/backward/grads.yaml --of grad_scaled_scores
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:

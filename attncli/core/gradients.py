@@ -66,6 +66,8 @@ def _pre_norm(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 def _projections(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     """Q = X̂·W_Q + b_Q, K = C·W_K + b_K, V = C·W_V + b_V: to X̂ (or X₀), C, and the weights the document gives."""
+    if spec.given_qkv is not None:
+        return {}  # Q, K and V given: the gradients end at them
     x = _x(spec, a)
     out: Arrays = {}
     for key, name, w, bias in (("queries", "query", spec.w_q, spec.b_q), ("keys", "key", spec.w_k, spec.b_k),

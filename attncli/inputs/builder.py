@@ -17,6 +17,7 @@ import numpy as np
 from attncli.core.errors import AttnError, plural, quoted, shape_str
 from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
+from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
 from attncli.inputs.gradient import read_gradient
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
@@ -37,6 +38,7 @@ from attncli.inputs.values import (
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
     "positional", "score", "normalize", "add_norm", "answer", "score_bias", *MODERN_KEYS, "gradient",
+    *GIVEN,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output", "gate")
@@ -87,6 +89,8 @@ class _Builder:
         return self.cache[key]
 
     def build(self) -> Spec:
+        if is_direct(self.data):  # Q, K and V given: no inputs, weights or projections
+            return build_direct(self)
         inputs = self._matrix("inputs", self.data.get("inputs"),
                               lambda: (self._count("tokens"), self._rows_of("query")))
         has_context = self.data.get("context") is not None

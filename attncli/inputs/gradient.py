@@ -18,8 +18,10 @@ from attncli.core.errors import AttnError, shape_str
 from attncli.inputs.source import MatrixSource
 
 
-def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], last: str) -> np.ndarray | None:
-    """``gradient:`` as an array of ``shape`` (that of ``last``, the block's last quantity), or None."""
+def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], last: str,
+                  per_head: tuple[int, int, int] | None = None) -> np.ndarray | None:
+    """``gradient:`` as an array of ``shape`` (that of ``last``, the block's last quantity), or None; ``per_head``
+    (h, n, d_v): the shape of a kernel's dO that is taken too, its heads then concatenated (Q, K, V given)."""
     if value is None:
         return None
     data = builder.data
@@ -30,6 +32,8 @@ def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], las
         raise AttnError(f"needs normalize: softmax; this document has normalize: {data['normalize']}, which has no "
                         "log-sum-exp (the backward pass here is a softmax's)", "gradient")
     gradient = builder.read("gradient", value, shape)
+    if per_head is not None and gradient.shape == per_head:
+        gradient = gradient.transpose(1, 0, 2).reshape(shape)  # dO per head -> the heads side by side
     if gradient.shape != shape:
         raise AttnError(f"is {shape_str(gradient.shape)} but the block's last quantity, {last}, is {shape_str(shape)} "
                         f"(the gradient is dL/d({last}): it has that shape)", "gradient")
