@@ -25,6 +25,7 @@ from attncli.core.stages import STAGES, writer
 from attncli.core.trace import Trace
 
 Step = Callable[[Spec, Arrays], Arrays]
+Backward = Callable[[Spec, Arrays, Arrays], Arrays]
 COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries", "gradients"))  # its arrays
 
 
@@ -62,29 +63,39 @@ def attend(spec: Spec) -> Trace:
     return trace_of(spec, a)
 
 
-def backward(spec: Spec, a: Arrays) -> Arrays:
+def backward(spec: Spec, a: Arrays, attention: Backward | None = None) -> Arrays:
     """The backward pass: from the document's ``gradient`` (dL/d the block's last quantity), each stage's backward
     step in reverse order -> every gradient by its JSON key (``grad_queries``, ``delta`` …).
 
     A stage gets the gradients of what it wrote once every later stage has added its share; the first (latest)
     gradient of a rewritten quantity is the one kept (``grad_queries`` is taken with respect to the clamped Q).
+    ``attention``: one step for all the ``attention`` stages at once (the streamed path's, which keeps no n × m
+    matrix: :func:`attncli.core.stream_backward.attention_backward`).
     """
     flowing: Arrays = {seed_key(spec): spec.gradient}
     kept: Arrays = {}
-    for stage in reversed(STAGES):
-        if stage.backward is None or not stage.present(spec):
-            continue
-        d = {key: flowing.pop(key) for key in (*stage.keys, *(q.key for q in stage.parameters)) if key in flowing}
+    steps = [(stage.backward, _made(stage)) for stage in reversed(STAGES) if stage.present(spec)
+             and (attention is None or stage.part != "attention") and stage.backward is not None]
+    if attention is not None:  # in the place of the attention stages (after the output's and the gate's steps)
+        at = next(i for i, (_, made) in enumerate(steps) if "kernel_queries" in made)
+        steps.insert(at, (attention, tuple(key for s in STAGES if s.part == "attention" for key in _made(s))))
+    for step, made in steps:
+        d = {key: flowing.pop(key) for key in made if key in flowing}
         if not d:
             continue
         for key, value in d.items():
             kept.setdefault(key, value)
-        for key, value in stage.backward(spec, a, d).items():
+        for key, value in step(spec, a, d).items():
             if value is not None:
                 flowing[key] = value if key not in flowing else flowing[key] + value
     for key, value in flowing.items():
         kept.setdefault(key, value)
     return {gradient_key(key): value for key, value in kept.items() if gradient_key(key) in GRADIENT_KEYS}
+
+
+def _made(stage: Stage) -> tuple[str, ...]:
+    """What a stage writes: its quantities and the matrices it applies (the kernel's view is one)."""
+    return (*stage.keys, *(q.key for q in stage.parameters))
 
 
 def needed(keys: Iterable[str]) -> tuple[Stage, ...]:

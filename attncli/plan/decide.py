@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from attncli.core import pipeline, stream
 from attncli.core.errors import AttnError
-from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.memory import CHECKED_FROM, beyond, ensure_fits, memory_budget, thread_reserve
 from attncli.core.spec import Spec
 from attncli.core.threads import cores
@@ -75,7 +74,7 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
     The result's text or file counts too (:func:`attncli.plan.estimate.written_bytes`).
     """
     budget = memory_budget() if budget is None else budget
-    wanted = keys is None or any(key in MATRIX_KEYS for key in keys) or gradients_in_full(spec, keys)
+    wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
     if wanted:
         need = full_bytes(spec, keys, kind)
         if need <= budget:
@@ -89,11 +88,6 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
                         f"{beyond(need, budget)}; {_what_fits(spec, kind, budget)}")
     _ensure_streamed_fits(spec, keys, kind, budget)
     return Plan(stream=True)
-
-
-def gradients_in_full(spec: Spec, keys: list[str]) -> bool:
-    """Whether ``keys`` ask for gradients, which the full computation makes (the streamed one makes none yet)."""
-    return spec.gradient is not None and any(key in GRADIENT_KEYS for key in keys)
 
 
 def _streamed_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:

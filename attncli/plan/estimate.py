@@ -76,7 +76,19 @@ def streamed_bytes(spec: Spec) -> int:
         block = rows * keys * (26 if spec.score_bias is not None else 10)  # scores, mask (, bias and its parts)
     else:
         block = stream.generic_rows(spec) * stream.generic_row_bytes(spec)
-    return resident_bytes(spec) + cores() * block
+    return resident_bytes(spec) + cores() * block + backward_bytes(spec)
+
+
+def backward_bytes(spec: Spec) -> int:
+    """What the streamed backward pass adds (bytes): the gradients of the per-row arrays (each stage's, a few at a
+    time) and a few tiles per thread (:mod:`attncli.core.stream_backward`)."""
+    if spec.gradient is None:
+        return 0
+    from attncli.core.stream_backward import KEYS, ROWS
+
+    h, g, n, m = spec.heads, spec.kv_heads, spec.n, spec.m
+    rows = 4 * (h * n * (spec.d_k + spec.d_v) + g * m * (spec.d_k + spec.d_v) + n * spec.inputs.shape[1])
+    return 8 * rows + cores() * 8 * 8 * ROWS * KEYS
 
 
 def resident_bytes(spec: Spec) -> int:
