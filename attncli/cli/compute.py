@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
+from attncli.cli.check import DType
 from attncli.cli.checks import head_index, only_present
 from attncli.cli.load import attend_within_memory, input_paths, load, read
 from attncli.cli.options import (
@@ -81,6 +82,12 @@ def compute(
                                                         "any other, --format.")] = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
+    emulate: Annotated[Optional[DType], typer.Option(
+        "--emulate", case_sensitive=False,
+        help="Show instead the eager computation in bf16, fp16 or fp32 that check --against budgets with "
+             "(FlashAttention-2's: Q, K, V and dO rounded, S and the softmax in float32, P rounded …): "
+             "head_outputs, lse, weights and, with gradient:, grad_kernel_queries, grad_kernel_keys, "
+             "grad_values.")] = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -96,6 +103,7 @@ def compute(
       attncli compute examples/causal.yaml --format latex --only weights --precision 2
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
+      attncli compute examples/backward/kernel_qkv.yaml --emulate bf16 --only dV --precision 3
     """
 
     def action() -> None:
@@ -118,9 +126,17 @@ def compute(
 
         def attention(spec):  # and against its shapes, before the attention
             head_index(selected, spec.heads)
+            if emulate is not None:  # the eager computation reads the weights: the full computation
+                from attncli.plan import compute_in_full
+
+                return compute_in_full(spec, kind, "compute --emulate")
             return attend_within_memory(spec, keys, kind)
 
         trace = load(file, changes, doc=doc, compute=attention)
+        if emulate is not None:
+            from attncli.core.emulate import emulated_trace
+
+            trace, keys = emulated_trace(trace, emulate.value, keys)
         inputs = input_paths(file, trace)
         if binary:
             from attncli.outputs.serialize import to_binary
