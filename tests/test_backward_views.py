@@ -4,6 +4,7 @@ and the refusals (one line, exit 2, nothing written)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -128,3 +129,23 @@ def test_qkv_refusals(runner, tmp_path, extra, message):
     result = runner.invoke(app, ["compute", str(path)])
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_explain_step_backward_writes_one_cell_of_dz(runner):
+    """The line a·(dA − D) = dZ holds for the numbers it shows, D is dh·h, in both languages."""
+    from conftest import EXAMPLES
+
+    doc = str(EXAMPLES / "backward" / "grads.yaml")
+    trace = attncli.compute(doc)
+    for lang in ("en", "zh"):
+        result = runner.invoke(app, ["explain", doc, "--step", "backward", "--query", "4", "--lang", lang,
+                                     "--precision", "6"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.stdout.splitlines() if "dZ = a·(dA − D)" in x)
+        a, d_a, d, d_z = (float(v) for v in re.findall(r"-?\d+\.\d+", line.split("=", 2)[2]))
+        assert abs(a * (d_a - d) - d_z) < 1e-5
+        j = int(np.argmax(trace.weights[0, 3]))  # the key the query weighs most
+        assert abs(d - trace.delta[0, 3]) < 1e-6 and abs(d_z - trace.grad_scaled_scores[0, 3, j]) < 1e-6
+        assert ("√d_k" in result.stdout) and (("n × m" in result.stdout) if lang == "en" else "按块" in result.stdout)
+    plain = runner.invoke(app, ["explain", str(EXAMPLES / "causal.yaml"), "--step", "backward"])
+    assert plain.exit_code == 2 and "'backward' needs gradient:" in plain.stderr
