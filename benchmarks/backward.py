@@ -1,4 +1,4 @@
-"""The backward pass: a whole attncli process computing a layer's gradients against torch's autograd on its fused kernel.
+"""The backward pass: a whole attncli process computing a layer's gradients against torch's autograd, fused kernel.
 
     python benchmarks/backward.py                       # n = 8192, none and causal, 3 rounds; peak at n = 16384
     python benchmarks/backward.py --sizes 2048 --repeat 1 --skip-long
@@ -90,8 +90,8 @@ def measure(folder: Path, n: int, mask: str, doc: Path, repeat: int) -> dict:
 def report(sizes: list[int], repeat: int, long: bool, folder: Path) -> None:
     write_inputs(folder, sorted(set(sizes) | ({16384} if long else set())))
     (folder / "torch_backward.py").write_text(TORCH)
-    print(f"\nThe backward pass: d_model {D_MODEL}, {HEADS} heads, float64; forward and backward (dQ, dK, dV, dX and the "
-          "weight gradients) in a whole process writing .npz;")
+    print(f"\nThe backward pass: d_model {D_MODEL}, {HEADS} heads, float64; forward and backward (dQ, dK, dV, dX "
+          "and the weight gradients) in a whole process writing .npz;")
     print(f"{repeat} rounds, in turn. time: the best round; ÷ torch: best over best (spread: round by round).\n")
     print(f"{'n':>6} {'mask':<7}{'attncli':>10}{'peak':>9}{'torch':>10}{'peak':>9}{'÷ torch':>9}{'spread':>12}"
           f"{'max rel Δ':>11}  torch's path")

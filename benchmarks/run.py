@@ -118,7 +118,7 @@ def main() -> None:
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
-    parser.add_argument("--backward", action="store_true", help="also the backward pass, n = 8192 and 16384 (backward.py)")
+    parser.add_argument("--backward", action="store_true", help="also the backward pass (backward.py)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)

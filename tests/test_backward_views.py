@@ -56,7 +56,8 @@ def test_json_only_and_npz_carry_the_gradients(runner, tmp_path):
                                           "grad_kernel_queries"]).stdout)
     assert set(only) - {"tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale"} == {
         "grad_keys", "grad_kernel_queries"}
-    assert np.array_equal(np.array(only["grad_kernel_queries"]), trace.grad_queries)  # no rope: Q is the kernel's
+    kernel = np.array(only["grad_kernel_queries"])  # no rope: Q is the kernel's; streamed (no n × m key asked for)
+    assert np.abs(kernel - trace.grad_queries).max() <= 1e-12 * np.abs(trace.grad_queries).max()
     result = runner.invoke(app, ["compute", path, "-o", str(tmp_path / "g.npz")])
     assert result.exit_code == 0, result.output
     with np.load(tmp_path / "g.npz") as npz:
