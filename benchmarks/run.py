@@ -7,6 +7,7 @@
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
     python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
+    python benchmarks/run.py --backward # and the backward pass at n = 8192, its peak at 16384 (benchmarks/backward.py)
 
 First, n = 512 in one process (benchmarks/inprocess.py): attncli's computation alone from a built Spec against
 torch's fused SDPA with its projections, the same thread count for both, 21 rounds in alternating order, the
@@ -119,6 +120,7 @@ def main() -> None:
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
+    parser.add_argument("--backward", action="store_true", help="also the backward pass (backward.py)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -160,6 +162,11 @@ def main() -> None:
             import window
 
             window.report(16384, 512, repeat, folder)
+        if args.backward:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import backward
+
+            backward.report([8192], repeat, True, folder)
         print(f"\nload average (1, 5, 15 minutes) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -109,7 +109,10 @@ def projections(spec: Spec, x_hat: np.ndarray | None = None) -> tuple[np.ndarray
     """Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v), each checked for overflow.
 
     ``x_hat``: the normalised inputs (pre_norm); keys and values come from them too, unless there is a context.
+    A document giving Q, K and V directly has them as they are.
     """
+    if spec.given_qkv is not None:
+        return spec.given_qkv
     x = spec.embedded if x_hat is None else x_hat
     source = x if spec.context is None else spec.context
     q = project(x, spec.w_q, spec.b_q)  # (h, n, d_k)

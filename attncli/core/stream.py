@@ -31,11 +31,12 @@ from attncli.core.attention import biased, overflow_error, scaled, scores
 from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
-from attncli.core.pipeline import run, trace_of
+from attncli.core.pipeline import backward, run, trace_of
 from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, kernel_keys, kernel_queries
+from attncli.core.stream_backward import attention_backward
 from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
@@ -83,7 +84,10 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
     a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)), **rows_of)
-    return trace_of(spec, run(spec, a, stages=_part("after")))
+    a = run(spec, a, stages=_part("after"))
+    if spec.gradient is not None:  # the backward pass tile by tile too (FlashAttention-2's)
+        a.update(backward(spec, a, attention=lambda s, arrays, d: attention_backward(s, arrays, d, threads)))
+    return trace_of(spec, a)
 
 
 def _part(part: str) -> tuple[Stage, ...]:

@@ -45,6 +45,13 @@ class Trace:
     lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key
     normalized_queries: np.ndarray | None = None  # Q̂ = qk_norm(Q) (or of Q′ after rope) (h, n, d_k), with qk_norm
     normalized_keys: np.ndarray | None = None  # K̂ = qk_norm(K) (or of K′) (g, m, d_k), with qk_norm
+    gradients: dict[str, np.ndarray] = field(default_factory=dict)  # with gradient: grad_* and delta, by JSON key
+
+    def __getattr__(self, name: str) -> np.ndarray | None:
+        """A gradient by its JSON key (``trace.grad_queries``), None when not computed."""
+        if name.startswith("grad_") or name == "delta":
+            return self.__dict__.get("gradients", {}).get(name)
+        raise AttributeError(name)
 
     @property
     def inputs(self) -> np.ndarray:

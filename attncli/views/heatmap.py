@@ -32,7 +32,7 @@ LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
-QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias")
+QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class HeatMap:
             "scores": f"Scores  {score_formula(spec)}",
             "scaled_scores": f"Scaled scores  {scale_text(spec)}",
             "score_bias": f"Score bias  {bias_text(spec)}" if spec.score_bias is not None else "",
+            "grad_weights": "Gradient of the weights  dA = dH·Vᵀ",
+            "grad_scaled_scores": "Gradient of the scaled scores  dZ = A ⊙ (dA − D)",
         }[self.of]
         which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
             f"{spec.heads} heads" if spec.heads > 1 else "")
