@@ -103,7 +103,7 @@ def compute(
       attncli compute examples/causal.yaml -f latex --only weights -p 2
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
-      attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV --precision 3
+      attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
     """
 
     def action() -> None:
