@@ -138,12 +138,14 @@ def report(result: dict, peak: float | None = None, title: str = "Llama-style la
           f"   (outputs agree to {result['max_rel_difference']:.1e} relative)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(layer=None) -> None:
+    """This script's command line, or that of ``layer``: a module with its own measure and report (qwen3.py)."""
+    layer = layer or sys.modules[__name__]
+    parser = argparse.ArgumentParser(description=layer.__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192, help="tokens (default 8192)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of both; the fastest is shown (default 1)")
     args = parser.parse_args()
-    report(measure(args.n, args.repeat))
+    layer.report(layer.measure(args.n, args.repeat))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ llama.py's ``measure`` and ``report`` (rounds, best times, CPU, peak memory, the
 
 from __future__ import annotations
 
-import argparse
+import sys
 from pathlib import Path
 
 import llama
@@ -57,13 +57,5 @@ def report(result: dict, peak: float | None = None) -> None:
     llama.report(result, peak, "Qwen3-shaped layer (QK-norm: RMSNorm per head, γ shared, before RoPE θ = 10⁶)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=8192, help="tokens (default 8192)")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of both; the fastest is shown (default 1)")
-    args = parser.parse_args()
-    report(measure(args.n, args.repeat))
-
-
 if __name__ == "__main__":
-    main()
+    llama.main(sys.modules[__name__])
