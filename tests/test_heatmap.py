@@ -124,7 +124,7 @@ def test_cjk_rows_have_the_same_width_and_wrap_to_the_terminal():
         assert len({cell_len(line) for line in grid}) == 1
         assert all(cell_len(line) <= width for line in lines)
         assert sum(line.count("head ") for line in lines if line.startswith("head ")) == 12
-        assert lines[2].count("head ") == across
+        assert next(line for line in lines if line.startswith("head ")).count("head ") == across  # (after the title)
 
 
 def test_colour_uses_the_heat_scales_backgrounds_and_shades_only_without_colour():
@@ -190,7 +190,8 @@ def test_one_head_keeps_to_the_terminal_width_showing_both_ends(tmp_path, width)
     trace = many_tokens(tmp_path, 30)
     lines = text_of(HeatMap(trace, color=False), width=width).splitlines()
     assert all(cell_len(line) <= width for line in lines)
-    header, first = lines[2], lines[3]
+    start = lines.index("") + 1  # after the title (two lines at 40 columns) and its blank line
+    header, first = lines[start], lines[start + 1]
     assert "t1 " in header and header.rstrip().endswith("t30") and "t15 " not in header
     # the left-out column's … sits in the same place in the header and in every row
     assert header.index("…") == first.index("…")
@@ -229,3 +230,17 @@ def test_full_draws_every_key_in_blocks_that_fit(runner, tmp_path, columns, bloc
         shown = [float(x) for line in lines if line.startswith(token + " ") for x in re.findall(r"\d+\.\d+", line)]
         assert shown == [round(float(w), 2) for w in weights[i]], token  # all 13, in order
     assert sum(line.startswith("keys ") for line in lines) == (blocks if blocks > 1 else 0)
+
+
+@pytest.mark.parametrize("width, head, lines", [(80, None, 2), (50, 2, 4), (120, 2, 1)])
+def test_a_long_title_breaks_between_its_parts_instead_of_being_cut(tmp_path, width, head, lines):
+    """16 query heads on 4 K/V heads with a sink: every word of the title is shown, in lines within the width."""
+    doc = tmp_path / "many.yaml"
+    doc.write_text("inputs: {random: normal, seed: 0, shape: [5, 32]}\nheads: 16\nkv_heads: 4\nmask: causal\n"
+                   f"sinks: {[0.5] * 16}\nweights: {{query: {{random: normal, seed: 1, shape: [32, 64]}}, "
+                   "key: {random: normal, seed: 2, shape: [32, 16]}, value: {random: normal, seed: 3, shape: [32, 16]}}\n")
+    trace = trace_of(doc)
+    heat = HeatMap(trace, head=head, color=False)
+    shown = text_of(heat, width=width).splitlines()[:lines]
+    assert all(cell_len(line) <= width for line in shown) and not any("…" in line for line in shown)
+    assert "   ".join(shown).replace(",   ", ",  ") == heat.title()
