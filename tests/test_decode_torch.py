@@ -91,17 +91,17 @@ def test_qwen3_decode_step_after_a_cache(monkeypatch):
         attn(x[:, past:], position_embeddings=half_tables(f, [past]), attention_mask=hf_mask(1, past + 1)[0],
              cache=cache)
     assert raw["key"].shape[1] == past + 1  # the cached keys and the new one
+    gamma = {"query": attn.q_norm.weight.detach().numpy(), "key": attn.k_norm.weight.detach().numpy()}
     doc = attention_document(attn, x[0, past:].numpy(), heads, kv_heads, "none", context=x[0].numpy(),
-                             positions=[past], rope={"base": 1e6},
-                             qk_norm={"kind": "rms", "eps": 1e-6, "gamma": {"query": attn.q_norm.weight.detach().numpy(),
-                                                                            "key": attn.k_norm.weight.detach().numpy()}})
+                             positions=[past], rope={"base": 1e6}, qk_norm={"kind": "rms", "eps": 1e-6, "gamma": gamma})
     trace = attncli.compute(doc)
     agree(trace.normalized_queries, q_hat[-1].reshape(1, heads, d_k).permute(1, 0, 2), "normalized_queries")
     agree(trace.queries_rotated, raw["query"], "queries_rotated")
     agree(trace.keys_rotated, raw["key"], "keys_rotated (the cache's and the new one)")
     agree(trace.weights, raw["weights"], "weights")
     agree(trace.output, raw["output"], "output")
-    assert not np.allclose(trace.keys_rotated[:, :past], attncli.compute(dict(doc, qk_norm=None)).keys_rotated[:, :past])
+    plain = attncli.compute(dict(doc, qk_norm=None))
+    assert not np.allclose(trace.keys_rotated[:, :past], plain.keys_rotated[:, :past])  # the cache's keys were normed
 
 
 def test_gpt_oss_decode_step_with_sinks_after_a_sliding_cache(monkeypatch):

@@ -238,7 +238,8 @@ def test_a_long_title_breaks_between_its_parts_instead_of_being_cut(tmp_path, wi
     doc = tmp_path / "many.yaml"
     doc.write_text("inputs: {random: normal, seed: 0, shape: [5, 32]}\nheads: 16\nkv_heads: 4\nmask: causal\n"
                    f"sinks: {[0.5] * 16}\nweights: {{query: {{random: normal, seed: 1, shape: [32, 64]}}, "
-                   "key: {random: normal, seed: 2, shape: [32, 16]}, value: {random: normal, seed: 3, shape: [32, 16]}}\n")
+                   "key: {random: normal, seed: 2, shape: [32, 16]}, "
+                   "value: {random: normal, seed: 3, shape: [32, 16]}}\n")
     trace = trace_of(doc)
     heat = HeatMap(trace, head=head, color=False)
     shown = text_of(heat, width=width).splitlines()[:lines]
