@@ -206,7 +206,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         f"# An attention document from `attncli init`: {kind}, {heads_text}. Edit anything, then",
         "#   attncli compute FILE     every intermediate, step by step",
         "#   attncli heatmap FILE     the attention weights as a picture",
-        *textwrap.wrap(f"# As in today's models: {', '.join(modern)}.", 88, subsequent_indent="#   "),
+        *(textwrap.wrap(f"# As in today's models: {', '.join(modern)}.", 88, subsequent_indent="#   ")
+          if modern else []),
         f"# Sizes: n = {s.n} tokens{f', m = {s.m} context rows' if s.context else ''}, d_model = {s.d_model}, "
         f"h = {s.heads}{f', g = {s.g}' if s.kv_heads is not None else ''}, d_k = {s.d_k}, d_v = {s.d_v}.",
         "#",
