@@ -85,7 +85,6 @@ class _Sizes:
         shared = f"d_k = {d_k} (shared by the {'heads' if side == 'query' else 'key/value heads'})"
         return f"{shared} or {name} × d_k = {count} × {d_k}"
 
-
     def meant(self, side: str, shape: tuple[int, ...]) -> str:
         """What a γ (or β) of the wrong ``shape`` was meant to be, told from its shape: the queries' size given for
         the keys, one row per head (a matrix, or a flat vector of whole rows), or the d_k numbers the heads share."""
