@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.outputs.yamltext import escape_c1, yaml_string
-from attncli.teach.starter_part3 import GATE_COMMENT, sinks_lines, temperature_lines
+from attncli.teach.starter_part3 import GATE_COMMENT, qk_norm_lines, sinks_lines, temperature_lines
 from attncli.teach.starter_rope import rope_scaling_lines
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
@@ -282,7 +282,7 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         f"mask: {mask}",
     ]
     if qk_norm is not None:
-        lines += _qk_norm(qk_norm, s.d_k)
+        lines += qk_norm_lines(qk_norm, s.d_k)
     if s.rope:
         lines += _rope(s)
     lines += (sinks_lines(s.heads) if sinks else []) + (temperature_lines() if temperature else [])
@@ -339,18 +339,6 @@ def _rope(s: Sizes) -> list[str]:
         "  style: half",
         f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
     ] + (rope_scaling_lines(s.rope, s.d_k // 2) if isinstance(s.rope, str) else [])
-
-
-def _qk_norm(kind: str, d_k: int) -> list[str]:
-    return [
-        "",
-        "# QK-norm: each head's query and key rows normalised before the rotation",
-        "# (Qwen3's and Gemma 3's q_norm and k_norm; scope: projection normalises a",
-        "# token's whole projection, as OLMo 2; after_rope: true comes after it, as Llama 4).",
-        "qk_norm:",
-        f"  kind: {kind}",
-        f"  # gamma: {{query: [...], key: [...]}}   # d_k = {d_k} numbers each (or one row per head), default ones",
-    ]
 
 
 def as_json(text: str) -> str:
