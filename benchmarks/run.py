@@ -5,6 +5,7 @@
     python benchmarks/run.py --sizes 512,2048 --skip-process
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
+    python benchmarks/run.py --qwen3    # and the Qwen3-shaped layer (QK-norm) of benchmarks/qwen3.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
     python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
     python benchmarks/run.py --backward # and the backward pass at n = 8192, its peak at 16384 (benchmarks/backward.py)
@@ -116,6 +117,7 @@ def main() -> None:
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
     parser.add_argument("--llama", action="store_true",
                         help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
+    parser.add_argument("--qwen3", action="store_true", help="also the Qwen3-shaped layer (benchmarks/qwen3.py)")
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
@@ -157,6 +159,11 @@ def main() -> None:
             import llama
 
             llama.report(llama.measure(8192, repeat), peak)
+        if args.qwen3 and has_torch:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import qwen3
+
+            qwen3.report(qwen3.measure(8192, repeat), peak)
         if args.window:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import window

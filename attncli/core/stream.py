@@ -23,7 +23,7 @@ Which of this and :func:`attncli.core.attention.attend` runs is the memory plan'
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
+QK_STAGES = ("queries", "keys", "normalized_queries", "normalized_keys", "queries_rotated", "keys_rotated")
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 
@@ -49,13 +50,15 @@ GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive 
 
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
-def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
+def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None,
+                    keep: Collection[str] | None = None) -> Trace:
     """Everything :func:`attend` computes except the n × m matrices, block by block.
 
     The ``before`` and ``after`` stages of :data:`~attncli.core.stages.STAGES` run as in :func:`attend`; the
     ``attention`` ones tile by tile (:mod:`attncli.core.tiles`) or block by block (:func:`_run_generic`).
     ``progress(k)`` is called as blocks finish, with the number just done out of :func:`block_count`.
-    Results equal attend's to rounding (1e-12).
+    Results equal attend's to rounding (1e-12). ``keep`` (``--only``'s keys; None: all): the query and key stages
+    the tiles do not read and ``keep`` does not name are let go before them (None in the Trace).
     """
     a = run(spec, stages=_part("before"))
     q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
@@ -67,6 +70,8 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
                "sink_weights": None if spec.sinks is None else np.empty((h, n))}  # blocks (small beside H)
     try:
         if fast(spec):
+            if keep is not None:
+                _let_go(a, keep, q, k)
             norms = largest_norms(q, k, v, spec)
             checked = not norms_cannot_overflow(norms, spec) and not cannot_overflow(q, k, spec)
             shift = needs_shift(q, k, v, spec, norms) if not checked else np.ones(spec.heads, dtype=bool)
@@ -88,6 +93,14 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     if spec.gradient is not None:  # the backward pass tile by tile too (FlashAttention-2's)
         a.update(backward(spec, a, attention=lambda s, arrays, d: attention_backward(s, arrays, d, threads)))
     return trace_of(spec, a)
+
+
+def _let_go(a: Arrays, keep: Collection[str], q: np.ndarray, k: np.ndarray) -> None:
+    """Q, K and the stages between them and the kernel's (Q̂, Q′ …: n × h·d_k each) dropped unless ``keep`` names
+    them: the tiles read only the kernel's q and k, and the peak memory is the arrays alive while they run."""
+    for key in QK_STAGES:
+        if key not in keep and a.get(key) is not q and a.get(key) is not k:
+            a[key] = None
 
 
 def _part(part: str) -> tuple[Stage, ...]:

@@ -117,6 +117,22 @@ class HeatMap:
         sizes = f"{spec.n} queries × {spec.m} keys"
         return "   ".join(part for part in (formula, which, sizes) if part)
 
+    def title_lines(self, width: int) -> list[str]:
+        """The title in lines of at most ``width`` columns, broken between its parts (formula, heads, sizes), and a
+        formula too wide after its commas, so that many heads on a narrow terminal cut none of it off."""
+        lines: list[str] = []
+        joins = False  # whether the next part may join the last line (not the end of a formula cut in pieces)
+        for part in self.title().split("   "):
+            if joins and cell_len(lines[-1]) + 3 + cell_len(part) <= width:
+                lines[-1] += "   " + part
+            elif cell_len(part) <= width:
+                lines.append(part)
+            else:  # "A = …,  Z = …": the formula's own pieces, each on a line of its own
+                lines.extend(piece + "," for piece in part.split(",  "))
+                lines[-1] = lines[-1][:-1]
+            joins = cell_len(part) <= width
+        return lines
+
     def cell(self, value: float, masked: bool, width: int, number: bool) -> Text:
         if masked:  # beside numbers without colour, a space first (as before the shades of a number)
             return Text(HATCH * width, style="grey50") if self.color or not number else Text(" " + HATCH * (width - 1))
@@ -253,10 +269,10 @@ class HeatMap:
     def header_lines(self, room: int, numbered: bool, hint: bool) -> list[Text]:
         """What comes before the heads: the title, the legend and (numbered keys that are not the queries) the keys."""
         by_number = len(self.heads) > 1 and numbered_rows(self, numbered)
-        title = Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
+        title = [Text(line, style="bold", no_wrap=True, overflow="ellipsis") for line in self.title_lines(room)]
         tall = f"{len(self.heads)} heads do not fit on a screen: --head N (1–{self.spec.heads}) draws one"
         keys = [] if by_number else self.key_lines(room, numbered)
-        return [title, *self.legend(room, by_number, tall if hint else ""), *keys]
+        return [*title, *self.legend(room, by_number, tall if hint else ""), *keys]
 
     # -- Rich protocol
 
