@@ -9,7 +9,8 @@ attncli: :func:`attncli.core.stream.attend_streamed` on a Spec built beforehand 
 ``attncli compute DOC --only output`` takes (``--only output`` needs no n × m matrix, so it always streams),
 the projections included.  torch: ``x @ W`` for Q, K and V, ``scaled_dot_product_attention`` on its fused kernel
 (forced, as in benchmarks/cases.py), and concat · W_O.  Both use the same number of threads: attncli its own
-threads (BLAS one thread each inside them, all of them in the projections), torch ``set_num_threads``.
+threads (one BLAS thread inside each, for the attention's jobs and the products' blocks of rows:
+:mod:`attncli.core.threads`), torch ``set_num_threads`` (MKL's and its kernels' OpenMP threads).
 
 The two run in rounds, one of each, the order alternating (AB BA …) so that neither always follows the
 other, glibc's malloc thresholds fixed (:func:`steady_heap`); shown are the median wall time of each, the
@@ -152,8 +153,8 @@ def compare(n: int, rounds: int, threads: int | None, folder: Path, idle: float 
     cpu_ratios = sorted(a / b for a, b in zip(cpu["attncli"], cpu["torch"]))
     print(f"The computation alone, in one process: n = {n}, d_model {D_MODEL}, {HEADS} heads of {D_K}, float64, "
           f"W_Q, W_K, W_V, W_O, no mask, output only;")
-    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: attend_streamed's threads, and OpenBLAS's "
-          f"in the projections; torch.set_num_threads({threads})); {rounds} rounds, the order alternating; "
+    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: its own threads, one BLAS thread in each; "
+          f"torch.set_num_threads({threads})); {rounds} rounds, the order alternating; "
           f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
           + (f"; each round after 0.5 s with the cores {idle:.0%} idle ({skipped} waits)" if idle else ""))
     for name, label in (("attncli", "attncli, attend_streamed"), ("torch", "torch, projections + fused SDPA")):

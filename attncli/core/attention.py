@@ -60,7 +60,8 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.nda
     """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d).
 
     w side by side is a view, not a copy, when w is laid out as the builder keeps it (a (d_in, h·d) matrix seen
-    head by head); any other layout is copied first.
+    head by head); any other layout is copied first.  On several cores the product is taken in blocks of rows on
+    attncli's own threads (:func:`attncli.core.threads.matmul`).
 
     When w's blocks side by side are the identity (an omitted weight), head i is x's i-th block of d columns,
     taken as x + 0.0, not multiplied: an n × d_in × d_in product saved, and the numbers x·I gives (−0.0 as +0.0).
