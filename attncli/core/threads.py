@@ -54,10 +54,11 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for matrices a (n, k) and b (k, m): where OpenBLAS would run its own threads, blocks of a's rows on
     ours instead (:func:`run_parallel`), one BLAS thread each, into one (n, m) array.
 
-    Each row is the product BLAS computes for it either way.  OpenBLAS's threads share each block of the product
-    and wait for each other, so one of them held up by other work on the machine holds the product up; blocks of
-    rows are taken in turn by whichever thread is free (see benchmarks/README.md, inprocess.py).  Blocks have at
-    least :data:`PRODUCT_ROWS` rows (B is packed once per block), about four per thread.
+    Each block is BLAS's own product of those rows (in the products measured, the same bits as one call; in any
+    case within rounding).  OpenBLAS's threads share each block of the product and wait for each other, so one
+    of them held up by other work on the machine holds the product up; blocks of rows are taken in turn by
+    whichever thread is free (see benchmarks/README.md, inprocess.py).  Blocks have at least
+    :data:`PRODUCT_ROWS` rows (B is packed once per block), about four per thread.
     """
     import numpy as np
 
