@@ -208,7 +208,7 @@ def test_errors_exit_2_naming_the_valid_range(runner, elsewhere, args, words):
 def test_a_query_with_every_key_masked_says_so_instead_of_an_empty_sum(runner, tmp_path):
     path = tmp_path / "doc.yaml"
     path.write_text("inputs: [[1, 0], [0, 1], [1, 1]]\nmask: [[0, 0, 0], [1, 1, 0], [1, 1, 1]]\n")
-    data = step_json(runner, str(path), "--step", "5")
+    data = step_json(runner, str(path), "--step", "5", "--query", "1")
     assert values(data, "weights") == [[0, 0, 0]] and data["lines"] == []
     assert "Every key is masked" in " ".join(data["text"])
     data = step_json(runner, str(path), "--step", "5", "--query", "2")
