@@ -50,9 +50,9 @@ def softmax_arithmetic(trace: Trace, add) -> None:
         column_max = np.where(ok, z, -np.inf).max(axis=-2, keepdims=True)  # (h, 1, m): down each column
         column_max = np.where(np.isfinite(column_max), column_max, 0.0)
         add("max_column", by_stage(trace, lambda: {"weights": masked_softmax(z, allowed, column_max)}))
-        row_max = np.where(ok, z, -np.inf).max(axis=-1, keepdims=True)
-        row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-        add("sum_whole", by_stage(trace, lambda: {"weights": masked_softmax(z, allowed, row_max, (-2, -1))}))
+        top = np.where(ok, z, -np.inf).max(axis=(-2, -1), keepdims=True)  # (h, 1, 1): one shift for the matrix
+        top = np.where(np.isfinite(top), top, 0.0)
+        add("sum_whole", by_stage(trace, lambda: {"weights": masked_softmax(z, allowed, top, (-2, -1))}))
     if spec.scale != 1.0 and spec.softcap is None and spec.score_bias is None:
         c = spec.scale
         unscaled = softmax(z / c, allowed)  # softmax of the scores themselves

@@ -1,8 +1,8 @@
 """Answers of the wrong shape that are still recognisable, for ``attncli check``'s hints (issue 31).
 
-An output (or a head's output) made of the right heads combined wrongly: one head's output alone, the heads added
-up or averaged instead of put side by side, stacked one under another, or put side by side without the output
-projection. Each is compared with the numbers it would have, computed from the trace's own head outputs.
+An output made of the right heads combined wrongly: one head's output alone, the heads added up or averaged instead
+of put side by side, or stacked one under another. Each is compared with the numbers it would have, made from the
+trace's own head outputs. (The heads side by side without W_O are the slip ``w_o_left_out``, whatever the shape.)
 """
 
 from __future__ import annotations
@@ -37,6 +37,4 @@ def heads_hint(trace: Trace, key: str, given: np.ndarray, answer: Answer | None,
         stacked = heads.reshape(-1, heads.shape[-1])  # (h·n, d_v)
         if _close(given, stacked, tol):
             return words["heads_stacked"].format(rows=stacked.shape[0], h=spec.heads, projected=projected)
-    if spec.w_o is not None and _close(given, pick(trace.concat), tol):
-        return words["concat_output"].format(h=spec.heads, bias=words["with_bias"] if spec.b_o is not None else "")
-    return None
+    return None  # (the heads side by side without W_O: the slip w_o_left_out, whatever the shape)

@@ -42,9 +42,6 @@ CHECK = {
     "added": "added up", "averaged": "averaged",
     "heads_stacked": "these are the heads' outputs stacked one under another ({rows} rows): they go side by side, one "
                      "row per token, concat(H₁ … H_{h}){projected}",
-    "concat_output": "these are the heads side by side, concat(H₁ … H_{h}), before the output projection: multiply "
-                     "them by W_O{bias}",
-    "with_bias": " and add b_O",
     "none_fits_carried": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                          "there. {after} follow from it correctly, so they come right with it.",
     "read_step": "Read step {step} with your numbers beside it: {command}",

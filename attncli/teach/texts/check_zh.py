@@ -30,8 +30,6 @@ CHECK = {
     "added": "相加", "averaged": "取平均",
     "heads_stacked": "这是把各个头的输出上下叠在一起（{rows} 行）：它们应该并排拼接，每个词元一行，"
                      "concat(H₁ … H_{h}){projected}",
-    "concat_output": "这是各头并排拼接后的结果 concat(H₁ … H_{h})，还没有做输出投影：要再乘以 W_O{bias}",
-    "with_bias": "，并加上 b_O",
     "none_fits_carried": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
                          "{after} 都是由它正确推出的，改好它，它们也就对了。",
     "read_step": "对照你的数字重读第 {step} 步：{command}",
