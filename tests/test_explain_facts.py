@@ -154,6 +154,7 @@ def check(name: str, spec, data: dict, steps: dict, words: dict, query) -> None:
     if words["coincidence"] in text[4]:
         assert not symmetric_product(spec), (where, text[4])
     a = np.array(steps[5]["numbers"]["weights"]["values"][0], dtype=float)  # the weights the step shows
+    check_products(where, steps[3]["lines"])
     numbers = steps[4]["numbers"]
     z = numbers["scaled_scores" if "scaled_scores" in numbers else "scores"]["values"][0]
     z = np.array([np.nan if v is None else v for v in z], dtype=float)  # null: masked
@@ -164,6 +165,31 @@ def check(name: str, spec, data: dict, steps: dict, words: dict, query) -> None:
     if spec.heads > 1:
         assert not any(t.startswith((words["all_weights"], words["all_outputs"])) for t in titles), (where, titles)
         assert sum("1" in t for t in titles[:2]) == 2, (where, titles)
+
+
+def value(text: str) -> float:
+    return float(text.strip().strip("()"))
+
+
+def term(text: str) -> float:
+    """``2·(-0.5)`` is -1; a bias ``0.5`` is itself."""
+    a, _, b = text.partition("·")
+    return value(a) * value(b) if b else value(a)
+
+
+def check_products(where: str, lines: list[str]) -> None:
+    """Step 3 writes each cell of a projection as its products (and bias), and they add up to the cell shown."""
+    for line in lines:
+        parts = line.split(" = ")
+        written = [p for p in parts if p.startswith("[") and p.endswith("]") and "·" in p]
+        if not written:
+            continue
+        cells, result = written[0][1:-1].split(", "), parts[-1][1:-1].split(", ")
+        assert len(cells) == len(result), (where, line)
+        for cell, shown in zip(cells, result):
+            terms = cell.split(" + ")
+            total = sum(term(t) for t in terms)
+            assert total == pytest.approx(value(shown), abs=1e-3 * len(terms)), (where, line, cell)
 
 
 def check_alibi(where: str, spec, i: int, seen: np.ndarray, text: str, words: dict) -> None:

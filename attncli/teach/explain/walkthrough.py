@@ -22,7 +22,7 @@ from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import facts, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
-from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
+from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
 
 __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
@@ -115,16 +115,28 @@ def clamped(text: str, spec) -> str:
     return text if spec.clip_qkv is None else f"clamp({text}, −{spec.clip_qkv:g}, {spec.clip_qkv:g})"
 
 
+def cells(spec, name: str, row: np.ndarray, head: int, p: int) -> str:
+    """`` = [1·1 + 0·1 + …, …]``: each cell of a projection written out as step 4 writes a score (not for a
+    left-out matrix, a clamp, or a row too long to work by hand)."""
+    if name in spec.identity or spec.clip_qkv is not None:
+        return ""
+    letter = name[0]
+    w, b = getattr(spec, f"w_{letter}")[head], getattr(spec, f"b_{letter}")
+    written = product_line(row, w, None if b is None else b[head], p)
+    return "" if written is None else f" = {written}"
+
+
 def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, p, kv = trace.spec, focus.head, focus.precision, kv_head(trace.spec, focus.head)
     rows, source = step.projected_rows(trace), step.source_rows(trace)
     i = focus.query
     b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
-    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec)
+    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec) + cells(spec, "query", rows[i], h, p)
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
-        key, value = clamped(f"{row} · W_K{b_k}", spec), clamped(f"{row} · W_V{b_v}", spec)
+        key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
+        value = clamped(f"{row} · W_V{b_v}", spec) + cells(spec, "value", source[j], kv, p)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
         lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:

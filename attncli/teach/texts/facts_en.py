@@ -45,8 +45,8 @@ FACTS = {
         "symmetric_terms": " + x_i·W_Q·b_Kᵀ + b_Q·W_Kᵀ·x_jᵀ + b_Q·b_Kᵀ",
     },
     "softmax": {
-        "softmax_zeros": "Softmax turns the scores into weights that add up to 1, none of them negative: take e to "
-                         "the power of each score, add the exponentials up, and divide each one by that sum. Because "
+        "softmax_zeros": "Softmax turns the scores into weights of 0 or more that add up to 1: take e to the power "
+                         "of each score, add the exponentials up, and divide each one by that sum. Because "
                          "of the exponential, a score a little higher than the rest gets a clearly larger share.",
         "underflow": "A weight is exactly 0 also for {keys}, which {q} may see: e^(z − max z) there is below about "
                      "e^−745, the smallest number float64 can hold, so it is rounded to 0.",
@@ -55,9 +55,9 @@ FACTS = {
                        "always does: the largest exponential becomes e^0 = 1, and the weights stay the same (the "
                        "shift cancels in the division). It matters for scores below about −745, whose e^z float64 "
                        "rounds to exactly 0.",
-        "shift_underflow": "Every score that takes part here is below about −745 (the largest is {top}), so every e^z "
-                           "would be rounded to exactly 0 in float64 and the division would read 0 / 0. So the "
-                           "largest score is subtracted first, as attention code always does: the largest "
+        "shift_underflow": "Every score that takes part here is negative, below about −745 (the largest is {top}), so "
+                           "every e^z would be rounded to exactly 0 in float64 and the division would read 0 / 0. "
+                           "So the largest score is subtracted first, as attention code always does: the largest "
                            "exponential becomes e^0 = 1, and the weights stay the same (the shift cancels in the "
                            "division).",
         "shift_large": "The scores are large: the largest is {top}, and e^{top} = {e_top}. So the largest one is "
@@ -66,8 +66,8 @@ FACTS = {
                        "about 709.78, e^z would overflow float64.",
         "shift_overflow": "The scores are large: the largest is {top}, and e^{top} would overflow float64 (anything "
                           "above about e^709.78 is infinite). So the largest one is subtracted before "
-                          "exponentiating, as attention code always does: the largest exponential becomes e^0 = 1, "
-                          "and the weights stay the same (the shift cancels in the division).",
+                          "exponentiating, as attention code always does: this keeps e^z from overflowing (the largest "
+                          "becomes e^0 = 1), and the weights stay the same (the shift cancels in the division).",
     },
     "sum": {
         "body_some": "Adding the weighted values gives the output of {q}: a blend of the {count} values whose weight "

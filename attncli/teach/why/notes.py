@@ -91,6 +91,8 @@ def best_keys(trace: Trace, focus: Focus, row: np.ndarray) -> tuple[str, list[in
         seen = np.ones_like(seen)
     top = float(row[seen].max())
     tied = np.flatnonzero(seen & (np.abs(row - top) <= 1e-9 * max(1.0, abs(top))))
+    if tied.size == 0:  # numbers that overflowed (NaN): why_steps names the stage that overflows
+        return "one", [int(np.flatnonzero(seen)[0])], "here"
     masked = not seen.all() and bool((row[~seen] >= top - 1e-9 * max(1.0, abs(top))).any())
     kind = "one" if tied.size == 1 else "all" if tied.size == seen.sum() else "tie"
     return kind, [int(j) for j in tied], "here_masked" if masked else "here"
