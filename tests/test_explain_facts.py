@@ -148,6 +148,7 @@ def check(name: str, spec, data: dict, steps: dict, words: dict, query) -> None:
     # step 2: a matrix left out is not "given"
     assert (words["given"] in text[2]) == (not spec.identity), (where, text[2])
     check_alibi(where, spec, i, seen, text[4], words)
+    check_counts(where, spec, text[4])
     # step 4: symmetric for any inputs exactly when W_Q·W_Kᵀ is (and nothing rotates or normalises in between)
     if words["any_inputs"] in text[4]:
         assert symmetric_product(spec) and spec.rope is None, (where, text[4])
@@ -190,6 +191,16 @@ def check_products(where: str, lines: list[str]) -> None:
             terms = cell.split(" + ")
             total = sum(term(t) for t in terms)
             assert total == pytest.approx(value(shown), abs=1e-3 * len(terms)), (where, line, cell)
+
+
+def check_counts(where: str, spec, text: str) -> None:
+    """Seed 003's count, for one head: n·m·d_k multiplications for the dot products, and additive scores' own."""
+    n, m, d = spec.n, spec.m, spec.d_k
+    d_a = np.asarray(spec.w_1).shape[-1] if spec.score == "additive" else d
+    dot = (n * m * d, n * m * (d - 1))
+    additive = ((n + m) * d * d_a + n * m * d_a, (n + m) * d_a * (d - 1) + n * m * (2 * d_a - 1), n * m * d_a)
+    numbers = [int(x) for x in re.findall(r"(\d+) (?:multiplications|additions|tanh|次乘法|次加法|次 tanh)", text)]
+    assert sorted(numbers) == sorted([*dot, *additive]), (where, numbers, dot, additive)
 
 
 def check_alibi(where: str, spec, i: int, seen: np.ndarray, text: str, words: dict) -> None:

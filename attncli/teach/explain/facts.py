@@ -129,6 +129,23 @@ def symmetric_words(spec, head: int, t: dict) -> dict:
     return {"bias": words["symmetric_bias"] if biased else "", "terms": words["symmetric_terms"] if biased else ""}
 
 
+def operation_counts(spec) -> dict:
+    """Seed 003's speed argument, counted on the document's sizes for one head: the operations of the n·m dot
+    products of d_k numbers, and of additive scores vᵀ·tanh(q·W₁ + k·W₂) with a hidden layer of d_a (the
+    document's, or d_k: the usual choice)."""
+    n, m, d = spec.n, spec.m, spec.d_k
+    d_a = spec.w_1.shape[-1] if spec.score == "additive" else d
+    return {"dot_mul": n * m * d, "dot_add": n * m * (d - 1),
+            "add_mul": (n + m) * d * d_a + n * m * d_a,  # q·W₁ and k·W₂ once per row, then v·tanh per pair
+            "add_add": (n + m) * d_a * (d - 1) + n * m * (2 * d_a - 1), "add_tanh": n * m * d_a, "d_a": d_a}
+
+
+def count_keys(spec) -> tuple[list[str], dict]:
+    """Step 4's paragraph counting the operations of dot-product and additive scores here (not with a temperature
+    or qk_norm, whose extra work is not scoring)."""
+    return ["count_additive" if spec.score == "additive" else "count_dot"], operation_counts(spec)
+
+
 # ---------------------------------------------------------------- step 5
 
 

@@ -199,7 +199,9 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     symmetry, words = notes.symmetry(trace, focus, t)  # is the score of i for j that of j for i?
     keys += chunk_keys + ([] if tau_keys else symmetry)  # (with τ a score is τ·q′·k: no longer a plain dot product)
     chosen, chosen_words = facts.default_words(trace, focus, t)  # why this query, when --query is left out
-    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words, **chosen_words)
+    count, counts = facts.count_keys(spec)  # seed 003: the operations each kind of score needs here
+    keys += count
+    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words, **chosen_words, **counts)
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:

@@ -42,6 +42,14 @@ FACTS = {
                              "so the score of i for j equals that of j for i whatever the rows x are. Weights whose "
                              "W_Q·W_Kᵀ is not symmetric are what let the two scores differ.",
         "symmetric_bias": " and W_Q·b_Kᵀ = W_K·b_Qᵀ",
+        "count_dot": "Why a dot product, counted on this document for one head: its {n} × {m} scores of d_k = {d_k} "
+                     "numbers take {dot_mul} multiplications and {dot_add} additions, all in one matrix product that "
+                     "hardware does fastest. Additive scores with a hidden layer of {d_a} would take {add_mul} "
+                     "multiplications, {add_add} additions and {add_tanh} tanh.",
+        "count_additive": "Counted on this document for one head, these {n} × {m} additive scores take {add_mul} "
+                          "multiplications, {add_add} additions and {add_tanh} tanh (hidden layer d_a = {d_a}); dot "
+                          "products of the same vectors would take {dot_mul} multiplications and {dot_add} additions, "
+                          "in one matrix product: the reason transformers score with the dot product.",
         "symmetric_terms": " + x_i·W_Q·b_Kᵀ + b_Q·W_Kᵀ·x_jᵀ + b_Q·b_Kᵀ",
     },
     "softmax": {

@@ -36,6 +36,13 @@ FACTS = {
                              "所以不管输入的行 x 是什么，i 对 j 的得分都等于 j 对 i 的得分。"
                              "只有 W_Q·W_Kᵀ 不对称的权重，才能让这两个得分不同。",
         "symmetric_bias": "，且 W_Q·b_Kᵀ = W_K·b_Qᵀ",
+        "count_dot": "为什么用点积？按这份文档的尺寸数一数（一个头）：{n} × {m} 个得分，每个是 d_k = {d_k} 维的点积，"
+                     "共需 {dot_mul} 次乘法、{dot_add} 次加法，而且整个就是一次矩阵乘法，硬件算得最快。"
+                     "换成隐藏层宽 {d_a} 的加性打分，则需 {add_mul} 次乘法、{add_add} 次加法和 {add_tanh} 次 tanh。",
+        "count_additive": "按这份文档的尺寸数一数（一个头）：这 {n} × {m} 个加性得分共需 {add_mul} 次乘法、"
+                          "{add_add} 次加法和 {add_tanh} 次 tanh（隐藏层 d_a = {d_a}）；同样的向量改用点积，"
+                          "只需 {dot_mul} 次乘法、{dot_add} 次加法，而且是一次矩阵乘法："
+                          "这就是 Transformer 用点积打分的原因。",
         "symmetric_terms": " + x_i·W_Q·b_Kᵀ + b_Q·W_Kᵀ·x_jᵀ + b_Q·b_Kᵀ",
     },
     "softmax": {
