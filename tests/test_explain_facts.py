@@ -287,3 +287,27 @@ def test_a_symmetric_product_of_the_weights_is_named_as_the_reason(runner, docum
     for lang, words in (("en", "W_Q·W_Kᵀ is itself symmetric"), ("zh", "W_Q·W_Kᵀ 本身是对称的")):
         text = " ".join(explained(runner, path, lang, "--step", "4")[1][0]["text"])
         assert words in text and "a coincidence of these inputs" not in text and "只是这组输入和权重的巧合" not in text
+
+
+def test_why_mixes_a_fixed_three_quarters_on_the_documents_numbers(runner, documents):
+    """Seed 002's fixed mix: y = 0.75·v_i + 0.25·v_j with the query's own value row, and attention's own weights."""
+    for path in documents:
+        trace = attncli.compute(str(path))
+        spec = trace.spec
+        data, stages = explained(runner, path, "en", "--why", "--query", str(spec.n))
+        a = " ".join(stages[0]["text"])
+        if spec.context is not None:
+            assert "0.75 ×" not in a
+            continue
+        written = re.search(r"0\.75 × \[(.+?)\] \+ 0\.25 × \[(.+?)\] = \[(.+?)\]", a).groups()
+        if any("…" in v for v in written):  # (a long row shows its ends only)
+            continue
+        vectors = [np.array([float(x) for x in v.split(", ")]) for v in written]
+        v_i, v_j, y = vectors
+        i = spec.n - 1
+        values = np.asarray(trace.values[0])
+        assert v_i == pytest.approx(values[i], abs=1e-4), path.name
+        assert y == pytest.approx(0.75 * v_i + 0.25 * v_j, abs=2e-4), path.name
+        rows = np.flatnonzero(np.abs(values - v_j).max(axis=1) <= 1e-4)  # the tokens with that value row
+        weight = float(re.search(r"the weight (-?[\d.]+)", a).group(1))
+        assert any(abs(weight - float(np.asarray(trace.weights)[0, i, j])) <= 1e-4 for j in rows), path.name

@@ -5,6 +5,10 @@ WHY = {
         "title": "First idea: average the values",
         "body": "The simplest way to let a token take in the others: give it the plain average of all the value "
                 "rows. Every token then gets the very same output, whatever it is; nothing depends on relevance.",
+        "fixed": "Or a fixed mix: keep three quarters of a token's own value and take a quarter of another's, "
+                 "y = 0.75·v_i + 0.25·v_j. For {q} taking from {other}: 0.75 × {v_i} + 0.25 × {v_j} = {y}. The "
+                 "shares are the same for every pair of tokens, whatever they mean; the attention computed here "
+                 "gives {other} the weight {a} and {q} itself {a_self}, from its query and their keys.",
     },
     "symmetric": {
         "title": "Second idea: weigh by similarity",

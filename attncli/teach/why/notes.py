@@ -22,7 +22,7 @@ from attncli.outputs.numbers import number
 from attncli.teach.explain.facts import quoted, symmetric_weights
 from attncli.teach.explain.notes import same_projection
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row
-from attncli.teach.lines import subscript
+from attncli.teach.lines import subscript, vector
 
 
 def jacobian_peak(a: np.ndarray) -> np.ndarray:
@@ -96,6 +96,22 @@ def best_keys(trace: Trace, focus: Focus, row: np.ndarray) -> tuple[str, list[in
     masked = not seen.all() and bool((row[~seen] >= top - 1e-9 * max(1.0, abs(top))).any())
     kind = "one" if tied.size == 1 else "all" if tied.size == seen.sum() else "tie"
     return kind, [int(j) for j in tied], "here_masked" if masked else "here"
+
+
+def fixed_mix(trace: Trace, focus: Focus, w: dict, ctx: dict) -> list[str]:
+    """Stage a, seed 002's first try on the document's numbers: y = 0.75·v_i + 0.25·v_j, a share fixed for every
+    pair, beside the weights attention gives the same two tokens (self-attention only: v_i is the query's own)."""
+    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    if spec.context is not None or spec.n < 2:
+        return []
+    a = trace.weights[h, i]  # the attention's own weights for this query
+    others = [j for j in np.argsort(-a, kind="stable") if j != i]
+    j = int(others[0])  # the other token attention weighs most
+    v = trace.values[h // (spec.heads // spec.kv_heads)]
+    y = 0.75 * v[i] + 0.25 * v[j]
+    return [w["average"]["fixed"].format(**dict(ctx, other=f"“{spec.tokens[j]}”", v_i=vector(v[i], p),
+                                                v_j=vector(v[j], p), y=vector(y, p), a=number(a[j], p),
+                                                a_self=number(a[i], p)))]
 
 
 def market(trace: Trace, focus: Focus, w: dict, ctx: dict, a: np.ndarray) -> str:
