@@ -311,3 +311,37 @@ def test_why_mixes_a_fixed_three_quarters_on_the_documents_numbers(runner, docum
         rows = np.flatnonzero(np.abs(values - v_j).max(axis=1) <= 1e-4)  # the tokens with that value row
         weight = float(re.search(r"the weight (-?[\d.]+)", a).group(1))
         assert any(abs(weight - float(np.asarray(trace.weights)[0, i, j])) <= 1e-4 for j in rows), path.name
+
+
+SINK_DOC = {"inputs": [[1.0, 0.0], [0.5, 2.0], [-1.0, 1.0]], "tokens": ["a", "b", "c"], "mask": "causal",
+            "sinks": [0.5]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_with_a_sink_step_5_never_says_the_keys_weights_add_up_to_1(runner, tmp_path, lang):
+    path = tmp_path / "sink.yaml"
+    path.write_text(yaml.safe_dump(SINK_DOC))
+    for query in ("1", "3"):
+        _, [step] = explained(runner, path, lang, "--step", "5", "--query", query)
+        x, i = np.array(SINK_DOC["inputs"]), int(query) - 1  # no weights: q = k = v = x
+        z = x[: i + 1] @ x[i] / np.sqrt(2)  # the keys query i sees (causal)
+        assert np.exp(z).sum() / (np.exp(z).sum() + np.exp(0.5)) < 1 - 1e-3  # the sink takes a share
+        text = " ".join(step["text"])
+        assert not re.search(r"add up to 1(?! − σ)|总和为 1", text), text  # only "add up to 1 − σ = …, not to 1"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_step_6_names_exactly_the_keys_whose_weight_is_0(runner, documents, lang):
+    for path in documents[:len(FILES)]:
+        spec = attncli.load(str(path))
+        query = str(spec.n)  # the last query: under a causal mask it sees every key
+        for q in ("1", query):
+            _, [step] = explained(runner, path, lang, "--step", "6", "--query", q)
+            trace = attncli.compute(str(path))
+            a = trace.weights[0, int(q) - 1]
+            text = " ".join(step["text"])
+            zeros = [spec.context_tokens[j] for j in np.flatnonzero(a == 0)]
+            vanish = "vanishes altogether" if lang == "en" else "完全消失"
+            assert (vanish in text) == bool(zeros), (path.name, q, a, text)
+            for token in zeros[:6]:
+                assert f"“{token}”" in text, (path.name, q, token, text)

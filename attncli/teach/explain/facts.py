@@ -153,7 +153,10 @@ def softmax_keys(trace: Trace, focus: Focus, top: float, shift: float, t: dict) 
     """Step 5's paragraphs for softmax: positive weights or some exactly 0, and why the row max is subtracted."""
     h, i, p = focus.head, focus.query, focus.precision
     a, allowed = trace.weights[h, i], allowed_row(trace, i, h)
-    keys = ["softmax" if (a > 0).all() else "softmax_zeros"]
+    if trace.spec.sinks is not None:  # the sink takes a share: the keys' weights do not add up to 1
+        keys = ["softmax_sink" if (a > 0).all() else "softmax_sink_zeros"]
+    else:
+        keys = ["softmax" if (a > 0).all() else "softmax_zeros"]
     with np.errstate(over="ignore", under="ignore"):
         e_top = float(np.exp(top))
     if shift > 0:

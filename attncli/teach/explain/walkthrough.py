@@ -267,7 +267,10 @@ def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     a, v, wv = trace.weights[h, i], trace.values[kv_head(spec, h)], weighted_values(trace, focus)
     lines = [f"{spec.context_tokens[j]}: {weighted_line(a[j], v[j], wv[j], p)}" for j in range(min(spec.m, MAX_LINES))]
     numbers = [Numbers("weighted_values", t["label"]["weighted_values"], wv, spec.context_tokens, dims(spec.d_v))]
-    keys = ["body"]
+    zeros = [int(j) for j in np.flatnonzero(a == 0)]
+    keys = ["body_zero" if zeros else "body"]
+    if zeros:
+        ctx = dict(ctx, keys=facts.quoted(spec.context_tokens, zeros, t))
     if focus.builtin:  # the walkthrough's weighted values come from its rounded weights
         ctx = dict(ctx, **notes.article(trace, focus))
         keys.append("builtin_first" if i == 0 else "builtin")

@@ -247,6 +247,9 @@ TEXTS = {
         "title": "Weight each value",
         "body": "Each key's weight now multiplies that key's value row. A value with a large weight comes through "
                 "almost whole; one with a weight near 0 nearly vanishes.",
+        "body_zero": "Each key's weight now multiplies that key's value row. A value with a large weight comes "
+                     "through almost whole; one with a weight near 0 nearly vanishes, and one with a weight of exactly "
+                     "0 ({keys}) vanishes altogether.",
         "builtin_first": "The illustrated walkthrough shows these weighted values as {rounded_rows}: they come from "
                          "its weights rounded to {rounded_weights}, not from the exact weights {exact_weights} used "
                          "here.",

@@ -56,6 +56,14 @@ FACTS = {
         "softmax_zeros": "Softmax turns the scores into weights of 0 or more that add up to 1: take e to the power "
                          "of each score, add the exponentials up, and divide each one by that sum. Because "
                          "of the exponential, a score a little higher than the rest gets a clearly larger share.",
+        "softmax_sink": "Softmax turns the scores into positive weights: take e to the power of each score, add "
+                        "the exponentials up (here with the sink's, below), and divide each one by that sum. "
+                        "Because of the exponential, a score a little higher than the rest gets a clearly larger "
+                        "share.",
+        "softmax_sink_zeros": "Softmax turns the scores into weights of 0 or more: take e to the power of each "
+                              "score, add the exponentials up (here with the sink's, below), and divide each one "
+                              "by that sum. Because of the exponential, a score a little higher than the rest "
+                              "gets a clearly larger share.",
         "underflow": "A weight is exactly 0 also for {keys}, which {q} may see: e^(z − max z) there is below about "
                      "e^−745, the smallest number float64 can hold, so it is rounded to 0.",
         "shift_small": "Every score that takes part here is negative, the largest {top}, so every e^z is below 1 "

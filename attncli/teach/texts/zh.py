@@ -212,6 +212,8 @@ TEXTS = {
     "weighted": {
         "title": "给每个值加权",
         "body": "现在用每个键的权重去乘它对应的值向量。权重大的值几乎原样保留，权重接近 0 的值则几乎消失。",
+        "body_zero": "现在用每个键的权重去乘它对应的值向量。权重大的值几乎原样保留，权重接近 0 的值几乎消失，"
+                     "权重恰好为 0 的值（{keys}）则完全消失。",
         "builtin_first": "图解教程给出的加权值是 {rounded_rows}：它们来自取整后的权重 {rounded_weights}，"
                          "而不是这里用的精确权重 {exact_weights}。",
         "builtin": "图解教程把 {q} 的权重取整为 {rounded_weights}；用这些权重算出的加权值会是 {rounded_rows}，"
