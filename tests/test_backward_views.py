@@ -132,6 +132,31 @@ def test_qkv_refusals(runner, tmp_path, extra, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+NOT_IN = "is not in a result whose queries, keys and values are given directly: there is no"
+
+
+@pytest.mark.parametrize("only, message", [
+    ("grad_inputs", f"'grad_inputs' {NOT_IN} X"), ("dC", f"'grad_context' {NOT_IN} C"),
+    ("inputs", f"'inputs' {NOT_IN} X"),
+])
+def test_qkv_gradients_of_x_say_there_is_no_x(runner, tmp_path, only, message):
+    """Not "needs gradient:" for a document that has one."""
+    path = tmp_path / "qkv.json"
+    path.write_text(json.dumps({**QKV, "gradient": [[[1.0], [1.0], [0.0]]]}))
+    result = runner.invoke(app, ["compute", str(path), "--only", only, "-o", str(tmp_path / "out.npz")])
+    assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.npz").exists()
+
+
+def test_qkv_gradient_of_the_wrong_shape_names_both_forms(runner, tmp_path):
+    path = tmp_path / "qkv.json"
+    path.write_text(json.dumps({**QKV, "gradient": [[1.0, 2.0]]}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+    assert ("gradient: is 1×2 but the block's last quantity, output, is 3×1 (the gradient is dL/d(output): it has "
+            "that shape, or 1×3×1 per head (h × n × d_v, a kernel's dO))") in result.stderr
+
+
 def test_explain_step_backward_writes_one_cell_of_dz(runner):
     """The line a·(dA − D) = dZ holds for the numbers it shows, D is dh·h, in both languages."""
     from conftest import EXAMPLES

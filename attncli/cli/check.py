@@ -112,7 +112,7 @@ _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 
 def _against(file: str, against: str | None, dtype: DType | None, changes: dict) -> None:
     """``check --against RESULT --dtype D``: the verdict on a kernel's result."""
-    from attncli.core.emulate import KEYS, eager
+    from attncli.core.emulate import KEYS, eager, softmax_of_dots
     from attncli.core.errors import AttnError
     from attncli.core.verdict import judge
     from attncli.inputs.result import read_result
@@ -123,7 +123,16 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict)
         raise AttnError("--against and --dtype go together: the kernel's result, and the precision it computed in",
                         "--against" if against is None else "--dtype")
     results = read_result(against, KEYS)
-    trace = load(file, changes, doc=read(file), compute=lambda spec: compute_in_full(spec, "check", "check"))
+    doc = read(file)
+
+    def attention(spec):  # a softmax of dot-product scores, or no verdict: refused before the computation
+        try:
+            softmax_of_dots(spec, "check --against")
+        except AttnError as e:
+            raise e.at(doc.name) from None
+        return compute_in_full(spec, "check", "check")
+
+    trace = load(file, changes, doc=doc, compute=attention)
     gradients = [key for key in results if key.startswith("grad_")]
     if gradients and trace.spec.gradient is None:
         raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)

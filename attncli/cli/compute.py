@@ -114,6 +114,7 @@ def compute(
         chosen, medium, contradiction = output_format(format, output)
         binary, drawn = medium == "arrays", medium == "picture"
         _check_format(only, keys, chosen, binary, contradiction, output, export)
+        _check_emulate(emulate, keys)
         selected = head_choice(head)
         _check_selection(selected, keys, chosen, binary, output)
         head_index(selected, None)
@@ -127,8 +128,13 @@ def compute(
         def attention(spec):  # and against its shapes, before the attention
             head_index(selected, spec.heads)
             if emulate is not None:  # the eager computation reads the weights: the full computation
+                from attncli.core.emulate import softmax_of_dots
                 from attncli.plan import compute_in_full
 
+                try:
+                    softmax_of_dots(spec, "compute --emulate")
+                except AttnError as e:
+                    raise e.at(doc.name) from None
                 return compute_in_full(spec, kind, "compute --emulate")
             return attend_within_memory(spec, keys, kind)
 
@@ -179,6 +185,16 @@ def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: 
     check_export(export, chosen is OutputFormat.table and not binary, output)
     if chosen is OutputFormat.csv and (keys is None or len(keys) != 1):
         raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
+
+
+def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
+    """--only with --emulate names only what the eager computation gives (else nothing would be shown)."""
+    from attncli.core.emulate import KEYS
+
+    other = [key for key in keys or [] if key not in KEYS]
+    if emulate is not None and other:
+        raise AttnError(f"--emulate gives {', '.join(KEYS)} (the last three with gradient:), not "
+                        f"{', '.join(other)}", "--only")
 
 
 def _check_selection(selected: Optional[int], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,

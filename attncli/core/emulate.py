@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.backward import grouped
+from attncli.core.errors import AttnError
 from attncli.core.spec import Spec
 
 MANTISSA = {"bf16": 7, "fp16": 10, "fp32": 23}  # stored fraction bits
@@ -46,6 +47,17 @@ def ulp(magnitude: float, dtype: str) -> float:
     return float(2.0 ** (np.floor(np.log2(magnitude)) - MANTISSA[dtype]))
 
 
+def softmax_of_dots(spec: Spec, option: str) -> None:
+    """The eager computation is a softmax of dot-product scores (FlashAttention's): ``score: additive`` and
+    ``normalize: sum | none``, which have no log-sum-exp (FORMAT.md Part 3), are refused, naming the key."""
+    if spec.score != "dot":
+        raise AttnError(f"is {spec.score}, which has no log-sum-exp: {option} is for a softmax of dot-product "
+                        "scores (FlashAttention's)", "score")
+    if spec.normalize != "softmax":
+        raise AttnError(f"is {spec.normalize}, which has no log-sum-exp: {option} is for a softmax of dot-product "
+                        "scores (FlashAttention's)", "normalize")
+
+
 def _softmax32(z: np.ndarray, sinks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(P, lse) of z (h, n, m) float32 (−inf where masked), a sink's term with ``sinks``, in float32."""
     top = z.max(axis=-1, keepdims=True)
@@ -67,6 +79,7 @@ def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarr
           ) -> dict[str, np.ndarray]:
     """The eager computation in ``dtype`` from the kernel's view Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v) and dO
     (h, n, d_v) -> the arrays of :data:`KEYS` (the gradients only with dO), in float64."""
+    softmax_of_dots(spec, "the eager computation")
     r = lambda x: rounded(x, dtype)  # noqa: E731
     h, g = q.shape[0], k.shape[0]
     q, k, v = r(q), r(k), r(v)
@@ -103,10 +116,13 @@ def emulated_trace(trace, dtype: str, keys: list[str] | None) -> tuple:
     from dataclasses import replace
 
     d_o = trace.grad_head_outputs
+    asked = [key for key in keys or [] if key.startswith("grad_")]
+    if asked and d_o is None:
+        raise AttnError(f"'{asked[0]}' needs gradient: in the document (the dO of the backward pass)", "--only")
     made = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype)
     gradients = {key: made[key] for key in made if key.startswith("grad_")}
     plain = {key: made[key] for key in made if not key.startswith("grad_")}
     from attncli.core.stages import QUANTITIES
 
     wanted = [key for key in QUANTITIES if key in made and (keys is None or key in keys)]  # in the contract's order
-    return replace(trace, gradients=gradients, **plain), wanted
+    return replace(trace, gradients=gradients, emulated=dtype, **plain), wanted

@@ -46,6 +46,7 @@ class Trace:
     normalized_queries: np.ndarray | None = None  # Q̂ = qk_norm(Q) (or of Q′ after rope) (h, n, d_k), with qk_norm
     normalized_keys: np.ndarray | None = None  # K̂ = qk_norm(K) (or of K′) (g, m, d_k), with qk_norm
     gradients: dict[str, np.ndarray] = field(default_factory=dict)  # with gradient: grad_* and delta, by JSON key
+    emulated: str | None = None  # compute --emulate's dtype ('bf16'): the arrays are the eager computation's in it
 
     def __getattr__(self, name: str) -> np.ndarray | None:
         """A gradient by its JSON key (``trace.grad_queries``), None when not computed."""

@@ -57,13 +57,15 @@ def finding(key: str, truth: np.ndarray, got: np.ndarray, eager: np.ndarray, dty
                    float(truth[worst]) if err.size else 0.0, float(got[worst]) if err.size else 0.0)
 
 
-def _shaped(got: np.ndarray, truth: np.ndarray, key: str) -> np.ndarray:
+def _shaped(got: np.ndarray, truth: np.ndarray | None, key: str) -> np.ndarray:
     """The result in attncli's shape: PyTorch's leading batch axis of 1 dropped."""
+    from attncli.core.errors import AttnError, shape_str
+
+    if truth is None:
+        raise AttnError(f"{key}: this document has no {key} to judge it against", "--against")
     if got.ndim == truth.ndim + 1 and got.shape[0] == 1:
         got = got[0]
     if got.shape != truth.shape:
-        from attncli.core.errors import AttnError, shape_str
-
         raise AttnError(f"{key} is {shape_str(got.shape)} but this document's is {shape_str(truth.shape)} "
                         f"(or (1, …) as PyTorch's)", "--against")
     return got

@@ -35,6 +35,7 @@ def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], las
     if per_head is not None and gradient.shape == per_head:
         gradient = gradient.transpose(1, 0, 2).reshape(shape)  # dO per head -> the heads side by side
     if gradient.shape != shape:
+        per = "" if per_head is None else f", or {shape_str(per_head)} per head (h × n × d_v, a kernel's dO)"
         raise AttnError(f"is {shape_str(gradient.shape)} but the block's last quantity, {last}, is {shape_str(shape)} "
-                        f"(the gradient is dL/d({last}): it has that shape)", "gradient")
+                        f"(the gradient is dL/d({last}): it has that shape{per})", "gradient")
     return np.ascontiguousarray(gradient, dtype=np.float64)

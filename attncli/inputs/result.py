@@ -17,6 +17,7 @@ from attncli.core.errors import AttnError, quoted
 from attncli.inputs.tensorfiles import _widen, read_every_tensor
 
 KINDS = (".npz", ".safetensors", ".npy")
+PASSED_OVER = ("scale",)  # what attncli compute's own .npz carries beside the arrays (compute --emulate -o x.npz)
 
 
 def read_result(name: str, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -44,12 +45,23 @@ def read_result(name: str, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     if suffix == ".npz":
         try:
             with np.load(path, allow_pickle=False) as archive:
+                _known(archive.files, keys, name)
                 found = {key: archive[key].astype(np.float64) for key in keys if key in archive.files}
         except (OSError, ValueError):
             raise AttnError("is not a readable .npz archive of numbers (pickles are refused)", name) from None
     else:
         tensors = read_every_tensor(path, name)
+        _known(list(tensors), keys, name)
         found = {key: _widen(raw, kind).astype(np.float64) for key, (kind, raw) in tensors.items() if key in keys}
     if not found:
         raise AttnError(f"holds none of {', '.join(keys)}", name)
     return found
+
+
+def _known(names: list[str], keys: tuple[str, ...], name: str) -> None:
+    """Every array of the file is one of ``keys`` (or :data:`PASSED_OVER`): a misnamed one (``dq``) is refused, not
+    silently left unjudged."""
+    unknown = [key for key in names if key not in keys and key not in PASSED_OVER]
+    if unknown:
+        shown = ", ".join(quoted(key) for key in unknown[:5]) + (", …" if len(unknown) > 5 else "")
+        raise AttnError(f"holds {shown}, which --against does not read; it reads {', '.join(keys)}", name)

@@ -7,7 +7,7 @@ so a new quantity appears in every view when a stage has it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -60,7 +60,12 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     for h in range(trace.spec.heads) if head is None else [head]:
         found += [b for q in shown if q.per_head for b in _of_head(trace, q, h, head is not None)]
     found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q)]
-    return [b for b in found if only is None or b.key in only]
+    found = [b for b in found if only is None or b.key in only]
+    if trace.emulated is None:
+        return found
+    mark = f" (emulated {trace.emulated})"  # compute --emulate: every title says so, as JSON's "emulate" does
+    return [replace(b, name=b.name + mark, title=b.title and b.title.replace(b.name, b.name + mark, 1))
+            for b in found]
 
 
 def _whole(trace: Trace, q: Quantity) -> list[Block]:

@@ -25,6 +25,9 @@ ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat
            "Qhat": "normalized_queries", "Khat": "normalized_keys"}
 NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
+# what a document of queries, keys and values given directly has no X (nor C) for: the key -> what is missing
+WITHOUT_QKV = {"inputs": "X", "context": "C", "grad_inputs": "X", "grad_context": "C",
+               "grad_normalized_inputs": "X (nor X̂)"}
 NULL_AT_MINUS_INF = ("score_bias", "lse")  # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key
 
 
@@ -83,9 +86,9 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
     for key in ARRAYS if only is None else only:
         array = array_of(trace, key)
         if array is None:
-            if only and trace.spec.given_qkv is not None and key in ("inputs", "context"):
-                raise AttnError(f"'{key}' is not in a result whose queries, keys and values are given directly",
-                                "--only")
+            if only and trace.spec.given_qkv is not None and key in WITHOUT_QKV:
+                raise AttnError(f"'{key}' is not in a result whose queries, keys and values are given directly: "
+                                f"there is no {WITHOUT_QKV[key]}", "--only")
             if only and key in OPTIONAL:
                 raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
             if only and key not in OPTIONAL:
@@ -110,6 +113,8 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
         "d_v": spec.d_v,
         "scale": spec.scale,
     }
+    if trace.emulated is not None:  # compute --emulate: not the float64 truth (an extension, docs/format.md)
+        result["emulate"] = trace.emulated
     for key, array in kept(trace, only):
         if key in NULL_AT_MINUS_INF:  # a −inf cell masks its key / ln 0 of a row with no key: null
             array = np.where(np.isneginf(array), np.nan, array)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -23,18 +24,18 @@ def cell(f: Finding, tokens: list[str], context_tokens: list[str]) -> str:
 
 
 def report(findings: list[Finding], dtype: str, tokens: list[str], context_tokens: list[str]) -> list:
-    """A table (array, largest and RMS error, the eager computation's, the budget, the verdict), then the worst
-    cell of each array outside its budget."""
-    table = Table(title=f"Against the float64 truth, in {dtype} (budget: 2 × the eager {dtype} error + 2 ulp)",
-                  title_justify="left", header_style="bold")
-    for column in ("array", "largest error", "RMS error", f"eager {dtype}", "budget", "verdict"):
+    """A title line, then a table (array, largest and RMS error, the eager computation's, the budget, the verdict)
+    within 80 columns; then the worst cell of each array outside its budget."""
+    title = Text(f"Against the float64 truth, in {dtype} (budget: 2 × the eager {dtype} error + 2 ulp)", style="bold")
+    table = Table(header_style="bold")  # the title a line of its own: not wrapped at the table's width, nor padded
+    for column in ("array", "largest\nerror", "RMS\nerror", f"eager\n{dtype}", "budget", "verdict"):
         table.add_column(column, justify="left" if column in ("array", "verdict") else "right", no_wrap=True)
     for f in findings:
         verdict = Text("within", style="green") if f.within else Text("OUTSIDE", style="bold red")
-        table.add_row(f.key, f"{f.largest:.3e}", f"{f.rms:.3e}", f"{f.eager:.3e}", f"{f.budget:.3e}", verdict)
-    lines = [table]
+        table.add_row(f.key, f"{f.largest:.2e}", f"{f.rms:.2e}", f"{f.eager:.2e}", f"{f.budget:.2e}", verdict)
+    lines = [Group(title, table)]
     for f in findings:
         if not f.within:
-            lines.append(Text(f"{f.key}: worst at {cell(f, tokens, context_tokens)}: {f.got!r} where the truth is "
-                              f"{f.truth!r} (error {f.largest:.3e}, budget {f.budget:.3e})"))
+            lines.append(Text(f"{f.key}: worst at {cell(f, tokens, context_tokens)}:\n"
+                              f"  {f.got!r} where the truth is {f.truth!r}"))  # (its error: the table's row)
     return lines
