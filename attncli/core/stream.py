@@ -31,7 +31,7 @@ from attncli.core.attention import biased, overflow_error, scaled, scores
 from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
-from attncli.core.pipeline import run, trace_of
+from attncli.core.pipeline import needed, run, trace_of
 from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
@@ -48,15 +48,17 @@ GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive 
 
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
-def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None) -> Trace:
+def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None,
+                    keys: list[str] | None = None) -> Trace:
     """Everything :func:`attend` computes except the n × m matrices, block by block.
 
     The ``before`` and ``after`` stages of :data:`~attncli.core.stages.STAGES` run as in :func:`attend`; the
     ``attention`` ones tile by tile (:mod:`attncli.core.tiles`) or block by block (:func:`_run_generic`).
     ``progress(k)`` is called as blocks finish, with the number just done out of :func:`block_count`.
-    Results equal attend's to rounding (1e-12).
+    Results equal attend's to rounding (1e-12).  ``keys`` (``--only``; None: every key): the ``before`` stages that
+    neither they nor the attention need are left out (``absorb``'s h × n × (r_kv + d_r) queries, unless asked for).
     """
-    a = run(spec, stages=_part("before"))
+    a = run(spec, stages=_before(keys))
     q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
@@ -88,6 +90,11 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
 
 def _part(part: str) -> tuple[Stage, ...]:
     return tuple(stage for stage in STAGES if stage.part == part)
+
+
+def _before(keys: list[str] | None) -> tuple[Stage, ...]:
+    """The ``before`` stages: all of them, or those ``keys`` and the attention (its output H) need."""
+    return _part("before") if keys is None else tuple(s for s in needed([*keys, "head_outputs"]) if s.part == "before")
 
 
 def block_count(spec: Spec) -> int:

@@ -72,7 +72,7 @@ def check_present(trace: Trace, only: list[str] | None) -> None:
 def array_of(trace: Trace, key: str) -> np.ndarray | None:
     """The array behind a JSON key (``context`` is None for self-attention; ``bias_query`` None without one)."""
     source = QUANTITIES[key].source
-    return getattr(trace.spec, source) if source else getattr(trace, key)
+    return trace.spec.given(source) if source else getattr(trace, key)
 
 
 def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:
