@@ -57,13 +57,14 @@ def _c_q_text(spec: Spec) -> str:
 def _c_kv_text(spec: Spec) -> str:
     bias = " + b_DKV" if spec.latent.kv_down_bias is not None else ""
     source = "C" if spec.context is not None else _x(spec)
-    return f"[c_KV | k_r] = {source}·W_DKV{bias}, c_KV = {spec.latent.kv_norm.kind}_norm(c_KV)"
+    return f"c_KV = {spec.latent.kv_norm.kind}_norm(first r_kv of {source}·W_DKV{bias})"
 
 
 def _latex(text: Callable[[Spec], str]) -> Callable[[Spec, Callable[[str], str]], str]:
     """The plain formula as LaTeX (c_Q, W_DQ as subscripts): these arrays have no head."""
     def latex(spec: Spec, up: Callable[[str], str]) -> str:
         out = text(spec).replace("X̂", r"\hat X").replace("·", " ").replace("_norm", r"\_norm")
+        out = out.replace("first r_kv of", r"\text{first } r_{kv} \text{ of }")
         for name in ("c_KV", "c_Q", "W_DKV", "W_DQ", "b_DKV", "b_DQ", "k_r"):
             out = out.replace(name, f"{name[0]}_{{{name[2:]}}}")
         return out
@@ -73,7 +74,7 @@ def _latex(text: Callable[[Spec], str]) -> Callable[[Spec, Callable[[str], str]]
 _LATENT_TEXTS = {  # the latent forms of Q, K and V (the projection's text is kept without latent)
     "Q": lambda spec: f"Q_h = {'c_Q·W_UQ,h' if spec.latent.query_down is not None else f'{_x(spec)}·W_Q,h'}"
                       + (" + b_Q" if spec.b_q is not None else ""),
-    "K": lambda spec: "K_h = [c_KV·W_UK,h | k_r]",
+    "K": lambda spec: "K_h = (c_KV·W_UK,h | k_r)",
     "V": lambda spec: "V_h = c_KV·W_UV,h",
 }
 
@@ -118,12 +119,12 @@ def latent_stage(queries: Quantity, keys: Quantity, values: Quantity) -> Stage:
         _p("weight_kv_up", "W_UKV", "Key/value up-projection", "r_kv h·(d_nope+d_v)", "latent:", "latent.kv_up"),
         queries, keys, values)
     return Stage("latent", "c_Q = query_norm(X̂·W_DQ + b_DQ)   c_KV = kv_norm(C·W_DKV + b_DKV)   "
-                 "K_h = [c_KV·W_UK,h | k_r]   V_h = c_KV·W_UV,h", LATENT_READS, writes, _latent,
+                 "K_h = (c_KV·W_UK,h | k_r)   V_h = c_KV·W_UV,h", LATENT_READS, writes, _latent,
                  lambda spec: spec.latent is not None)
 
 
 def _absorbed_text(spec: Spec) -> str:
-    return "Q_abs,h = [Q′_nope,h·W_UK,hᵀ | Q′_r,h]"
+    return "Q_abs,h = (Q′_nope,h·W_UK,hᵀ | Q′_r,h)"
 
 
 def absorb_stage(kernel_queries: Callable[[Arrays, Spec], np.ndarray], reads: tuple[str, ...]) -> Stage:
@@ -131,7 +132,7 @@ def absorb_stage(kernel_queries: Callable[[Arrays, Spec], np.ndarray], reads: tu
     absorbed_queries = Quantity(
         "absorbed_queries", "Q_abs", "Absorbed queries", "h n r_kv+d_r", "latent: (without clip_qkv and qk_norm)",
         text=_absorbed_text,
-        latex=lambda spec, up: up("Q_{abs}") + r" = [Q'_{nope} (W_{UK})^\top \mid Q'_{r}]")
-    return Stage("absorb", "Q_abs,h = [Q′_nope,h·W_UK,hᵀ | Q′_r,h]", reads, (absorbed_queries,),
+        latex=lambda spec, up: up("Q_{abs}") + r" = \left(Q'_{nope} W_{UK}^\top \mid Q'_{r}\right)")
+    return Stage("absorb", "Q_abs,h = (Q′_nope,h·W_UK,hᵀ | Q′_r,h)", reads, (absorbed_queries,),
                  lambda spec, a: _absorb(spec, a, kernel_queries),
                  lambda spec: spec.latent is not None and spec.clip_qkv is None and spec.qk_norm is None)
