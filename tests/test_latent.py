@@ -215,3 +215,22 @@ def test_a_wrong_document_is_refused_in_one_line(change, where, words):
     message = str(error.value)
     assert message.startswith(f"<dict>: {where}: ") or f" {where}: " in message, message
     assert words in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_works_the_latent_out_on_the_documents_numbers(lang):
+    """--step latent: token 3's c_raw = (3, 1 | 1, 1) and c = [3, 1]/√5, the cache sizes (4 against 2·(3 + 1) = 8
+    here, 576 against 128·(192 + 128) = 40960 for DeepSeek V3), and one score the absorbed way equal to q′·k′."""
+    result = CliRunner().invoke(app, ["explain", str(EXAMPLE), "--step", "latent", "--query", "3", "--lang", lang,
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    step = json.loads(result.stdout)
+    lines = "\n".join(step["lines"])
+    assert "tea: (c_raw | k_r) = [1, 1, 0, 1] · W_DKV = (3, 1 | 1, 1)" in lines
+    assert "[1.3416, 0.4472]" in lines
+    assert "r_kv + d_r = 2 + 2 = 4,   h·(d_k + d_v) = 2·(3 + 1) = 8" in lines
+    assert "576" in lines and "40960" in lines
+    absorbed, naive = (line for line in step["lines"] if line.startswith("q_abs")).__next__().split(",   ")
+    assert absorbed.split(" = ")[-1] == naive.split(" = ")[-1] == "4.6833"  # scores[0, 2, 2] = 4.68328…
+    if lang == "zh":
+        assert "缓存" in " ".join(step["text"])

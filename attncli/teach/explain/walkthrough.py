@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import modern, notes, part3, qknorm, step
+from attncli.teach.explain import latent, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -32,9 +32,9 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
-         "add_norm": "add_norm:", "residual": "residual: true"}
+         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -49,6 +49,7 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     normed = [qknorm.qk_norm_step] if trace.normalized_queries is not None else []
     after = spec.qk_norm is not None and spec.qk_norm.after_rope
     makers += [projections_step] + (rope + normed if after else normed + rope)
+    makers += [latent.latent_step] if spec.latent is not None else []  # after the rotation: the absorbed form uses it
     makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
@@ -121,7 +122,7 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
     query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec)
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
-    for j in range(min(spec.m, MAX_LINES)):
+    for j in range(min(spec.m, MAX_LINES) if spec.latent is None else 0):  # latent: the latent step works them out
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
         key, value = clamped(f"{row} · W_K{b_k}", spec), clamped(f"{row} · W_V{b_v}", spec)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")

@@ -37,6 +37,7 @@ TEXTS = {
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
         "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
         "queries_rotated": "Rotated queries  Q′", "keys_rotated": "Rotated keys  K′",
+        "latent_kv": "Latent keys and values  c_KV", "absorbed_queries": "Absorbed queries  Q_abs",
         "normalized_queries": "Normalised queries  Q̂", "normalized_keys": "Normalised keys  K̂",
         "angles": "Angles  φ = p·f, one column per pair", "kv_head": "K/V head {kv} (query heads {first}–{last})",
         "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
@@ -292,6 +293,7 @@ TEXTS = {
     "pre_norm": MODERN["pre_norm"],
     "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
+    "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "why": WHY,  # explain --why (texts/why_en.py)
     "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",

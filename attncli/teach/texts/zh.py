@@ -36,6 +36,7 @@ TEXTS = {
         "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
         "queries_rotated": "旋转后的查询  Q′", "keys_rotated": "旋转后的键  K′",
+        "latent_kv": "键值潜在向量  c_KV", "absorbed_queries": "吸收后的查询  Q_abs",
         "normalized_queries": "归一化后的查询  Q̂", "normalized_keys": "归一化后的键  K̂",
         "angles": "旋转角  φ = p·f，每列一对", "kv_head": "键值头 {kv}（查询头 {first}–{last} 共用）",
         "average": "简单平均", "relevance": "相关度", "why_weights": "权重", "why_output": "输出",
@@ -250,6 +251,7 @@ TEXTS = {
     "pre_norm": MODERN["pre_norm"],
     "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
+    "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "why": WHY,  # explain --why (texts/why_zh.py)
     "mistake": "你的答案从这里开始出错：{key}，位置 {cell}：应为 {expected}，你写的是 {given}。",
