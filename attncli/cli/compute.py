@@ -40,14 +40,18 @@ def compute(
     only: Annotated[Optional[list[str]],
                     typer.Option("--only",
                                  help="Keep just this key (repeatable): inputs, positional, normalized_inputs, "
-                                      "context, queries, keys, values, normalized_queries, normalized_keys, "
-                                      "queries_rotated, keys_rotated, rope_frequencies, rope_attention_factor, "
-                                      "query_temperature, scores, score_bias, scaled_scores, weights, sink_weights, "
+                                      "context, latent_queries, latent_kv, queries, keys, values, "
+                                      "normalized_queries, normalized_keys, queries_rotated, keys_rotated, "
+                                      "rope_frequencies, rope_attention_factor, query_temperature, "
+                                      "absorbed_queries, scores, score_bias, scaled_scores, weights, sink_weights, "
                                       "lse, head_outputs, gate, gated_head_outputs, output, normalized_output, "
                                       "residual, normalized; shown only when named: the projections weight_query, "
                                       "bias_query, weight_key, bias_key, weight_value, bias_value, weight_gate, "
-                                      "bias_gate, weight_output, bias_output, and the kernel's view kernel_queries, "
-                                      "kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_Q, b_Q, Q, "
+                                      "bias_gate, weight_output, bias_output, the latent's weight_query_down, "
+                                      "bias_query_down, weight_query_up, weight_kv_down, bias_kv_down, weight_kv_up, "
+                                      "and the kernel's view kernel_queries, kernel_keys. Or the formula's name, in "
+                                      "any case: X, P, X̂, C, W_DQ, b_DQ, c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, "
+                                      "Q_abs, W_Q, b_Q, Q, "
                                       "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
                                       "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
                                       "R, N.")] = None,

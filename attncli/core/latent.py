@@ -12,7 +12,7 @@ columns of W_UKV for head h) into the query: S_h = [q_nope_h·W_UK,hᵀ | q_r′
 The stages on a Spec are in :mod:`attncli.core.latent_stage`.
 
 >>> x = np.array([[1.0, 2.0]])
->>> c, k_r = latent_kv(x, np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]), None, Norm("rms", np.ones(2), None, 0.0), 2)
+>>> c, k_r = latent_kv(x, np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]), None, Norm("rms", np.ones(2), None, 0.0), 1)
 >>> c.round(4).tolist(), k_r.tolist()
 ([[0.6325, 1.2649]], [[2.0]])
 """
