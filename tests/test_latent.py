@@ -234,3 +234,61 @@ def test_explain_works_the_latent_out_on_the_documents_numbers(lang):
     assert absorbed.split(" = ")[-1] == naive.split(" = ")[-1] == "4.6833"  # scores[0, 2, 2] = 4.68328…
     if lang == "zh":
         assert "缓存" in " ".join(step["text"])
+
+
+def check_example(tmp_path, answer: dict, **changes) -> str:
+    import yaml
+
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc.update(changes, answer=answer)
+    path = tmp_path / "answer.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(app, ["check", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    return result.stdout
+
+
+X = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 1]], dtype=float)
+KV_DOWN = np.array([[1, 1, 1, 0], [1, -1, 0, 1], [0, 0, 0, 0], [1, 1, 0, 0]], dtype=float)
+
+
+def test_check_names_kv_norm_forgotten(tmp_path):
+    out = check_example(tmp_path, {"latent_kv": (X @ KV_DOWN[:, :2]).tolist()})  # c_raw, not normalised
+    assert "hint: the latent was not normalised" in out
+
+
+def test_check_names_the_rotated_part_taken_first(tmp_path):
+    """Head 1's keys with the first two numbers turned: k = (k_nope | k_r) = [c·(1, 0) | k_r], turned by p rad."""
+    c = (X @ KV_DOWN[:, :2]) / np.sqrt(np.mean((X @ KV_DOWN[:, :2]) ** 2, axis=1, keepdims=True) + 1e-6)
+    k = np.concatenate([c[:, :1], X @ KV_DOWN[:, 2:]], axis=1)  # (3, 3)
+    wrong = k.copy()
+    for p in range(3):
+        a, b = k[p, 0], k[p, 1]
+        wrong[p, 0], wrong[p, 1] = a * math.cos(p) - b * math.sin(p), b * math.cos(p) + a * math.sin(p)
+    out = check_example(tmp_path, {"head": 1, "keys_rotated": np.round(wrong, 4).tolist()})
+    assert "hint: the rotation turned the wrong end of each head" in out
+
+
+def test_check_names_the_shared_rotary_key_left_out(tmp_path):
+    trace = attncli.compute(str(EXAMPLE))
+    q_nope, k_nope = trace.queries[1, :, :1], trace.keys[1, :, :1]  # head 2, d_nope = 1
+    out = check_example(tmp_path, {"head": 2, "scores": np.round(q_nope @ k_nope.T, 4).tolist()})
+    assert "hint: the heads' keys lack the shared rotary key" in out
+
+
+def test_check_names_the_yarn_mscale_once(tmp_path):
+    """scale = m²/√3 with m = 0.1·1·ln 40 + 1 (DeepSeek V3's mscale_all_dim 1): the learner's m/√3."""
+    m = 0.1 * math.log(40.0) + 1.0
+    rope = {"dims": 2, "part": "last", "scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4,
+                                                   "mscale": 1, "mscale_all_dim": 1}}
+    trace = attncli.compute(dict(yaml_doc(), rope=rope, scale=m * m / math.sqrt(3)))
+    wrong = trace.scores[0] * m / math.sqrt(3)
+    out = check_example(tmp_path, {"head": 1, "scaled_scores": np.where(np.tri(3) > 0, np.round(wrong, 4), None)
+                                   .tolist()}, rope=rope, scale=m * m / math.sqrt(3))
+    assert "hint: the YaRN factor m = 1.36889 was put on the scale once" in out
+
+
+def yaml_doc() -> dict:
+    import yaml
+
+    return yaml.safe_load(EXAMPLE.read_text())

@@ -122,9 +122,11 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
     query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec)
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
-    for j in range(min(spec.m, MAX_LINES) if spec.latent is None else 0):  # latent: the latent step works them out
+    for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
         key, value = clamped(f"{row} · W_K{b_k}", spec), clamped(f"{row} · W_V{b_v}", spec)
+        if spec.latent is not None:  # from the token's latent c (the latent step works one out)
+            key, value = clamped(f"(c{k} · W_UK | k_r{k})", spec), clamped(f"c{k} · W_UV", spec)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
         lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
