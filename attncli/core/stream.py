@@ -60,6 +60,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     """
     a = run(spec, stages=_before(keys))
     q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
+    _drop_unasked(a, keys, q, k)
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
@@ -90,6 +91,19 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
 
 def _part(part: str) -> tuple[Stage, ...]:
     return tuple(stage for stage in STAGES if stage.part == part)
+
+
+# the query and key stages' arrays before the kernel's own: once the kernel's Q and K are made, only --only needs them
+EARLIER_QK = ("latent_queries", "latent_kv", "queries", "keys", "normalized_queries", "normalized_keys",
+              "queries_rotated", "keys_rotated")
+
+
+def _drop_unasked(a: Arrays, keys: list[str] | None, q: np.ndarray, k: np.ndarray) -> None:
+    """Free the query and key arrays ``keys`` (``--only``) did not ask for and the blocks do not read (not the
+    kernel's ``q`` and ``k``): with ``--only output`` a rotated layer holds Q′ and K′, not Q and K as well."""
+    for key in EARLIER_QK if keys is not None else ():
+        if key not in keys and a.get(key) is not None and a[key] is not q and a[key] is not k:
+            a[key] = None
 
 
 def _before(keys: list[str] | None) -> tuple[Stage, ...]:
