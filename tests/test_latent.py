@@ -203,6 +203,7 @@ ERRORS = [
     (lambda d: d.update(rope=True), "rope", "needs rope with dims"),
     (lambda d: d.update(kv_heads=1), "kv_heads", "every one of the 3 query heads"),
     (lambda d: d["bias"].update(kv_down=[0.0] * 3), "bias.kv_down", "gives 9 columns"),
+    (lambda d: d.pop("latent"), "weights.query_down", "is used by multi-head latent attention: give latent:"),
 ]
 
 

@@ -18,7 +18,7 @@ from attncli.core.errors import AttnError, plural, quoted, shape_str
 from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
 from attncli.inputs.document import Document
-from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent
+from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
 from attncli.inputs.matrices import read_value
@@ -108,6 +108,7 @@ class _Builder:
             w_q, w_k, w_v, latent = read_latent(self, self.bias, self._heads() or 1, kv_heads, inputs.shape[1],
                                                 source.shape[1])
         else:
+            refuse_without_latent(self.weights, self.bias)
             w_q, w_k, w_v = self._projections(inputs.shape[1], source.shape[1], has_context, kv_heads)
         h, g, d_k, d_v = w_q.shape[0], w_k.shape[0], w_q.shape[2], w_v.shape[2]
         w_g, b_g = self._gate(inputs.shape[1], h, d_v)

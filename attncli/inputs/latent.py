@@ -67,6 +67,15 @@ def read_latent(builder: MatrixSource, bias: dict[str, Any], heads: int, kv_head
     return w_q, per_head(kv_up, heads, 0, d_nope), per_head(kv_up, heads, d_nope, d_nope + d_v), latent
 
 
+def refuse_without_latent(weights: dict[str, Any], bias: dict[str, Any]) -> None:
+    """The latent projections are an error in a document without ``latent`` (they would be silently unused)."""
+    for section, names, given in (("weights", LATENT_WEIGHTS, weights), ("bias", LATENT_BIASES, bias)):
+        for name in names:
+            if given.get(name) is not None:
+                raise AttnError("is used by multi-head latent attention: give latent: {kv_norm: {kind: rms}} (and "
+                                "rope: {dims: d_r, part: last}) to use it", f"{section}.{name}")
+
+
 def _refuse_others(builder: MatrixSource, bias: dict[str, Any], heads: int, kv_heads: int | None) -> None:
     given = {f"weights.{k}": v for k, v in builder.weights.items()} | {f"bias.{k}": v for k, v in bias.items()}
     for key, why in NOT_WITH_LATENT.items():
