@@ -94,9 +94,10 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("heads")
     if spec.d_k != spec.d_v:
         keys.append("dk_dv")
+    keys += ["latent"] if spec.latent is not None else []
     omitted = [f"W_{name[0].upper()}" for name in ("query", "key", "value") if name in spec.identity]
     ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
-               biases=t["list_sep"].join(biases))
+               biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0)
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
                for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):

@@ -74,6 +74,9 @@ TEXTS = {
                       "number of the rows it multiplies (d_model = {d_model} for W_Q, d_ctx = {d_ctx} for W_K and W_V) "
                       "and one column per output number. A trained model learns them; here they are given, so every "
                       "number that follows can be checked by hand.",
+        "latent": "With latent attention, W_K and W_V here are W_UK and W_UV, this head's key and value columns of "
+                  "W_UKV: they multiply the token's latent c_KV ({r_kv} numbers), not its input row, and W_K gives "
+                  "only the unrotated part of the key (step latent shows both).",
         "identity": "The document leaves out {omitted}, so that projection is the identity: the vector is the row it "
                     "multiplies, unchanged.",
         "identity_many": "The document leaves out {omitted}, so those projections are the identity: each vector is the "
