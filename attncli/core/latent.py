@@ -32,7 +32,7 @@ class Latent:
 
     kv_down: np.ndarray  # W_DKV (d_ctx, r_kv + d_r): the latent, then the shared rotary key
     kv_up: np.ndarray  # W_UKV (r_kv, h·(d_nope + d_v)): per head, d_nope key columns, then d_v value columns
-    kv_norm: Norm  # over the r_kv latent numbers
+    kv_norm: Norm | None  # over the r_kv latent numbers (None only in check's slip: kv_norm forgotten)
     d_nope: int  # the unrotated part of each head's query and key
     d_rope: int  # d_r, rope.dims: the rotated part, last in each head
     kv_down_bias: np.ndarray | None = None  # b_DKV (r_kv + d_r,)
