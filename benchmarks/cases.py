@@ -128,7 +128,8 @@ def case_torch(n: int, folder: Path, causal: bool, backend: str = "FLASH_ATTENTI
 
     y, seconds, cpu = _measured(layer)
     np.save(folder / f"out_torch{'_math' if backend == 'MATH' else ''}{n}.npy", y.numpy())
-    return {"seconds": seconds, "cpu": cpu, "path": backend + (" (its own choice)" if chosen == backend else f", forced ({chosen} by itself)")}
+    path = backend + (" (its own choice)" if chosen == backend else f", forced ({chosen} by itself)")
+    return {"seconds": seconds, "cpu": cpu, "path": path}
 
 
 def case_torch_math(n: int, folder: Path, causal: bool) -> dict:
@@ -204,5 +205,6 @@ def write_inputs(folder: Path, sizes: list[int]) -> None:
         np.save(folder / f"x{n}.npy", rng.normal(size=(n, D_MODEL)))
         weights = "\n".join(f"  {name}: w{c}.npy" for name, c in zip(("query", "key", "value", "output"), "qkvo"))
         (folder / f"doc{n}.yaml").write_text(f"inputs: x{n}.npy\nheads: {HEADS}\nweights:\n{weights}\n")
-        (folder / f"causal{n}.yaml").write_text(f"inputs: x{n}.npy\nheads: {HEADS}\nmask: causal\nweights:\n{weights}\n")
+        (folder / f"causal{n}.yaml").write_text(
+            f"inputs: x{n}.npy\nheads: {HEADS}\nmask: causal\nweights:\n{weights}\n")
     (folder / "torch_layer.py").write_text(TORCH_SCRIPT)

@@ -89,7 +89,8 @@ def measure(model: str, layer: int, dtype: str, repeat: int = 1) -> dict:
 def report(r: dict) -> None:
     (w1, c1, m1), (w2, c2, m2) = r["ours"], r["theirs"]
     runs = "one run" if r["repeat"] == 1 else f"the fastest of {r['repeat']} runs each"
-    print(f"extract: {r['model']}, layer {r['layer']}, {r['dtype']}, the sentence {SENTENCE!r}; whole processes, {runs}")
+    print(f"extract: {r['model']}, layer {r['layer']}, {r['dtype']}, the sentence {SENTENCE!r}; "
+          f"whole processes, {runs}")
     print(f"  attncli extract (+ document, .npy, recompute)   {w1:6.2f} s wall  {c1:6.2f} s CPU  {m1:6.0f} MB")
     print(f"  transformers, output_attentions, np.save        {w2:6.2f} s wall  {c2:6.2f} s CPU  {m2:6.0f} MB")
     print(f"  ratio attncli / transformers: {w1 / w2:.2f} wall, {c1 / c2:.2f} CPU (target ≤ {TARGET}); "

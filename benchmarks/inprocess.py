@@ -12,11 +12,12 @@ the projections included.  torch: ``x @ W`` for Q, K and V, ``scaled_dot_product
 threads (BLAS one thread each inside them, all of them in the projections), torch ``set_num_threads``.
 
 The two run in rounds, one of each, the order alternating (AB BA …) so that neither always follows the
-other, glibc's malloc thresholds fixed (:func:`steady_heap`); shown are the median wall time of each, the ratio round by round (median, quartiles, range), the
-same for the CPU time of the process (all its threads, spinning included: on a machine other work shares, it
-moves less than wall time), and the largest difference of the outputs.  Also counted, not timed: the projection products of a document without
-weights at n = 16384 (an omitted weight is the identity, whose product is not taken: 0).  This is a
-measurement: it asserts nothing about time.  benchmarks/run.py runs it in a process of its own.
+other, glibc's malloc thresholds fixed (:func:`steady_heap`); shown are the median wall time of each, the
+ratio round by round (median, quartiles, range), the same for the CPU time of the process (all its threads,
+spinning included: on a machine other work shares, it moves less than wall time), and the largest difference
+of the outputs.  Also counted, not timed: the projection products of a document without weights at
+n = 16384 (an omitted weight is the identity, whose product is not taken: 0).  This is a measurement: it
+asserts nothing about time.  benchmarks/run.py runs it in a process of its own.
 """
 
 from __future__ import annotations
@@ -144,22 +145,25 @@ def compare(n: int, rounds: int, threads: int | None, folder: Path, idle: float 
             times[name].append(time.perf_counter() - start)
             cpu[name].append(time.process_time() - cpu_start)
     if rounds < 2:
-        print(f"n = {n}: fewer than two rounds found the cores {idle:.0%} idle within {patience:.0f} s; nothing measured")
+        print(f"n = {n}: fewer than two rounds found the cores {idle:.0%} idle within {patience:.0f} s; "
+              "nothing measured")
         return
     ratios = sorted(a / b for a, b in zip(times["attncli"], times["torch"]))
     cpu_ratios = sorted(a / b for a, b in zip(cpu["attncli"], cpu["torch"]))
     print(f"The computation alone, in one process: n = {n}, d_model {D_MODEL}, {HEADS} heads of {D_K}, float64, "
           f"W_Q, W_K, W_V, W_O, no mask, output only;")
-    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: attend_streamed's threads, and OpenBLAS's in the "
-          f"projections; torch.set_num_threads({threads})); {rounds} rounds, the order alternating; "
+    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: attend_streamed's threads, and OpenBLAS's "
+          f"in the projections; torch.set_num_threads({threads})); {rounds} rounds, the order alternating; "
           f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
           + (f"; each round after 0.5 s with the cores {idle:.0%} idle ({skipped} waits)" if idle else ""))
     for name, label in (("attncli", "attncli, attend_streamed"), ("torch", "torch, projections + fused SDPA")):
         found = sorted(times[name])
-        print(f"  {label:<34}median {statistics.median(found) * 1e3:6.1f} ms  (quartiles {_quartiles(found, 1e3, '.1f')} ms, "
-              f"best {found[0] * 1e3:.1f}); CPU {statistics.median(cpu[name]) * 1e3:.1f} ms")
-    print(f"  attncli ÷ torch, round by round:  median {statistics.median(ratios):.2f}  (quartiles {_quartiles(ratios)}, "
-          f"range {ratios[0]:.2f}–{ratios[-1]:.2f});  CPU time {statistics.median(cpu_ratios):.2f} "
+        print(f"  {label:<34}median {statistics.median(found) * 1e3:6.1f} ms  "
+              f"(quartiles {_quartiles(found, 1e3, '.1f')} ms, best {found[0] * 1e3:.1f}); "
+              f"CPU {statistics.median(cpu[name]) * 1e3:.1f} ms")
+    print(f"  attncli ÷ torch, round by round:  median {statistics.median(ratios):.2f}  "
+          f"(quartiles {_quartiles(ratios)}, range {ratios[0]:.2f}–{ratios[-1]:.2f});  "
+          f"CPU time {statistics.median(cpu_ratios):.2f} "
           f"({_quartiles(cpu_ratios)});  max |Δ| {diff:.0e}")
 
 
@@ -190,8 +194,8 @@ def count_identity_products(n: int, folder: Path) -> None:
         start = time.perf_counter()
         projections(spec)
         seconds.append(time.perf_counter() - start)
-    print(f"A document without weights, n = {n}, d_model {D_MODEL}, {HEADS} heads: {Counted.products} projection products "
-          f"(counted); Q, K and V take {statistics.median(seconds):.2f} s (median of 5)")
+    print(f"A document without weights, n = {n}, d_model {D_MODEL}, {HEADS} heads: {Counted.products} "
+          f"projection products (counted); Q, K and V take {statistics.median(seconds):.2f} s (median of 5)")
 
 
 def _quartiles(values: list[float], scale: float = 1.0, spec: str = ".2f") -> str:

@@ -111,7 +111,8 @@ def measure(n: int, repeat: int = 1) -> dict:
         write_inputs(folder, n)
         ours, theirs = [], []
         for _ in range(repeat):  # rounds: one of each in turn
-            ours.append(spawn([*command, "compute", str(folder / "doc.yaml"), "--only", "output", "-o", str(folder / "out.npy")]))
+            ours.append(spawn([*command, "compute", str(folder / "doc.yaml"), "--only", "output",
+                               "-o", str(folder / "out.npy")]))
             theirs.append(spawn([sys.executable, str(folder / "torch_layer.py"), str(folder), str(n)]))
         a, b = np.load(folder / "out.npy"), np.load(folder / "torch_out.npy")
         difference = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
@@ -127,13 +128,14 @@ def report(result: dict, peak: float | None = None) -> None:
     """Print ``result``; with ``peak`` (numpy's float64 matmul GFLOP/s, from benchmarks/run.py), the share of it."""
     print(f"Llama-style layer: n = {result['n']}, d_model {D_MODEL}, {HEADS} query heads, {KV_HEADS} K/V heads of "
           f"{D_K}, RoPE, causal, float64, output only, whole processes writing .npy")
-    print(f"  attncli                                        {result['attncli_s']:7.2f} s (cpu {result['attncli_cpu']:6.2f} s)  "
-          f"{result['attncli_mb']:7.0f} MB  {result['gflops']:5.1f} GFLOP/s"
+    print(f"  attncli                                        {result['attncli_s']:7.2f} s "
+          f"(cpu {result['attncli_cpu']:6.2f} s)  {result['attncli_mb']:7.0f} MB  {result['gflops']:5.1f} GFLOP/s"
           + (f" ({result['gflops'] / peak:.2f} of numpy's matmul peak)" if peak else ""))
-    print(f"  torch SDPA fused (flash), is_causal, 4-D, K/V repeated  {result['torch_s']:7.2f} s (cpu {result['torch_cpu']:6.2f} s)  "
-          f"{result['torch_mb']:7.0f} MB")
+    print(f"  torch SDPA fused (flash), is_causal, 4-D, K/V repeated  {result['torch_s']:7.2f} s "
+          f"(cpu {result['torch_cpu']:6.2f} s)  {result['torch_mb']:7.0f} MB")
     low, high = result["ratios"]
-    print(f"  ratio attncli / torch: {result['ratio']:.2f} (rounds {low:.2f}–{high:.2f}; cpu {result['attncli_cpu'] / result['torch_cpu']:.2f})"
+    print(f"  ratio attncli / torch: {result['ratio']:.2f} (rounds {low:.2f}–{high:.2f}; "
+          f"cpu {result['attncli_cpu'] / result['torch_cpu']:.2f})"
           f"   (outputs agree to {result['max_rel_difference']:.1e} relative)")
 
 

@@ -70,7 +70,8 @@ def spawn(argv: list[str], stdout=subprocess.PIPE) -> tuple[float, float, str, f
 
 
 def run_case(case: str, n: int, folder: Path, causal: bool = False) -> dict:
-    argv = [sys.executable, __file__, "--case", case, "--n", str(n), "--folder", str(folder)] + (["--causal"] if causal else [])
+    argv = [sys.executable, __file__, "--case", case, "--n", str(n), "--folder", str(folder)]
+    argv += ["--causal"] if causal else []
     _, peak, out, _ = spawn(argv)
     # The parent never imports numpy, so what a child inherits at fork (counted in ru_maxrss) is small.
     return {**json.loads(out.strip().splitlines()[-1]), "peak_mb": peak}
@@ -113,7 +114,8 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="also n = 16384")
     parser.add_argument("--sizes", help="comma-separated n (default 512,2048,8192)")
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
-    parser.add_argument("--llama", action="store_true", help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
+    parser.add_argument("--llama", action="store_true",
+                        help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--mla", action="store_true", help="also the latent attention layer (benchmarks/mla.py)")
@@ -128,7 +130,8 @@ def main() -> None:
         sys.path.insert(0, str(ROOT))
         print(json.dumps(CASES[args.case](args.n, args.folder, args.causal)))
         return
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [512, 2048, 8192] + ([16384] if args.long else [])
+    default = [512, 2048, 8192] + ([16384] if args.long else [])
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else default
     import importlib.util
 
     has_torch = importlib.util.find_spec("torch") is not None
@@ -174,8 +177,9 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
     from importlib.metadata import version
 
     blas = os.environ.get("OPENBLAS_CORETYPE", "detected")
-    print(f"attncli benchmark, {datetime.date.today()}, {platform.machine()} {_cores()} cores, Python {platform.python_version()}, "
-          f"numpy {version('numpy')} (OPENBLAS_CORETYPE={blas}), typer {version('typer')}" + (f", torch {version('torch')}" if has_torch else ""))
+    print(f"attncli benchmark, {datetime.date.today()}, {platform.machine()} {_cores()} cores, "
+          f"Python {platform.python_version()}, numpy {version('numpy')} (OPENBLAS_CORETYPE={blas}), "
+          f"typer {version('typer')}" + (f", torch {version('torch')}" if has_torch else ""))
     peaks = sorted(run_case("peak", 4096, folder)["gflops"] for _ in range(repeat))
     print(f"load average (1, 5, 15 minutes) at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"numpy float64 matmul peak (4096 × 4096, {_cores()} threads): {peaks[-1]:.0f} GFLOP/s "
@@ -184,10 +188,14 @@ def header(folder: Path, has_torch: bool, repeat: int) -> float:
 
 
 def table_header(repeat: int) -> None:
-    print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; the computation alone, in a process of its own;")
-    print(f"{repeat} rounds of every case, in turn. time: the best round; cpu: that run's CPU seconds (user + system);")
-    print("÷ torch: best time over torch's best fused time (the spread: round by round); peak: the largest resident memory.")
-    print("attncli runs with the settings its command makes (attncli.cli.main.LIBRARY_DEFAULTS); numpy and torch with theirs.\n")
+    print(f"One layer: d_model {D_MODEL}, {HEADS} heads, float64, output only; "
+          "the computation alone, in a process of its own;")
+    print(f"{repeat} rounds of every case, in turn. time: the best round; "
+          "cpu: that run's CPU seconds (user + system);")
+    print("÷ torch: best time over torch's best fused time (the spread: round by round); "
+          "peak: the largest resident memory.")
+    print("attncli runs with the settings its command makes (attncli.cli.main.LIBRARY_DEFAULTS); "
+          "numpy and torch with theirs.\n")
     print(f"{'n':>6} {'mask':<7} {'implementation':<22}{'time':>8}{'cpu':>8}{'peak':>9}{'GFLOP/s':>9}{'of peak':>8}"
           f"{'÷ torch':>8}{'spread':>11}{'max |Δ|':>9}  torch's path")
 
@@ -212,9 +220,11 @@ def report(n: int, causal: bool, folder: Path, has_torch: bool, repeat: int, pea
               f"{max(r['peak_mb'] for r in results):>6.0f} MB{rate:>9.0f}{rate / peak:>8.2f}{ratio:>8}{ratios:>11}"
               f"{diffs[case.replace('-', '_')]:>9.0e}  {chosen}")
     if not causal and not fits(n):
-        print(f"{n:>6} {mask:<7} {NAMES['numpy-full']:<22}  skipped: needs about {4 * 8 * HEADS * n * n / 2**30:.0f} GiB")
+        print(f"{n:>6} {mask:<7} {NAMES['numpy-full']:<22}  "
+              f"skipped: needs about {4 * 8 * HEADS * n * n / 2**30:.0f} GiB")
     if has_torch and not fits(n, 3):
-        print(f"{n:>6} {mask:<7} {NAMES['torch-math']:<22}  skipped: needs about {3 * 8 * HEADS * n * n / 2**30:.0f} GiB")
+        print(f"{n:>6} {mask:<7} {NAMES['torch-math']:<22}  "
+              f"skipped: needs about {3 * 8 * HEADS * n * n / 2**30:.0f} GiB")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ def report(sizes: list[int], folder: Path, has_torch: bool, repeat: int) -> None
     print(f"  python -c 'import typer, numpy, yaml'            {base[0]:.3f} s (median {base[1]:.3f})")
     print(f"  attncli compute illustrated.yaml --format json   {small[0]:.3f} s (median {small[1]:.3f})   "
           f"ratio {small[0] / base[0]:.2f} (median {small[1] / base[1]:.2f})")
-    print(f"  attncli --help                                   {helps[0]:.3f} s (median {helps[1]:.3f})   ratio {helps[0] / base[0]:.2f}")
+    print(f"  attncli --help                                   {helps[0]:.3f} s (median {helps[1]:.3f})   "
+          f"ratio {helps[0] / base[0]:.2f}")
     if not has_torch:
         return
     layer = best_of([*attncli, "compute", str(folder / "doc512.yaml"), "--format", "json", "--only", "output"], 3)
@@ -43,7 +44,8 @@ def compare(n: int, causal: bool, folder: Path, attncli: list[str], repeat: int)
     out = folder / f"attncli_out{n}.npy"
     document = folder / f"{'causal' if causal else 'doc'}{n}.yaml"
     ours = [*attncli, "compute", str(document), "--only", "output", "-o", str(out)]
-    theirs = [sys.executable, str(folder / "torch_layer.py"), str(folder), str(n), "npy"] + (["causal"] if causal else [])
+    theirs = [sys.executable, str(folder / "torch_layer.py"), str(folder), str(n), "npy"]
+    theirs += ["causal"] if causal else []
     runs: dict[str, list[tuple]] = {"attncli": [], "torch": []}
     for _ in range(repeat):
         for name, argv in (("attncli", ours), ("torch", theirs)):
@@ -52,8 +54,9 @@ def compare(n: int, causal: bool, folder: Path, attncli: list[str], repeat: int)
     peaks = {name: max(r[1] for r in found) for name, found in runs.items()}
     diff = run_case("compare-files", n, folder)["diff"]
     walls = {name: [r[0] for r in found] for name, found in runs.items()}
-    print(f"  n={n:<6}{'causal' if causal else 'no mask':<8} attncli {wall:6.2f} s (cpu {cpu:5.2f} s) {peaks['attncli']:5.0f} MB   "
-          f"torch {t_wall:6.2f} s (cpu {t_cpu:5.2f} s) {peaks['torch']:5.0f} MB   ratio {wall / t_wall:.2f} "
+    print(f"  n={n:<6}{'causal' if causal else 'no mask':<8} attncli {wall:6.2f} s (cpu {cpu:5.2f} s) "
+          f"{peaks['attncli']:5.0f} MB   torch {t_wall:6.2f} s (cpu {t_cpu:5.2f} s) {peaks['torch']:5.0f} MB   "
+          f"ratio {wall / t_wall:.2f} "
           f"(rounds {spread(walls['attncli'], walls['torch'])}; cpu {cpu / t_cpu:.2f})   max |Δ| {diff:.0e}")
 
 

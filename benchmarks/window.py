@@ -1,4 +1,5 @@
-"""A sliding window skips what it masks: n = 16384, causal, W = 512, output only, against the same layer without it.
+"""A sliding window skips what it masks: n = 16384, causal, W = 512, output only, against the same layer
+without it.
 
     python benchmarks/window.py                 # n = 16384, W = 512, 3 rounds (a few minutes on 2 cores)
     python benchmarks/window.py --n 4096 --repeat 1
@@ -11,11 +12,12 @@ rounds of one of each in turn, so that a ratio compares runs made moments apart 
 Both pay the same part that no window changes: reading 100 MB of inputs, the four 768 × 768 projections
 (77 GFLOP at n = 16384) and writing the output.  So both are also computed in one process of their own, in turn,
 each call split into its projections, its attention (the scores, softmax and A·V of every head:
-attend_streamed minus the two projections, timed inside the same call) and its output projection, and the attention-alone ratio is printed beside the whole-process
-one, with the keys a query may see as the ideal.  The lowest whole-process ratio any attention could reach
-is printed too: the four projections at numpy's own matmul peak (measured in the same run) over the causal
-process.  The outputs are checked against a direct numpy computation on a sample of rows (to 1e-9).
-This is a measurement: it asserts nothing about time.  ``python benchmarks/run.py --window`` runs it too.
+attend_streamed minus the two projections, timed inside the same call) and its output projection, and the
+attention-alone ratio is printed beside the whole-process one, with the keys a query may see as the ideal.
+The lowest whole-process ratio any attention could reach is printed too: the four projections at numpy's own
+matmul peak (measured in the same run) over the causal process.  The outputs are checked against a direct
+numpy computation on a sample of rows (to 1e-9).  This is a measurement: it asserts nothing about time.
+``python benchmarks/run.py --window`` runs it too.
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ rounds = {path: [] for path in specs}
 for _ in range(1 + int(sys.argv[1])):  # the first round warms BLAS's threads and buffers up and is not counted
     for path, spec in specs.items():  # one of each in turn
         t = time.perf_counter(); trace = stream.attend_streamed(spec); whole = time.perf_counter() - t
-        del trace  # freeing the arrays (about 0.03 s at n = 16384) is not part of the call: a process leaves that to exit
+        # freeing the arrays (about 0.03 s at n = 16384) is not part of the call: a process leaves that to exit
+        del trace
         rounds[path].append({**spent, "whole": whole,
                              "attention": whole - spent["projections"] - spent["output projection"]})
 print(json.dumps({path: times[1:] for path, times in rounds.items()}))
@@ -117,40 +120,46 @@ def report(n: int, window: int, repeat: int, folder: Path | None = None) -> None
     windowed = f"window {window}"
     print(f"\nSliding window: n = {n}, d_model {D_MODEL}, {HEADS} heads, float64, causal, output only "
           f"({repeat} rounds of one of each in turn; the best shown, the ratio's spread round by round)")
-    argv = {name: [*attncli_command(), "compute", str(path), "--only", "output", "-o", str(folder / f"out_{path.stem}.npy")]
+    argv = {name: [*attncli_command(), "compute", str(path), "--only", "output",
+                   "-o", str(folder / f"out_{path.stem}.npy")]
             for name, path in paths.items()}
     walls: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(repeat):
         for name in paths:
             walls[name].append(spawn(argv[name], stdout=subprocess.DEVNULL)[0])
     for name in paths:
-        print(f"  whole process {name:<12} {min(walls[name]):7.2f} s   peak {spawn(argv[name], stdout=None)[1]:5.0f} MB")
-    print(f"  ratio, whole process: {min(walls[windowed]) / min(walls['causal']):.3f} (window {window} / causal; "
+        peak_mb = spawn(argv[name], stdout=None)[1]
+        print(f"  whole process {name:<12} {min(walls[name]):7.2f} s   peak {peak_mb:5.0f} MB")
+    print(f"  ratio, whole process: {min(walls[windowed]) / min(walls['causal']):.3f} "
+          f"(window {window} / causal; "
           f"rounds {spread(walls[windowed], walls['causal'])})")
     causal, banded = parts([paths["causal"], paths[windowed]], repeat)
     for name, rounds in (("causal", causal), (windowed, banded)):
         best = min(rounds, key=lambda r: r["attention"])
-        print(f"  in one process, {name:<12} Q, K, V {best['projections']:5.2f} s   attention {best['attention']:5.2f} s"
+        print(f"  in one process, {name:<12} Q, K, V {best['projections']:5.2f} s   "
+              f"attention {best['attention']:5.2f} s"
               f"   output projection {best['output projection']:5.2f} s")
     alone = min(r["attention"] for r in banded) / min(r["attention"] for r in causal)
     seen = sum(min(i + 1, window) for i in range(n)) / (n * (n + 1) / 2)
-    print(f"  ratio, attention alone: {alone:.3f} (rounds {spread([r['attention'] for r in banded], [r['attention'] for r in causal])}; "
+    rounds_spread = spread([r["attention"] for r in banded], [r["attention"] for r in causal])
+    print(f"  ratio, attention alone: {alone:.3f} (rounds {rounds_spread}; "
           f"the keys a query may see: {seen:.3f} of the causal ones)")
     peak = run_case("peak", 4096, folder)["gflops"]
     floor = 4 * 2 * n * D_MODEL * D_MODEL / (peak * 1e9)
-    print(f"  what no window changes: the four {D_MODEL} × {D_MODEL} projections are {4 * 2 * n * D_MODEL**2 / 1e9:.0f} "
-          f"GFLOP, {floor:.2f} s at numpy's own matmul peak ({peak:.0f} GFLOP/s, measured now) = "
-          f"{floor / min(walls['causal']):.3f} of the causal process: the windowed process's ratio cannot go below that "
-          "even if its attention took no time")
+    print(f"  what no window changes: the four {D_MODEL} × {D_MODEL} projections are "
+          f"{4 * 2 * n * D_MODEL**2 / 1e9:.0f} GFLOP, {floor:.2f} s at numpy's own matmul peak "
+          f"({peak:.0f} GFLOP/s, measured now) = {floor / min(walls['causal']):.3f} of the causal process: "
+          "the windowed process's ratio cannot go below that even if its attention took no time")
     error = check(folder, n, window, folder / f"out_{paths[windowed].stem}.npy")
     print(f"  max |attncli − numpy| on 64 rows of the windowed layer: {error:.1e}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split("\n")))
     parser.add_argument("--n", type=int, default=16384)
     parser.add_argument("--window", type=int, default=512)
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of one of each in turn; the fastest is shown (default 3)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of one of each in turn; the fastest is shown (default 3)")
     args = parser.parse_args()
     report(args.n, args.window, args.repeat)
 

@@ -11,6 +11,20 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+# The README and the guides its sections moved to (issue 32): every command and session in them runs in the tests.
+GUIDES = ("tutorial.md", "documents.md", "real-models.md", "pictures.md", "json-and-python.md", "speed.md",
+          "errors.md", "development.md")
+PAGES = (ROOT / "README.md", *(ROOT / "docs" / name for name in GUIDES))
+
+
+def pages_text() -> str:
+    """The README and its guides, one after the other."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+
+
+def section(heading: str) -> str:
+    """The section ``## heading`` (up to the next ``## ``), in whichever page holds it."""
+    return pages_text().split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
 
 
 def default_signals() -> None:

@@ -686,10 +686,9 @@ def test_the_readme_snippet_against_multihead_attention(monkeypatch, tmp_path, t
     """The README's checkpoint example, as written: its document reads what its Python saved, as torch computes."""
     import re
 
-    from conftest import ROOT
+    from conftest import section as page_section
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Matrices from checkpoints\n")[1].split("\n## ")[0]
+    section = page_section("Matrices from checkpoints\n")  # (docs/documents.md)
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     (tmp_path / "mha.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     monkeypatch.chdir(tmp_path)

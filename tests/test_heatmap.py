@@ -43,25 +43,23 @@ def reference(name: str, **extra) -> dict:
 
 ILLUSTRATED = """\
 Attention weights  A = softmax(S)   3 queries × 3 keys
+scale 0.00 ▕ ░▒▓█▏ 0.98   rows: queries, columns: keys
 
          Input 1 Input 2 Input 3
 Input 1     0.06 ▒▒ 0.47 ▒▒ 0.47
 Input 2     0.00 ██ 0.98    0.02
 Input 3     0.00 ██ 0.88    0.12
-
-scale 0.00 ▕ ░▒▓█▏ 0.98   rows: queries, columns: keys
 """
 
 TWO_HEADS = """\
 Attention weights  A = softmax(S / √2)   2 heads   3 queries × 3 keys
-
-head 1             head 2
-    The cat sat        The cat sat
-The ▒▒▒▒▒▒▒▒░░░░   The ░░░░▓▓▓▓░░░░
-cat ░░░░▒▒▒▒▒▒▒▒   cat ▓▓▓▓▒▒▒▒░░░░
-sat ▒▒▒▒▒▒▒▒░░░░   sat ████    ░░░░
-
 scale 0.00 ▕ ░▒▓█▏ 0.73   rows: queries, columns: keys
+
+    head 1         head 2
+    The cat sat    The cat sat
+The ▒▒▒▒▒▒▒▒░░░░   ░░░░▓▓▓▓░░░░
+cat ░░░░▒▒▒▒▒▒▒▒   ▓▓▓▓▒▒▒▒░░░░
+sat ▒▒▒▒▒▒▒▒░░░░   ████    ░░░░
 """
 
 
@@ -73,7 +71,7 @@ def test_one_head_golden_text_and_numbers_match_the_reference():
     text = text_of(HeatMap(trace_of(EXAMPLES / "illustrated.yaml"), color=False))
     assert strip_right(text) == ILLUSTRATED
     weights = np.array(reference("illustrated.yaml")["weights"][0])
-    for i, line in enumerate(text.splitlines()[3:6]):
+    for i, line in enumerate(text.splitlines()[4:7]):
         shown = [float(x) for x in re.findall(r"\d\.\d\d", line)]
         assert shown == pytest.approx(np.round(weights[i], 2).tolist(), abs=1e-12)
 
@@ -91,15 +89,20 @@ def test_small_multiples_keep_the_column_labels_whole():
 def test_long_labels_become_numbered_columns_with_a_key_line(tmp_path):
     doc = tmp_path / "long.yaml"
     doc.write_text("tokens: [internationalization, 我想吃饭吃饭, x]\ninputs: [[1, 0], [0, 1], [1, 1]]\nheads: 2\n")
+    one = text_of(HeatMap(trace_of(doc), head=0, color=False))
+    assert "keys: 1 internationalization · 2 我想吃饭吃饭 · 3 x" in one
+    # several heads: the rows carry the columns' numbers (the keys are the queries), no keys: line
     text = text_of(HeatMap(trace_of(doc), color=False))
-    assert "keys: 1 internationalization · 2 我想吃饭吃饭 · 3 x" in text
-    header = text.splitlines()[3]
+    assert "keys:" not in text and "columns: keys (numbered alike)" in text.splitlines()[1]
+    header = text.splitlines()[4]
     assert header.split() == ["1", "2", "3", "1", "2", "3"]
+    assert [line.split()[0] for line in text.splitlines()[5:8]] == ["1", "2", "3"]
+    assert text.splitlines()[5].startswith("1 internation… ") and text.splitlines()[6].startswith("2 我想吃饭吃饭 ")
 
 
 def test_causal_masked_cells_are_hatched_and_only_those(tmp_path):
     trace = trace_of(EXAMPLES / "causal.yaml")
-    lines = text_of(HeatMap(trace, color=False)).splitlines()[3:7]
+    lines = text_of(HeatMap(trace, color=False)).splitlines()[4:8]
     for i, line in enumerate(lines):
         cells = re.findall(r"( [ ░▒▓█]{2} +\d\.\d\d| ╱{7})", line[7:])
         assert len(cells) == 4, line
@@ -117,14 +120,20 @@ def test_causal_masked_cells_are_hatched_and_only_those(tmp_path):
 
 def test_cjk_rows_have_the_same_width_and_wrap_to_the_terminal():
     trace = trace_of(EXAMPLES / "bert_base.yaml")
-    for width, across in ((40, 2), (60, 3), (120, 4), (200, 4)):
+    for width, across in ((60, 4), (120, 6), (200, 12)):
         lines = text_of(HeatMap(trace, color=False), width=width).splitlines()
         grid = [line for line in lines if line[:1] in "我想吃酸菜鱼" and line[:1]]
         assert len(grid) == 12 * 6 // across
-        assert len({cell_len(line) for line in grid}) == 1
+        names, ruler = lines[3], lines[4]  # each panel's key labels start under its name, in terminal cells
+
+        def starts(line, word):
+            return [cell_len(line[:m.start()]) for m in re.finditer(word, line)]
+
+        assert starts(names, "head ") == starts(ruler, "我想吃酸菜鱼") == [3 + 15 * k for k in range(across)]
+        assert all(cell_len(line) <= 3 + 15 * across - 3 for line in grid) and grid[0] == grid[0].rstrip()
         assert all(cell_len(line) <= width for line in lines)
-        assert sum(line.count("head ") for line in lines if line.startswith("head ")) == 12
-        assert lines[2].count("head ") == across
+        assert sum(line.count("head ") for line in lines if line.lstrip().startswith("head ")) == 12
+        assert lines[3].count("head ") == across
 
 
 def test_colour_uses_the_heat_scales_backgrounds_and_shades_only_without_colour():
@@ -156,14 +165,13 @@ def test_heatmap_command_exports_and_prints_shades(runner, tmp_path):
 
 CAUSAL = """\
 Attention weights  A = softmax(S / √4)   4 queries × 4 keys
+scale 0.00 ▕ ░▒▓█▏ 1.00   ╱╱ masked   rows: queries, columns: keys
 
          Evan's     dog   Riley   barks
 Evan's  ██ 1.00 ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱
 dog     ██ 0.89    0.11 ╱╱╱╱╱╱╱ ╱╱╱╱╱╱╱
 Riley   ▓▓ 0.66    0.11 ░░ 0.23 ╱╱╱╱╱╱╱
 barks      0.13    0.19 ░░ 0.39 ░░ 0.29
-
-scale 0.00 ▕ ░▒▓█▏ 1.00   ╱╱ masked   rows: queries, columns: keys
 """
 
 
@@ -173,7 +181,7 @@ def test_causal_golden_text_as_the_readme_shows_it():
     ref = naive_attention(spec.inputs.tolist(), spec.w_q[0].tolist(), spec.w_k[0].tolist(), spec.w_v[0].tolist(),
                           mask="causal")
     assert strip_right(text_of(HeatMap(trace, color=False))) == CAUSAL
-    shown = [[float(x) for x in re.findall(r"\d\.\d\d", line)] for line in CAUSAL.splitlines()[3:7]]
+    shown = [[float(x) for x in re.findall(r"\d\.\d\d", line)] for line in CAUSAL.splitlines()[4:8]]
     assert shown == [np.round(row[: i + 1], 2).tolist() for i, row in enumerate(ref["weights"][0])]
 
 
@@ -190,7 +198,7 @@ def test_one_head_keeps_to_the_terminal_width_showing_both_ends(tmp_path, width)
     trace = many_tokens(tmp_path, 30)
     lines = text_of(HeatMap(trace, color=False), width=width).splitlines()
     assert all(cell_len(line) <= width for line in lines)
-    header, first = lines[2], lines[3]
+    header, first = lines[lines.index("") + 1: lines.index("") + 3]  # below the title and legend
     assert "t1 " in header and header.rstrip().endswith("t30") and "t15 " not in header
     # the left-out column's … sits in the same place in the header and in every row
     assert header.index("…") == first.index("…")
@@ -204,13 +212,14 @@ def test_key_line_breaks_between_entries(tmp_path):
     tokens = ["internationalization", "我想吃饭吃饭吃饭吃饭", "x", "a very long label indeed"]
     doc.write_text(yaml.safe_dump({"tokens": tokens, "inputs": [[1, 0], [0, 1], [1, 1], [2, 0]], "heads": 2},
                                   allow_unicode=True))
-    lines = text_of(HeatMap(trace_of(doc), color=False), width=50).splitlines()
+    lines = text_of(HeatMap(trace_of(doc), head=1, color=False), width=50).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("keys:"))
-    keys = [line.strip() for line in lines[start:] if not line.startswith("scale")][:-1]  # up to the legend
+    keys = [line.strip() for line in lines[start:]][:lines[start:].index("")]  # up to the grid
     entries = " · ".join(keys).removeprefix("keys: ").split(" · ")
     assert entries == [f"{j} {t}" for j, t in enumerate(tokens, 1)]
     assert all(cell_len(line) <= 50 for line in lines)
-    assert "我想吃饭吃…" in text_of(HeatMap(trace_of(doc), color=False), width=80)  # cut, the ellipsis right after
+    one = text_of(HeatMap(trace_of(doc), head=1, color=False), width=80)
+    assert "我想吃饭吃…" in one  # cut, the ellipsis right after
 
 
 @pytest.mark.parametrize("columns, blocks", [(80, 2), (60, 3), (200, 1)])
@@ -229,3 +238,52 @@ def test_full_draws_every_key_in_blocks_that_fit(runner, tmp_path, columns, bloc
         shown = [float(x) for line in lines if line.startswith(token + " ") for x in re.findall(r"\d+\.\d+", line)]
         assert shown == [round(float(w), 2) for w in weights[i]], token  # all 13, in order
     assert sum(line.startswith("keys ") for line in lines) == (blocks if blocks > 1 else 0)
+
+
+SENTENCE = '"[CLS] my grandmother cooks sour fish in the kitchen for the family [SEP]"'
+
+
+def sentence(tmp_path, heads: int = 12):
+    doc = tmp_path / "sentence.yaml"
+    doc.write_text(f"tokens: {SENTENCE}\ninputs: {{random: normal, seed: 0, shape: [13, 48]}}\nheads: {heads}\n"
+                   "weights:\n  query: {random: xavier, seed: 1, shape: [48, 48]}\n"
+                   "  key: {random: xavier, seed: 2, shape: [48, 48]}\n")
+    return doc
+
+
+def test_twelve_heads_of_a_sentence_fit_fifty_lines_at_80_columns(runner, tmp_path):
+    """Issue 32: 12 heads of 13 tokens were 102 lines, the legend last, the column numbers run together."""
+    doc = sentence(tmp_path)
+    result = runner.invoke(app, ["heatmap", str(doc)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 50 and max(cell_len(line) for line in lines) <= 80
+    assert all(line == line.rstrip() for line in lines)
+    assert lines[1].startswith("scale 0.00 ▕ ░▒▓█▏ ") and "numbered alike" in lines[1]  # the legend first
+    names = [k for k, line in enumerate(lines) if line.lstrip().startswith("head ")]
+    assert [lines[k].split()[1::2] for k in names] == [[str(h) for h in range(r, r + 4)] for r in (1, 5, 9)]
+    spec = trace_of(doc).spec
+    ref = np.array(naive_attention(spec.inputs.tolist(), np.concatenate(list(spec.w_q), axis=1).tolist(),
+                                   np.concatenate(list(spec.w_k), axis=1).tolist(), heads=12)["weights"])
+    tokens = SENTENCE.strip('"').split()
+    for r, k in enumerate(names):  # each row of panels: the ruler, then query i's cells in each panel
+        ruler = lines[k + 1]
+        left = ruler.index("1")
+        assert ruler[left:].split() == ["1···5····10··"] * 4  # numbers apart, a dot for each other key
+        for i in range(13):
+            line = lines[k + 2 + i]
+            assert line[:left].split() == [str(i + 1), tokens[i]]
+            for p in range(4):
+                drawn = line[left + 16 * p: left + 16 * p + 13].ljust(13)
+                assert drawn == "".join(SHADES[min(int(w / ref.max() * 5), 4)] for w in ref[4 * r + p, i])
+
+
+def test_heads_that_cannot_fit_a_screen_suggest_one_head(runner, tmp_path):
+    doc = sentence(tmp_path, heads=24)
+    result = runner.invoke(app, ["heatmap", str(doc)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0 and len(lines) > 50
+    assert lines[2] == "24 heads do not fit on a screen: --head N (1–24) draws one"
+    assert sum(line.lstrip().startswith("head ") for line in lines) == 6  # still the narrowest grid: 4 across
+    one = runner.invoke(app, ["heatmap", str(doc), "--head", "24"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert one.exit_code == 0 and "head 24 of 24" in one.stdout and "do not fit" not in one.stdout

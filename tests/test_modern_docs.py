@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, pages_text
 
 from attncli.cli import app
 from attncli.inputs.initialisers import random_matrix
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = pages_text()  # the README and the guides its sections moved to
 FORMAT = (ROOT / "docs" / "format.md").read_text(encoding="utf-8")
 ENTRY_POINT = Path(sys.executable).parent / "attncli"
 
@@ -257,4 +257,4 @@ def test_init_help_shows_the_switches(runner):
     text = runner.invoke(app, ["init", "--help"], env={"COLUMNS": "200"}).stdout
     for switch in ("--kv-heads", "--rope", "--pre-norm"):
         assert switch in text
-    assert "attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms" in text
+    assert "attncli init --d-model 8 --heads 4 --kv-heads 2 --rope --pre-norm rms" in text

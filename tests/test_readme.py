@@ -1,4 +1,5 @@
-"""The README's console sessions are what attncli prints (80 columns, no colour).
+"""The console sessions of the README and of the guides in docs/ it links are what attncli prints (80 columns, no
+colour).
 
 Each ``$ command`` of a ```console block runs in a folder holding what a fresh clone has
 (the examples, and no other file: every file a command names is one of the examples, or is
@@ -17,13 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, PAGES, pages_text
 
 BIN = Path(sys.executable).parent
 
 
 def sessions() -> list[tuple[str, list[str]]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = pages_text()
     found = []
     for body in re.findall(r"```console\n(.*?)```", text, re.S):
         parts = re.split(r"^\$ (.*)$", body, flags=re.M)
@@ -49,19 +50,24 @@ def test_readme_session(command, shown, tmp_path):
 
 
 def commands() -> list[str]:
-    """The attncli lines of the README's ```bash and ```sh blocks (not the set-up commands)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The attncli lines of the ```bash and ```sh blocks of the README and its guides (not the set-up commands)."""
+    text = pages_text()
     lines = [line for body in re.findall(r"```(?:bash|sh)\n(.*?)```", text, re.S) for line in body.splitlines()]
     return [line for line in lines if re.match(r"([A-Z_]+=\S+ )?(attncli|cat examples/\S+ \| attncli) ", line)]
 
 
 def test_the_readme_runs_its_examples():
-    """Every way the README shows attncli being run is among those run here (none is left out by the patterns)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """Every way the README and its guides show attncli being run is among those run here (none is left out by the
+    patterns), and every guide is run."""
+    text = pages_text()
     shown = [line for body in re.findall(r"```(?:bash|sh)\n(.*?)```", text, re.S) for line in body.splitlines()
              if "attncli " in line and not line.startswith(("python3 -m venv", "pip install"))]
     assert shown and set(shown) == set(commands())
     assert len(sessions()) >= 20
+    readme = PAGES[0].read_text(encoding="utf-8")
+    for page in PAGES[1:]:  # each guide exists, is linked from the README, and runs some attncli
+        assert f"(docs/{page.name})" in readme and "attncli " in page.read_text(encoding="utf-8"), page.name
+    assert len(readme.splitlines()) < 250  # what a newcomer needs; the rest is in the guides
 
 
 @pytest.mark.slow  # one shell and its attncli processes each
@@ -79,8 +85,8 @@ def test_readme_command(command, tmp_path):
 
 
 def python_blocks() -> list:
-    """The README's Python blocks; one that imports torch is a comparison (pytest -m torch)."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    """The Python blocks of the README and its guides; one that imports torch is a comparison (pytest -m torch)."""
+    blocks = re.findall(r"```python\n(.*?)```", pages_text(), re.S)
     return [pytest.param(code, marks=pytest.mark.torch) if re.search(r"^import .*\btorch\b", code, re.M) else code
             for code in blocks]
 

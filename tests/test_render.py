@@ -28,7 +28,7 @@ def illustrated():
 
 
 WEIGHTS = """\
-Weights  A = softmax(S)   3 × 3          
+Weights  A = softmax(S)   3 × 3
 ┏━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┓
 ┃         ┃ Input 1 ┃ Input 2 ┃ Input 3 ┃
 ┡━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━┩
@@ -37,6 +37,21 @@ Weights  A = softmax(S)   3 × 3
 │ Input 3 │  0.0003 │  0.8805 │  0.1192 │
 └─────────┴─────────┴─────────┴─────────┘
 """
+
+
+def test_tables_are_as_wide_as_their_numbers_not_their_titles(runner):
+    """Issue 32: four 13-character columns held 6-character numbers when the title was wider than the table, the
+    token column changed width from one table to the next, and title lines ended in spaces."""
+    from attncli.cli import app
+
+    result = runner.invoke(app, ["compute", str(EXAMPLES / "two_heads.yaml")], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0 and all(line == line.rstrip() for line in lines)
+    queries = lines.index("Head 1 · Queries  Q = X·W_Q + b_Q   3 × 2")
+    assert lines[queries + 1] == "┏━━━━━┳━━━━━━━━┳━━━━━━━━┓"  # 1.1000: 6 characters, padded by 1 each side
+    assert lines[queries + 4] == "│ The │ 1.1000 │ 0.5000 │"
+    rows = [line for line in lines if line.startswith(("│ The ", "│ cat ", "│ sat "))]
+    assert len(rows) > 20 and {line.index("│", 1) for line in rows} == {6}  # one width of the token column
 
 
 def test_weights_table_exact_text():
@@ -81,14 +96,15 @@ def test_large_matrix_is_summarised_unless_full():
 def test_heat_map_shades_more_weight_more_strongly():
     table = compute_tables(illustrated(), only=["weights"])[0]
     text = text_of(table, color="truecolor")
-    # row 1: 0.0634 is left uncoloured, 0.4683 coloured; row 2's 0.9820 the most vivid of all (issue 18: the strength
-    # of a colour is its chroma, at one lightness, so that it reads the same on dark and light terminals)
+    # 0.0003 is left uncoloured, 0.0634 faintly coloured (issue 32: the blank band was the lowest eighth), 0.4683 more;
+    # row 2's 0.9820 the most vivid of all (issue 18: the strength of a colour is its chroma, at one lightness, so that
+    # it reads the same on dark and light terminals)
     def vividness(value: str) -> int:
         r, g, b = (int(c) for c in re.search(r"48;2;(\d+);(\d+);(\d+)m\s*" + re.escape(value), text).groups())
         return max(r, g, b) - min(r, g, b)
 
-    assert re.search(r"│ +0\.0634 │", text) and not re.search(r"48;2;[\d;]+m\s*0\.0634", text)
-    assert 0 < vividness("0.4683") < vividness("0.9820")
+    assert re.search(r"│ +0\.0003 │", text) and not re.search(r"48;2;[\d;]+m\s*0\.0003", text)
+    assert 0 < vividness("0.0634") < vividness("0.4683") < vividness("0.9820")
 
 
 def test_huge_numbers_are_written_in_scientific_notation():

@@ -173,7 +173,8 @@ def test_masked_tiles_and_spans_are_not_computed(small_tiles, tiles_computed):
                                                                     for s0 in range(0, lo + 16, 16)]
     computed.clear()
     attend_streamed(spec_of(document(10, n=n, heads=1, mask={"keys": [1] * 16 + [0] * 32 + [1] * 16})), threads=1)
-    assert sorted((h, lo, s0) for h, lo, _, s0, _ in computed) == [(0, lo, s0) for lo in range(0, n, 16) for s0 in (0, 48)]
+    assert sorted((h, lo, s0) for h, lo, _, s0, _ in computed) == [(0, lo, s0) for lo in range(0, n, 16)
+                                                                    for s0 in (0, 48)]
 
 
 def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, tiles_computed, monkeypatch):
@@ -184,8 +185,8 @@ def test_queries_that_see_no_key_of_a_tile_are_not_computed(small_tiles, tiles_c
     assert_same(spec, threads=1)
     computed.clear()
     attend_streamed(spec, threads=1)
-    assert sorted((lo, hi, s0) for _, lo, hi, s0, _ in computed) == [(0, 32, 0), (16, 32, 16), (32, 64, 0), (32, 64, 16),
-                                                                      (32, 64, 32), (48, 64, 48)]
+    assert sorted((lo, hi, s0) for _, lo, hi, s0, _ in computed) == [(0, 32, 0), (16, 32, 16), (32, 64, 0),
+                                                                      (32, 64, 16), (32, 64, 32), (48, 64, 48)]
 
 
 @pytest.mark.parametrize("causal, window", [("upper_left", None), ("lower_right", None), ("upper_left", 3),
@@ -194,7 +195,8 @@ def test_the_queries_a_band_lets_see_a_rectangle(causal, window):
     """Mask.query_span: exactly the queries with an allowed cell among the keys, by causal and window."""
     n, m = 13, 17
     full = Mask(n, m, causal=causal, window=window).full()
-    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4), range(0, m, 4), range(1, m + 1, 5)):
+    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4),
+                                                 range(0, m, 4), range(1, m + 1, 5)):
         if lo >= hi or start >= stop:
             continue
         first, last = Mask(n, m, causal=causal, window=window).query_span(lo, hi, start, stop)
@@ -209,7 +211,8 @@ def test_a_band_that_covers_a_rectangle_builds_none(causal, window):
     n, m = 13, 17
     mask = Mask(n, m, causal=causal, window=window)
     full = mask.full()
-    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4), range(0, m, 4), range(1, m + 1, 5)):
+    for lo, hi, start, stop in itertools.product(range(0, n, 3), range(1, n + 1, 4),
+                                                 range(0, m, 4), range(1, m + 1, 5)):
         if lo >= hi or start >= stop:
             continue
         block = mask.block(lo, hi, start, stop)
@@ -247,8 +250,8 @@ def test_cpu_lists_and_cache_sizes():
 
 @pytest.mark.parametrize("array", [np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4).transpose(1, 0, 2),
                                    np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.zeros((0, 4)), np.array(2.5),
-                                   np.arange(30.0).reshape(5, 6)[::2, 1::2]], ids=["c", "transposed", "fortran", "empty",
-                                                                                    "0-d", "strided"])
+                                   np.arange(30.0).reshape(5, 6)[::2, 1::2]],
+                         ids=["c", "transposed", "fortran", "empty", "0-d", "strided"])
 def test_npy_bytes_are_what_np_save_writes(array):
     saved = io.BytesIO()
     np.save(saved, array, allow_pickle=False)
@@ -325,7 +328,8 @@ def test_the_keys_every_query_of_a_block_sees(n, m, causal, window):
 @pytest.mark.parametrize("n, m, mask, middle", [(64, 64, "causal", True), (50, 70, {"causal": "lower_right"}, True),
                                                 (70, 50, {"causal": True, "window": 13}, False),
                                                 (64, 64, {"window": 30}, True),
-                                                (60, 60, {"causal": True, "window": 50, "keys": [1] * 50 + [0] * 10}, True)])
+                                                (60, 60, {"causal": True, "window": 50,
+                                                          "keys": [1] * 50 + [0] * 10}, True)])
 def test_narrow_edge_tiles_and_wide_middle_ones_give_the_same_numbers(n, m, mask, middle, tiles_computed, monkeypatch):
     """Blocks of 32 queries, tiles of 16 keys in the middle of a band and 3 along its edges: the same as attend."""
     monkeypatch.setattr(stream, "fast_rows", lambda spec: 32)
@@ -350,7 +354,8 @@ def test_tiles_are_checked_only_when_no_bound_rules_overflow_out(q_size, k_size,
     rng = np.random.default_rng(31)
     n, d = 12, 4
     data = {"inputs": np.eye(n, d).tolist(), "heads": 1, "mask": "causal",
-            "weights": {"query": (q_size * rng.normal(size=(d, d))).tolist(), "key": (k_size * rng.normal(size=(d, d))).tolist(),
+            "weights": {"query": (q_size * rng.normal(size=(d, d))).tolist(),
+                        "key": (k_size * rng.normal(size=(d, d))).tolist(),
                         "value": rng.normal(size=(d, d)).tolist()}}
     spec = spec_of(data)
     try:

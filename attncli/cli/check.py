@@ -30,7 +30,7 @@ def check(
     format: Annotated[TableOrJson,
                       typer.Option("--format", "-f", case_sensitive=False,
                                    help="table: the report as text; json: one JSON object with a list of findings "
-                                        "(README, 'Checking a hand calculation').")] = TableOrJson.table,
+                                        "(docs/tutorial.md, 'Checking a hand calculation').")] = TableOrJson.table,
     lang: LangOption = Lang.en,
     scale: ScaleOption = None,
     mask: MaskOption = None,
@@ -39,16 +39,7 @@ def check(
 ) -> None:
     """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
 
-    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong
-    cell, the expected and the given value, and a hint naming the slip: each slip a teacher sees
-    (the scale left out or added, K not transposed, softmax down the columns, the sum left
-    undivided, a weighted value left out, the keys instead of the values, W_O or the biases left
-    out, the mask misapplied, weights rounded too early, the RoPE slips …) is tried on every
-    quantity given, so a slip of step 3 is named from the output alone. A one-row answer
-    without query: is compared with every row. Exit code 0: all correct;
-    1: something is wrong; 2: the document itself cannot be used. --scale, --mask and --heads
-    replace the document's, as in compute; --format json gives the findings as JSON; --lang zh
-    writes every line in Chinese.
+    Each answered quantity is marked correct or wrong; for a wrong one you see the first wrong cell, the expected and the given value, and a hint naming the slip: each slip a teacher sees (the scale left out or added, K not transposed, softmax down the columns, the sum left undivided, a weighted value left out, the keys instead of the values, W_O or the biases left out, the mask misapplied, weights rounded too early, the RoPE slips …) is tried on every quantity given, so a slip of step 3 is named from the output alone. A one-row answer without query: is compared with every row. Exit code 0: all correct; 1: something is wrong; 2: the document itself cannot be used. --scale, --mask and --heads replace the document's, as in compute; --format json gives the findings as JSON; --lang zh writes every line in Chinese.
 
     [bold]Example[/bold] (in the document):
 
@@ -59,9 +50,9 @@ def check(
 
       attncli check examples/check/homework.yaml
       attncli check examples/check/homework.yaml --tol 0.01 --lang zh
-      attncli check examples/check/homework.yaml --format json | jq '.findings[] | select(.ok | not)'
+      attncli check examples/check/homework.yaml -f json | jq '.findings[].ok'
 
-    """
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     wrong = False
 
     def action() -> None:

@@ -32,7 +32,7 @@ from attncli.core.errors import AttnError
 def compute(
     file: FileArg,
     format: Annotated[Optional[OutputFormat],
-                      typer.Option("--format", "-f", case_sensitive=False,
+                      typer.Option("--format", "-f", case_sensitive=False, metavar="FORMAT",
                                    show_default="table, or what -o's extension says",
                                    help="table: Rich tables; json: the JSON of docs/format.md; "
                                         "markdown / latex: tables or bmatrix equations to paste; "
@@ -83,7 +83,7 @@ def compute(
       attncli compute examples/illustrated.yaml --format json | jq '.weights[0][0]'
       attncli compute examples/two_heads.yaml --only output -o out.json
       cat examples/illustrated.yaml | attncli compute - --scale sqrt --mask causal
-      attncli compute examples/causal.yaml --format latex --only weights --precision 2
+      attncli compute examples/causal.yaml -f latex --only weights -p 2
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
     """

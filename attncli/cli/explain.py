@@ -62,14 +62,9 @@ def explain(
 ) -> None:
     """Explain attention step by step, with the numbers of FILE (or of the built-in example).
 
-    The eight steps: 1 inputs, 2 weights, 3 queries/keys/values, 4 scores (each dot product
-    written out), 5 softmax, 6 weighted values, 7 their sum (the output), 8 every query at once.
+    The eight steps: 1 inputs, 2 weights, 3 queries/keys/values, 4 scores (each dot product written out), 5 softmax, 6 weighted values, 7 their sum (the output), 8 every query at once.
 
-    Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1),
-    [bold]pre_norm[/bold] (before step 3), [bold]qk_norm[/bold] (after step 3, or after rope),
-    [bold]rope[/bold] (after step 3) and
-    [bold]add_norm[/bold] or [bold]residual[/bold] (after step 8). With an [bold]answer:[/bold]
-    section, the step where the answer first goes wrong is marked.
+    Extra steps, only when the document uses them: [bold]positional[/bold] (after step 1), [bold]pre_norm[/bold] (before step 3), [bold]qk_norm[/bold] (after step 3, or after rope), [bold]rope[/bold] (after step 3) and [bold]add_norm[/bold] or [bold]residual[/bold] (after step 8). With an [bold]answer:[/bold] section, the step where the answer first goes wrong is marked.
 
     [bold]Examples[/bold]
 
@@ -82,7 +77,7 @@ def explain(
       attncli explain examples/two_heads.yaml --head all --step 4
       attncli explain --scale sqrt --step 5
       attncli explain --export steps.html
-    """
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
         from attncli.inputs.outline import outline

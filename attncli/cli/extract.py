@@ -1,5 +1,8 @@
 """attncli extract: one attention layer of a local Hugging Face model, on a sentence, as a document that computes it."""
 
+import shutil
+import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -51,14 +54,14 @@ def extract_command(
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
 
-    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, T5, BLOOM. MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
+    The document holds the tokens, the layer's input (an .npy beside it) and references into the checkpoint's own .safetensors for every weight (no copy). Before writing, extract computes it with attncli and compares it with the model's attention probabilities and outputs; it prints the agreement and refuses a document that does not reproduce the model (beyond 1e-8 in float64). Families: BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 3, T5, BLOOM and more (docs/real-models.md lists them). MODEL is a folder on this machine, never downloaded. Needs PyTorch and transformers: pip install 'attncli\\[models]'.
 
     [bold]Examples[/bold]
 
-      attncli extract ./all-MiniLM-L6-v2 --text "The animal didn't cross the street" --layer 3 -o layer3.yaml
+      attncli extract ./minilm -t "The animal didn't cross" -l 3 -o layer3.yaml
       attncli compute layer3.yaml --only weights
       attncli heatmap layer3.yaml --head all
-      attncli extract ./t5-small --text "Hello there" --layer 0 --stack decoder -o dec0.yaml
+      attncli extract ./t5-small -t "Hi there" --stack decoder -l 0 -o dec0.yaml
       attncli extract ./gpt2 --text-file chapter.txt --layer 11 -o gpt2-11.yaml
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
@@ -80,11 +83,36 @@ def extract_command(
         sentence, source = (text, "--text") if text_file is None else _sentence(text_file)
         from attncli.models.extract import extract
 
-        found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source)
-        write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
+        progress = Progress()
+        try:
+            found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source,
+                            progress)
+            progress("writing the document")
+            write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
+        finally:
+            progress("")  # the line cleared, before the report or an error
         write_all([(None, _report(found, output, inputs).encode("utf-8"))], set())
 
     run(action, debug)
+
+
+class Progress:
+    """What extract is doing, on one line of standard error that each step replaces (as pip shows its progress):
+    only on a terminal, never into a pipe or a file. ``progress("")`` clears it."""
+
+    def __init__(self) -> None:
+        self.stream = sys.stderr if sys.stderr is not None and sys.stderr.isatty() else None
+        self.shown = 0
+        self.start = time.monotonic()
+
+    def __call__(self, step: str) -> None:
+        if self.stream is None:
+            return
+        room = shutil.get_terminal_size().columns - 1  # never wrapped: \r returns to the line's start
+        line = f"extract: {step}… {time.monotonic() - self.start:.0f} s"[:room] if step else ""
+        self.stream.write("\r" + " " * self.shown + "\r" + line)
+        self.stream.flush()
+        self.shown = len(line)
 
 
 MAX_TEXT_BYTES = 1 << 20  # 1 MiB of text is hundreds of thousands of tokens: more positions than any model has

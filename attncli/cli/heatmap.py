@@ -39,8 +39,9 @@ def heatmap(
     head: Annotated[str, typer.Option("--head",
                                       help="One head (counting from 1), or all: "
                                            "every head side by side on one colour scale.")] = "all",
-    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False,
-                                         help="Which queries × keys matrix to draw.")] = Quantity.weights,
+    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False, metavar="MATRIX",
+                                         help="Which queries × keys matrix to draw: weights, scores, "
+                                              "scaled_scores or score_bias.")] = Quantity.weights,
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     scale: ScaleOption = None,

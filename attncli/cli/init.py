@@ -75,13 +75,17 @@ def init_command(
                                     help="Cross-attention: keys and values from M context rows.")] = None,
     mask: Annotated[InitMask, typer.Option("--mask", case_sensitive=False,
                                            help="none, or causal (needs as many keys as tokens).")] = InitMask.none,
-    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False,
-                                           help="Initialiser of the weights (as torch.nn.init); "
-                                                "inputs are normal.")] = InitKind.xavier,
+    init: Annotated[InitKind, typer.Option("--init", case_sensitive=False, metavar="KIND",
+                                           help="Initialiser of the weights: xavier, kaiming, normal or uniform "
+                                                "(as torch.nn.init); inputs are normal.")] = InitKind.xavier,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First seed; each matrix takes the next one.")] = 0,
     inline: Annotated[bool, typer.Option("--inline",
                                          help="Write every number out (exact floats) "
                                               "instead of seeded random specs.")] = False,
+    integers: Annotated[bool, typer.Option("--integers",
+                                           help="Write every matrix out in small whole numbers (−2 to 2, from the "
+                                                "seeds) instead of random floats: for working it out by hand.")
+                        ] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
                                                    help="Write the document to this file (atomically) instead of "
                                                         "standard output; an existing file is refused unless "
@@ -94,15 +98,16 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
 
-    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm and --qk-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give; with --integers every matrix is small whole numbers (−2 to 2), for working attention out by hand. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm and --qk-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
     [bold]Examples[/bold]
 
       attncli init --tokens "Evan's dog Riley" -o riley.yaml
       attncli init --tokens 我想吃酸菜鱼 --mask causal | attncli heatmap -
       attncli init --n 2 --context 3 --heads 2 --inline | attncli compute -
+      attncli init --tokens "a b c" --d-model 2 --integers | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
-      attncli init --n 6 --d-model 16 --heads 8 --kv-heads 2 --rope --pre-norm rms --mask causal | attncli compute - --only output
+      attncli init --d-model 8 --heads 4 --kv-heads 2 --rope --pre-norm rms
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
@@ -111,7 +116,7 @@ def init_command(
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope_scaling.value if rope_scaling else rope,
                         None if pre_norm is None else pre_norm.value,
-                        qk_norm=None if qk_norm is None else qk_norm.value)
+                        qk_norm=None if qk_norm is None else qk_norm.value, integers=integers)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

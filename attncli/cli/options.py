@@ -128,7 +128,7 @@ def head_choice(text: Optional[str]) -> Optional[int]:
 
 ExportOption = Annotated[Optional[Path], typer.Option("--export", parser=output_path, metavar="FILE",
                                                       help="Also save what the terminal shows as a picture or page: "
-                                                           "FILE.svg, FILE.png (needs attncli[png]), FILE.html or "
+                                                           "FILE.svg, FILE.png (needs attncli\\[png]), FILE.html or "
                                                            "FILE.txt (atomically). A picture too large to view "
                                                            "(a PNG over 32,767 pixels a side, a page over 10,000 "
                                                            "lines) is refused before it is drawn.")]

@@ -45,7 +45,8 @@ class AttnError(Exception):
 
 
 def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
-    """User text as a message quotes it: its first ``limit`` characters (its last ``tail`` of them among those), and its length.
+    """User text as a message quotes it: its first ``limit`` characters (its last ``tail`` of them among
+    those), and its length.
 
     >>> shorten("k" * 10000, 20)
     'kkkkkkkkkkkkkkkkkkkk… (10000 characters)'

@@ -64,7 +64,7 @@ class Spec:
     b_g: np.ndarray | None = None  # (h, d_v)
     residual_scale: float = 1.0  # α: R = X₀ + α·Y (Granite's residual_multiplier), with residual or add_norm
     sinks: np.ndarray | None = None  # (h,) one logit per query head: a term of the softmax's denominator (gpt-oss)
-    latent: Latent | None = None  # multi-head latent attention: w_q, w_k, w_v are then W_Q (or W_UQ), W_UK, W_UV per head
+    latent: Latent | None = None  # multi-head latent attention: w_q, w_k, w_v are W_Q (or W_UQ), W_UK, W_UV per head
 
     @property
     def heads(self) -> int:

@@ -10,10 +10,10 @@ block may see at all (:meth:`attncli.core.masks.Mask.key_span`):
 and H_b = acc / total.  With a sink s_h (gpt-oss), c_b starts at s_h (the running maximum includes it) and
 exp(s_h − c_b) joins each row's total after the last tile; lse = c_b + ln(total) either way.  That is
 softmax(Z)·V of the full computation, the same sums in another order.  (The row sums e·1 are a matrix-vector
-product: a column of ones beside V would cost more, d_v + 1 columns being an awkward width for BLAS.)  c_b stays 0 for a head whose scores cannot
-reach EXP_LIMIT (:func:`attncli.core.bounds.needs_shift`): exp can then neither overflow nor lose
-precision, and Z is read once.  Otherwise c_b is the running row maximum (FlashAttention's online
-softmax), and α rescales what was summed before a tile raised it.
+product: a column of ones beside V would cost more, d_v + 1 columns being an awkward width for BLAS.)  c_b
+stays 0 for a head whose scores cannot reach EXP_LIMIT (:func:`attncli.core.bounds.needs_shift`): exp can
+then neither overflow nor lose precision, and Z is read once.  Otherwise c_b is the running row maximum
+(FlashAttention's online softmax), and α rescales what was summed before a tile raised it.
 
 The work is Q·Kᵀ and e·V (BLAS) and exp; what is not arithmetic is kept out of their way:
 
@@ -184,7 +184,8 @@ class _Blocks:
             allowed, blocked, some = self.allowed(r0, r1, s0, s1, h)
             if not (some or self.checked):
                 continue  # the mask covers the tile: nothing to add
-            rows = slice(r0 - lo, r1 - lo)  # the queries that may see a key of the tile (causal: fewer near the diagonal)
+            # the queries that may see a key of the tile (causal: fewer near the diagonal)
+            rows = slice(r0 - lo, r1 - lo)
             z = w.z[: (r1 - r0) * (s1 - s0)].reshape(r1 - r0, s1 - s0)
             self.scores(q[rows], h, r0, r1, s0, s1, z)
             if shifted:

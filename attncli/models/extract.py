@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,11 @@ class Extracted:
 
 
 def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float64", stack: str | None = None,
-            source: str = "--text") -> Extracted:
+            source: str = "--text", progress: Callable[[str], None] = lambda step: None) -> Extracted:
     """Layer ``layer`` (from 0) of the model in the folder ``model``, on ``text``, as the document ``output``.
 
-    ``source``: where the text came from, for the messages about it (``--text``, or the file ``--text-file`` named).
+    ``source``: where the text came from, for the messages about it (``--text``, or the file ``--text-file`` named);
+    ``progress(step)``: told what is being done, before each slow step.
     """
     if not text.strip():
         raise AttnError("is empty; give the sentence to run the model on", source)
@@ -56,12 +58,17 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
         raise AttnError(f"{quoted(dtype)} is not float64 or float32", "--dtype")
     folder = loading.open_folder(model)
     family, stack = family_of(folder.model_type, stack, model)
+    if (told := loading.layer_count(folder.config, stack)) is not None:  # config.json alone, before PyTorch loads
+        _check_layer(layer, told, stack, folder.model_type)
+    progress("importing PyTorch and transformers")
     torch, transformers = loading.require()
     config = _config(transformers, folder, model)
     count = family.layers(config)
     _check_layer(layer, count, stack, folder.model_type)
+    progress("loading the tokenizer")
     tokenizer = loading.load_tokenizer(transformers, folder)
     encoded = tokenizer(text, return_tensors="pt")
+    progress(f"loading the model in {dtype}")
     net = weights.load_model(torch, transformers, folder, family.model_class, dtype, config)
     try:
         plan = family.plan(config, net, layer, stack)
@@ -72,6 +79,7 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     inputs, ids = _model_inputs(encoded, folder.model_type, stack, net)
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
     where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
+    progress(f"running the model on {n} tokens")
     try:
         caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)
     except AttnError as e:
@@ -84,6 +92,7 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     def document(agreement: list[Agreement]) -> str:
         return render(keys, tokens, npy_name, x.shape, text, summary, [(a.key, a.difference) for a in agreement], where)
 
+    progress("computing the document and comparing it with the model")
     try:
         agreement = _compare(document([]), x, output, caught, plan, dtype)
     except AttnError as e:
@@ -176,14 +185,30 @@ def _reference(param: Param, folder: loading.Folder, net: Any, doc_folder: Path)
     if folder.shapes[name] != shape:
         raise AttnError(f"tensor {quoted(name, 60)} is {folder.shapes[name]} in the checkpoint but {shape} in the "
                         "model", folder.name)
-    file, here = folder.tensors[name], doc_folder.resolve()
-    together = here in file.parents or folder.path in (here, *here.parents)  # one tree: the pair may move together
-    reference: dict[str, Any] = {"file": os.path.relpath(file, here) if together else str(file), "tensor": name}
+    reference: dict[str, Any] = {"file": _relative(folder.tensors[name], folder, doc_folder), "tensor": name}
     if param.layout != "rows":
         reference["layout"] = param.layout
     if param.columns:
         reference["columns"] = list(param.columns[0]) if len(param.columns) == 1 else [list(c) for c in param.columns]
     return reference
+
+
+def _relative(file: Path, folder: loading.Folder, doc_folder: Path) -> str:
+    """``file`` (resolved) as the document names it: relative to the document's folder, as ``inputs:`` is, through
+    the links the user named where that reaches it (``minilm/model.safetensors`` for a link ``minilm`` beside the
+    document), else through the real folders. The document and the model can then move together."""
+    here, real = Path(os.path.abspath(doc_folder)), doc_folder.resolve()
+    named = file
+    if folder.named is not None and folder.path in file.parents:
+        named = folder.named / file.relative_to(folder.path)
+    for start, target in ((here, named), (real, named), (real, file)):
+        try:
+            relative = os.path.relpath(target, start)
+            if os.path.samefile(real / relative, file):  # read as the reader reads it: from the real folder
+                return relative
+        except (OSError, ValueError):  # (another drive, on Windows)
+            continue
+    return str(file)
 
 
 def _tensor_name(name: str, folder: loading.Folder, prefix: str) -> str:

@@ -35,6 +35,7 @@ class Folder:
     config: dict[str, Any]
     tensors: dict[str, Path] = field(default_factory=dict)  # tensor name -> its .safetensors file
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    named: Path | None = None  # absolute, through the links the user named (``path`` with them resolved)
 
     @property
     def model_type(self) -> str:
@@ -68,9 +69,25 @@ def open_folder(model: str) -> Folder:
     config = _json(config_path, f"{model}/config.json")
     if not isinstance(config, dict):
         raise AttnError("is not a JSON object", f"{model}/config.json")
-    folder = Folder(model, path.resolve(), config)
+    folder = Folder(model, path.resolve(), config, named=Path(os.path.abspath(path)))
     _find_tensors(folder)
     return folder
+
+
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")  # as config.json names the count
+
+
+def layer_count(config: dict[str, Any], stack: str) -> int | None:
+    """The number of layers config.json gives (of T5's ``stack``), read without transformers; None when it does not
+    say it plainly (then transformers' reading decides)."""
+    if not any(key in config for key in LAYER_KEYS) and isinstance(config.get("text_config"), dict):
+        config = config["text_config"]  # a multimodal model's language part
+    keys = ("num_decoder_layers", *LAYER_KEYS) if stack == "decoder" else LAYER_KEYS
+    for key in keys:
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 JSON_LIMIT = 64 * 1024 * 1024  # bytes of config.json or of the index of shards (a large index has some 100 kB)

@@ -169,9 +169,11 @@ def _check_choices(qk_norm: str | None, init: str, seed: int) -> None:
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
-             rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None) -> str:
-    """The commented YAML document for these options (see ``attncli init --help``)."""
-    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline)
+             rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None,
+             integers: bool = False) -> str:
+    """The commented YAML document for these options (see ``attncli init --help``); ``integers``: every matrix
+    written out in whole numbers from −2 to 2 (seeded), for working it out by hand."""
+    s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline or integers)
     _check_choices(qk_norm, init, seed)
     shapes = _shapes(s)
     seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4,
@@ -180,6 +182,10 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
 
     def matrix(name: str, indent: str, comment: str) -> list[str]:
         spec = f"{{random: {kinds[name]}, seed: {seeds[name]}, shape: [{shapes[name][0]}, {shapes[name][1]}]}}"
+        if integers:
+            return [f"{indent}{name}:   # {comment + ', ' if comment else ''}whole numbers, for working by hand",
+                    *(f"{indent}  - [{', '.join(str(x) for x in row)}]" for row in whole_numbers(seeds[name],
+                                                                                          shapes[name]))]
         if not inline:
             return [f"{indent}{name + ':':<{7 if indent else 0}} {spec}{'   # ' + comment if comment else ''}"]
         from attncli.inputs.initialisers import random_matrix
@@ -280,6 +286,17 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
             "residual: true",
         ]
     return "\n".join(lines) + "\n"
+
+
+def whole_numbers(seed: int, shape: tuple[int, int]) -> list[list[int]]:
+    """Small whole numbers, −2 … 2, the same for the same seed: a matrix a learner can multiply by hand.
+
+    >>> whole_numbers(0, (2, 3))
+    [[2, 1, 0], [-1, -1, -2]]
+    """
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(-2, 3, size=shape).tolist()
 
 
 def _pre_norm(s: Sizes) -> list[str]:

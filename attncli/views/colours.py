@@ -1,7 +1,9 @@
 """The one colour scale of attncli: attention weights in tables, heat maps and pictures, all shaded alike.
 
-A value is first mapped onto t in 0 … 1 (a weight is t itself).  The lowest eighth of the scale has no colour at
-all: the terminal's own background and text, as a weight near 0 should look.  Above it the cell takes a colour
+A value is first mapped onto t in 0 … 1 (a weight is t itself).  Only the lowest 1/64 of the scale has no colour
+at all: the terminal's own background and text, as a weight near 0 should look (a wider blank band, the lowest
+eighth, made 0.11 look like nothing and 0.13 like something; the legend marks the band ``··``).  Above it the cell
+takes a colour
 that keeps one lightness (OKLab L = 0.66) and only gains chroma as t grows, turning from a grey violet to a full
 orange: OKLCH(0.66, 0.03 + 0.16u, 290° + 130°u) for u from 0 to 1.  A scale that runs from dark to light (viridis,
 or white to blue) reads backwards on one kind of terminal: its lowest end is the brightest cell on a dark
@@ -12,7 +14,7 @@ written in black, the ink with more contrast on every colour of the scale (WCAG:
 
 from __future__ import annotations
 
-UNCOLOURED = 1 / 8  # t below this: no colour (as the blank of the shades ░▒▓█)
+UNCOLOURED = 1 / 64  # t below this: no colour (a weight that is as good as 0)
 # OKLCH(0.66, 0.03 + 0.16u, 290° + 130°u) at u = 0, 1/6 … 1, in sRGB; between two of them, linear.
 RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64),
         (226, 109, 0))

@@ -24,6 +24,7 @@ from attncli.core.errors import visible
 from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
 from attncli.views.colours import heat_style, swatches
+from attncli.views.heatmap_grid import choose, numbered_rows, panels
 
 SHADES = " ░▒▓█"
 HATCH = "╱"
@@ -169,9 +170,27 @@ class HeatMap:
             lines += self._grid(head, many, label_w, width, pick(spec.n, limit, edge, self.full), cols)
         return lines
 
+    def limits(self, many: bool) -> tuple[int, int]:
+        """Rows or columns shown at most, and at each end beyond that (without ``full``)."""
+        return (MAX_MANY, EDGE_MANY) if many else (MAX_ONE, EDGE_ONE)
+
+    def cells(self, head: int, i: int | None, cols: list, width: int, numbers: bool = False) -> Text:
+        """Query ``i``'s cells of ``cols`` (None: left out; ``i`` None: the ``⋮`` line), and its sink's."""
+        line = Text()
+        for j in cols:
+            if i is None or j is None:
+                line.append(("⋮" if i is None else "…").center(width))
+            else:
+                line.append_text(self.cell(self.matrices[head][i, j], bool(self.masked[head, i, j]), width, numbers))
+        if self.sinks is not None:
+            line.append(" │")
+            line.append_text(Text("⋮".center(width)) if i is None else
+                             self.cell(self.sinks[head, i], False, width, numbers))
+        return line
+
     def _grid(self, head: int, many: bool, label_w: int, width: int, rows: list, cols: list) -> list[Text]:
         """The key labels, then one line per query: the cells of ``rows`` × ``cols`` (None: the ones left out)."""
-        spec, matrix, labels = self.spec, self.matrices[head], self.column_labels()
+        spec, labels = self.spec, self.column_labels()
         header = Text(" " * (label_w + 1), style="bold")
         align = "center" if self.color and not many else "right" if not many else "left"
         for j in cols:
@@ -181,22 +200,15 @@ class HeatMap:
         lines = [header]
         for i in rows:
             label = "⋮" if i is None else spec.tokens[i]
-            line = Text.assemble((fit(label, label_w) + " ", "bold" if i is not None else ""))  # bold: the label only
-            for j in cols:
-                if i is None or j is None:
-                    line.append(("⋮" if i is None else "…").center(width))
-                else:
-                    line.append_text(self.cell(matrix[i, j], bool(self.masked[head, i, j]), width, not many))
-            if self.sinks is not None:
-                line.append(" │")
-                line.append_text(Text("⋮".center(width)) if i is None else
-                                 self.cell(self.sinks[head, i], False, width, not many))
+            line = Text.assemble((fit(label, label_w) + " ", "bold" if i is not None else ""),  # bold: the label only
+                                 no_wrap=True, overflow="crop")
+            line.append_text(self.cells(head, i, cols, width, not many))
             lines.append(line)
         return lines
 
-    def key_lines(self, room: int) -> list[Text]:
+    def key_lines(self, room: int, numbered: bool | None = None) -> list[Text]:
         """With numbered columns: which token each number stands for, broken between entries to fit ``room``."""
-        if not self.numbered:
+        if not (self.numbered if numbered is None else numbered):
             return []
         names = [f"{j} {' '.join(t.split())}" for j, t in enumerate(self.spec.context_tokens, 1)]
         lines = ["keys: " + names[0]]
@@ -207,63 +219,63 @@ class HeatMap:
                 lines.append("      " + name)
         return [Text(line) for line in lines]
 
-    def legend(self, room: int = 200) -> list[Text]:
-        """The colour (or shade) scale, the masked mark and what rows and columns are, in lines of ``room`` cells."""
+    def legend(self, room: int = 200, by_number: bool = False, hint: str = "") -> list[Text]:
+        """The colour (or shade) scale, the masked mark and what rows and columns are, in lines of ``room`` cells.
+
+        ``by_number``: the rows and columns are numbered alike; ``hint``: a last line (what to do when it is too tall).
+        """
         bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
         if self.color:
             bar.append("▕")
-            for style in swatches():
-                bar.append("  ", style=style)
+            for style in swatches():  # the uncoloured low end marked, or it would not show
+                bar.append("  " if style else "··", style=style)
             bar.append("▏")
         else:
             bar.append("▕" + SHADES + "▏")
         bar.append(" " + format_number(self.scale.hi, self.precision))
+        dim = "dim" if self.color else ""
         parts = [bar]
         if any(self.masked[h].any() for h in self.heads):
             parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
-        parts.append(Text("rows: queries, columns: keys", style="dim" if self.color else ""))
+        parts.append(Text("rows: queries, columns: keys" + (" (numbered alike)" if by_number else ""), style=dim))
         if self.sinks is not None:
-            parts.append(Text("sink (σ): the row's share left to the sink (its weights sum to 1 − σ)",
-                              style="dim" if self.color else ""))
+            parts.append(Text("sink (σ): the row's share left to the sink (its weights sum to 1 − σ)", style=dim))
         lines = [parts[0]]
         for part in parts[1:]:
             if lines[-1].cell_len + 3 + part.cell_len <= room:
                 lines[-1] = Text.assemble(lines[-1], "   ", part)
             else:
                 lines.append(part)
-        return lines
+        return lines + ([Text(hint, style="yellow" if self.color else "")] if hint else [])
+
+    def header_lines(self, room: int, numbered: bool, hint: bool) -> list[Text]:
+        """What comes before the heads: the title, the legend and (numbered keys that are not the queries) the keys."""
+        by_number = len(self.heads) > 1 and numbered_rows(self, numbered)
+        title = Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
+        tall = f"{len(self.heads)} heads do not fit on a screen: --head N (1–{self.spec.heads}) draws one"
+        keys = [] if by_number else self.key_lines(room, numbered)
+        return [title, *self.legend(room, by_number, tall if hint else ""), *keys]
 
     # -- Rich protocol
 
-    def _panels(self, room: int) -> list[list[Text]]:
-        many = len(self.heads) > 1
-        return [self.panel(h, many, room) for h in self.heads]
+    def lines(self, room: int) -> list[Text]:
+        """Every line of the picture in ``room`` cells: the header, a blank line, the head (or the heads' grid)."""
+        if len(self.heads) > 1 and not self.too_wide(room):
+            layout = choose(self, room)
+            return [*self.header_lines(room, layout.numbered, not layout.fits), Text(""), *panels(self, layout, room)]
+        out = self.header_lines(room, self.numbered, False)
+        for head in self.heads:  # one head; or, with --full, heads too wide for a grid, one below the other
+            out += [Text(""), *self.panel(head, len(self.heads) > 1, room)]
+        return out
+
+    def too_wide(self, room: int) -> bool:
+        """With --full, whether every key of a head in one cell each is wider than ``room`` (then blocks of keys)."""
+        label_w = min(max(cell_len(t) for t in self.spec.tokens), LABEL_WIDTH)
+        return self.full and label_w + 1 + self.spec.m + (3 if self.sinks is not None else 0) > room
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        panels = self._panels(options.max_width)
-        panel_w = max(line.cell_len for line in panels[0])
-        across = min(len(panels), int(np.ceil(np.sqrt(len(panels)))))
-        lines = [*self.legend(options.max_width), *self.key_lines(options.max_width)]
-        widest = max(cell_len(self.title()), across * (panel_w + 3) - 3, *(line.cell_len for line in lines))
-        return Measurement(min(widest, panel_w), widest)
+        widest = max(line.cell_len for line in self.lines(options.max_width))
+        return Measurement(widest, widest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
-        panels = self._panels(options.max_width)
-        panel_w = max(line.cell_len for line in panels[0])
-        across = max(1, min(len(panels), int(np.ceil(np.sqrt(len(panels)))), (options.max_width + 3) // (panel_w + 3)))
-        for start in range(0, len(panels), across):
-            row = panels[start:start + across]
-            yield Text("")
-            for k in range(max(len(p) for p in row)):
-                line = Text(no_wrap=True, overflow="crop", end="\n")
-                for p, lines in enumerate(row):
-                    part = lines[k] if k < len(lines) else Text("")
-                    part.pad_right(panel_w - part.cell_len)
-                    line.append_text(part)
-                    if p < len(row) - 1:
-                        line.append("   ")
-                yield line
-        yield Text("")
-        yield from self.key_lines(options.max_width)
-        yield from self.legend(options.max_width)
+        yield from self.lines(options.max_width)

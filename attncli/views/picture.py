@@ -20,7 +20,7 @@ from rich.measure import Measurement
 from rich.terminal_theme import DEFAULT_TERMINAL_THEME, SVG_EXPORT_THEME, TerminalTheme
 
 from attncli.core.errors import AttnError
-from attncli.views.picture_size import FONT_ASPECT, MARGIN, PNG_ZOOM, Size
+from attncli.views.picture_size import FONT_ASPECT, LINE, MARGIN, PNG_ZOOM, Size
 
 # A Latin monospace first (box drawing stays one cell wide), then fonts with Chinese glyphs.
 FONTS = ('"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", '
@@ -70,6 +70,8 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
     if suffix == ".txt":
         return record.export_text().encode("utf-8")
     size.check_all(record.export_text(clear=False, styles=False))
+    if suffix == ".png":
+        check_glyphs(record.export_text(clear=False, styles=False), where)
     colours = _inks(DEFAULT_TERMINAL_THEME if theme == "light" else SVG_EXPORT_THEME)
     if suffix in (".html", ".htm"):
         page = CONSOLE_HTML_FORMAT.replace("Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace",
@@ -77,13 +79,24 @@ def picture(renderables: list, suffix: str, max_width: int = 200, title: str = "
         page = page.replace("<head>", "<head>\n<title>" + escape(title) + "</title>", 1)
         return record.export_html(theme=colours, code_format=page, inline_styles=True).encode("utf-8")
     svg = CONSOLE_SVG_FORMAT.replace("font-family: Fira Code, monospace;", f"font-family: {FONTS};")
+    svg = re.sub(r"\s*@font-face \{\{.*?\}\}", "", svg, flags=re.S)  # Rich's Fira Code from a CDN: the reader's fonts
     # the title: resvg needs a fallback
     svg = svg.replace("font-family: arial;", 'font-family: Arial, "DejaVu Sans", sans-serif;')
     if not framed:
         svg = svg.replace("{chrome}", _BACKGROUND)
     picture = record.export_svg(title=title, theme=colours, code_format=svg, font_aspect_ratio=FONT_ASPECT)
-    picture = _fix_text_runs(picture if framed else _unframed(picture, colours.background_color.hex))
+    picture = _joined_rules(_fix_text_runs(picture if framed else _unframed(picture, colours.background_color.hex)))
     return to_png(picture) if suffix == ".png" else picture.encode("utf-8")
+
+
+def check_glyphs(text: str, where: str = "--export") -> None:
+    """Refuse a PNG with characters that no font of this machine has: resvg would draw them as empty boxes."""
+    from attncli.views.fonts import INSTALL_CJK, missing, wide_characters
+
+    lost = missing(wide_characters(text))
+    if lost:
+        raise AttnError(f"no font on this machine has {len(lost)} of the picture's characters (a PNG would show empty "
+                        f"boxes): install {INSTALL_CJK}, or export .svg", where)
 
 
 def to_png(svg: str) -> bytes:
@@ -146,3 +159,35 @@ def _fix_text_runs(svg: str) -> str:
         return "".join(pieces)
 
     return _TEXT.sub(fix, svg)
+
+
+LIGHT, HEAVY = 1.3, 2.6  # strokes of the box lines, in SVG units (DejaVu Sans Mono at 20 units)
+# the vertical strokes of each box character: above and below its middle (0: none)
+RULES = {"│": (LIGHT, LIGHT), "┃": (HEAVY, HEAVY), "┏": (0, HEAVY), "┳": (0, HEAVY), "┓": (0, HEAVY),
+         "┡": (HEAVY, LIGHT), "╇": (HEAVY, LIGHT), "┩": (HEAVY, LIGHT), "┌": (0, LIGHT), "┬": (0, LIGHT),
+         "┐": (0, LIGHT), "├": (LIGHT, LIGHT), "┼": (LIGHT, LIGHT), "┤": (LIGHT, LIGHT), "└": (LIGHT, 0),
+         "┴": (LIGHT, 0), "┘": (LIGHT, 0), "┗": (HEAVY, 0), "┻": (HEAVY, 0), "┛": (HEAVY, 0)}
+BASELINE, MIDDLE = 18.5, 6.5  # a line's top, and a box character's middle, above its text's baseline (Rich's SVG)
+
+
+def _joined_rules(svg: str) -> str:
+    """Each vertical table rule (│ ┃) drawn as a bar the whole height of its line, so that the rules of consecutive
+    rows join: the font's glyph is shorter than the line, and resvg and browsers left a gap at every row."""
+
+    def bars(match: re.Match) -> str:
+        css, x, y, length, rest, body = match.groups()
+        text = unescape(body)
+        if not any(ch in RULES for ch in text) or cell_len(text) != len(text):
+            return match.group(0)
+        cell, top, middle = float(length) / len(text), float(y) - BASELINE, float(y) - MIDDLE
+        drawn = []
+        for k, ch in enumerate(text):
+            for stroke, start, end in zip(RULES.get(ch, (0, 0)), (top, middle), (middle, top + LINE + 0.3)):
+                if stroke:  # (from the line's top to the middle, and from the middle to the line's bottom)
+                    drawn.append(f'<rect class="{css}" x="{float(x) + (k + 0.5) * cell - stroke / 2:g}" '
+                                 f'y="{start:g}" width="{stroke:g}" height="{end - start:g}"/>')
+        bars = "│┃"  # drawn by the rects alone; the corners and crossings keep their glyph for the horizontal strokes
+        kept = escape("".join("\u00a0" if ch in bars else ch for ch in text)).replace("\u00a0", "&#160;")
+        return f'<text class="{css}" x="{x}" y="{y}" textLength="{length}" {rest}>{kept}</text>' + "".join(drawn)
+
+    return _TEXT.sub(bars, svg)

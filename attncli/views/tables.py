@@ -13,6 +13,7 @@ import numpy as np
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -131,7 +132,9 @@ class MatrixTable:
             (left if len(left) <= len(right) else right).append(j)
         return [left + [None] + right[::-1]]
 
-    def tables(self, width: int) -> list[Table]:
+    def tables(self, width: int) -> list[tuple[Text, Table]]:
+        """Each table to draw with its title, a line of its own above it: the table as narrow as its numbers and
+        labels (a title wider than it neither widens its columns nor wraps inside it)."""
         parts = self.layout(width)
         d = self.matrix.shape[1]
         tables = []
@@ -142,42 +145,48 @@ class MatrixTable:
                 title += f"   columns {shown[0] + 1}–{shown[-1] + 1} of {d}"
             elif None in part:
                 title += f"   {len(shown)} of {d} columns shown"
-            tables.append(self._table(title, part, width))
+            tables.append((Text(title, style="bold"), self._table(part, width)))
         return tables
 
-    def _table(self, title: str, part: list[int | None], width: int) -> Table:
-        table = Table(title=title, title_justify="left", title_style="bold", header_style="bold",
-                      min_width=min(cell_len(title) + 1, width))
+    def _table(self, part: list[int | None], width: int) -> Table:
+        # the cells pad themselves (Padding, not the table's padding), so that a weight's colour fills its cell
+        table = Table(header_style="bold", padding=0)
         label_max = self.label_width(width) - 4
-        table.add_column("", style="bold", overflow="fold", max_width=label_max)
+        table.add_column(_pad(""), style="bold", overflow="fold", max_width=label_max + 2)
         for j in part:
-            table.add_column("…" if j is None else label(self.columns[j]), justify="right", no_wrap=True)
+            table.add_column(_pad("…" if j is None else label(self.columns[j])), justify="right", no_wrap=True)
         for r, i in enumerate(self.row_index):
             if i is None:
-                table.add_row("⋮", *["⋮" for _ in part])
+                table.add_row(*[_pad("⋮") for _ in range(len(part) + 1)])
                 continue
-            cells: list[Text | str] = []
+            cells: list[Padding] = []
             for j in part:
                 if j is None:
-                    cells.append("…")
+                    cells.append(_pad("…"))
                 elif self.masked is not None and self.masked[i, j]:
-                    cells.append(Text(MASKED, style="dim italic"))
+                    cells.append(_pad(Text(MASKED, style="dim italic")))
                 else:
                     text = self.cells(j)[r]
-                    cells.append(Text(text, style=heat_style(self.matrix[i, j])) if self.heat else text)
-            table.add_row(label(self.rows[i]), *cells)
+                    cells.append(_pad(text, heat_style(self.matrix[i, j]) if self.heat else ""))
+            table.add_row(_pad(label(self.rows[i])), *cells)
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        tables = self.tables(options.max_width)
-        for k, table in enumerate(tables):
+        for k, (title, table) in enumerate(self.tables(options.max_width)):
             if k:
                 yield Text("")
+            yield title
             yield table
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        widths = [Measurement.get(console, options, table) for table in self.tables(options.max_width)]
-        return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
+        widths = [Measurement.get(console, options, table) for _, table in self.tables(options.max_width)]
+        titles = max(min(title.cell_len, options.max_width) for title, _ in self.tables(options.max_width))
+        return Measurement(max(w.minimum for w in widths), max(titles, *(w.maximum for w in widths)))
+
+
+def _pad(cell: Text | str, style: str = "") -> Padding:
+    """A table cell with a space each side, in ``style`` (a weight's colour) from rule to rule."""
+    return Padding(cell, (0, 1), style=style)
 
 
 def compute_tables(trace: Trace, view: View = View(), head: int | None = None,

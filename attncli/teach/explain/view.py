@@ -22,6 +22,7 @@ CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
 TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
                    r"|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
 NO_LINE_START = set("，。、；：！？）》」』”’")
+VECTOR, GLUE = re.compile(r"\[[^\[\]]*\]"), "\ue000"  # a written-out vector, and a space no line breaks at
 
 
 def wrap_cjk(text: str, width: int) -> list[str]:
@@ -70,8 +71,10 @@ class Worked:
     def __rich_console__(self, console, options):
         width = max(options.max_width - 6, 20)
         for line in self.lines:
-            for k, part in enumerate(wrap_cjk(line, width)):
-                yield Text(("  " if k == 0 else "      ") + visible(part), style=self.style)
+            whole = VECTOR.sub(lambda m: m.group().replace(" ", GLUE) if cell_len(m.group()) <= width else m.group(),
+                               line)  # a vector that fits a line is not broken inside
+            for k, part in enumerate(wrap_cjk(whole, width)):
+                yield Text(("  " if k == 0 else "      ") + visible(part.replace(GLUE, " ")), style=self.style)
 
 
 def heading(step: Step, t: dict) -> str:
