@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
 __version__ = "0.2.0"
-__all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "to_dict", "__version__"]
+__all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "show", "to_dict", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -78,16 +78,27 @@ def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) 
     """Every intermediate of a document's attention: ``trace.queries``, ``trace.weights``, ``trace.output`` …
 
     ``document`` is what :func:`load` takes, or a :class:`Spec` it made.  The arrays are
-    float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).
+    float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).  In a notebook the
+    result shows as the explorable page of ``attncli page`` (:mod:`attncli.notebook`); :func:`show` opens it.
     """
     from attncli.core.pipeline import attend
     from attncli.core.spec import Spec
+    from attncli.notebook import result
 
     if isinstance(document, Spec):
         if overrides:
             raise TypeError("compute(spec) takes no overrides: pass them to attncli.load(document, ...)")
-        return attend(document)
-    return attend(load(document, **overrides))
+        return result(attend(document))
+    return result(attend(load(document, **overrides)))
+
+
+def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
+    """Open the explorable page of ``trace`` (what :func:`compute` returned) in the default browser, from a
+    script, in ``lang`` (en or zh); returns the temporary .html file it wrote.  In a notebook, the result itself
+    shows the page."""
+    from attncli.notebook import show as _show
+
+    return _show(trace, title, lang)
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,

@@ -9,7 +9,10 @@ attncli: :func:`attncli.core.stream.attend_streamed` on a Spec built beforehand 
 ``attncli compute DOC --only output`` takes (``--only output`` needs no n × m matrix, so it always streams),
 the projections included.  torch: ``x @ W`` for Q, K and V, ``scaled_dot_product_attention`` on its fused kernel
 (forced, as in benchmarks/cases.py), and concat · W_O.  Both use the same number of threads: attncli its own
-threads (BLAS one thread each inside them, all of them in the projections), torch ``set_num_threads``.
+threads (one BLAS thread inside each, for the attention's jobs and the products' blocks of rows:
+:mod:`attncli.core.threads`), torch ``set_num_threads`` (MKL's and its kernels' OpenMP threads).  Idle threads
+sleep on both sides: attncli's OpenBLAS threads as its command sets them, torch's OpenMP threads by
+``OMP_WAIT_POLICY=PASSIVE`` (:func:`idle_threads`; ``--torch-spin`` leaves them spinning).
 
 The two run in rounds, one of each, the order alternating (AB BA …) so that neither always follows the
 other, glibc's malloc thresholds fixed (:func:`steady_heap`); shown are the median wall time of each, the
@@ -45,11 +48,15 @@ def main() -> None:
                         help="run a round only when the cores were idle this share of the 0.5 s before it (0 to 1; "
                              "default 0: always), waiting up to --patience seconds in all")
     parser.add_argument("--patience", type=float, default=600.0)
+    parser.add_argument("--torch-spin", action="store_true",
+                        help="leave torch's idle OpenMP threads spinning (its default; see idle_threads)")
     args = parser.parse_args()
     if not args.default_malloc:
         steady_heap()
     if args.threads:  # before numpy is imported: OpenBLAS reads it when it starts
         os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    if not args.torch_spin:
+        idle_threads()
     sys.path.insert(0, str(ROOT))
     from attncli.cli.main import library_defaults
 
@@ -79,6 +86,19 @@ def steady_heap() -> bool:
         return False
     M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
     return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))
+
+
+def idle_threads() -> None:
+    """torch's idle OpenMP threads (its kernels' and MKL's) sleep, as attncli's idle OpenBLAS threads do.
+
+    attncli's command makes OpenBLAS's threads sleep as soon as a product ends (``OPENBLAS_THREAD_TIMEOUT``,
+    :data:`attncli.cli.main.LIBRARY_DEFAULTS`); torch's OpenMP threads by default spin a while after each parallel
+    region.  In one process the spinning threads take the cores from the next round of either library, and on
+    a busy machine torch's own rounds took 1.4 times the CPU time with them (see benchmarks/README.md,
+    inprocess.py).  ``OMP_WAIT_POLICY=PASSIVE`` (read when torch starts; a value in the environment wins) puts
+    the two on the same footing; ``--torch-spin`` leaves torch's default.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def idle_share(seconds: float = 0.5) -> float:
@@ -152,8 +172,9 @@ def compare(n: int, rounds: int, threads: int | None, folder: Path, idle: float 
     cpu_ratios = sorted(a / b for a, b in zip(cpu["attncli"], cpu["torch"]))
     print(f"The computation alone, in one process: n = {n}, d_model {D_MODEL}, {HEADS} heads of {D_K}, float64, "
           f"W_Q, W_K, W_V, W_O, no mask, output only;")
-    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: attend_streamed's threads, and OpenBLAS's "
-          f"in the projections; torch.set_num_threads({threads})); {rounds} rounds, the order alternating; "
+    print(f"{threads} thread{'s' if threads > 1 else ''} each (attncli: its own threads, one BLAS thread in each; "
+          f"torch.set_num_threads({threads}), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}); "
+          f"{rounds} rounds, the order alternating; "
           f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
           + (f"; each round after 0.5 s with the cores {idle:.0%} idle ({skipped} waits)" if idle else ""))
     for name, label in (("attncli", "attncli, attend_streamed"), ("torch", "torch, projections + fused SDPA")):

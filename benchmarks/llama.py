@@ -101,14 +101,15 @@ def flops(n: int) -> float:
     return projections + 4 * HEADS * (n * (n + 1) / 2) * D_K
 
 
-def measure(n: int, repeat: int = 1) -> dict:
+def measure(n: int, repeat: int = 1, write=write_inputs) -> dict:
+    """The two commands in rounds on the inputs ``write(folder, n)`` makes (benchmarks/qwen3.py passes its own)."""
     import numpy as np
 
     attncli = Path(sys.executable).parent / "attncli"
     command = [str(attncli)] if attncli.exists() else [sys.executable, "-m", "attncli"]
     with tempfile.TemporaryDirectory(prefix="attncli-llama-") as tmp:
         folder = Path(tmp)
-        write_inputs(folder, n)
+        write(folder, n)
         ours, theirs = [], []
         for _ in range(repeat):  # rounds: one of each in turn
             ours.append(spawn([*command, "compute", str(folder / "doc.yaml"), "--only", "output",
@@ -124,9 +125,9 @@ def measure(n: int, repeat: int = 1) -> dict:
             "max_rel_difference": difference}
 
 
-def report(result: dict, peak: float | None = None) -> None:
+def report(result: dict, peak: float | None = None, title: str = "Llama-style layer") -> None:
     """Print ``result``; with ``peak`` (numpy's float64 matmul GFLOP/s, from benchmarks/run.py), the share of it."""
-    print(f"Llama-style layer: n = {result['n']}, d_model {D_MODEL}, {HEADS} query heads, {KV_HEADS} K/V heads of "
+    print(f"{title}: n = {result['n']}, d_model {D_MODEL}, {HEADS} query heads, {KV_HEADS} K/V heads of "
           f"{D_K}, RoPE, causal, float64, output only, whole processes writing .npy")
     print(f"  attncli                                        {result['attncli_s']:7.2f} s "
           f"(cpu {result['attncli_cpu']:6.2f} s)  {result['attncli_mb']:7.0f} MB  {result['gflops']:5.1f} GFLOP/s"
@@ -139,12 +140,14 @@ def report(result: dict, peak: float | None = None) -> None:
           f"   (outputs agree to {result['max_rel_difference']:.1e} relative)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(layer=None) -> None:
+    """This script's command line, or that of ``layer``: a module with its own measure and report (qwen3.py)."""
+    layer = layer or sys.modules[__name__]
+    parser = argparse.ArgumentParser(description=layer.__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192, help="tokens (default 8192)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of both; the fastest is shown (default 1)")
     args = parser.parse_args()
-    report(measure(args.n, args.repeat))
+    layer.report(layer.measure(args.n, args.repeat))
 
 
 if __name__ == "__main__":

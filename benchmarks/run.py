@@ -6,8 +6,10 @@
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
     python benchmarks/run.py --mla      # and the DeepSeek-V2-Lite-shaped latent attention layer (benchmarks/mla.py)
+    python benchmarks/run.py --qwen3    # and the Qwen3-shaped layer (QK-norm) of benchmarks/qwen3.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
     python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
+    python benchmarks/run.py --backward # and the backward pass at n = 8192, its peak at 16384 (benchmarks/backward.py)
 
 First, n = 512 in one process (benchmarks/inprocess.py): attncli's computation alone from a built Spec against
 torch's fused SDPA with its projections, the same thread count for both, 21 rounds in alternating order, the
@@ -116,11 +118,13 @@ def main() -> None:
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
     parser.add_argument("--llama", action="store_true",
                         help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
+    parser.add_argument("--qwen3", action="store_true", help="also the Qwen3-shaped layer (benchmarks/qwen3.py)")
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
     parser.add_argument("--mla", action="store_true", help="also the latent attention layer (benchmarks/mla.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
+    parser.add_argument("--backward", action="store_true", help="also the backward pass (backward.py)")
     parser.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -157,6 +161,11 @@ def main() -> None:
             import llama
 
             llama.report(llama.measure(8192, repeat), peak)
+        if args.qwen3 and has_torch:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import qwen3
+
+            qwen3.report(qwen3.measure(8192, repeat), peak)
         if args.window:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import window
@@ -167,6 +176,11 @@ def main() -> None:
             import mla
 
             mla.report(mla.measure(8192, repeat))
+        if args.backward:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import backward
+
+            backward.report([8192], repeat, True, folder)
         print(f"\nload average (1, 5, 15 minutes) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -28,9 +28,7 @@ TOL = 1e-9
 
 @pytest.fixture(scope="module")
 def hf():
-    torch, transformers = tiny_models.offline_transformers()
-    pytest.importorskip("tokenizers")
-    return torch, transformers
+    return tiny_models.hf_and_tokenizers()
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +37,7 @@ def folders(hf, tmp_path_factory):
     torch, transformers = hf
     root = tmp_path_factory.mktemp("models")
     built = {family: tiny_models.build(torch, transformers, family, root / family) for family in FAMILIES}
-    built["llama-bf16"] = tiny_models.build(torch, transformers, "llama", root / "llama-bf16", dtype=torch.bfloat16)
-    built["gpt2-sharded"] = tiny_models.build(torch, transformers, "gpt2", root / "gpt2-sharded", max_shard_size="8KB")
-    return built
+    return built | tiny_models.odd_models(torch, transformers, root)
 
 
 def extract(runner, folder: Path, out: Path, *args: str, text: str = TEXT):

@@ -91,9 +91,7 @@ LATER = {"gemma3_text": ["mask: causal", "type: linear", "base: 10000.0"], "olmo
 
 @pytest.fixture(scope="module")
 def hf():
-    torch, transformers = tiny_models.offline_transformers()
-    pytest.importorskip("tokenizers")
-    return torch, transformers
+    return tiny_models.hf_and_tokenizers()
 
 
 def build(torch, transformers, family: str, folder: Path, given=None) -> Path:
@@ -144,10 +142,7 @@ def model_run(torch, transformers, folder: Path, layer: int, monkeypatch, x=None
 
 
 def close(ours, theirs, what: str, tol: float = 1e-10) -> None:
-    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
-    assert ours.shape == theirs.shape, (what, ours.shape, theirs.shape)
-    difference = float(np.max(np.abs(ours - theirs)))
-    assert difference <= tol * max(1.0, float(np.max(np.abs(theirs)))), (what, difference)
+    tiny_models.close(ours, theirs, what, tol)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

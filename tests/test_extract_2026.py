@@ -65,9 +65,7 @@ BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
 @pytest.fixture(scope="module")
 def hf():
-    torch, transformers = tiny_models.offline_transformers()
-    pytest.importorskip("tokenizers")
-    return torch, transformers
+    return tiny_models.hf_and_tokenizers()
 
 
 @pytest.fixture(scope="module")
@@ -158,11 +156,7 @@ def reference(torch, transformers, family, folder, layer, monkeypatch, x=None) -
 
 
 def agrees(ours, theirs, what: str) -> float:
-    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
-    assert ours.shape == theirs.shape, (what, ours.shape, theirs.shape)
-    difference = float(np.max(np.abs(ours - theirs)))
-    assert difference <= TOL * max(1.0, float(np.max(np.abs(theirs)))), (what, difference)
-    return difference
+    return tiny_models.close(ours, theirs, what, TOL)
 
 
 @pytest.mark.parametrize("family,layer", [(f, L) for f, layers in LAYERS.items() for L in layers])

@@ -124,7 +124,8 @@ def test_cjk_rows_have_the_same_width_and_wrap_to_the_terminal():
         lines = text_of(HeatMap(trace, color=False), width=width).splitlines()
         grid = [line for line in lines if line[:1] in "我想吃酸菜鱼" and line[:1]]
         assert len(grid) == 12 * 6 // across
-        names, ruler = lines[3], lines[4]  # each panel's key labels start under its name, in terminal cells
+        at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("head "))  # (after the title)
+        names, ruler = lines[at], lines[at + 1]  # each panel's key labels start under its name, in terminal cells
 
         def starts(line, word):
             return [cell_len(line[:m.start()]) for m in re.finditer(word, line)]
@@ -133,7 +134,7 @@ def test_cjk_rows_have_the_same_width_and_wrap_to_the_terminal():
         assert all(cell_len(line) <= 3 + 15 * across - 3 for line in grid) and grid[0] == grid[0].rstrip()
         assert all(cell_len(line) <= width for line in lines)
         assert sum(line.count("head ") for line in lines if line.lstrip().startswith("head ")) == 12
-        assert lines[3].count("head ") == across
+        assert names.count("head ") == across
 
 
 def test_colour_uses_the_heat_scales_backgrounds_and_shades_only_without_colour():
@@ -238,6 +239,21 @@ def test_full_draws_every_key_in_blocks_that_fit(runner, tmp_path, columns, bloc
         shown = [float(x) for line in lines if line.startswith(token + " ") for x in re.findall(r"\d+\.\d+", line)]
         assert shown == [round(float(w), 2) for w in weights[i]], token  # all 13, in order
     assert sum(line.startswith("keys ") for line in lines) == (blocks if blocks > 1 else 0)
+
+
+@pytest.mark.parametrize("width, head, lines", [(80, None, 2), (50, 2, 4), (120, 2, 1)])
+def test_a_long_title_breaks_between_its_parts_instead_of_being_cut(tmp_path, width, head, lines):
+    """16 query heads on 4 K/V heads with a sink: every word of the title is shown, in lines within the width."""
+    doc = tmp_path / "many.yaml"
+    doc.write_text("inputs: {random: normal, seed: 0, shape: [5, 32]}\nheads: 16\nkv_heads: 4\nmask: causal\n"
+                   f"sinks: {[0.5] * 16}\nweights: {{query: {{random: normal, seed: 1, shape: [32, 64]}}, "
+                   "key: {random: normal, seed: 2, shape: [32, 16]}, "
+                   "value: {random: normal, seed: 3, shape: [32, 16]}}\n")
+    trace = trace_of(doc)
+    heat = HeatMap(trace, head=head, color=False)
+    shown = text_of(heat, width=width).splitlines()[:lines]
+    assert all(cell_len(line) <= width for line in shown) and not any("…" in line for line in shown)
+    assert "   ".join(shown).replace(",   ", ",  ") == heat.title()
 
 
 SENTENCE = '"[CLS] my grandmother cooks sour fish in the kitchen for the family [SEP]"'

@@ -19,7 +19,7 @@ GRID = [
     (["--n", "5", "--d-model", "6", "--d-k", "3", "--d-v", "2"], 5, 5, 6, 1, 3, 2),
     (["--n", "2", "--context", "3", "--d-model", "5", "--heads", "2", "--d-k", "2"], 2, 3, 5, 2, 2, 2),
     (["--n", "4", "--mask", "causal", "--context", "4", "--seed", "42"], 4, 4, 4, 1, 4, 4),
-    (["--tokens", "a", "--d-model", "1", "--seed", str(2**63 - 7)], 1, 1, 1, 1, 1, 1),
+    (["--tokens", "a", "--d-model", "1", "--seed", str(2**63 - 8)], 1, 1, 1, 1, 1, 1),
     (["--tokens", "yes no null 1e3 'a' #b", "--heads", "4", "--d-model", "8", "--d-v", "3"], 6, 6, 8, 4, 2, 3),
 ]
 
@@ -86,7 +86,7 @@ def test_inline_writes_plain_distinct_floats(runner):
     (["--tokens", "a b", "--n", "3"], "--n: is 3 but --tokens gives 2 tokens"),
     (["--tokens", "   "], "--tokens: is empty"),
     (["--d-model", "2000", "--n", "2000", "--inline"], "--inline: would write more than"),
-    (["--seed", str(2**63 - 6)], "--seed: 9223372036854775802 is too large"),
+    (["--seed", str(2**63 - 7)], "--seed: 9223372036854775801 is too large"),
     (["--n", "3", "--tokens", "a b"], "--n: is 3 but --tokens gives 2 tokens"),
 ])
 def test_option_errors_exit_2(runner, args, message):
@@ -133,3 +133,25 @@ def test_help_has_examples(runner):
         assert "Examples" in text and f"attncli {command}" in text
 
 
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_init_writes_sinks_a_gate_and_a_query_temperature_that_compute(runner, inline):
+    """--sinks, --gate and --query-temperature: the document computes, each stage as FORMAT.md defines it, by hand."""
+    options = ["--n", "5", "--d-model", "8", "--heads", "2", "--rope", "--mask", "causal", "--sinks", "--gate",
+               "--query-temperature", "--seed", "3", *(["--inline"] if inline else [])]
+    text, out = init_compute(runner, options)
+    doc = yaml.safe_load(text)
+    assert doc["sinks"] == [0.0, 0.0] and doc["query_temperature"] == {"floor_scale": 2, "attn_scale": 0.1}
+    tau = [1 + 0.1 * np.log(1 + (p + 1) // 2) for p in range(5)]  # 1, 1 + 0.1·ln 2, …, 1 + 0.1·ln 4
+    np.testing.assert_allclose(out["query_temperature"], tau, rtol=1e-15)
+    weights, sink = np.array(out["weights"]), np.array(out["sink_weights"])
+    np.testing.assert_allclose(weights.sum(-1) + sink, 1.0, rtol=1e-14)  # the sink's share: e^0 / (Σ e^z + e^0)
+    assert (sink > 0).all()
+    x = np.array(out["inputs"])
+    only = run(runner, "compute", "-", "-f", "json", "--only", "weight_gate", stdin=text)
+    w_g = np.array(json.loads(only.stdout)["weight_gate"])  # h × d_model × d_v, as the document drew it
+    gate = 1 / (1 + np.exp(-np.einsum("nd,hde->hne", x, w_g)))
+    np.testing.assert_allclose(out["gate"], gate, rtol=1e-13)
+    np.testing.assert_allclose(out["gated_head_outputs"], np.array(out["head_outputs"]) * gate, rtol=1e-13)
+    assert "seed: 10, shape: [8, 8]" in text or inline  # the gate takes --seed + 7

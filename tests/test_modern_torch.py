@@ -27,13 +27,16 @@ are made by its own ``masking_utils.eager_mask``; the documents hold the mask ma
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
 import sys
 
+import hf_modules
 import numpy as np
 import pytest
+from hf_modules import T, attention_document, heads_of, hf_mask, randomize
 
 import attncli
 from attncli.cli import app
@@ -47,27 +50,7 @@ pytestmark = pytest.mark.torch  # the comparisons: `pytest -m torch` runs only t
 
 F64 = torch.float64
 TOL = 1e-9
-
-
-def config(name: str, **fields):
-    """A tiny float64 eager config of ``transformers.<name>Config``."""
-    cfg = getattr(transformers, f"{name}Config")(vocab_size=16, num_hidden_layers=1, intermediate_size=64, **fields)
-    cfg._attn_implementation = "eager"
-    return cfg
-
-
-def randomize(module, seed: int, std: float = 0.3):
-    """Every parameter drawn from N(0, std²): peaked weights and non-zero biases and norms, so that mistakes show."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape, generator=g, dtype=F64) * std)
-    return module.to(F64).eval()
-
-
-def T(linear) -> np.ndarray:
-    """nn.Linear.weight (d_out × d_in) in attncli's d_in × d_out."""
-    return linear.weight.detach().numpy().T.copy()
+config = functools.partial(hf_modules.config, intermediate_size=64)
 
 
 def rope_tables(frequencies: np.ndarray, positions) -> tuple:
@@ -79,18 +62,6 @@ def rope_tables(frequencies: np.ndarray, positions) -> tuple:
 
 def theta_frequencies(theta: float, dims: int) -> np.ndarray:
     return 1.0 / theta ** (np.arange(0, dims, 2, dtype=np.float64) / dims)
-
-
-def hf_mask(n: int, m: int, function=None) -> tuple:
-    """HF's own eager mask (1, 1, n, m) for queries at the last n of m positions, and where it allows."""
-    mask = masking.eager_mask(batch_size=1, q_length=n, kv_length=m, q_offset=m - n,
-                              mask_function=function or masking.causal_mask_function, dtype=F64)
-    return mask, (mask[0, 0] == 0).numpy()
-
-
-def heads_of(t, heads: int) -> np.ndarray:
-    """(1, n, heads·d) -> (heads, n, d)."""
-    return t[0].reshape(t.shape[1], heads, -1).permute(1, 0, 2).detach().numpy()
 
 
 class Recorder:
@@ -156,16 +127,6 @@ def causal(n: int, m: int, window: int | None = None) -> np.ndarray:
     """The mask a user writes: key j allowed for query i when j ≤ i + (m − n) (and within the window)."""
     i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
     return (j <= i) & (j > i - window) if window else j <= i
-
-
-def attention_document(attn, x, heads: int, kv_heads: int, mask, **extra) -> dict:
-    """The attncli document of a Llama-style attention (q/k/v/o_proj), weights transposed, biases when present."""
-    doc = {"inputs": x, "heads": heads, "kv_heads": kv_heads, "mask": mask,
-           "weights": {name: T(getattr(attn, f"{name[0]}_proj")) for name in ("query", "key", "value", "output")}}
-    biases = {name: getattr(attn, f"{name[0]}_proj").bias for name in ("query", "key", "value", "output")}
-    if any(b is not None for b in biases.values()):
-        doc["bias"] = {name: b.detach().numpy() for name, b in biases.items() if b is not None}
-    return doc | extra
 
 
 # ---------------------------------------------------------------- attention modules

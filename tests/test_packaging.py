@@ -30,6 +30,8 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
     source = ROOT / "attncli"
     wanted = {p.relative_to(ROOT).as_posix() for p in source.rglob("*.py") if "__pycache__" not in p.parts}
     wanted |= {p.relative_to(ROOT).as_posix() for p in (source / "data").glob("*.yaml")}
+    wanted |= {p.relative_to(ROOT).as_posix() for p in (source / "views" / "page").glob("page.*")}  # its HTML, CSS, JS
+    assert "attncli/views/page/page.js" in wanted
     assert "attncli/cli/compute.py" in wanted
     assert wanted <= names, sorted(wanted - names)
     from attncli import __version__

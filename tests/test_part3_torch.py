@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 import pytest
+from hf_modules import T, config, heads_of, hf_mask, randomize
 
 import attncli
 
@@ -37,29 +38,6 @@ pytestmark = pytest.mark.torch
 
 F64 = torch.float64
 TOL = 1e-9
-
-
-def config(name: str, **fields):
-    cfg = getattr(transformers, f"{name}Config")(vocab_size=16, num_hidden_layers=1, intermediate_size=32, **fields)
-    cfg._attn_implementation = "eager"
-    return cfg
-
-
-def randomize(module, seed: int, std: float = 0.3):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape, generator=g, dtype=F64) * std)
-    return module.to(F64).eval()
-
-
-def T(linear) -> np.ndarray:
-    return linear.weight.detach().numpy().T.copy()
-
-
-def heads_of(t, heads: int) -> np.ndarray:
-    """(1, n, heads·d) -> (heads, n, d)."""
-    return t[0].reshape(t.shape[1], heads, -1).permute(1, 0, 2).detach().numpy()
 
 
 def record(monkeypatch, attn) -> dict:
@@ -104,12 +82,6 @@ def compare(trace, want: dict, allowed: np.ndarray, label: str) -> None:
         diffs[key] = float(np.abs(got - ref).max(initial=0.0) / max(np.abs(ref).max(initial=0.0), 1.0))
     print(f"\n{label}: " + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
     assert all(v < TOL for v in diffs.values()), diffs
-
-
-def hf_mask(n: int, m: int, function) -> tuple:
-    mask = masking.eager_mask(batch_size=1, q_length=n, kv_length=m, q_offset=m - n, mask_function=function,
-                              dtype=F64)
-    return mask, (mask[0, 0] == 0).numpy()
 
 
 # ---------------------------------------------------------------- Llama 4: temperature and chunks

@@ -224,8 +224,16 @@ def test_tables_name_the_normalised_queries_and_keys(runner, tmp_path):
 BAD = [
     ({"kind": "rms", "gamma": {"query": [1.0] * 5}}, "qk_norm.gamma.query: has 5 numbers; expected d_k = 4 (shared "
      "by the heads) or heads × d_k = 4 × 4"),
-    ({"kind": "rms", "gamma": {"key": [[1.0] * 4] * 4}}, "qk_norm.gamma.key: is 4×4; expected d_k = 4 (shared by the "
-     "key/value heads) or kv_heads × d_k = 2 × 4"),
+    ({"kind": "rms", "gamma": {"key": [[1.0] * 4] * 4}}, "qk_norm.gamma.key: is 4×4; that is the queries' size; the "
+     "keys take d_k = 4 (shared by the key/value heads) or kv_heads × d_k = 2 × 4"),
+    ({"kind": "rms", "gamma": {"key": [[1.0] * 4] * 3}}, "qk_norm.gamma.key: is 3×4; expected kv_heads × d_k = 2 × 4 "
+     "(a row per key/value head; or d_k = 4 numbers shared by them)"),
+    ({"kind": "rms", "gamma": {"query": [1.0] * 16}}, "qk_norm.gamma.query: has 16 numbers; that is heads·d_k in one "
+     "row: one γ per head is written heads × d_k = 4 × 4 (a row per query head), and one γ over a token's whole "
+     "projection needs scope: projection"),
+    ({"kind": "rms", "gamma": {"query": [1.0] * 12}}, "qk_norm.gamma.query: has 12 numbers; that is 3 × d_k: one γ per "
+     "head is heads × d_k = 4 × 4 (a row per query head; or d_k = 4 shared by them)"),
+    ({"kind": "layer", "beta": {"key": [0.0] * 16}}, "qk_norm.beta.key: has 16 numbers; that is the queries' size"),
     ({"kind": "rms", "scope": "projection", "gamma": {"query": [1.0] * 4}}, "qk_norm.gamma.query: has 4 numbers; "
      "expected heads·d_k = 4·4 = 16"),
     ({"kind": "layer", "beta": {"key": [0.0] * 3}}, "qk_norm.beta.key: has 3 numbers"),

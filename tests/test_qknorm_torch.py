@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 import pytest
+from hf_modules import attention_document, config, randomize
 
 import attncli
 
@@ -30,26 +31,6 @@ pytestmark = pytest.mark.torch
 
 F64 = torch.float64
 TOL = 1e-12  # of each array's largest number
-
-
-def config(name: str, **fields):
-    cfg = getattr(transformers, f"{name}Config")(vocab_size=16, num_hidden_layers=1, intermediate_size=32, **fields)
-    cfg._attn_implementation = "eager"
-    return cfg
-
-
-def randomize(module, seed: int, std: float = 0.3):
-    """Every parameter from N(0, std²) (γ too: norms far from ones, so that a γ of the wrong side shows)."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape, generator=g, dtype=F64) * std)
-    return module.to(F64).eval()
-
-
-def T(linear) -> np.ndarray:
-    """nn.Linear.weight (d_out × d_in) as attncli's d_in × d_out."""
-    return linear.weight.detach().numpy().T.copy()
 
 
 def numpy(t) -> np.ndarray:
@@ -162,12 +143,7 @@ def run(monkeypatch, attn, family: str, norms: tuple[str, ...], x, position_embe
 
 
 def document(attn, x, heads: int, kv_heads: int, mask, **extra) -> dict:
-    doc = {"inputs": numpy(x[0]), "heads": heads, "kv_heads": kv_heads, "mask": mask,
-           "weights": {name: T(getattr(attn, f"{name[0]}_proj")) for name in ("query", "key", "value", "output")}}
-    biases = {name: getattr(attn, f"{name[0]}_proj").bias for name in ("query", "key", "value", "output")}
-    if any(b is not None for b in biases.values()):
-        doc["bias"] = {name: numpy(b) for name, b in biases.items() if b is not None}
-    return doc | extra
+    return attention_document(attn, numpy(x[0]), heads, kv_heads, mask, **extra)
 
 
 def heads_first(t, heads: int) -> np.ndarray:

@@ -278,3 +278,19 @@ def test_check_names_a_sink_left_out(runner, tmp_path, lang, words):
     path.write_text(json.dumps({**SMALL, "answer": {"output": output["output"]}}))
     result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "400"})
     assert words in " ".join(result.stdout.split()), result.output
+
+
+def test_the_kernel_view_of_an_additive_score_is_what_the_score_reads(runner, tmp_path):
+    """score: additive has no Q·Kᵀ, but its score still reads one query and one key: kernel_queries and kernel_keys
+    are those (here rotated and clipped), and vᵀ·tanh(q·W₁ + k·W₂) of them, by a loop, is JSON's `scores`."""
+    rng = np.random.default_rng(8)
+    w1, w2, v = rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=3)
+    doc = {"inputs": rng.normal(size=(5, 8)).tolist(), "heads": 2, "rope": True, "clip_qkv": 0.8, "score": "additive",
+           "weights": {"w1": w1.tolist(), "w2": w2.tolist(), "v": v.tolist()}}
+    data = json.loads(_run(runner, tmp_path, doc, "--format", "json").stdout)
+    only = json.loads(_run(runner, tmp_path, doc, "--format", "json", "--only", "kernel_queries",
+                           "--only", "kernel_keys").stdout)
+    assert only["kernel_queries"] == data["queries_rotated"] and only["kernel_keys"] == data["keys_rotated"]
+    q, k = np.array(only["kernel_queries"]), np.array(only["kernel_keys"])
+    loop = [[[float(v @ np.tanh(q[h, i] @ w1 + k[h, j] @ w2)) for j in range(5)] for i in range(5)] for h in range(2)]
+    np.testing.assert_allclose(data["scores"], loop, rtol=1e-13, atol=1e-13)

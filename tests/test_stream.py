@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import stream_helpers
 from reference import max_abs_diff, max_scaled_diff, naive_attention
 from stream_helpers import same_error
 from test_checkpoints import assert_refused
@@ -345,3 +346,19 @@ def test_blas_runs_one_thread_per_worker_and_is_restored():
     threads.run_parallel(lambda job: seen.append(get_threads()), list(range(6)), None, threads=2)
     assert seen == [1] * 6
     assert get_threads() == before
+
+
+@pytest.mark.parametrize("extra", [{"qk_norm": {"kind": "rms"}, "rope": True}, {"rope": True}, {}])
+def test_only_output_lets_the_query_and_key_stages_go_before_the_tiles(extra):
+    """``--only output`` keeps Q, K, Q̂ and K̂ no longer than the stages after them need: the kernel's Q and K (what
+    the tiles read) stay, the rest is None in the Trace, and the output is the same bytes; a key named is kept."""
+    spec = spec_of(stream_helpers.document(3, n=33, heads=4, kv_heads=2, **extra))
+    every = attend_streamed(spec, threads=2)
+    lean = attend_streamed(spec, threads=2, keep=["output"])
+    np.testing.assert_array_equal(lean.output, every.output)
+    kernel = ("queries_rotated", "keys_rotated") if "rope" in extra else ("queries", "keys")
+    for key in stream.QK_STAGES:
+        if getattr(every, key) is not None:
+            assert (getattr(lean, key) is None) == (key not in kernel), key
+    named = attend_streamed(spec, threads=2, keep=["output", "queries"])
+    np.testing.assert_array_equal(named.queries, every.queries)

@@ -30,6 +30,30 @@ def offline_transformers():
     return torch, pytest.importorskip("transformers", minversion="5.23")
 
 
+def hf_and_tokenizers():
+    """(torch, transformers) for the extract tests (a module-scoped fixture of each), skipped without tokenizers."""
+    import pytest
+
+    torch, transformers = offline_transformers()
+    pytest.importorskip("tokenizers")
+    return torch, transformers
+
+
+def odd_models(torch, transformers, root: Path) -> dict[str, Path]:
+    """A Llama saved in bfloat16 and a GPT-2 in shards of 8 KB, below ``root``: checkpoints read another way."""
+    return {"llama-bf16": build(torch, transformers, "llama", root / "llama-bf16", dtype=torch.bfloat16),
+            "gpt2-sharded": build(torch, transformers, "gpt2", root / "gpt2-sharded", max_shard_size="8KB")}
+
+
+def close(ours, theirs, what: str, tol: float) -> float:
+    """|ours − theirs| at most ``tol`` of the larger of 1 and theirs' largest number; the difference."""
+    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
+    assert ours.shape == theirs.shape, (what, ours.shape, theirs.shape)
+    difference = float(np.max(np.abs(ours - theirs)))
+    assert difference <= tol * max(1.0, float(np.max(np.abs(theirs)))), (what, difference)
+    return difference
+
+
 CORPUS = ["The animal didn't cross the street because it was too tired.",
           "Attention is all you need, said the paper; the street was quiet."] * 3
 TEXT = "The animal didn't cross the street"

@@ -1,6 +1,7 @@
 """attncli check: a learner's hand calculation (the document's ``answer:``) against the computed numbers."""
 
-from typing import Annotated
+from enum import Enum
+from typing import Annotated, Optional
 
 import typer
 
@@ -21,6 +22,12 @@ from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
 
 
+class DType(str, Enum):
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp32 = "fp32"
+
+
 @app.command()
 def check(
     file: FileArg,
@@ -32,6 +39,13 @@ def check(
                                    help="table: the report as text; json: one JSON object with a list of findings "
                                         "(docs/tutorial.md, 'Checking a hand calculation').")] = TableOrJson.table,
     lang: LangOption = Lang.en,
+    against: Annotated[Optional[str], typer.Option(
+        "--against", help="A kernel's result (.npz, .safetensors, or one .npy named by its key) holding any of "
+                          "head_outputs, lse, grad_kernel_queries, grad_kernel_keys, grad_values, weights "
+                          "(attncli's shapes or PyTorch's (1, heads, n, d)): each against the float64 truth, "
+                          "within FlashAttention's budget or not (exit code 1). Needs --dtype.")] = None,
+    dtype: Annotated[Optional[DType], typer.Option(
+        "--dtype", case_sensitive=False, help="The precision the kernel computed in: bf16, fp16 or fp32.")] = None,
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
@@ -52,8 +66,15 @@ def check(
       attncli check examples/check/homework.yaml --tol 0.01 --lang zh
       attncli check examples/check/homework.yaml -f json | jq '.findings[].ok'
 
+    [bold]A kernel's result[/bold]: attncli check DOC --against RESULT --dtype bf16 compares each array of RESULT with the float64 truth of DOC (the dO the kernel used is the document's gradient, dH), against twice the error of an eager computation in that dtype (attncli compute DOC --emulate bf16 prints it) plus 2 units in the last place; outside it, the worst cell is named and the exit code is 1. One document is one batch element.
+
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     wrong = False
+    if against is not None or dtype is not None:
+        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads)), debug)
+        if _OUTSIDE:
+            raise typer.Exit(1)
+        return
 
     def action() -> None:
         nonlocal wrong
@@ -84,3 +105,32 @@ def check(
     run(action, debug)
     if wrong:
         raise typer.Exit(1)
+
+
+_OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
+
+
+def _against(file: str, against: str | None, dtype: DType | None, changes: dict) -> None:
+    """``check --against RESULT --dtype D``: the verdict on a kernel's result."""
+    from attncli.core.emulate import KEYS, eager
+    from attncli.core.errors import AttnError
+    from attncli.core.verdict import judge
+    from attncli.inputs.result import read_result
+    from attncli.plan import compute_in_full
+    from attncli.views.verdict import report
+
+    if against is None or dtype is None:
+        raise AttnError("--against and --dtype go together: the kernel's result, and the precision it computed in",
+                        "--against" if against is None else "--dtype")
+    results = read_result(against, KEYS)
+    trace = load(file, changes, doc=read(file), compute=lambda spec: compute_in_full(spec, "check", "check"))
+    gradients = [key for key in results if key.startswith("grad_")]
+    if gradients and trace.spec.gradient is None:
+        raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
+    truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
+    d_o = trace.grad_head_outputs if gradients else None
+    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype.value)
+    findings = judge(truths, results, emulated, dtype.value)
+    emit(render_text(report(findings, dtype.value, trace.spec.tokens, trace.spec.context_tokens), to_terminal=True),
+         None, set())
+    _OUTSIDE[:] = [True] if not all(f.within for f in findings) else []

@@ -54,14 +54,15 @@ def only_present(keys: Optional[list[str]], parts: frozenset[str]) -> None:
 def extra_steps(parts: frozenset[str]) -> list[str]:
     """The extra steps explain shows for a document with these parts (add_norm includes the residual)."""
     extras = [name for name in EXTRA_STEPS[:-2] if name in parts]
-    return extras + (["add_norm"] if "add_norm" in parts else ["residual"] if "residual" in parts else [])
+    extras += ["add_norm"] if "add_norm" in parts else ["residual"] if "residual" in parts else []
+    return extras + (["backward"] if "gradient" in parts else [])  # the backward pass, with gradient:
 
 
 def step_choice(step: str, extras: Optional[list[str]]) -> None:
     """``--step``: all, 1 … 8, or an extra step of this document (``extras``; None: not known yet)."""
     if step == "all":
         return
-    known = extras if extras is not None else list(EXTRA_STEPS)
+    known = extras if extras is not None else [*EXTRA_STEPS, "backward"]
     valid = "1 to 8" + "".join(f", {name}" for name in known) + " or all"
     if extras is None:
         valid = f"1 to 8 or all, and {', '.join(EXTRA_STEPS[:-1])} or {EXTRA_STEPS[-1]} when the document has them"

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
+from attncli.cli.check import DType
 from attncli.cli.checks import head_index, only_present
 from attncli.cli.load import attend_within_memory, input_paths, load, read
 from attncli.cli.options import (
@@ -49,12 +50,26 @@ def compute(
                                       "bias_query, weight_key, bias_key, weight_value, bias_value, weight_gate, "
                                       "bias_gate, weight_output, bias_output, the latent's weight_query_down, "
                                       "bias_query_down, weight_query_up, weight_kv_down, bias_kv_down, weight_kv_up, "
-                                      "and the kernel's view kernel_queries, kernel_keys. Or the formula's name, in "
-                                      "any case: X, P, X̂, C, W_DQ, b_DQ, c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, "
-                                      "Q_abs, W_Q, b_Q, Q, "
+                                      "and the kernel's view kernel_queries, kernel_keys. With gradient: (the "
+                                      "backward pass): grad_normalized, grad_residual, grad_normalized_output, "
+                                      "grad_output, grad_gated_head_outputs, "
+                                      "grad_gate, grad_head_outputs, grad_weights, delta, grad_scaled_scores, "
+                                      "grad_scores, grad_queries_rotated, grad_keys_rotated, grad_normalized_queries, "
+                                      "grad_normalized_keys, grad_queries, grad_keys, grad_values, "
+                                      "grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, "
+                                      "grad_bias_query, grad_weight_key, grad_bias_key, grad_weight_value, "
+                                      "grad_bias_value, grad_weight_output, grad_bias_output, grad_weight_gate, "
+                                      "grad_bias_gate, grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, "
+                                      "grad_post_norm_beta, grad_add_norm_gamma, grad_add_norm_beta, "
+                                      "grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, "
+                                      "grad_qk_norm_beta_key, grad_sinks; shown only when named: grad_kernel_queries, "
+                                      "grad_kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_DQ, b_DQ, "
+                                      "c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, Q_abs, W_Q, b_Q, Q, "
                                       "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
                                       "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
-                                      "R, N.")] = None,
+                                      "R, N; the gradients dN, dR, dY, dG, dH, dA, D, dZ, dS, dQ′, dK′, dQ̂, dK̂, dQ, "
+                                      "dK, dV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, db_O, dW_G, "
+                                      "db_G, d_sinks.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="Show one head's tables (counting from 1), "
@@ -71,6 +86,12 @@ def compute(
                                                         "any other, --format.")] = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
+    emulate: Annotated[Optional[DType], typer.Option(
+        "--emulate", case_sensitive=False,
+        help="Show instead the eager computation in bf16, fp16 or fp32 that check --against budgets with "
+             "(FlashAttention-2's: Q, K, V and dO rounded, S and the softmax in float32, P rounded …): "
+             "head_outputs, lse, weights and, with gradient:, grad_kernel_queries, grad_kernel_keys, "
+             "grad_values.")] = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -86,6 +107,7 @@ def compute(
       attncli compute examples/causal.yaml -f latex --only weights -p 2
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
+      attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
     """
 
     def action() -> None:
@@ -108,9 +130,17 @@ def compute(
 
         def attention(spec):  # and against its shapes, before the attention
             head_index(selected, spec.heads)
+            if emulate is not None:  # the eager computation reads the weights: the full computation
+                from attncli.plan import compute_in_full
+
+                return compute_in_full(spec, kind, "compute --emulate")
             return attend_within_memory(spec, keys, kind)
 
         trace = load(file, changes, doc=doc, compute=attention)
+        if emulate is not None:
+            from attncli.core.emulate import emulated_trace
+
+            trace, keys = emulated_trace(trace, emulate.value, keys)
         inputs = input_paths(file, trace)
         if binary:
             from attncli.outputs.serialize import to_binary

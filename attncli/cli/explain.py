@@ -101,6 +101,9 @@ def explain(
         command = "explain" + (" --why" if why else "") + (" --format json" if format is TableOrJson.json else "")
 
         def attention(spec):  # and against its shapes, before the attention
+            if spec.given_qkv is not None:
+                raise AttnError("gives queries, keys and values directly, and explain starts from the inputs X: "
+                                "attncli compute shows every number of it", doc.name)
             head_index(chosen_head, spec.heads)
             query_index(query, spec.tokens)
             return compute_in_full(spec, kind, command)

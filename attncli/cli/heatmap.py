@@ -31,6 +31,8 @@ class Quantity(str, Enum):
     scores = "scores"
     scaled_scores = "scaled_scores"
     score_bias = "score_bias"
+    grad_weights = "grad_weights"
+    grad_scaled_scores = "grad_scaled_scores"
 
 
 @app.command()
@@ -41,7 +43,9 @@ def heatmap(
                                            "every head side by side on one colour scale.")] = "all",
     of: Annotated[Quantity, typer.Option("--of", case_sensitive=False, metavar="MATRIX",
                                          help="Which queries × keys matrix to draw: weights, scores, "
-                                              "scaled_scores or score_bias.")] = Quantity.weights,
+                                              "scaled_scores, score_bias, or grad_weights (dA) and "
+                                              "grad_scaled_scores (dZ), which need gradient: in the "
+                                              "document.")] = Quantity.weights,
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     scale: ScaleOption = None,
@@ -61,6 +65,7 @@ def heatmap(
       attncli heatmap examples/bert_base.yaml --head all --export heads.svg
       attncli heatmap examples/two_heads.yaml --head 2 --of scores
       attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
+      attncli heatmap examples/backward/grads.yaml --of grad_scaled_scores
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
@@ -76,6 +81,8 @@ def heatmap(
         shape = outline(doc.data, changes)
         if of.value == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
+        if of.value.startswith("grad_") and doc.data.get("gradient") is None:
+            raise AttnError(f"{of.value} needs gradient: in the document (the backward pass's seed)", "--of")
         head_index(number, shape.heads)
         kind = "heatmap --full" if full else "heatmap"
 

@@ -70,6 +70,13 @@ def init_command(
                        typer.Option("--qk-norm", case_sensitive=False,
                                     help="Normalise each head's queries and keys before the rotation (rms: Qwen3's "
                                          "q_norm/k_norm; layer: LayerNorm).")] = None,
+    sinks: Annotated[bool, typer.Option("--sinks", help="Attention sinks (gpt-oss): one logit per query head "
+                                                        "in each row's softmax, a key with no value.")] = False,
+    gate: Annotated[bool, typer.Option("--gate", help="Qwen3-Next's output gate: weights.gate, "
+                                                      "G = σ(X̂·W_G) times each head's output.")] = False,
+    query_temperature: Annotated[bool, typer.Option("--query-temperature",
+                                                    help="Llama 4's query temperature: query row i times "
+                                                         "1 + attn_scale·ln(1 + ⌊(p_i + 1)/floor_scale⌋).")] = False,
     context: Annotated[Optional[int],
                        typer.Option("--context", min=1, metavar="M",
                                     help="Cross-attention: keys and values from M context rows.")] = None,
@@ -98,7 +105,7 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
 
-    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give; with --integers every matrix is small whole numbers (−2 to 2), for working attention out by hand. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm and --qk-norm add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4, 4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give; with --integers every matrix is small whole numbers (−2 to 2), for working attention out by hand. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm, --qk-norm, --sinks, --gate and --query-temperature add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm, sinks, weights.gate, query_temperature). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
     [bold]Examples[/bold]
 
@@ -108,6 +115,7 @@ def init_command(
       attncli init --tokens "a b c" --d-model 2 --integers | attncli compute -
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
       attncli init --d-model 8 --heads 4 --kv-heads 2 --rope --pre-norm rms
+      attncli init --heads 2 --qk-norm rms --sinks --gate --query-temperature
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
@@ -116,7 +124,8 @@ def init_command(
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope_scaling.value if rope_scaling else rope,
                         None if pre_norm is None else pre_norm.value,
-                        qk_norm=None if qk_norm is None else qk_norm.value, integers=integers)
+                        qk_norm=None if qk_norm is None else qk_norm.value, integers=integers,
+                        sinks=sinks, gate=gate, temperature=query_temperature)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

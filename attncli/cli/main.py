@@ -15,7 +15,7 @@ import typer
 
 from attncli.cli import compute  # noqa: F401  (registers the commands: --help lists them in this order)
 
-from attncli.cli import check, explain, extract, heatmap, init  # noqa: F401  # isort: skip
+from attncli.cli import check, explain, extract, heatmap, init, page  # noqa: F401  # isort: skip
 from attncli.cli.app import app
 from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible

@@ -33,6 +33,7 @@ from attncli.core.scores import additive_scores, dot_scores, shared, softcap
 from attncli.core.softmax import normalize as weights_of
 from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
+from attncli.core.threads import matmul
 from attncli.core.trace import Trace
 
 __all__ = ["Trace", "attention", "project", "softmax"]
@@ -59,14 +60,15 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.nda
     """Per-head projection: x (n, d_in) · w (h, d_in, d) + b (h, d) -> (h, n, d).
 
     w side by side is a view, not a copy, when w is laid out as the builder keeps it (a (d_in, h·d) matrix seen
-    head by head); any other layout is copied first.
+    head by head); any other layout is copied first.  On several cores the product is taken in blocks of rows on
+    attncli's own threads (:func:`attncli.core.threads.matmul`).
 
     When w's blocks side by side are the identity (an omitted weight), head i is x's i-th block of d columns,
     taken as x + 0.0, not multiplied: an n × d_in × d_in product saved, and the numbers x·I gives (−0.0 as +0.0).
     """
     h, d_in, d = w.shape
     w = w.transpose(1, 0, 2).reshape(d_in, h * d)  # (d_in, h·d): every head's columns side by side
-    y = x + 0.0 if _is_identity(w) else x @ w  # (n, h·d): one product for all heads
+    y = x + 0.0 if _is_identity(w) else matmul(x, w)  # (n, h·d): one product for all heads
     y = y.reshape(-1, h, d).transpose(1, 0, 2)  # (h, n, d), a view
     if b is not None:
         y += b[:, None, :]
@@ -87,7 +89,7 @@ def concat_heads(heads: np.ndarray, w_o: np.ndarray | None = None, b_o: np.ndarr
     h, n, d_v = heads.shape
     y = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # a view when heads is one (see attncli.core.stream)
     if w_o is not None:
-        y = y @ w_o
+        y = matmul(y, w_o)
         if b_o is not None:
             y += b_o  # y is ours: no second n × d_out array
     elif b_o is not None:
@@ -109,7 +111,10 @@ def projections(spec: Spec, x_hat: np.ndarray | None = None) -> tuple[np.ndarray
     """Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v), each checked for overflow.
 
     ``x_hat``: the normalised inputs (pre_norm); keys and values come from them too, unless there is a context.
+    A document giving Q, K and V directly has them as they are.
     """
+    if spec.given_qkv is not None:
+        return spec.given_qkv
     x = spec.embedded if x_hat is None else x_hat
     source = x if spec.context is None else spec.context
     q = project(x, spec.w_q, spec.b_q)  # (h, n, d_k)

@@ -181,6 +181,8 @@ def _source(spec: Spec) -> tuple[str, str]:
 def projection_text(sym: str, weight: str, bias: str, source: str) -> Callable[[Spec], str]:
     """``Q = X·W_Q + b_Q`` (without ``+ b_Q`` when the document has no such bias)."""
     def text(spec: Spec) -> str:
+        if spec.given_qkv is not None:
+            return f"{sym} = given"  # Q, K and V given directly: no projection
         x = _source(spec)[0] if source == "source" else _x(spec)[0]
         return f"{sym} = {x}·{weight}" + (f" + {bias}" if getattr(spec, bias.lower()) is not None else "")
     return text
@@ -188,6 +190,8 @@ def projection_text(sym: str, weight: str, bias: str, source: str) -> Callable[[
 
 def projection_latex(sym: str, weight: str, bias: str, source: str) -> Callable[[Spec, Callable[[str], str]], str]:
     def latex(spec: Spec, up: Callable[[str], str]) -> str:
+        if spec.given_qkv is not None:
+            return rf"{up(sym)} = \text{{given}}"
         x = _source(spec)[1] if source == "source" else _x(spec)[1]
         return f"{up(sym)} = {x} {up(weight)}" + (f" + {up(bias)}" if getattr(spec, bias.lower()) is not None else "")
     return latex

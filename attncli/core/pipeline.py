@@ -3,6 +3,7 @@
     attend(spec)                 every stage the document has, at once -> Trace
     attend_until(spec, keys)     only the stages the keys need (``--only queries`` stops at the projections)
     rerun(spec, arrays, …)       the stages after a changed one again (the slips of ``attncli check``)
+    backward(spec, arrays)       with ``gradient``: every stage's backward step, in reverse (the grad_* keys)
 
 The streamed path (:mod:`attncli.core.stream`) runs the ``before`` and ``after`` stages with :func:`run`
 too, and the ``attention`` ones block by block.  The :class:`Trace` is made here, in :func:`trace_of`.
@@ -16,13 +17,16 @@ from dataclasses import fields
 import numpy as np
 
 from attncli.core.errors import AttnError
+from attncli.core.gradient_keys import GRADIENT_KEYS, gradient_key
+from attncli.core.gradients import seed_key
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, writer
 from attncli.core.trace import Trace
 
 Step = Callable[[Spec, Arrays], Arrays]
-COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries"))  # the arrays a Trace keeps
+Backward = Callable[[Spec, Arrays, Arrays], Arrays]
+COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries", "gradients"))  # its arrays
 
 
 def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = STAGES,
@@ -52,13 +56,53 @@ def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = S
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
 def attend(spec: Spec) -> Trace:
-    """Compute every intermediate of ``spec`` at once."""
-    return trace_of(spec, run(spec))
+    """Compute every intermediate of ``spec`` at once (and, with ``gradient``, every gradient)."""
+    a = run(spec)
+    if spec.gradient is not None:
+        a.update(backward(spec, a))
+    return trace_of(spec, a)
+
+
+def backward(spec: Spec, a: Arrays, attention: Backward | None = None) -> Arrays:
+    """The backward pass: from the document's ``gradient`` (dL/d the block's last quantity), each stage's backward
+    step in reverse order -> every gradient by its JSON key (``grad_queries``, ``delta`` …).
+
+    A stage gets the gradients of what it wrote once every later stage has added its share; the first (latest)
+    gradient of a rewritten quantity is the one kept (``grad_queries`` is taken with respect to the clamped Q).
+    ``attention``: one step for all the ``attention`` stages at once (the streamed path's, which keeps no n × m
+    matrix: :func:`attncli.core.stream_backward.attention_backward`).
+    """
+    flowing: Arrays = {seed_key(spec): spec.gradient}
+    kept: Arrays = {}
+    steps = [(stage.backward, _made(stage)) for stage in reversed(STAGES) if stage.present(spec)
+             and (attention is None or stage.part != "attention") and stage.backward is not None]
+    if attention is not None:  # in the place of the attention stages (after the output's and the gate's steps)
+        at = next(i for i, (_, made) in enumerate(steps) if "kernel_queries" in made)
+        steps.insert(at, (attention, tuple(key for s in STAGES if s.part == "attention" for key in _made(s))))
+    for step, made in steps:
+        d = {key: flowing.pop(key) for key in made if key in flowing}
+        if not d:
+            continue
+        for key, value in d.items():
+            kept.setdefault(key, value)
+        for key, value in step(spec, a, d).items():
+            if value is not None:
+                flowing[key] = value if key not in flowing else flowing[key] + value
+    for key, value in flowing.items():
+        kept.setdefault(key, value)
+    return {gradient_key(key): value for key, value in kept.items() if gradient_key(key) in GRADIENT_KEYS}
+
+
+def _made(stage: Stage) -> tuple[str, ...]:
+    """What a stage writes: its quantities and the matrices it applies (the kernel's view is one)."""
+    return (*stage.keys, *(q.key for q in stage.parameters))
 
 
 def needed(keys: Iterable[str]) -> tuple[Stage, ...]:
     """The stages that make ``keys`` (JSON keys), and those they read from, in order."""
     wanted, chosen = set(keys), set()
+    if wanted & set(GRADIENT_KEYS):  # a gradient: every stage, forward and back
+        return tuple(STAGES)
     for i in range(len(STAGES) - 1, -1, -1):
         stage = STAGES[i]
         if wanted & {*stage.keys, *(q.key for q in stage.parameters)}:
@@ -76,6 +120,8 @@ def needs_no_attention(keys: list[str] | None) -> bool:
 @np.errstate(over="ignore", invalid="ignore")
 def attend_until(spec: Spec, keys: list[str]) -> Trace:
     """The stages ``keys`` need, and no more: a Trace whose other arrays are None."""
+    if spec.gradient is not None and set(keys) & set(GRADIENT_KEYS):
+        return attend(spec)
     return trace_of(spec, run(spec, stages=needed(keys)))
 
 
@@ -92,10 +138,11 @@ def rerun(spec: Spec, arrays: Arrays, given: Arrays | None = None, replace: dict
 
 def arrays_of(trace: Trace) -> Arrays:
     """The arrays a Trace holds, as :func:`run` keeps them."""
-    return {**{key: getattr(trace, key) for key in COMPUTED}, "_empty_queries": trace.empty_queries}
+    return {**{key: getattr(trace, key) for key in COMPUTED}, **trace.gradients, "_empty_queries": trace.empty_queries}
 
 
 def trace_of(spec: Spec, arrays: Arrays) -> Trace:
     """The one place a Trace is made: the arrays the stages made, by their JSON keys."""
     return Trace(spec=spec, empty_queries=tuple(arrays.get("_empty_queries", ())),
+                 gradients={key: arrays[key] for key in GRADIENT_KEYS if arrays.get(key) is not None},
                  **{key: arrays.get(key) for key in COMPUTED})

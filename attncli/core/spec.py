@@ -65,6 +65,8 @@ class Spec:
     residual_scale: float = 1.0  # α: R = X₀ + α·Y (Granite's residual_multiplier), with residual or add_norm
     sinks: np.ndarray | None = None  # (h,) one logit per query head: a term of the softmax's denominator (gpt-oss)
     latent: Latent | None = None  # multi-head latent attention: w_q, w_k, w_v are W_Q (or W_UQ), W_UK, W_UV per head
+    gradient: np.ndarray | None = None  # dL/d(the block's last quantity): the backward pass's seed (Part 3)
+    given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
 
     @property
     def heads(self) -> int:

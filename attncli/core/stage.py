@@ -2,7 +2,8 @@
 
 A :class:`Stage` has its name, its formula, the quantities it reads and writes, whether the
 document has it (``present``), how it runs on everything at once (``run``) and, for the stages of
-the n × m attention itself, on one block of queries (``block``, for :mod:`attncli.core.stream`).
+the n × m attention itself, on one block of queries (``block``, for :mod:`attncli.core.stream`), and its
+backward step (``backward``, :mod:`attncli.core.gradients`), which :func:`attncli.core.pipeline.backward` runs.
 Each quantity it writes is a :class:`Quantity`: its JSON key, its formula's name, its title, its
 shape, its formula as text and as LaTeX, and what a document needs for it.
 
@@ -66,6 +67,8 @@ class Stage:
     part: str = "before"  # "before", "attention" or "after"
     block: Callable[[Spec, Arrays, int, int], Arrays] | None = None  # attention: the queries lo … hi − 1 only
     tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
+    backward: Callable[[Spec, Arrays, Arrays], Arrays] | None = None  # the gradients of what it read, from those
+    #   of what it wrote (core.gradients); None: nothing it makes carries a gradient back
 
     @property
     def keys(self) -> tuple[str, ...]:

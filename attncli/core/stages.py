@@ -18,6 +18,8 @@ from attncli.core import attention as maths
 from attncli.core import formulas as f
 from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
+from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
+from attncli.core.gradients import BACKWARD
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
@@ -265,8 +267,10 @@ STAGES: tuple[Stage, ...] = (
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),
 )
 
+STAGES = tuple(replace(stage, backward=BACKWARD.get(stage.name)) for stage in STAGES)  # each with its backward step
 BY_NAME = {stage.name: stage for stage in STAGES}
-QUANTITIES: dict[str, Quantity] = {q.key: q for stage in STAGES for q in stage.writes}
+QUANTITIES: dict[str, Quantity] = {**{q.key: q for stage in STAGES for q in stage.writes},
+                                   **{q.key: q for q in GRADIENTS}}  # the gradients last, as the backward makes them
 MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
 
 
@@ -278,5 +282,8 @@ def in_order(spec: Spec) -> list[Quantity]:
 
 
 def writer(key: str) -> int:
-    """The index of the last stage that writes ``key`` (a stage may rewrite what an earlier one wrote)."""
+    """The index of the last stage that writes ``key`` (a stage may rewrite what an earlier one wrote); a gradient's
+    is past the last stage (the backward pass runs after them all)."""
+    if key in GRADIENT_KEYS:
+        return len(STAGES)
     return max(i for i, stage in enumerate(STAGES) if key in stage.keys or key in (q.key for q in stage.parameters))

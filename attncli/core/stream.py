@@ -23,7 +23,7 @@ Which of this and :func:`attncli.core.attention.attend` runs is the memory plan'
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 
@@ -31,15 +31,18 @@ from attncli.core.attention import biased, overflow_error, scaled, scores
 from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
-from attncli.core.pipeline import needed, run, trace_of
+from attncli.core.pipeline import backward, needed, run, trace_of
 from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, kernel_keys, kernel_queries
+from attncli.core.stream_backward import attention_backward
 from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
+QK_STAGES = ("queries", "keys", "normalized_queries", "normalized_keys", "queries_rotated", "keys_rotated",
+             "latent_queries", "latent_kv")
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 
@@ -49,18 +52,18 @@ GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive 
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is checked for, and named: no RuntimeWarning on stderr
 def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, threads: int | None = None,
-                    keys: list[str] | None = None) -> Trace:
+                    keep: Collection[str] | None = None) -> Trace:
     """Everything :func:`attend` computes except the n × m matrices, block by block.
 
     The ``before`` and ``after`` stages of :data:`~attncli.core.stages.STAGES` run as in :func:`attend`; the
     ``attention`` ones tile by tile (:mod:`attncli.core.tiles`) or block by block (:func:`_run_generic`).
     ``progress(k)`` is called as blocks finish, with the number just done out of :func:`block_count`.
-    Results equal attend's to rounding (1e-12).  ``keys`` (``--only``; None: every key): the ``before`` stages that
-    neither they nor the attention need are left out (``absorb``'s h × n × (r_kv + d_r) queries, unless asked for).
+    Results equal attend's to rounding (1e-12). ``keep`` (``--only``'s keys; None: all): the query and key stages
+    the tiles do not read and ``keep`` does not name are let go before them (None in the Trace).
+    The ``before`` stages neither ``keep`` nor the attention needs are left out (``absorb``'s queries).
     """
-    a = run(spec, stages=_before(keys))
+    a = run(spec, stages=_before(keep if spec.gradient is None else None))
     q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
-    _drop_unasked(a, keys, q, k)
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
@@ -69,6 +72,8 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
                "sink_weights": None if spec.sinks is None else np.empty((h, n))}  # blocks (small beside H)
     try:
         if fast(spec):
+            if keep is not None:
+                _let_go(a, keep, q, k)
             norms = largest_norms(q, k, v, spec)
             checked = not norms_cannot_overflow(norms, spec) and not cannot_overflow(q, k, spec)
             shift = needs_shift(q, k, v, spec, norms) if not checked else np.ones(spec.heads, dtype=bool)
@@ -86,29 +91,27 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
         _locate_overflow(q, k, spec)
         raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
     a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)), **rows_of)
-    return trace_of(spec, run(spec, a, stages=_part("after")))
+    a = run(spec, a, stages=_part("after"))
+    if spec.gradient is not None:  # the backward pass tile by tile too (FlashAttention-2's)
+        a.update(backward(spec, a, attention=lambda s, arrays, d: attention_backward(s, arrays, d, threads)))
+    return trace_of(spec, a)
+
+
+def _let_go(a: Arrays, keep: Collection[str], q: np.ndarray, k: np.ndarray) -> None:
+    """Q, K and the stages between them and the kernel's (Q̂, Q′ …: n × h·d_k each) dropped unless ``keep`` names
+    them: the tiles read only the kernel's q and k, and the peak memory is the arrays alive while they run."""
+    for key in QK_STAGES:
+        if key not in keep and a.get(key) is not q and a.get(key) is not k:
+            a[key] = None
 
 
 def _part(part: str) -> tuple[Stage, ...]:
     return tuple(stage for stage in STAGES if stage.part == part)
 
 
-# the query and key stages' arrays before the kernel's own: once the kernel's Q and K are made, only --only needs them
-EARLIER_QK = ("latent_queries", "latent_kv", "queries", "keys", "normalized_queries", "normalized_keys",
-              "queries_rotated", "keys_rotated")
-
-
-def _drop_unasked(a: Arrays, keys: list[str] | None, q: np.ndarray, k: np.ndarray) -> None:
-    """Free the query and key arrays ``keys`` (``--only``) did not ask for and the blocks do not read (not the
-    kernel's ``q`` and ``k``): with ``--only output`` a rotated layer holds Q′ and K′, not Q and K as well."""
-    for key in EARLIER_QK if keys is not None else ():
-        if key not in keys and a.get(key) is not None and a[key] is not q and a[key] is not k:
-            a[key] = None
-
-
-def _before(keys: list[str] | None) -> tuple[Stage, ...]:
-    """The ``before`` stages: all of them, or those ``keys`` and the attention (its output H) need."""
-    return _part("before") if keys is None else tuple(s for s in needed([*keys, "head_outputs"]) if s.part == "before")
+def _before(keep: Collection[str] | None) -> tuple[Stage, ...]:
+    """The ``before`` stages: all of them, or those ``keep`` and the attention (its output H) need."""
+    return _part("before") if keep is None else tuple(s for s in needed([*keep, "head_outputs"]) if s.part == "before")
 
 
 def block_count(spec: Spec) -> int:

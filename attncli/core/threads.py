@@ -1,38 +1,103 @@
-"""Our own threads for the blocks of :mod:`attncli.core.stream`, with OpenBLAS held to one thread each.
+"""Our own threads for the blocks of :mod:`attncli.core.stream` and for large products, with OpenBLAS held to one
+thread each.
 
 numpy releases the GIL in matmul, exp and sums, so two Python threads keep two
-cores busy; OpenBLAS's own threads would then compete with them.
+cores busy; OpenBLAS's own threads would then compete with them.  The threads are started once and kept
+(:func:`_pool`): starting two costs about half a millisecond, and a layer at n = 512 uses them five times.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+PRODUCT_ROWS = 256  # rows of a product's block at least (fewer: B packed once per block shows, see matmul)
+PRODUCT_FLOPS = 1 << 25  # a product smaller than this stays one BLAS call
 
 
 def run_parallel(task: Callable, jobs: list, progress: Callable[[int], None] | None, threads: int | None) -> None:
     """``task(job)`` for every job on ``threads`` threads (default: one per core), BLAS on one thread each.
 
-    ``progress(1)`` is called as each job finishes.  An error or Ctrl-C stops the jobs not yet started.
+    ``progress(1)`` is called as each job finishes, in the jobs' order.  An error or Ctrl-C stops the jobs not
+    yet started (those running finish first).  Called from inside a job, the jobs run there, one after another.
     """
     threads = min(threads or cores(), len(jobs))
-    if threads <= 1:
+    if threads <= 1 or getattr(_INSIDE, "job", False):
         for job in jobs:
             task(job)
             if progress:
                 progress(1)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import wait
 
     with _blas_threads(1):
-        pool = ThreadPoolExecutor(threads)
+        futures = [_pool(threads).submit(_as_job, task, job) for job in jobs]
         try:
-            for _ in pool.map(task, jobs):
+            for future in futures:
+                future.result()
                 if progress:
                     progress(1)
-        finally:  # an error or Ctrl-C: let the running blocks finish, drop the rest
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:  # an error or Ctrl-C: let the running jobs finish, drop the rest
+            for future in futures:
+                future.cancel()
+            wait(futures)
+            raise
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for matrices a (n, k) and b (k, m): where OpenBLAS would run its own threads, blocks of a's rows on
+    ours instead (:func:`run_parallel`), one BLAS thread each, into one (n, m) array.
+
+    Each block is BLAS's own product of those rows (in the products measured, the same bits as one call; in any
+    case within rounding).  OpenBLAS's threads share each block of the product and wait for each other, so one
+    of them held up by other work on the machine holds the product up; blocks of rows are taken in turn by
+    whichever thread is free (see benchmarks/README.md, inprocess.py).  Blocks have at least
+    :data:`PRODUCT_ROWS` rows (B is packed once per block), about four per thread.
+    """
+    import numpy as np
+
+    calls = _openblas()
+    threads = 1 if calls is None or getattr(_INSIDE, "job", False) else min(calls[1](), cores())
+    n = a.shape[0] if a.ndim == 2 and b.ndim == 2 else 0
+    if threads <= 1 or n < 2 * PRODUCT_ROWS or 2 * n * a.shape[1] * b.shape[1] < PRODUCT_FLOPS:
+        return a @ b
+    out = np.empty((n, b.shape[1]), dtype=np.result_type(a, b))
+    rows = max(PRODUCT_ROWS, -(-n // (4 * threads)))
+    spans = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+    run_parallel(lambda span: np.matmul(a[span[0]:span[1]], b, out=out[span[0]:span[1]]), spans, None, threads)
+    return out
+
+
+_INSIDE = threading.local()  # .job: this thread is running a job of run_parallel
+_POOLS: dict = {}  # threads -> a ThreadPoolExecutor of that many threads, kept for the process
+
+
+def _as_job(task: Callable, job) -> None:
+    _INSIDE.job = True
+    try:
+        task(job)
+    finally:
+        _INSIDE.job = False
+
+
+def _pool(threads: int):
+    """The kept pool of ``threads`` threads (made at its first use; a forked child makes its own)."""
+    pool = _POOLS.get(threads)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix=f"attncli-{threads}")
+    return pool
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOLS.clear)  # a child has none of its parent's threads
 
 
 def cores() -> int:

@@ -48,6 +48,13 @@ class Trace:
     latent_queries: np.ndarray | None = None  # c_Q = query_norm(X̂·W_DQ + b_DQ) (n, r_q), with latent and query_down
     latent_kv: np.ndarray | None = None  # c_KV = kv_norm of C·W_DKV's first r_kv columns (m, r_kv), with latent
     absorbed_queries: np.ndarray | None = None  # [Q′_nope,h·W_UK,hᵀ | Q′_r,h] (h, n, r_kv + d_r), with latent
+    gradients: dict[str, np.ndarray] = field(default_factory=dict)  # with gradient: grad_* and delta, by JSON key
+
+    def __getattr__(self, name: str) -> np.ndarray | None:
+        """A gradient by its JSON key (``trace.grad_queries``), None when not computed."""
+        if name.startswith("grad_") or name == "delta":
+            return self.__dict__.get("gradients", {}).get(name)
+        raise AttributeError(name)
 
     @property
     def inputs(self) -> np.ndarray:

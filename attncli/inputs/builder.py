@@ -17,7 +17,9 @@ import numpy as np
 from attncli.core.errors import AttnError, plural, quoted, shape_str
 from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
+from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
+from attncli.inputs.gradient import read_gradient
 from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
@@ -36,7 +38,8 @@ from attncli.inputs.values import (
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
-    "positional", "score", "normalize", "add_norm", "answer", "score_bias", "latent", *MODERN_KEYS,
+    "positional", "score", "normalize", "add_norm", "answer", "score_bias", "latent", *MODERN_KEYS, "gradient",
+    *GIVEN,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output", "gate")
@@ -87,6 +90,11 @@ class _Builder:
         return self.cache[key]
 
     def build(self) -> Spec:
+        if is_direct(self.data):  # Q, K and V given: no inputs, weights or projections
+            if self.data.get("latent") is not None:
+                raise AttnError("makes Q, K and V from inputs; it is not used with queries, keys and values given "
+                                "directly", "latent")
+            return build_direct(self)
         inputs = self._matrix("inputs", self.data.get("inputs"),
                               lambda: (self._count("tokens"), self._rows_of("query")))
         has_context = self.data.get("context") is not None
@@ -135,6 +143,11 @@ class _Builder:
         positions = positions_of(n, m, layers["positions"], layers["context_positions"], has_context)
         score_bias = read_score_bias(self, self.data.get("score_bias"), n, m, h, positions)
         mask = with_bias_mask(mask, score_bias, n, m)
+        last = "normalized" if layers["add_norm"] is not None else "residual" if layers["residual"] else "output"
+        if latent is not None and self.data.get("gradient") is not None:
+            raise AttnError("has no backward pass through latent's projections in attncli; leave gradient out, or "
+                            "give the expanded queries, keys and values directly", "gradient")
+        gradient = read_gradient(self, self.data.get("gradient"), (n, d_out), last)
         return Spec(
             tokens=tokens,
             context_tokens=context_tokens,
@@ -158,6 +171,7 @@ class _Builder:
             w_g=w_g,
             b_g=b_g,
             latent=latent,
+            gradient=gradient,
             **layers,
         )
 

@@ -85,6 +85,23 @@ class _Sizes:
         shared = f"d_k = {d_k} (shared by the {'heads' if side == 'query' else 'key/value heads'})"
         return f"{shared} or {name} × d_k = {count} × {d_k}"
 
+    def meant(self, side: str, shape: tuple[int, ...]) -> str:
+        """What a γ (or β) of the wrong ``shape`` was meant to be, told from its shape: the queries' size given for
+        the keys, one row per head (a matrix, or a flat vector of whole rows), or the d_k numbers the heads share."""
+        count, name = (self.heads, "heads") if side == "query" else (self.kv_heads, "kv_heads")
+        d_k, size = self.d_k, int(np.prod(shape))
+        if side == "key" and self.kv_heads != self.heads and shape in ((self.heads * d_k,), (self.heads, d_k)):
+            return f"that is the queries' size; the keys take {self.expected(side)}"
+        if self.scope == "projection" or count == 1 or size % d_k or (len(shape) == 1 and size < 2 * d_k):
+            return f"expected {self.expected(side)}"
+        per_head = f"{name} × d_k = {count} × {d_k} (a row per {'query' if side == 'query' else 'key/value'} head"
+        if len(shape) == 2:
+            return f"expected {per_head}; or d_k = {d_k} numbers shared by them)"
+        if size == count * d_k:
+            return (f"that is {name}·d_k in one row: one γ per head is written {per_head}), and one γ over a token's "
+                    "whole projection needs scope: projection")
+        return f"that is {size // d_k} × d_k: one γ per head is {per_head}; or d_k = {d_k} shared by them)"
+
 
 def _pair(builder: MatrixSource, key: str, value: Any, sizes: _Sizes, default: float
           ) -> tuple[np.ndarray, np.ndarray]:
@@ -104,5 +121,5 @@ def _vector(builder: MatrixSource, key: str, value: Any, sizes: _Sizes, side: st
         v = v.reshape(-1)
     if v.shape not in allowed:
         given = f"has {v.size} numbers" if v.ndim == 1 else f"is {shape_str(v.shape)}"
-        raise AttnError(f"{given}; expected {sizes.expected(side)}", key)
+        raise AttnError(f"{given}; {sizes.meant(side, v.shape)}", key)
     return np.ascontiguousarray(v, dtype=np.float64)

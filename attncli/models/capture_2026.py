@@ -5,8 +5,9 @@
   ``apply_rotary_pos_emb`` and MPT's softmax call it on the queries, keys and scores);
 - :func:`layer_norms64`: a LayerNorm written with ``variance_epsilon`` (Cohere's, without β, over the last axis,
   or the heads × d_k of its qk norm) computed in float64, ``γ · (x − mean) / √(var + ε)``;
-- :func:`rope64`: a rotary module's cos and sin from float64 frequencies, in its own layout (``half``: the angles
-  written twice, as Llama; ``interleaved``: each angle twice in a row, as Cohere), by layer type (ModernBERT).
+- :func:`rope64`: a rotary module's cos and sin from float64 frequencies (and attention factor), in its own layout
+  (``half``: the angles written twice, as Llama, or once, as gpt-oss; ``interleaved``: each angle twice in a row,
+  as Cohere), by layer type (ModernBERT, Gemma 3); families_2025's scaled ropes use it too.
 """
 
 from __future__ import annotations
@@ -44,25 +45,33 @@ def layer_norms64(names: tuple[str, ...]) -> Callable[[Any, Any], list[Any]]:
     return install
 
 
-def rope64(frequencies: dict[str | None, list[float]], layout: str) -> Callable[[Any, Any], list[Any]]:
-    """cos and sin of p·f in float64 (f: ``frequencies`` of the layer type, None when the model has one set)."""
+def rope64(table: dict[str | None, list[float]] | Callable[[str | None, float], tuple[Any, float]],
+           layout: str = "half") -> Callable[[Any, Any], list[Any]]:
+    """An installer for capture: every rotary module's cos and sin of p·f in float64, times the attention factor a.
+
+    ``table``: the frequencies f by layer type (None when the model has one set; a = 1), or a function of the layer
+    type and the positions' end P giving (f, a) (``rope.scaling``'s dynamic and longrope depend on P). ``layout``:
+    ``interleaved``, each angle twice in a row (Cohere); ``half``, the angles written twice (Llama), or once where
+    the module makes one per pair (gpt-oss)."""
+    if isinstance(table, dict):
+        fixed = table
+        table = lambda kind, top: (fixed[None if None in fixed else kind], 1.0)  # noqa: E731
 
     def install(torch: Any, model: Any) -> list[Any]:
-        table = {kind: torch.tensor(f, dtype=torch.float64) for kind, f in frequencies.items()}
-
         def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
             x = args[0] if args else kwargs["x"]
             position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
-            kind = (args[2] if len(args) > 2 else kwargs.get("layer_type")) if None not in table else None
-            angles = position_ids.to(torch.float64)[..., None] * table[kind]
+            kind = args[2] if len(args) > 2 else kwargs.get("layer_type")
+            frequencies, a = table(kind, float(position_ids.max()) + 1)
+            angles = position_ids.to(torch.float64)[..., None] * torch.as_tensor(frequencies, dtype=torch.float64)
             if layout == "interleaved":
-                emb = torch.repeat_interleave(angles, 2, dim=-1)
-            else:
-                emb = torch.cat((angles, angles), dim=-1)
-            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+                angles = torch.repeat_interleave(angles, 2, dim=-1)
+            elif output[0].shape[-1] == 2 * angles.shape[-1]:
+                angles = torch.cat((angles, angles), dim=-1)
+            return (angles.cos() * a).to(x.dtype), (angles.sin() * a).to(x.dtype)
 
-        rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
-        return [m.register_forward_hook(hook, with_kwargs=True) for m in rotary]
+        return [module.register_forward_hook(hook, with_kwargs=True, prepend=True) for module in model.modules()
+                if type(module).__name__.endswith("RotaryEmbedding")]
 
     return install
 

@@ -7,8 +7,9 @@ projection), ``rope.scaling`` (YaRN, LongRoPE, …, derived from the config as H
 ``sinks`` (gpt-oss), ``residual: {scale}`` and a ``scale`` (Granite), no rotation on SmolLM3's NoPE layers.
 
 While capture runs the model in float64, :func:`rope_hook` gives every rotary module cos and sin computed in
-float64 from the document's own ``rope`` key (``attncli.core.rope_scaling``, checked against Hugging Face's
-``_compute_*_parameters`` by tests/test_rope_scaling_torch.py), and :func:`gemma_norms64` computes Gemma's
+float64 (by :func:`attncli.models.capture_2026.rope64`) from the document's own ``rope`` key
+(``attncli.core.rope_scaling``, checked against Hugging Face's ``_compute_*_parameters`` by
+tests/test_rope_scaling_torch.py), and :func:`gemma_norms64` computes Gemma's
 RMSNorm, ``(1 + w) ⊙ x / √(mean(x²) + ε)``, in float64.
 """
 
@@ -21,6 +22,7 @@ import numpy as np
 from attncli.core.errors import AttnError, quoted
 from attncli.core.positions import rope_frequencies
 from attncli.core.rope_scaling import Scaling, scaled
+from attncli.models import capture_2026
 from attncli.models.families import Param, Plan, _layer_norm, _projections, _scale
 
 SCALING = {"linear": (), "dynamic": (), "llama3": ("low_freq_factor", "high_freq_factor"),
@@ -82,26 +84,15 @@ def rope_table(rope: dict[str, Any], head_dim: int, top: float) -> tuple[np.ndar
 
 
 def rope_hook(tables: dict[str | None, tuple[dict[str, Any], int]]) -> Any:
-    """An installer for capture: every rotary module's cos and sin in float64, from the document's ``rope`` keys
-    (one per layer type: Gemma 3's rotary module is called with the type), times the attention factor; written
-    twice (rotate_half's layout) or once (gpt-oss), as the module does."""
+    """An installer for capture (:func:`capture_2026.rope64`): every rotary module's cos and sin in float64 from the
+    document's ``rope`` keys (one per layer type: Gemma 3's rotary module is called with the type), times the
+    attention factor."""
 
-    def install(torch: Any, model: Any) -> list[Any]:
-        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
-            x = args[0] if args else kwargs["x"]
-            position_ids = args[1] if len(args) > 1 else kwargs["position_ids"]
-            layer_type = args[2] if len(args) > 2 else kwargs.get("layer_type")
-            rope, head_dim = tables.get(layer_type) or tables[None]
-            frequencies, a = rope_table(rope, head_dim, float(position_ids.max()) + 1)
-            angles = position_ids.to(torch.float64)[..., None] * torch.from_numpy(frequencies)
-            if output[0].shape[-1] == 2 * angles.shape[-1]:
-                angles = torch.cat((angles, angles), dim=-1)
-            return (angles.cos() * a).to(x.dtype), (angles.sin() * a).to(x.dtype)
+    def table(layer_type: str | None, top: float) -> tuple[np.ndarray, float]:
+        rope, head_dim = tables.get(layer_type) or tables[None]
+        return rope_table(rope, head_dim, top)
 
-        return [module.register_forward_hook(hook, with_kwargs=True, prepend=True) for module in model.modules()
-                if type(module).__name__.endswith("RotaryEmbedding")]
-
-    return install
+    return capture_2026.rope64(table)
 
 
 def gemma_norms64(torch: Any, model: Any) -> list[Any]:

@@ -72,6 +72,8 @@ def check_present(trace: Trace, only: list[str] | None) -> None:
 def array_of(trace: Trace, key: str) -> np.ndarray | None:
     """The array behind a JSON key (``context`` is None for self-attention; ``bias_query`` None without one)."""
     source = QUANTITIES[key].source
+    if source in ("inputs", "context") and trace.spec.given_qkv is not None:
+        return None  # Q, K and V given directly: there is no X, nor C
     return trace.spec.given(source) if source else getattr(trace, key)
 
 
@@ -81,6 +83,9 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
     for key in ARRAYS if only is None else only:
         array = array_of(trace, key)
         if array is None:
+            if only and trace.spec.given_qkv is not None and key in ("inputs", "context"):
+                raise AttnError(f"'{key}' is not in a result whose queries, keys and values are given directly",
+                                "--only")
             if only and key in OPTIONAL:
                 raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
             if only and key not in OPTIONAL:

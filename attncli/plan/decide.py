@@ -51,9 +51,9 @@ def compute_within(spec: Spec, keys: list[str] | None, kind: str, progress: Prog
     if not plan(spec, keys, kind).stream:
         return pipeline.attend(spec)
     if progress is None:
-        return stream.attend_streamed(spec, keys=keys)
+        return stream.attend_streamed(spec, keep=keys)
     with progress(stream.block_count(spec), seconds(spec)) as advance:
-        return stream.attend_streamed(spec, advance, keys=keys)
+        return stream.attend_streamed(spec, advance, keep=keys)
 
 
 def compute_in_full(spec: Spec, kind: str, command: str) -> Trace:

@@ -8,6 +8,7 @@ The full computation (:func:`attncli.core.pipeline.attend`) keeps h × n × m ma
 from __future__ import annotations
 
 from attncli.core import stream
+from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.pipeline import needed
 from attncli.core.spec import Spec
 from attncli.core.stages import MATRIX_KEYS
@@ -31,7 +32,9 @@ def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     cells = spec.heads * spec.n * spec.m
     width = 3 + (2 * spec.w_1.shape[2] if spec.score == "additive" else 0)  # S, scale·S, A (+ tanh's h·n·m·d_a)
     width += 2 if spec.score_bias is not None else 0  # B, and its finite part
-    kept = len([key for key in (keys or MATRIX_KEYS) if key in MATRIX_KEYS])
+    width += 5 if spec.gradient is not None else 0  # the backward's dA, dZ, dS and their temporaries
+    present = [key for key in MATRIX_KEYS if spec.gradient is not None or key not in GRADIENT_KEYS]
+    kept = len([key for key in (keys or present) if key in present])
     per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
     read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
     absorbed = 8 * spec.heads * spec.n * (spec.latent.r_kv + spec.latent.d_rope) if spec.latent is not None else 0
@@ -83,7 +86,19 @@ def streamed_bytes(spec: Spec) -> int:
         block = rows * keys * (26 if spec.score_bias is not None else 10)  # scores, mask (, bias and its parts)
     else:
         block = stream.generic_rows(spec) * stream.generic_row_bytes(spec)
-    return resident_bytes(spec) + cores() * block
+    return resident_bytes(spec) + cores() * block + backward_bytes(spec)
+
+
+def backward_bytes(spec: Spec) -> int:
+    """What the streamed backward pass adds (bytes): the gradients of the per-row arrays (each stage's, a few at a
+    time) and a few tiles per thread (:mod:`attncli.core.stream_backward`)."""
+    if spec.gradient is None:
+        return 0
+    from attncli.core.stream_backward import KEYS, ROWS
+
+    h, g, n, m = spec.heads, spec.kv_heads, spec.n, spec.m
+    rows = 4 * (h * n * (spec.d_k + spec.d_v) + g * m * (spec.d_k + spec.d_v) + n * spec.inputs.shape[1])
+    return 8 * rows + cores() * 8 * 8 * ROWS * KEYS
 
 
 def resident_bytes(spec: Spec) -> int:

@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from dataclasses import dataclass
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.outputs.yamltext import escape_c1, yaml_string
+from attncli.teach.starter_part3 import GATE_COMMENT, qk_norm_lines, sinks_lines, temperature_lines
 from attncli.teach.starter_rope import rope_scaling_lines
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
@@ -31,7 +33,7 @@ INLINE_LIMIT = 1_000_000  # numbers --inline will write out
 LABEL_BYTES = 128  # memory per token label while the document is built: the label, its place in two lines, the text
 INLINE_BYTES = 96  # memory per number written out with --inline: its repr, its row's line, the text
 RANDOM_LIMIT = 2**31  # cells of one random matrix (as attncli.inputs.matrices allows)
-MAX_SEED = 2**63 - 7  # seeds --seed … --seed + 6 are written
+MAX_SEED = 2**63 - 8  # seeds --seed … --seed + 7 are written
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def _check_choices(qk_norm: str | None, init: str, seed: int) -> None:
         raise AttnError(f"{shorten(init)!r} is not one of {', '.join(INITS)}", "--init")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
-    if seed > MAX_SEED:  # the bias example takes seed + 6; a document's seeds stay below 2^63
+    if seed > MAX_SEED:  # the gate takes seed + 7; a document's seeds stay below 2^63
         raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices "
                         f"must stay below 2^63, so at most {MAX_SEED}", "--seed")
 
@@ -170,14 +172,14 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
              rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None,
-             integers: bool = False) -> str:
+             integers: bool = False, sinks: bool = False, gate: bool = False, temperature: bool = False) -> str:
     """The commented YAML document for these options (see ``attncli init --help``); ``integers``: every matrix
     written out in whole numbers from −2 to 2 (seeded), for working it out by hand."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline or integers)
     _check_choices(qk_norm, init, seed)
-    shapes = _shapes(s)
+    shapes = _shapes(s) | ({"gate": (s.d_model, s.heads * s.d_v)} if gate else {})
     seeds = {"inputs": seed, "query": seed + 1, "key": seed + 2, "value": seed + 3, "output": seed + 4,
-             "context": seed + 5}
+             "context": seed + 5, "gate": seed + 7}
     kinds = {name: ("normal" if name in ("inputs", "context") else init) for name in shapes}
 
     def matrix(name: str, indent: str, comment: str) -> list[str]:
@@ -202,12 +204,15 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
                                     (f"{'RMSNorm' if s.pre_norm == 'rms' else 'LayerNorm'} "
                                      "before attention and the residual",
                                      s.pre_norm),
-                                    ("queries and keys normalised (QK-norm)", qk_norm)) if on]
+                                    ("queries and keys normalised (QK-norm)", qk_norm),
+                                    ("attention sinks", sinks), ("an output gate", gate),
+                                    ("a query temperature", temperature)) if on]
     lines = [
         f"# An attention document from `attncli init`: {kind}, {heads_text}. Edit anything, then",
         "#   attncli compute FILE     every intermediate, step by step",
         "#   attncli heatmap FILE     the attention weights as a picture",
-        *([f"# As in today's models: {', '.join(modern)}."] if modern else []),
+        *(textwrap.wrap(f"# As in today's models: {', '.join(modern)}.", 88, subsequent_indent="#   ")
+          if modern else []),
         f"# Sizes: n = {s.n} tokens{f', m = {s.m} context rows' if s.context else ''}, d_model = {s.d_model}, "
         f"h = {s.heads}{f', g = {s.g}' if s.kv_heads is not None else ''}, d_k = {s.d_k}, d_v = {s.d_v}.",
         "#",
@@ -259,6 +264,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     else:
         lines.append(f"  # output: {{random: {init}, seed: {seeds['output']}, "
                      f"shape: [{s.d_v}, {s.d_model}]}}   # optional: h·d_v × d_out")
+    if gate:
+        lines += GATE_COMMENT + matrix("gate", "  ", "d_model × h·d_v")
     lines += [
         "",
         f"# Optional biases, added after each product: vectors of length h·d_k (query), {kv}·d_k",
@@ -275,9 +282,10 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         f"mask: {mask}",
     ]
     if qk_norm is not None:
-        lines += _qk_norm(qk_norm, s.d_k)
+        lines += qk_norm_lines(qk_norm, s.d_k)
     if s.rope:
         lines += _rope(s)
+    lines += (sinks_lines(s.heads) if sinks else []) + (temperature_lines() if temperature else [])
     if s.pre_norm is not None:
         lines += [
             "",
@@ -331,18 +339,6 @@ def _rope(s: Sizes) -> list[str]:
         "  style: half",
         f"  # dims: {s.d_k}   # rotate only the first dims of each head (partial rotary); default d_k",
     ] + (rope_scaling_lines(s.rope, s.d_k // 2) if isinstance(s.rope, str) else [])
-
-
-def _qk_norm(kind: str, d_k: int) -> list[str]:
-    return [
-        "",
-        "# QK-norm: each head's query and key rows normalised before the rotation",
-        "# (Qwen3's and Gemma 3's q_norm and k_norm; scope: projection normalises a",
-        "# token's whole projection, as OLMo 2; after_rope: true comes after it, as Llama 4).",
-        "qk_norm:",
-        f"  kind: {kind}",
-        f"  # gamma: {{query: [...], key: [...]}}   # d_k = {d_k} numbers each (or one row per head), default ones",
-    ]
 
 
 def as_json(text: str) -> str:

@@ -32,7 +32,7 @@ LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
-QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias")
+QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class HeatMap:
             "scores": f"Scores  {score_formula(spec)}",
             "scaled_scores": f"Scaled scores  {scale_text(spec)}",
             "score_bias": f"Score bias  {bias_text(spec)}" if spec.score_bias is not None else "",
+            "grad_weights": "Gradient of the weights  dA = dH·Vᵀ",
+            "grad_scaled_scores": "Gradient of the scaled scores  dZ = A ⊙ (dA − D)",
         }[self.of]
         which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
             f"{spec.heads} heads" if spec.heads > 1 else "")
@@ -114,6 +116,22 @@ class HeatMap:
                       else f" sharing {spec.kv_heads} K/V head{'s' if spec.kv_heads > 1 else ''}")
         sizes = f"{spec.n} queries × {spec.m} keys"
         return "   ".join(part for part in (formula, which, sizes) if part)
+
+    def title_lines(self, width: int) -> list[str]:
+        """The title in lines of at most ``width`` columns, broken between its parts (formula, heads, sizes), and a
+        formula too wide after its commas, so that many heads on a narrow terminal cut none of it off."""
+        lines: list[str] = []
+        joins = False  # whether the next part may join the last line (not the end of a formula cut in pieces)
+        for part in self.title().split("   "):
+            if joins and cell_len(lines[-1]) + 3 + cell_len(part) <= width:
+                lines[-1] += "   " + part
+            elif cell_len(part) <= width:
+                lines.append(part)
+            else:  # "A = …,  Z = …": the formula's own pieces, each on a line of its own
+                lines.extend(piece + "," for piece in part.split(",  "))
+                lines[-1] = lines[-1][:-1]
+            joins = cell_len(part) <= width
+        return lines
 
     def cell(self, value: float, masked: bool, width: int, number: bool) -> Text:
         if masked:  # beside numbers without colour, a space first (as before the shades of a number)
@@ -251,10 +269,10 @@ class HeatMap:
     def header_lines(self, room: int, numbered: bool, hint: bool) -> list[Text]:
         """What comes before the heads: the title, the legend and (numbered keys that are not the queries) the keys."""
         by_number = len(self.heads) > 1 and numbered_rows(self, numbered)
-        title = Text(self.title(), style="bold", no_wrap=True, overflow="ellipsis")
+        title = [Text(line, style="bold", no_wrap=True, overflow="ellipsis") for line in self.title_lines(room)]
         tall = f"{len(self.heads)} heads do not fit on a screen: --head N (1–{self.spec.heads}) draws one"
         keys = [] if by_number else self.key_lines(room, numbered)
-        return [title, *self.legend(room, by_number, tall if hint else ""), *keys]
+        return [*title, *self.legend(room, by_number, tall if hint else ""), *keys]
 
     # -- Rich protocol
 

@@ -79,7 +79,8 @@ class Worked:
 
 def heading(step: Step, t: dict) -> str:
     """``Step 4 · Score the query against every key`` (an extra step: ``Step positional · …``)."""
-    if isinstance(step.number, str) and step.number in ("positional", "pre_norm", "rope", "add_norm", "residual"):
+    if isinstance(step.number, str) and step.number in ("positional", "pre_norm", "rope", "add_norm", "residual",
+                                                                       "backward"):
         return t["extra_heading"].format(key=step.number, title=step.title)
     return f"{t['step']} {step.number} · {step.title}"
 

@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import latent, modern, notes, part3, qknorm, step
+from attncli.teach.explain import backward, latent, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -34,7 +34,7 @@ SHIFT_ABOVE = 30
 
 EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
-         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true"}
+         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -55,6 +55,8 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
         makers.append(add_norm_step)
     elif trace.residual is not None:
         makers.append(modern.residual_step)
+    if trace.grad_scaled_scores is not None:  # with gradient: the backward pass through the softmax
+        makers.append(backward.backward_step)
     return [make(trace, focus, t, ctx) for make in makers]
 
 

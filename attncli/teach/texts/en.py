@@ -4,6 +4,7 @@ Placeholders in braces are filled from :func:`attncli.teach.explain.step.context
 query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncli.teach.texts.zh`.
 """
 
+from attncli.teach.texts.backward_en import BACKWARD
 from attncli.teach.texts.check_en import CHECK, SLIPS
 from attncli.teach.texts.modern_en import MODERN
 from attncli.teach.texts.why_en import WHY
@@ -298,6 +299,7 @@ TEXTS = {
     "rope": MODERN["rope"],
     "latent": MODERN["latent"],
     "residual": MODERN["residual"],
+    "backward": BACKWARD,
     "why": WHY,  # explain --why (texts/why_en.py)
     "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",
     "mistake_shape": "Your answer first goes wrong here: {key} {problem}.",

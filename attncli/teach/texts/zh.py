@@ -3,6 +3,7 @@
 花括号中的占位符由 :func:`attncli.teach.explain.step.context` 填入；键名与 :mod:`attncli.teach.texts.en` 一一对应。
 """
 
+from attncli.teach.texts.backward_zh import BACKWARD
 from attncli.teach.texts.check_zh import CHECK, SLIPS
 from attncli.teach.texts.modern_zh import MODERN
 from attncli.teach.texts.why_zh import WHY
@@ -256,6 +257,7 @@ TEXTS = {
     "rope": MODERN["rope"],
     "latent": MODERN["latent"],
     "residual": MODERN["residual"],
+    "backward": BACKWARD,
     "why": WHY,  # explain --why (texts/why_zh.py)
     "mistake": "你的答案从这里开始出错：{key}，位置 {cell}：应为 {expected}，你写的是 {given}。",
     "mistake_shape": "你的答案从这里开始出错：{key} {problem}。",

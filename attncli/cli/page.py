@@ -1,0 +1,61 @@
+"""attncli page: one HTML file to explore a document's attention in a browser, offline, in English and Chinese."""
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attncli.cli.app import app
+from attncli.cli.load import input_paths, load, read
+from attncli.cli.options import (
+    Debug,
+    FileArg,
+    HeadsOption,
+    Lang,
+    MaskOption,
+    Precision,
+    ScaleOption,
+    output_path,
+    overrides,
+)
+from attncli.cli.run import run
+from attncli.cli.write import emit
+
+
+@app.command()
+def page(
+    file: FileArg,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
+                                                   help="Write the page to this file (atomically) instead of "
+                                                        "standard output.")] = None,
+    precision: Precision = 4,
+    lang: Annotated[Lang, typer.Option("--lang", case_sensitive=False,
+                                       help="The language the page opens in: en or zh (its switch shows the other).")
+                    ] = Lang.en,
+    scale: ScaleOption = None,
+    mask: MaskOption = None,
+    heads: HeadsOption = None,
+    debug: Debug = False,
+) -> None:
+    """Write an explorable page of FILE's attention: one HTML file that works offline.
+
+    Every table of compute, head by head, the weights and scores in colour. Click any number (or reach it with Tab and the arrow keys and press Enter) to see where it comes from, written out with the document's numbers in explain's words; point at a token to light up its row and column everywhere; the eight steps of explain as a walkthrough; English and Chinese; light and dark. The file holds its own styles, script and data: it makes no network request.
+
+    [bold]Examples[/bold]
+
+      attncli page examples/illustrated.yaml -o page.html
+      attncli page examples/causal.yaml -o causal.html --precision 2 --lang zh
+      attncli page examples/bert_base.yaml -o bert.html
+    """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+
+    def action() -> None:
+        from attncli.plan import compute_in_full
+        from attncli.teach.page import page_html
+
+        changes = overrides(scale, mask, heads)
+        doc = read(file)
+        trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
+        title = "attncli" if file == "-" else Path(file).name
+        emit(page_html(trace, title, precision, lang.value).encode("utf-8"), output, input_paths(file, trace))
+
+    run(action, debug)

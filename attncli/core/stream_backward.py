@@ -1,0 +1,121 @@
+"""The attention's backward pass without n × m matrices, as FlashAttention-2 does it: D first, then tile by tile.
+
+    D = rowsum(dH ⊙ H)                                   (h, n): once, before any tile
+    for each key/value head, each of its query heads, each block of queries and each tile of keys:
+        Z = scale·Q_b·K_tᵀ (→ c·tanh(Z / c)) + B         recomputed from Q, K (the kernel's view) …
+        P = exp(Z − lse_b)                                … and lse: P is A's tile, masked cells 0
+        dZ = P ⊙ (dH_b·V_tᵀ − D_b)
+        dS = scale·dZ (· (1 − tanh²))
+        dQ_b += dS·K_t     dK_t += dSᵀ·Q_b     dV_t += Pᵀ·dH_b
+
+lse (h, n) from the forward holds each row's normaliser, the sink's term included, so P needs no row sums.
+A job is one key/value head: it alone writes its dK and dV and its query heads' dQ, so jobs run in parallel
+without sharing a sum.  Memory: the gradients of Q, K and V and one tile of each intermediate per thread.
+The result equals :mod:`attncli.core.gradients`' steps on the full matrices to rounding
+(tests/test_backward_stream.py).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from attncli.core.backward import sink_back
+from attncli.core.scores import kv_head_of
+from attncli.core.spec import Spec
+from attncli.core.stage import Arrays
+from attncli.core.threads import run_parallel
+from attncli.core.tiles import blocks
+
+ROWS, KEYS = 256, 512  # a tile of queries × keys: 1 MiB of float64, a few of them per thread
+
+
+def attention_backward(spec: Spec, a: Arrays, d: Arrays, threads: int | None = None) -> Arrays:
+    """The gradients the attention stages (scores … H = A·V) pass back, from dH = ``d["head_outputs"]``: those of
+    the kernel's view (dQ, dK), of V, of the sinks, and ``delta`` (D)."""
+    d_h = d["head_outputs"]  # (h, n, d_v)
+    q, k, v = a["kernel_queries"], a["kernel_keys"], a["values"]
+    delta = np.einsum("hnd,hnd->hn", d_h, a["head_outputs"])  # D first (h, n)
+    out = {"kernel_queries": np.zeros(q.shape), "kernel_keys": np.zeros(k.shape), "values": np.zeros(v.shape)}
+    job = _Job(spec, q, k, v, d_h, a["lse"], delta, out)
+    run_parallel(job, list(range(spec.kv_heads)), None, threads)
+    out["delta"] = delta
+    if spec.sinks is not None:
+        out["sinks"] = sink_back(a["sink_weights"], delta)
+    return out
+
+
+class _Job:
+    """One key/value head's share of the backward pass (see the module's docstring).
+
+    The scale is folded in once: Z from scale·Q_b, and dQ, dK summed from dZ (through the cap's 1 − tanh²) and
+    multiplied by the scale when the job ends.  Each thread reuses its own tiles (no allocation per tile)."""
+
+    def __init__(self, spec: Spec, q, k, v, d_h, lse, delta, out: Arrays) -> None:
+        self.spec, self.q, self.k, self.v, self.d_h, self.delta = spec, q, k, v, d_h, delta
+        self.lse = np.where(np.isneginf(lse), np.inf, lse)  # a row with no key: exp(z − ∞) = 0, no weight at all
+        self.dq, self.dk, self.dv = out["kernel_queries"], out["kernel_keys"], out["values"]
+        self.kv = kv_head_of(spec.heads, spec.kv_heads)
+        self.p_q, self.p_k = spec.query_positions, spec.key_positions
+        self.local = threading.local()
+
+    def tiles(self) -> _Tiles:
+        w = getattr(self.local, "w", None)
+        if w is None:
+            w = self.local.w = _Tiles(self.spec.d_k, self.spec.d_v)
+        return w
+
+    @np.errstate(over="ignore", invalid="ignore", under="ignore")
+    def __call__(self, j: int) -> None:
+        spec, w = self.spec, self.tiles()
+        heads = [int(h) for h in np.flatnonzero(self.kv == j)]
+        for h in heads:
+            for lo, hi in blocks(spec.n, ROWS):
+                np.multiply(self.q[h, lo:hi], spec.scale, out=w.q[: hi - lo])  # scale·Q_b, once per block
+                start, stop = (0, spec.m) if spec.mask is None else spec.mask.key_span(lo, hi)
+                for s0, s1 in blocks(stop - start, KEYS):
+                    self.tile(h, j, lo, hi, start + s0, start + s1, w)
+        for h in heads:
+            self.dq[h] *= spec.scale  # dS = scale·dZ: dQ = dS·K, dK = dSᵀ·Q
+        self.dk[j] *= spec.scale
+
+    def tile(self, h: int, j: int, lo: int, hi: int, s0: int, s1: int, w: _Tiles) -> None:
+        """One tile's share of dQ, dK and dV: queries lo … hi − 1 of head h, keys s0 … s1 − 1 of head j."""
+        spec = self.spec
+        allowed = None if spec.mask is None else spec.mask.block(lo, hi, s0, s1, head=h)
+        if allowed is not None and not allowed.any():
+            return
+        b, t = hi - lo, s1 - s0
+        k_t, v_t, d_hb = self.k[j, s0:s1], self.v[j, s0:s1], self.d_h[h, lo:hi]
+        z, d_z, cap = (w.cells[i][: b * t].reshape(b, t) for i in range(3))
+        np.matmul(w.q[:b], k_t.T, out=z)  # Z = scale·Q_b·K_tᵀ (b, t)
+        if spec.softcap is not None:
+            np.divide(z, spec.softcap, out=cap)
+            np.tanh(cap, out=cap)
+            np.multiply(cap, spec.softcap, out=z)
+        if spec.score_bias is not None:
+            z += spec.score_bias.block(spec.heads, self.p_q, self.p_k, lo, hi, s0, s1, head=h)
+        z -= self.lse[h, lo:hi, None]
+        p = np.exp(z, out=z)  # A's tile
+        if allowed is not None:
+            np.copyto(p, 0.0, where=~allowed)
+        np.matmul(d_hb, v_t.T, out=d_z)  # dA
+        d_z -= self.delta[h, lo:hi, None]
+        d_z *= p  # dZ = P ⊙ (dA − D)
+        if spec.softcap is not None:  # through the cap: × (1 − tanh²)
+            np.multiply(cap, cap, out=cap)
+            np.subtract(1.0, cap, out=cap)
+            d_z *= cap
+        self.dq[h, lo:hi] += np.matmul(d_z, k_t, out=w.dq[:b])
+        self.dk[j, s0:s1] += np.matmul(d_z.T, self.q[h, lo:hi], out=w.dk[:t])
+        self.dv[j, s0:s1] += np.matmul(p.T, d_hb, out=w.dv[:t])
+
+
+class _Tiles:
+    """One thread's tiles: Z (then P), dA (then dZ), the cap's tanh, and the products' rows."""
+
+    def __init__(self, d_k: int, d_v: int) -> None:
+        self.cells = [np.empty(ROWS * KEYS) for _ in range(3)]
+        self.q = np.empty((ROWS, d_k))
+        self.dq, self.dk, self.dv = np.empty((ROWS, d_k)), np.empty((KEYS, d_k)), np.empty((KEYS, d_v))

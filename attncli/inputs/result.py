@@ -1,0 +1,55 @@
+"""A kernel's result for ``attncli check --against``: the arrays a file holds under attncli's keys.
+
+    result.npz / result.safetensors   any of head_outputs, lse, grad_kernel_queries, grad_kernel_keys,
+                                      grad_values, weights (attncli's shapes, or PyTorch's (1, heads, n, d))
+    head_outputs.npy                  one array, named by the file's name
+
+Read without pickles, bfloat16 and float16 widened exactly (:mod:`attncli.inputs.archives`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from attncli.core.errors import AttnError, quoted
+from attncli.inputs.tensorfiles import _widen, read_every_tensor
+
+KINDS = (".npz", ".safetensors", ".npy")
+
+
+def read_result(name: str, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The arrays of ``keys`` the file ``name`` holds (at least one), as float64."""
+    path = Path(name)
+    suffix = path.suffix.lower()
+    if suffix not in KINDS:
+        raise AttnError(f"is {quoted(path.suffix or 'no extension')}; expected a .npz, .safetensors or .npy file",
+                        "--against")
+    if suffix == ".npy":
+        if path.stem not in keys:
+            raise AttnError(f"holds one array, named by the file's name, which should be one of {', '.join(keys)}",
+                            name)
+        try:
+            array = np.load(path, allow_pickle=False)  # NaN and ±inf kept: a kernel's bug is judged, not refused
+        except OSError as e:
+            raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
+        except ValueError:
+            raise AttnError("is not a readable .npy file of numbers (pickles are refused)", name) from None
+        if array.dtype.kind not in "fiu":
+            raise AttnError(f"holds {array.dtype} values, not numbers", name)
+        return {path.stem: array.astype(np.float64)}
+    if not path.is_file():
+        raise AttnError("no such file", name)
+    if suffix == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                found = {key: archive[key].astype(np.float64) for key in keys if key in archive.files}
+        except (OSError, ValueError):
+            raise AttnError("is not a readable .npz archive of numbers (pickles are refused)", name) from None
+    else:
+        tensors = read_every_tensor(path, name)
+        found = {key: _widen(raw, kind).astype(np.float64) for key, (kind, raw) in tensors.items() if key in keys}
+    if not found:
+        raise AttnError(f"holds none of {', '.join(keys)}", name)
+    return found

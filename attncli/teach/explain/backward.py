@@ -1,0 +1,49 @@
+"""Explain's step ``backward``: one cell of dZ written out, why D spares the n × m storage, why the scale matters.
+
+    D_i = Σ_j a_ij·dA_ij = rowsum(dH_i ⊙ H_i)       dZ_ij = a_ij·(dA_ij − D_i)
+
+for the chosen query of the chosen head and the key it weighs most; then the row's saturation with the document's
+scale and without it (Σ_j a_ij·(1 − a_ij), the size of the softmax's derivative), on the document's own scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.core.attention import Trace
+from attncli.core.softmax import softmax
+from attncli.outputs.numbers import number
+from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, paragraphs
+from attncli.teach.lines import vector
+
+
+def _saturation(a: np.ndarray) -> tuple[float, float]:
+    """(the largest weight, Σ_j a_j·(1 − a_j)) of a row of weights."""
+    return float(a.max()), float(np.sum(a * (1.0 - a)))
+
+
+def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
+    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    g = trace.gradients
+    allowed = allowed_row(trace, i, h)
+    a, d_a, d_z = trace.weights[h, i], g["grad_weights"][h, i], g["grad_scaled_scores"][h, i]
+    j = int(np.argmax(np.where(allowed, a, -1.0)))
+    q, k, delta = spec.tokens[i], spec.context_tokens[j], float(g["delta"][h, i])
+    lines = [f"{q}: D = dh·h = {vector(g['grad_head_outputs'][h, i], p)}·{vector(trace.head_outputs[h, i], p)} = "
+             f"{number(delta, p)}",
+             f"{q}, {k}: dZ = a·(dA − D) = {number(a[j], p)}·({number(d_a[j], p)} − ({number(delta, p)})) = "
+             f"{number(d_z[j], p)}"]
+    keys = ["body", "no_storage"]
+    words = dict(ctx, key=f"“{k}”")
+    if allowed.any() and spec.scale != 1.0 and trace.scores is not None:
+        scaled = _saturation(a[allowed] / max(float(a[allowed].sum()), 1e-300))
+        plain = _saturation(softmax(trace.scores[h, i][allowed][None, :])[0])
+        lines.append(f"scale {spec.scale:.{p}g}: max a = {number(scaled[0], p)}, Σ a(1 − a) = {number(scaled[1], p)};"
+                     f"   scale 1: max a = {number(plain[0], p)}, Σ a(1 − a) = {number(plain[1], p)}")
+        keys.append("scale")
+        words.update(with_max=number(scaled[0], p), with_sum=number(scaled[1], p), without_max=number(plain[0], p),
+                     without_sum=number(plain[1], p))
+    numbers = [Numbers("grad_scaled_scores", t["backward"]["table"], g["grad_scaled_scores"][h], spec.tokens,
+                       spec.context_tokens, None if spec.allowed is None else ~spec.allowed[h])]
+    return Step("backward", t["backward"]["title"], "dZ = A ⊙ (dA − D),  D = rowsum(dH ⊙ H)",
+                paragraphs(t, "backward", keys, words), lines, numbers)

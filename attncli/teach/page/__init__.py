@@ -1,0 +1,53 @@
+"""The explorable page (``attncli page``, ``_repr_html_`` in notebooks): the data of a Trace for it.
+
+:func:`page_data` gathers what the page shows: compute's tables (:mod:`.tables`) and, for every query and head
+shown, explain's steps in English and Chinese with the lines each cell's arithmetic is on (:mod:`.worked`);
+:func:`page_html` hands them to the view that writes the one self-contained file (:mod:`attncli.views.page`).
+"""
+
+from __future__ import annotations
+
+from attncli.core.errors import AttnError
+from attncli.core.trace import Trace
+from attncli.outputs.numbers import pick
+from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
+from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
+from attncli.teach.texts import texts
+from attncli.teach.texts.page_en import PAGE as PAGE_EN
+from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
+from attncli.views.colours import RAMP, UNCOLOURED
+
+__all__ = ["page_data", "page_html"]
+
+
+def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: str = "en") -> dict:
+    """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index); it opens
+    in ``lang`` (en or zh)."""
+    if trace.scores is None or trace.weights is None:
+        raise AttnError("the page needs the scores and weights, and this result was computed without them "
+                        "(streamed, or only some stages): compute it in full, as attncli.compute does")
+    spec = trace.spec
+    queries = [i for i in pick(spec.n, PAGE_MAX, PAGE_EDGE, False) if i is not None]
+    pairs = explained(trace, queries)
+    strings = Strings()
+    focus, steps, english = focus_steps(trace, pairs, strings)
+    tables = []
+    for shown in shown_tables(trace):
+        data = table_data(shown, trace, precision)
+        data["x"], data["perQuery"] = cell_steps(trace, shown, queries[0], english), per_query(trace, shown)
+        tables.append(data)
+    return {
+        "title": title, "lang": lang, "heads": spec.heads, "explained": len(pairs), "queries": queries,
+        "pathHeads": sorted({h for h, _ in pairs}), "pathQueries": sorted({i for _, i in pairs}),
+        "tokens": list(spec.tokens), "cross": spec.context is not None,
+        "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
+        "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED,
+        "tables": tables, "focus": focus, "steps": steps, "S": strings.items,
+    }
+
+
+def page_html(trace: Trace, title: str = "attncli", precision: int = 4, lang: str = "en") -> str:
+    """The page as one HTML document: no request leaves it (its styles, script and data are inside)."""
+    from attncli.views.page import render
+
+    return render(page_data(trace, title, precision, lang))

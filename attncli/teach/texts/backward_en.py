@@ -1,0 +1,19 @@
+"""The English words of explain's step ``backward``."""
+
+BACKWARD = {
+    "title": "The backward pass through the softmax",
+    "table": "Gradient of the scaled scores  dZ",
+    "body": "Going backwards, each weight a_ij receives dA_ij = dH_i·V_j, how much the loss would change if that "
+            "weight grew. The softmax keeps every row summing to 1 (less a sink's share), so one weight can only grow "
+            "if the others of its row shrink: what reaches the score is a_ij·(dA_ij − D_i), where D_i is the row's "
+            "average of dA weighted by a. Below, for query {q} of head {head} and the key it weighs most, {key}.",
+    "no_storage": "D_i is also the dot product of dH_i with H_i, two rows of d_v numbers: it needs no n × m matrix. "
+                  "Kernels (FlashAttention) compute D first, keep each row's log-sum-exp from the forward pass, and "
+                  "then rebuild each tile of weights from Q, K and it, a_ij = exp(z_ij − lse_i), so the backward pass, "
+                  "like the forward, never stores all the weights at once.",
+    "scale": "The scale matters here too. With it, this row's largest weight is {with_max} and Σ_j a_ij·(1 − a_ij), "
+             "the size of the softmax's derivative, is {with_sum}; with the unscaled scores the largest weight would "
+             "be {without_max} and the sum {without_sum}. The more a row saturates towards one key, the closer every "
+             "a·(1 − a) is to 0 and the less gradient reaches Q and K: dividing by √d_k keeps scores that grow with "
+             "d_k from starving the projections of their gradient.",
+}

@@ -1,0 +1,17 @@
+"""explain 的 ``backward`` 步骤的中文文字。"""
+
+BACKWARD = {
+    "title": "反向传播穿过 softmax",
+    "table": "缩放分数的梯度  dZ",
+    "body": "反向计算时，每个权重 a_ij 得到 dA_ij = dH_i·V_j，即这个权重变大时损失的变化量。"
+            "softmax 让每一行的和保持为 1（减去 sink 的份额），"
+            "一个权重要变大，同一行的其他权重就必须变小：传到分数上的是 a_ij·(dA_ij − D_i)，"
+            "其中 D_i 是这一行 dA 按 a 加权的平均值。下面写出的是第 {head} 个头里查询 {q} 和它最看重的键 {key}。",
+    "no_storage": "D_i 同时等于 dH_i 与 H_i 的点积，两行各 d_v 个数，用不到 n × m 的矩阵。"
+                  "FlashAttention 这样的内核先算 D，保留前向计算中每一行的 log-sum-exp，"
+                  "再用 Q、K 和它按块重建权重，a_ij = exp(z_ij − lse_i)；"
+                  "所以反向计算和前向一样，从不同时保存全部权重。",
+    "scale": "缩放在这里同样重要。有缩放时，这一行最大的权重是 {with_max}，Σ_j a_ij·(1 − a_ij)（softmax 导数的大小）"
+             "是 {with_sum}；不缩放时最大的权重会是 {without_max}，这个和是 {without_sum}。一行越集中到一个键上，"
+             "每个 a·(1 − a) 就越接近 0，传回 Q 和 K 的梯度就越少：除以 √d_k 让随 d_k 增大的分数不会让投影得不到梯度。",
+}
