@@ -107,7 +107,8 @@ def test_rounding_too_early_the_walkthroughs_output(runner, tmp_path):
 
 def test_wrong_shape_is_a_wrong_answer(runner, tmp_path):
     result = check(runner, tmp_path, {"scores": [[2, 4], [4, 16]]})
-    assert result.exit_code == 1 and "has shape 2 × 2 but scores here are 3 × 3" in result.stdout
+    text = " ".join(result.stdout.split())  # (wrapped to the terminal)
+    assert result.exit_code == 1 and "has shape 2 × 2, but scores here has shape 3 × 3" in text
 
 
 @pytest.mark.parametrize("answer, message", [

@@ -131,7 +131,7 @@ def test_tables_json_and_only_show_the_clamped_numbers(runner, tmp_path):
 
 def test_explain_writes_the_clamp_out(runner, tmp_path):
     path = _write(tmp_path, document(2))
-    result = runner.invoke(app, ["explain", str(path), "--step", "3"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["explain", str(path), "--step", "3", "--query", "1"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.stderr
     assert "clamp(X·W_Q + b_Q, −0.9, 0.9)" in result.stdout
     assert "clamped to the interval from −0.9 to 0.9" in result.stdout

@@ -55,9 +55,14 @@ def test_step_2_shows_the_three_weight_matrices(runner, elsewhere):
 def test_step_3_shows_each_row_times_each_weight_matrix(runner, elsewhere):
     result = run(runner, "--step", "3")
     assert result.exit_code == 0
-    assert "[1, 0, 1, 0] · W_Q = [1, 0, 2]" in result.stdout  # the walkthrough's query of input 1
-    assert "[0, 2, 0, 2] · W_K = [4, 4, 0]" in result.stdout
-    assert "[1, 1, 1, 1] · W_V = [2, 6, 3]" in result.stdout
+    text = " ".join(result.stdout.split())  # (a long line wraps)
+    assert ("[1, 0, 1, 0] · W_Q = [1·1 + 0·1 + 1·0 + 0·0, 1·0 + 0·0 + 1·0 + 0·1, 1·1 + 0·0 + 1·1 + 0·1] "
+            "= [1, 0, 2]") in text
+    # each cell written out, so that a wrong k₂ can be traced to its products
+    assert ("[0, 2, 0, 2] · W_K = [0·0 + 2·1 + 0·0 + 2·1, 0·0 + 2·1 + 0·1 + 2·1, 0·1 + 2·0 + 0·0 + 2·0] "
+            "= [4, 4, 0]") in text
+    assert ("[1, 1, 1, 1] · W_V = [1·0 + 1·0 + 1·1 + 1·1, 1·2 + 1·3 + 1·0 + 1·1, 1·0 + 1·0 + 1·3 + 1·0] "
+            "= [2, 6, 3]") in text
     data = step_json(runner, "--step", "3")
     assert values(data, "keys") == [[0, 1, 1], [4, 4, 0], [2, 3, 1]]
     assert values(data, "values") == [[1, 2, 3], [2, 8, 0], [2, 6, 3]]
@@ -208,7 +213,7 @@ def test_errors_exit_2_naming_the_valid_range(runner, elsewhere, args, words):
 def test_a_query_with_every_key_masked_says_so_instead_of_an_empty_sum(runner, tmp_path):
     path = tmp_path / "doc.yaml"
     path.write_text("inputs: [[1, 0], [0, 1], [1, 1]]\nmask: [[0, 0, 0], [1, 1, 0], [1, 1, 1]]\n")
-    data = step_json(runner, str(path), "--step", "5")
+    data = step_json(runner, str(path), "--step", "5", "--query", "1")
     assert values(data, "weights") == [[0, 0, 0]] and data["lines"] == []
     assert "Every key is masked" in " ".join(data["text"])
     data = step_json(runner, str(path), "--step", "5", "--query", "2")

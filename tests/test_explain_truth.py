@@ -120,8 +120,10 @@ def check_document(runner, path: Path, lang: str, query: int, steps: dict) -> No
         assert "每个输入要经过三个权重矩阵" not in text[2] and "分别乘以三个权重矩阵" not in text[3], where
     # step 4 on the scale: only what the document does
     walkthrough = "图解教程" if lang == "zh" else "illustrated walkthrough"
+    relative = spec.score_bias is not None and spec.score_bias.relative is not None  # T5: folded into W_Q
     assert (walkthrough in text[4]) == (spec.scale_name == "none" and spec.score == "dot"
-                                        and spec.softcap is None), where
+                                        and spec.softcap is None and not relative), where
+    assert (("initialised" in text[4] or "初始化" in text[4]) == (relative and spec.scale_name == "none")), where
     if spec.score == "additive":
         assert "√d_k" not in text[4] or spec.scale_name == "sqrt", (where, text[4])
     root = f"√d_k = √{spec.d_k}"
@@ -321,9 +323,11 @@ def test_why_makes_the_asymmetry_visible_on_the_built_in_example(runner):
     # Q·Kᵀ = [[2, 4, 4], [4, 16, 12], [4, 12, 10]] is symmetric here; its rows divided by their sums are not
     assert "happens to be symmetric as well" in c
     assert "“Input 1” gives “Input 2” the weight 0.4000, while “Input 2” gives “Input 1” 0.1250" in c
-    assert "the query of “Input 1” matches the key of “Input 2” best: q·k = 4" in c  # the dictionary, on the numbers
+    # the dictionary, on the numbers: q₁·K = [2, 4, 4], a tie
+    assert "the query of “Input 1” matches the keys of “Input 2” and “Input 3” equally well" in c and "best" not in c
     d = " ".join(why_stages(runner)["d"]["text"])
-    assert "“Input 1” spends 47% of its weight at the stall of “Input 2”" in d  # the fruit market: 0.4683
+    # the fruit market: 0.4683 for each of the two keys that tie
+    assert "“Input 1” spends 47% of its weight at each of the stalls of “Input 2” and “Input 3”, which tie" in d
     two = " ".join(why_stages(runner, str(EXAMPLES / "two_heads.yaml"))["c"]["text"])
     assert "the relevance of “The” for “sat” is q₁·k₃ = 0.5000, that of “sat” for “The” is q₃·k₁ = 2.0375" in two
 

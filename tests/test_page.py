@@ -63,8 +63,11 @@ def test_weight_1_2_is_its_exponential_over_the_rows_sum():
                                            f"Input 2: a = {e4:.4f} / {total:.4f} = {e4 / total:.4f}",
                                            f"Σ = {e2:.4f} + {e4:.4f} + {e4:.4f} = {total:.4f}"]]
     # the query row and the key row of step 3, and the dot product of step 4
-    assert marked(data, table(data, "queries"), 1, 2) == [["Input 2: q₂ = [0, 2, 0, 2] · W_Q = [2, 2, 2]"]]
-    assert marked(data, table(data, "keys"), 2, 0) == [["Input 3: k₃ = [1, 1, 1, 1] · W_K = [2, 3, 1]"]]
+    # (each cell written out as its products since issue 31)
+    q2 = "Input 2: q₂ = [0, 2, 0, 2] · W_Q = [0·1 + 2·1 + 0·0 + 2·0, 0·0 + 2·0 + 0·0 + 2·1, 0·1 + 2·0 + 0·1 + 2·1]"
+    assert marked(data, table(data, "queries"), 1, 2) == [[q2 + " = [2, 2, 2]"]]
+    assert marked(data, table(data, "keys"), 2, 0) == [["Input 3: k₃ = [1, 1, 1, 1] · W_K = [1·0 + 1·1 + 1·0 + 1·1, "
+                                                         "1·0 + 1·1 + 1·1 + 1·1, 1·1 + 1·0 + 1·0 + 1·0] = [2, 3, 1]"]]
     assert marked(data, table(data, "scores"), 1, 1) == [["Input 2: q₂ · k₂ = 2·4 + 2·4 + 2·0 = 16"]]
 
 

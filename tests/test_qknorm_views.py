@@ -35,7 +35,7 @@ def _numbers(text: str) -> list[float]:
 @pytest.mark.parametrize("after_rope", [False, True])
 def test_explain_writes_the_norm_and_the_bound_out(runner, tmp_path, after_rope):
     doc = document(1, kind="rms", after_rope=after_rope, gamma={"query": GAMMA_Q, "key": GAMMA_K})
-    out = _run(runner, tmp_path, doc, "explain", "--step", "qk_norm")
+    out = _run(runner, tmp_path, doc, "explain", "--step", "qk_norm", "--query", "1")  # (causal: not the default)
     trace = attncli.compute(doc)
     q = (trace.queries_rotated if after_rope else trace.queries)[0, 0]
     ms = float(np.mean(q * q))
@@ -58,7 +58,7 @@ def test_explain_puts_the_step_before_or_after_rope_and_step_4_multiplies_the_la
     out = _run(runner, tmp_path, document(2, kind="layer"), "explain")
     assert out.index("Step qk_norm") < out.index("Step rope") < out.index("Step 4")
     assert "S = Q′·K′ᵀ" in out
-    out = _run(runner, tmp_path, document(2, kind="layer", after_rope=True), "explain")
+    out = _run(runner, tmp_path, document(2, kind="layer", after_rope=True), "explain", "--query", "1")
     assert out.index("Step rope") < out.index("Step qk_norm") < out.index("Step 4")
     assert "Formula: S = Q̂·K̂ᵀ" in out and "q̂₁ · k̂₁ = " in out
 

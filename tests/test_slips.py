@@ -366,7 +366,7 @@ def right_multi_scores():
 def test_a_one_row_answer_still_names_a_shape_as_written_as_a_matrix(runner, tmp_path):
     """[[…]] is a matrix as written: a wrong shape stays a wrong shape (only a flat row is compared with every row)."""
     code, found = run(runner, tmp_path, ILLUSTRATED, {"output": [[1.94, 6.68, 1.6]]})
-    assert code == 1 and found["findings"][0]["problem"] == "has shape 1 × 3 but output here are 3 × 3"
+    assert code == 1 and found["findings"][0]["problem"] == "has shape 1 × 3, but output here has shape 3 × 3"
 
 
 # ---------------------------------------------------------------- several slips fit; the sentences
@@ -408,13 +408,14 @@ def test_every_slip_has_one_sentence_in_both_languages(lang):
     en, other = texts("en")["slips"], texts(lang)["slips"]
     assert set(en) == set(other)
     names = {case[0] for case in CASES} | {"keys_from_inputs", "or_same"}
+    from attncli.teach.check import arith as check_arith
     from attncli.teach.check import latent as check_latent
     from attncli.teach.check import modern as check_modern
     from attncli.teach.check import qknorm as check_qknorm
     from attncli.teach.check import slips
 
     source = "".join(open(module.__file__, encoding="utf-8").read()
-                     for module in (slips, check_modern, check_qknorm, check_latent))
+                     for module in (slips, check_modern, check_qknorm, check_arith, check_latent))
     assert set(re.findall(r'"([a-z_0-9]+)"', source)) >= set(en) - {"or_same"}  # every sentence belongs to a slip
     assert names <= set(en)
     for name, sentence in other.items():
@@ -486,7 +487,7 @@ def test_the_keys_instead_of_the_values_with_d_k_not_d_v_is_named_on_the_wrong_s
     numbers = learner(doc, times_keys=True)
     code, found = run(runner, tmp_path, doc, {"head_outputs": np.round(numbers["head_outputs"][0], 3).tolist()})
     (finding,) = found["findings"]
-    assert finding["problem"] == "has shape 2 × 3 but head_outputs here are 2 × 2"
+    assert finding["problem"] == "has shape 2 × 3, but head_outputs here has shape 2 × 2"
     assert finding["hint"].startswith("the weights multiplied the keys instead of the values")
 
 
@@ -535,7 +536,8 @@ def test_check_in_chinese_every_sentence(runner, tmp_path):
         assert sentences, found
         for sentence in sentences:
             assert re.search(r"[\u4e00-\u9fff]", sentence), sentence
-            assert not re.search(r"\b(?:the|was|were|and|of)\b", sentence), sentence
+            words = sentence.split("attncli explain")[0]  # (the pointer's command names the file)
+            assert not re.search(r"\b(?:the|was|were|and|of)\b", words), sentence
         path = tmp_path / "hw.yaml"
         text = runner.invoke(app, ["check", str(path), "--lang", "zh"], env={"COLUMNS": "60"}).stdout
         assert "hint" not in text and "wrong" not in text and "correct" not in text and "步骤" in text
@@ -551,5 +553,5 @@ def test_a_number_in_a_masked_cell_is_said_to_have_none(runner, tmp_path):
 def test_the_heads_side_by_side_given_as_head_outputs(runner, tmp_path):
     concat = np.hstack(learner(MULTI)["head_outputs"])  # (3, 6): what W_O multiplies
     code, found = run(runner, tmp_path, MULTI, {"head_outputs": np.round(concat, 3).tolist()})
-    assert found["findings"][0]["problem"] == "has shape 3 × 6 but head_outputs here are 2 × 3 × 3"
+    assert found["findings"][0]["problem"] == "has shape 3 × 6, but head_outputs here has shape 2 × 3 × 3"
     assert found["findings"][0]["hint"].startswith("these are the heads side by side")

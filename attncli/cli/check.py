@@ -93,7 +93,7 @@ def check(
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
-        report = diagnose(trace, answer, tol, lang.value)
+        report = diagnose(trace, answer, tol, lang.value, source=file)
         spec = trace.spec
         if format is TableOrJson.json:
             emit(check_json(report, spec.tokens, spec.context_tokens, tol, lang.value), None, set())

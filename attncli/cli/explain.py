@@ -41,7 +41,8 @@ def explain(
                                            "document uses them.")] = "all",
     query: Annotated[Optional[str], typer.Option("--query", "-q",
                                                  help="The query to follow: a number counting from 1, "
-                                                      "or a token label (default: the first).")] = None,
+                                                      "or a token label (default: the first that may see two "
+                                                      "keys or more).")] = None,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="The head to follow, counting from 1 (default: 1), "
                                                      "or all: the steps of each head in turn.")] = None,
@@ -110,6 +111,7 @@ def explain(
 
         trace = load(doc.name, changes, doc=doc, compute=attention)
         spec = trace.spec
+        from attncli.teach.explain.facts import default_query
         from attncli.teach.explain.view import renderables, to_json
         from attncli.teach.explain.walkthrough import Focus
         from attncli.teach.texts import texts
@@ -117,7 +119,8 @@ def explain(
 
         language = lang.value
         followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
-        focus = Focus(query_index(query, spec.tokens), followed[0], language, precision, builtin)
+        index = query_index(query, spec.tokens) if query is not None else default_query(trace, followed[0])
+        focus = Focus(index, followed[0], language, precision, builtin, defaulted=query is None and index != 0)
         chosen = _every_head(doc, trace, focus, followed, why, step)
         if format is TableOrJson.json:
             header = {"query": focus.query + 1, "token": spec.tokens[focus.query],

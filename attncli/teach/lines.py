@@ -62,12 +62,27 @@ def factor(x: float, precision: int, partner: float | None = None) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def dot_line(q, k, s: float, precision: int) -> str:
-    """One score written as its dot product: every product q_d·k_d, then the sum."""
+def dot_terms(q, k, precision: int) -> str:
+    """Every product q_d·k_d of a dot product, added: ``1·0 + 0·1 + 2·1`` (a long one keeps its ends)."""
     terms = [f"{factor(a, precision, b)}·{factor(b, precision, a)}" for a, b in zip(q, k)]
     if len(terms) > MAX_TERMS:
         terms = terms[: MAX_TERMS // 2] + ["…"] + terms[-2:]
-    return " + ".join(terms) + f" = {number(s, precision)}"
+    return " + ".join(terms)
+
+
+def dot_line(q, k, s: float, precision: int) -> str:
+    """One score written as its dot product: every product q_d·k_d, then the sum."""
+    return dot_terms(q, k, precision) + f" = {number(s, precision)}"
+
+
+def product_line(x, w, b, precision: int) -> str | None:
+    """A row times a matrix (plus a bias) written cell by cell, ``[1·1 + 0·1, 1·0 + 0·2 + 0.5]``, so that a wrong
+    cell can be traced to its products; None when the row or the result is too long to be worked by hand."""
+    if len(x) > MAX_TERMS or w.shape[1] > MAX_TERMS:
+        return None
+    cells = [dot_terms(x, w[:, c], precision) + ("" if b is None else f" + {factor(b[c], precision)}")
+             for c in range(w.shape[1])]
+    return "[" + ", ".join(cells) + "]"
 
 
 def squares_line(xs, precision: int) -> str:

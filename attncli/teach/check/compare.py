@@ -21,6 +21,7 @@ null"), never quietly correct.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,7 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
+from attncli.teach.check.arith import arithmetic_slips
 from attncli.teach.check.modern import modern_slips
 from attncli.teach.check.other import other_part, rounded_right, shape_hint
 from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
@@ -94,8 +96,10 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "e
     return diagnose(trace, answer, tol, lang).findings
 
 
-def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en") -> Report:
-    """The findings, in the order the steps compute them, each wrong one with the slip that explains it."""
+def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en",
+             source: str | None = None) -> Report:
+    """The findings, in the order the steps compute them, each wrong one with the slip that explains it;
+    ``source``: the document's file, for the closing pointer to the step to read again."""
     check_tolerance(tol)
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
@@ -109,7 +113,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
         rows = (given.shape != expected.shape and given.ndim == 1 and expected.ndim >= 2
                 and expected.shape[-1] == given.shape[0])
         if given.shape != expected.shape and not rows:  # a slip may still make numbers of this shape (A·K)
-            hint = shape_hint(trace, key, given, expected, tol, words)
+            hint = shape_hint(trace, key, given, expected, tol, words, answer)
             problem = words["problem"].format(given=_shape(given.shape, words), key=key,
                                               expected=_shape(expected.shape, words))
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
@@ -122,6 +126,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     rounded = {g.key: rounded_right(trace, answer, g, tol, words) for g in givens if g.key in wrong}
     wrong = [key for key in wrong if not rounded[key]]  # right as far as the learner's decimals go: no slip
     hints, slips = _slip_hints(trace, answer, givens, wrong, tol, lang) if wrong else ({}, [])
+    _rounded_weights(trace, answer, givens, wrong, hints, slips, lang)
     hints.update({key: hint for key, hint in rounded.items() if hint})
     for i, f in enumerate(findings):
         if f.problem and f.key in hints:
@@ -134,12 +139,35 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)
             notes.append(words["row_match" if f.ok else "row_closest"].format(key=f.key, row=where))
+    return Report(findings, notes + closing(findings, words) + pointer(findings, trace, answer, source, words), slips)
+
+
+def closing(findings: list[Finding], words: dict) -> list[str]:
+    """The closing sentence when no slip explains the first wrong quantity; it never contradicts the hints above
+    (the quantities that follow correctly from it are said to, not to be wrong too)."""
     first = next((f for f in findings if not f.ok), None)
-    if first is not None and first.hint is None:
-        right = [f.key for f in findings if f.ok]
-        template = words["none_fits_right" if right else "none_fits_alone" if len(findings) > 1 else "none_fits_only"]
-        notes.append(template.format(key=first.key, step=first.step, keys=words["sep"].join(right)))
-    return Report(findings, notes, slips)
+    if first is None or first.hint is not None:
+        return []
+    right = [f.key for f in findings if f.ok]
+    follows = words["carried"].split("{upstream}")[0]
+    after = [f.key for f in findings if not f.ok and f.hint is not None and f.hint.startswith(follows)]
+    if after and not right:
+        return [words["none_fits_carried"].format(key=first.key, step=first.step, after=words["sep"].join(after))]
+    template = words["none_fits_right" if right else "none_fits_alone" if len(findings) > 1 else "none_fits_only"]
+    return [template.format(key=first.key, step=first.step, keys=words["sep"].join(right))]
+
+
+def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict) -> list[str]:
+    """``attncli explain FILE --step N --query i``: the step of the first wrong quantity a slip explains."""
+    named = next((f for f in findings if not f.ok and f.hint is not None), None)
+    if named is None or source is None or source == "-":
+        return []
+    query = answer.query if answer.query is not None else None if named.row is None else named.row[-1]
+    head = answer.head if answer.head is not None else named.row[0] if named.row and len(named.row) == 2 else None
+    command = f"attncli explain {shlex.quote(source)} --step {named.step}"
+    command += "" if query is None else f" --query {query + 1}"
+    command += "" if head is None or trace.spec.heads == 1 else f" --head {head + 1}"
+    return [words["read_step"].format(step=named.step, command=command)]
 
 
 def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:
@@ -176,7 +204,7 @@ def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[s
     sentences = texts(lang)["slips"]
     scored = []
     with np.errstate(all="ignore"):  # a slip's numbers may overflow: it then matches nothing
-        slips = classic_slips(trace) + modern_slips(trace)
+        slips = classic_slips(trace) + modern_slips(trace) + arithmetic_slips(trace)
     for order, slip in enumerate(slips):
         # None, or the rounding it needed
         how = {g.key: _explained(slip, g, answer, trace, g.slack(tol)) for g in givens}
@@ -199,6 +227,26 @@ def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[s
         named.append({"name": slip.name, "hint": text, "keys": fresh})
         hints.update({key: text for key in fresh})
     return hints, named
+
+
+def _rounded_weights(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], hints: dict,
+                     slips: list[dict], lang: str) -> None:
+    """Weights that are exactly the right ones rounded to halves, 1 or 2 decimals (the tutorial's [0.0, 0.5, 0.5])
+    get the rounding's sentence, as the output made from them does: the two lines never disagree.
+    (Exactly: near one-hot weights are within the tolerance of halves without being rounded.)"""
+    g = next((g for g in givens if g.key == "weights"), None)
+    if g is None or "weights" not in wrong or "weights" in hints or g.rows:
+        return
+    right = expected_of(trace, "weights", answer)
+    for name, step in (("rounded_half", 0.5), ("rounded_1", 0.1), ("rounded_2", 0.01)):
+        if g.values.shape == right.shape and np.allclose(g.values, np.round(right / step) * step, rtol=0, atol=1e-9):
+            hints["weights"] = texts(lang)["slips"][name]
+            entry = next((s for s in slips if s["name"] == name), None)
+            if entry is None:
+                slips.insert(0, {"name": name, "hint": hints["weights"], "keys": ["weights"]})
+            else:
+                entry["keys"].insert(0, "weights")
+            return
 
 
 def _family(name: str) -> str:

@@ -19,6 +19,7 @@ from attncli.core.errors import AttnError
 from attncli.core.stages import writer
 from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import NOT_PER_HEAD, PER_QUERY_AXIS, Answer, Given, expected_of, fit, part, select
+from attncli.teach.check.shapes import heads_hint
 from attncli.teach.check.slips import rerun
 
 
@@ -43,11 +44,16 @@ def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float,
     return carried(trace, answer, f, givens, slack, words)
 
 
-def shape_hint(trace: Trace, key: str, given: np.ndarray, expected: np.ndarray, tol: float, words: dict) -> str | None:
-    """A wrong shape that is still recognisable: the heads side by side, or the matrix transposed."""
+def shape_hint(trace: Trace, key: str, given: np.ndarray, expected: np.ndarray, tol: float, words: dict,
+               answer: Answer | None = None) -> str | None:
+    """A wrong shape that is still recognisable: the heads side by side, the matrix transposed, or the heads
+    combined wrongly (:mod:`attncli.teach.check.shapes`)."""
     if key == "head_outputs" and trace.spec.heads > 1 and given.shape == trace.concat.shape:
         if np.allclose(given, trace.concat, atol=max(tol, 0.05), rtol=0):
             return words["concat"]
+    named = heads_hint(trace, key, given, answer, tol, words)
+    if named is not None:
+        return named
     if expected.ndim == 2 and given.shape == expected.T.shape:
         return words["transposed"]
     return None

@@ -16,6 +16,7 @@ import numpy as np
 from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.outputs.numbers import dims, number
+from attncli.teach.explain import facts
 from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head, scored
 from attncli.teach.lines import fixed, subscript, vector
 
@@ -34,8 +35,9 @@ def symmetry(trace: Trace, focus: Focus, t: dict) -> tuple[list[str], dict]:
     differ = np.abs(s - s.T)
     if differ.max() <= close:
         same = same_projection(spec, h)
-        if same is None:
-            return ["symmetric"], {}
+        if same is None:  # W_Q·W_Kᵀ symmetric makes it so for any inputs (not with rope or qk_norm in between)
+            plain = spec.rope is None and spec.qk_norm is None and facts.symmetric_weights(spec, h)
+            return (["symmetric_weights"], facts.symmetric_words(spec, h, t)) if plain else (["symmetric"], {})
         return ["forced"], {"why": t["scores"][same].format(x=inputs_symbol(spec))}
     if differ[i].max() > close:  # a key the query may see, if one of them shows it
         seen = differ[i] * (1.0 if spec.allowed is None else np.where(spec.allowed[h, i], 1.0, 1e-300))

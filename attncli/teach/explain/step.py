@@ -50,6 +50,7 @@ class Focus:
     lang: str = "en"
     precision: int = 4
     builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
+    defaulted: bool = False  # no --query, and the first query sees fewer than two keys: say why this one
 
 
 def kv_head(spec: Spec, head: int) -> int:

@@ -20,9 +20,9 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import backward, latent, modern, notes, part3, qknorm, step
+from attncli.teach.explain import backward, facts, latent, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
-from attncli.teach.lines import dot_line, factor, quotient_line, subscript, vector, weighted_line
+from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
 
 __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
@@ -86,7 +86,8 @@ def positional_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
-    keys = ["body_cross" if spec.context is not None else "body"]
+    body, given = facts.given_key(spec, t)  # a matrix left out is the identity, not given
+    keys = [body]
     keys += [] if not spec.identity else ["identity" if len(spec.identity) == 1 else "identity_many"]
     biases = [name for name, b in (("b_Q", spec.b_q), ("b_K", spec.b_k), ("b_V", spec.b_v)) if b is not None]
     keys += ["biases"] if biases else []
@@ -99,7 +100,7 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += ["latent"] if spec.latent is not None else []
     omitted = [f"W_{name[0].upper()}" for name in ("query", "key", "value") if name in spec.identity]
     ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
-               biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0)
+               biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0, **given)
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
                for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
@@ -118,18 +119,31 @@ def clamped(text: str, spec) -> str:
     return text if spec.clip_qkv is None else f"clamp({text}, −{spec.clip_qkv:g}, {spec.clip_qkv:g})"
 
 
+def cells(spec, name: str, row: np.ndarray, head: int, p: int) -> str:
+    """`` = [1·1 + 0·1 + …, …]``: each cell of a projection written out as step 4 writes a score (not for a
+    left-out matrix, a clamp, or a row too long to work by hand)."""
+    if name in spec.identity or spec.clip_qkv is not None:
+        return ""
+    letter = name[0]
+    w, b = getattr(spec, f"w_{letter}")[head], getattr(spec, f"b_{letter}")
+    written = product_line(row, w, None if b is None else b[head], p)
+    return "" if written is None else f" = {written}"
+
+
 def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, p, kv = trace.spec, focus.head, focus.precision, kv_head(trace.spec, focus.head)
     rows, source = step.projected_rows(trace), step.source_rows(trace)
     i = focus.query
     b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
-    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec)
+    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec) + cells(spec, "query", rows[i], h, p)
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
-        key, value = clamped(f"{row} · W_K{b_k}", spec), clamped(f"{row} · W_V{b_v}", spec)
         if spec.latent is not None:  # from the token's latent c (the latent step works one out)
             key, value = clamped(f"(c{k} · W_UK | k_r{k})", spec), clamped(f"c{k} · W_UV", spec)
+        else:
+            key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
+            value = clamped(f"{row} · W_V{b_v}", spec) + cells(spec, "value", source[j], kv, p)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
         lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
@@ -183,15 +197,18 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("qk_norm_after" if spec.rope else "qk_norm")
     elif spec.rope is not None:
         keys.append("rope_additive" if spec.score == "additive" else "rope")
-    keys += tau_keys + notes.scale_keys(spec) + ["z"]
+    keys += tau_keys + facts.scale_keys(spec, notes.scale_keys(spec)) + ["z"]
     keys += [] if spec.softcap is None else ["softcap"]
-    keys += modern.bias_keys(spec)
+    keys += facts.bias_keys(trace, focus, modern.bias_keys(spec))
     if spec.mask is not None:
         keys.append("mask_score_bias" if spec.mask_name == "none" else f"mask_{spec.mask_name}")
     chunk_keys, chunk_words = part3.chunk_words(trace, focus)
     symmetry, words = notes.symmetry(trace, focus, t)  # is the score of i for j that of j for i?
     keys += chunk_keys + ([] if tau_keys else symmetry)  # (with τ a score is τ·q′·k: no longer a plain dot product)
-    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words)
+    chosen, chosen_words = facts.default_words(trace, focus, t)  # why this query, when --query is left out
+    count, counts = facts.count_keys(spec)  # seed 003: the operations each kind of score needs here
+    keys += count
+    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words, **chosen_words, **counts)
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
@@ -201,7 +218,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         numbers.append(Numbers("scaled_scores", t["label"]["scaled_scores"], z[None, :], [spec.tokens[i]],
                                spec.context_tokens, masked))
     formula = f"{QUANTITIES['scores'].text(spec)}   z = {formulas.scale_text(spec)}"
-    return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", keys, ctx), lines, numbers)
+    return Step(4, t["scores"]["title"], formula, paragraphs(t, "scores", chosen + keys, ctx), lines, numbers)
 
 
 def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
@@ -222,13 +239,13 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         sink = [] if spec.sinks is None else [float(np.exp(spec.sinks[h] - shift))]  # e^(s − shift): no value
         lines += [f"sink: exp({num(spec.sinks[h])}{shifted}) = {num(sink[0])}"] if sink else []
         total = e.sum() + sum(sink)
-        lines.append(f"Σ = {' + '.join(num(x) for x in [*e[shown], *sink])}{' + …' if spec.m > MAX_LINES else ''}"
-                     f" = {num(total)}")
+        lines.append(facts.sum_line([num(x) for x in [*e[shown], *sink]], spec.m > MAX_LINES, num(total)))
         lines += [f"{tokens[j]}: a = {num(e[j])} / {num(total)} = {num(a[j])}" for j in shown]
         label = t["label"]["exponentials" if shift == 0 else "exponentials_shifted"]
         numbers.append(Numbers("exponentials", label, e[None, :], row, tokens,
                                None if allowed.all() else ~allowed[None, :]))
-        keys = ["softmax"] + ([] if shift == 0 else ["shift" if shift > 0 else "shift_negative"])
+        keys, shift_words = facts.softmax_keys(trace, focus, top, shift, t)  # true of these numbers
+        ctx = dict(ctx, **shift_words)
     elif spec.normalize == "sum":
         total = float(np.where(allowed, z, 0.0).sum())
         lines = [f"{tokens[j]}: a = {quotient_line(z[j], total, a[j], p)}"
@@ -266,7 +283,9 @@ def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
     y = trace.head_outputs[h, i]
-    keys = ["body"] + (["heads"] if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None else [])
+    body, blend = facts.sum_key(trace, focus, t)  # every value, some, one alone or none
+    ctx = dict(ctx, **blend)
+    keys = [body] + (["heads"] if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None else [])
     lines = [" + ".join(vector(row, p) for row in weighted_values(trace, focus)[:MAX_LINES])
              + (" + …" if spec.m > MAX_LINES else "") + f" = {vector(y, p)}"]
     if focus.builtin:  # the walkthrough's own rounded figures for this query
@@ -290,9 +309,10 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     formula = f"H = {norm}·V"
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
     masked = None if spec.allowed is None else ~spec.allowed[h]
-    numbers = [Numbers("weights", t["label"]["all_weights"], trace.weights[h], spec.tokens, spec.context_tokens, masked,
-                       heat=True),
-               Numbers("head_outputs", t["label"]["head_outputs"], trace.head_outputs[h], spec.tokens, dims(spec.d_v))]
+    numbers = [Numbers("weights", facts.all_label(t, "all_weights", spec, h), trace.weights[h], spec.tokens,
+                       spec.context_tokens, masked, heat=True),
+               Numbers("head_outputs", facts.all_label(t, "head_outputs", spec, h), trace.head_outputs[h], spec.tokens,
+                       dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None or spec.w_g is not None:
         formula += f"   {formulas.output_formula(spec)}"
         heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"

@@ -9,7 +9,7 @@ CHECK = {
     "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
     "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')"},
     "sep": ", ",
-    "problem": "has shape {given} but {key} here are {expected}",
+    "problem": "has shape {given}, but {key} here has shape {expected}",
     "one_number": "one number",
     "transposed": "it looks transposed",
     "left_empty": "only a masked scaled score may be left null (or −inf); every other cell has a number (a masked "
@@ -34,6 +34,17 @@ CHECK = {
     "same_slip": "the same slip as {key} above",
     "transposed_square": "these are the right numbers with rows and columns swapped: write the matrix as the tables "
                          "show it, one row per token",
+    "one_head": "this is head {head}'s output alone (H_{head}): the output puts all {h} heads side by side, "
+                "concat(H₁ … H_{h}){projected}",
+    "projected": ", then multiplies by W_O",
+    "heads_summed": "these are the heads' outputs {how}: the heads are put side by side, concat(H₁ … H_{h}), one row "
+                    "of h·d_v = {width} numbers per token{projected}",
+    "added": "added up", "averaged": "averaged",
+    "heads_stacked": "these are the heads' outputs stacked one under another ({rows} rows): they go side by side, one "
+                     "row per token, concat(H₁ … H_{h}){projected}",
+    "none_fits_carried": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
+                         "there. {after} follow from it correctly, so they come right with it.",
+    "read_step": "Read step {step} with your numbers beside it: {command}",
     "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
                       "keep more decimals, or check with --tol {suggest}",
 }
@@ -153,4 +164,36 @@ SLIPS = {
                                "W_UKV expands it into keys and values",
     "yarn_mscale_once": "the YaRN factor m = {m} was put on the scale once: DeepSeek multiplies 1/√d_k by m² = {m2}, "
                         "once for the queries' share and once for the keys'",
+    # issue 31: softmax's own arithmetic (teach/check/arith.py)
+    "max_column": "the maximum was taken down each column (over the queries) before exponentiating: subtract each "
+                  "row's own maximum (or none: a number subtracted from a whole row cancels in the division)",
+    "sum_whole": "every exponential was divided by the sum of the whole matrix: divide it by its own row's sum, so "
+                 "that each query's weights add up to 1",
+    "scale_on_weights": "the scale multiplied the weights, {c}·softmax(S), instead of the scores: it goes inside, "
+                        "softmax({c}·S)",
+    "scale_on_output": "the scale multiplied the output instead of the scores: it goes inside the softmax, "
+                       "softmax({c}·S)·V",
+    # weights and scores confused
+    "scores_as_weights": "the scaled scores were used as the weights: softmax turns them into weights first, each "
+                         "e^z divided by the sum of its row's",
+    "softmax_twice": "softmax was applied twice (to the weights again): apply it once, to the scaled scores",
+    "weights_as_scores": "these are the weights, not the scores: the scores are Q·Kᵀ before softmax (the weights go "
+                         "under weights)",
+    # an additive bias: its sign and its place
+    "bias_subtracted": "the score bias was subtracted: it is added, z = scale·S + B",
+    "alibi_reversed": "ALiBi's distance was taken the other way round, slope·(p_i − p_j): the bias is "
+                      "slope·(p_j − p_i), negative for the keys behind the query",
+    "bias_before_scale": "the bias was added before the scale, {c}·(S + B): scale the scores first, then add the bias, "
+                         "{c}·S + B",
+    # a normalisation (pre_norm, add_norm)
+    "norm_axis": "{norm} of {where} was taken down each column (over the tokens): it normalises each row, over its "
+                 "{d} numbers",
+    "norm_ddof": "{norm} of {where} divided the sum by d − 1: it takes the mean over the row's d = {d} numbers (divide "
+                 "by d, as torch does)",
+    "norm_eps_left_out": "ε = {eps} was left out of {norm} of {where}: it goes under the root with the mean",
+    "norm_eps_outside": "ε = {eps} was added outside the root in {norm} of {where}: it goes inside, under the root",
+    "norm_no_root": "{norm} of {where} divided by the mean itself, not by its square root: divide by √(mean + ε)",
+    "norm_other": "{where} used {other}'s formula: this document asks for {norm}",
+    "norm_gamma_left_out": "γ was left out of {norm} of {where}: multiply the normalised row by γ",
+    "norm_beta_left_out": "β was left out of {norm} of {where}: add β after multiplying by γ",
 }

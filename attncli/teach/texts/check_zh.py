@@ -8,7 +8,7 @@ CHECK = {
     "wrong_at": "错在{cell}：应为 {expected}，你写的是 {given}", "hint": "提示：{hint}",
     "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）"},
     "sep": "、",
-    "problem": "形状是 {given}，而这里的 {key} 是 {expected}",
+    "problem": "形状是 {given}，而这里 {key} 的形状是 {expected}",
     "one_number": "一个数",
     "transposed": "看起来是转置了",
     "left_empty": "只有被屏蔽的缩放后得分可以留空（null，或写 −inf）；其他每个格子都有数（被屏蔽的键权重为 0）",
@@ -23,6 +23,16 @@ CHECK = {
                        "给出的其他量也都不对。",
     "masked_cell": "未屏蔽的格子都对了；被屏蔽的键没有缩放后的得分可写（softmax 不计入它）：请留空（null），或写 −inf",
     "concat": "这是各头并排拼接后的结果（concat(H₁ … H_h)）；head_outputs 要每个头各写一个矩阵，从第 1 个头开始",
+    "one_head": "这只是第 {head} 个头的输出（H_{head}）：输出要把全部 {h} 个头并排拼接，concat(H₁ … H_{h}){projected}",
+    "projected": "，再乘以 W_O",
+    "heads_summed": "这是把各个头的输出{how}的结果：各个头应该并排拼接，concat(H₁ … H_{h})，"
+                    "每个词元一行 h·d_v = {width} 个数{projected}",
+    "added": "相加", "averaged": "取平均",
+    "heads_stacked": "这是把各个头的输出上下叠在一起（{rows} 行）：它们应该并排拼接，每个词元一行，"
+                     "concat(H₁ … H_{h}){projected}",
+    "none_fits_carried": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
+                         "{after} 都是由它正确推出的，改好它，它们也就对了。",
+    "read_step": "对照你的数字重读第 {step} 步：{command}",
     "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，"
                       "好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
@@ -113,4 +123,24 @@ SLIPS = {
                                 "k_r 是 C·W_DKV 的最后 d_r = {d_r} 列，所有头都相同",
     "latent_kv_norm_left_out": "潜在向量没有归一化：W_UKV 展开成键和值之前，c = kv_norm(C·W_DKV 的前 r_kv 列)",
     "yarn_mscale_once": "YaRN 的因子 m = {m} 只乘了一次：DeepSeek 把 1/√d_k 乘以 m² = {m2}，查询一次，键一次",
+    # 第 31 号问题：softmax 本身的算术（teach/check/arith.py）
+    "max_column": "取指数之前减去的是每一列（跨查询）的最大值：应减去本行自己的最大值"
+                  "（或者干脆不减：整行减去同一个数，在除法中会约掉）",
+    "sum_whole": "每个指数除以的是整个矩阵的总和：应除以本行的总和，这样每个查询的权重加起来才等于 1",
+    "scale_on_weights": "缩放乘在了权重上，成了 {c}·softmax(S)，而不是乘在得分上：应放进 softmax 里，softmax({c}·S)",
+    "scale_on_output": "缩放乘在了输出上，而不是得分上：应放进 softmax 里，softmax({c}·S)·V",
+    "scores_as_weights": "把缩放后的得分直接当成了权重：要先用 softmax 把它们变成权重，每个 e^z 除以本行的总和",
+    "softmax_twice": "softmax 做了两次（又对权重做了一次）：只对缩放后的得分做一次",
+    "weights_as_scores": "这是注意力权重，不是得分：得分是 softmax 之前的 Q·Kᵀ（权重写在 weights 下）",
+    "bias_subtracted": "分数偏置被减掉了：应该加上，z = scale·S + B",
+    "alibi_reversed": "ALiBi 的距离取反了，成了 slope·(p_i − p_j)：偏置是 slope·(p_j − p_i)，查询之前的键得到负值",
+    "bias_before_scale": "偏置在缩放之前就加上了，成了 {c}·(S + B)：应先缩放得分，再加偏置，{c}·S + B",
+    "norm_axis": "{where} 的 {norm} 是沿每一列（跨词元）做的：应对每一行的 {d} 个数做归一化",
+    "norm_ddof": "{where} 的 {norm} 把总和除以了 d − 1：应取一行 d = {d} 个数的平均（除以 d，与 torch 相同）",
+    "norm_eps_left_out": "{where} 的 {norm} 漏掉了 ε = {eps}：它应和平均值一起放在根号里",
+    "norm_eps_outside": "{where} 的 {norm} 把 ε = {eps} 加在了根号外面：它应放在根号里面",
+    "norm_no_root": "{where} 的 {norm} 直接除以了平均值，没有开平方：应除以 √(平均值 + ε)",
+    "norm_other": "{where} 用了 {other} 的公式：这份文档要求的是 {norm}",
+    "norm_gamma_left_out": "{where} 的 {norm} 漏掉了 γ：归一化后的行要乘以 γ",
+    "norm_beta_left_out": "{where} 的 {norm} 漏掉了 β：乘以 γ 之后还要加上 β",
 }

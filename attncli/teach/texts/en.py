@@ -6,6 +6,7 @@ query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncl
 
 from attncli.teach.texts.backward_en import BACKWARD
 from attncli.teach.texts.check_en import CHECK, SLIPS
+from attncli.teach.texts.facts_en import FACTS
 from attncli.teach.texts.modern_en import MODERN
 from attncli.teach.texts.why_en import WHY
 
@@ -22,6 +23,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
     "label": {
+        **FACTS["label"],  # the sentences true of some numbers only (texts/facts_en.py)
         "saturation": "Saturation  largest weight and Jacobian entry",
         "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
@@ -65,6 +67,7 @@ TEXTS = {
         "matrix": "Here P is the matrix given in the document.",
     },
     "weights": {
+        **FACTS["weights"],  # the sentences true of some numbers only (texts/facts_en.py)
         "title": "The weights",
         "body": "Each input is turned into three new vectors by three weight matrices: W_Q for the query, W_K for "
                 "the key and W_V for the value. Each matrix has one row per input number and one column per "
@@ -139,6 +142,7 @@ TEXTS = {
                 "a few huge projections from dominating the scores.",
     },
     "scores": {
+        **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_en.py)
         "title": "Score the query against every key",
         "dot": "The score of {q} against a key is the dot product of its query with that key: multiply them number by "
                "number and add up. The result is large when the two vectors point the same way, near zero when "
@@ -195,8 +199,7 @@ TEXTS = {
         "bias_matrix": "Then the document's score bias B is added to each scaled score (PyTorch's float attn_mask): "
                        "a fixed number per query and key that nudges the score up or down before softmax.",
         "bias_alibi": "Then ALiBi adds a penalty that grows with distance: slope × (key position − query position). "
-                      "Each head has its own slope, so some heads look far and others stay close; a key behind {q} "
-                      "gets a negative bias, the further the more.",
+                      "Each head has its own slope, so some heads look far and others stay close.",
         "bias_relative": "Then T5's relative bias is added: the distance key position − query position is put in a "
                          "bucket (one bucket per small distance, then wider and wider buckets on a logarithmic scale "
                          "up to max_distance), and each head has learned one number per bucket.",
@@ -223,16 +226,11 @@ TEXTS = {
         "why_identity": "The document gives neither W_Q nor W_K, so both are the identity and Q = K = {x}",
     },
     "softmax": {
+        **FACTS["softmax"],  # the sentences true of some numbers only (texts/facts_en.py)
         "title": "Softmax: scores become weights",
         "softmax": "Softmax turns the scores into weights that are positive and add up to 1: take e to the power of "
                    "each score, add the exponentials up, and divide each one by that sum. Because of the exponential, "
                    "a score a little higher than the rest gets a clearly larger share.",
-        "shift": "The scores are large, so the largest one is subtracted before exponentiating; this changes none of "
-                 "the weights (it cancels in the division) but keeps e^z from overflowing.",
-        "shift_negative": "Every score that takes part here is negative, so every e^z is small: below about −745 it is "
-                          "even rounded to exactly 0 in float64, and the division would read 0 / 0. So the largest "
-                          "score is subtracted first, as attention code always does: the largest exponential becomes "
-                          "e^0 = 1, and the weights stay the same (the shift cancels in the division).",
         "sum": "This document uses normalize: sum: each score is simply divided by the sum of its row. That gives "
                "weights adding up to 1 when the scores are positive, but unlike softmax it breaks down for negative "
                "scores or a row summing to zero.",
@@ -260,6 +258,7 @@ TEXTS = {
                    "weighted values would be {rounded_rows}, not the exact ones above.",
     },
     "sum": {
+        **FACTS["sum"],  # the sentences true of some numbers only (texts/facts_en.py)
         "title": "Add them up: the output of {q}",
         "body": "Adding the weighted values gives the output of {q}: a blend of all the values, mixed in the "
                 "proportions of its weights. It has d_v = {d_v} numbers, the width of the values.",

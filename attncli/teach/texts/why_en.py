@@ -5,6 +5,10 @@ WHY = {
         "title": "First idea: average the values",
         "body": "The simplest way to let a token take in the others: give it the plain average of all the value "
                 "rows. Every token then gets the very same output, whatever it is; nothing depends on relevance.",
+        "fixed": "Or a fixed mix: keep three quarters of a token's own value and take a quarter of another's, "
+                 "y = 0.75·v_i + 0.25·v_j. For {q} taking from {other}: 0.75 × {v_i} + 0.25 × {v_j} = {y}. The "
+                 "shares are the same for every pair of tokens, whatever they mean; the attention computed here "
+                 "gives {other} the weight {a} and {q} itself {a_self}, from its query and their keys.",
     },
     "symmetric": {
         "title": "Second idea: weigh by similarity",
@@ -31,8 +35,18 @@ WHY = {
                   "the weight {wab}, while {other} gives {first} {wba}.",
         "dictionary": "Think of looking a word up in a dictionary: the query is the word you look up, the keys are the "
                       "headwords and the values the entries under them. Attention does not pick one entry; it blends "
-                      "them all, more of those whose headword matches better. Here the query of {q} matches the key of "
-                      "{best} best: q·k = {r}.",
+                      "them all, more of those whose headword matches better. {match}",
+        "match_one": "{here} the query of {q} matches the key of {best} best: q·k = {r}.",
+        "match_tie": "{here} the query of {q} matches the keys of {best} equally well, better than the others: q·k = "
+                     "{r} for each.",
+        "match_all": "{here} the query of {q} matches every key equally: q·k = {r} for each, so no headword stands "
+                     "out.",
+        "here": "Here", "here_masked": "Here, among the keys its mask lets it see,",
+        "symmetric_bias": " and W_Q·b_Kᵀ = W_K·b_Qᵀ",
+        "symmetric_weights": "Here Q·Kᵀ is symmetric as well, for any inputs: W_Q and W_K differ, but W_Q·W_Kᵀ is "
+                             "itself symmetric{bias}, so the relevances do not show the difference from X·Xᵀ. The "
+                             "weights still differ both ways, because each row is divided by its own sum: {first} "
+                             "gives {other} the weight {wab}, while {other} gives {first} {wba}.",
     },
     "softmax": {
         "title": "Finally: softmax",
@@ -41,7 +55,9 @@ WHY = {
         "market": "Or think of a fruit market: the query is what you want (ripe, sweet, cheap), each stall's key is "
                   "what it claims to offer, and the score is how well the claim fits your wish. Softmax shares your "
                   "money out among the stalls, more where the score is higher, and the values are the fruit you carry "
-                  "home: the output. Here {q} spends {share} of its weight at the stall of {best}.",
+                  "home: the output. {spend}",
+        "spend_one": "{here} {q} spends {share} of its weight at the stall of {best}.",
+        "spend_tie": "{here} {q} spends {share} of its weight at each of the stalls of {best}, which tie.",
     },
     "scale": {
         "title": "Why the scale: a saturated softmax stops learning",

@@ -5,6 +5,7 @@
 
 from attncli.teach.texts.backward_zh import BACKWARD
 from attncli.teach.texts.check_zh import CHECK, SLIPS
+from attncli.teach.texts.facts_zh import FACTS
 from attncli.teach.texts.modern_zh import MODERN
 from attncli.teach.texts.why_zh import WHY
 
@@ -21,6 +22,7 @@ TEXTS = {
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
     "label": {
+        **FACTS["label"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "saturation": "饱和程度  最大权重与雅可比矩阵最大项",
         "query_w1": "查询项  q·W₁", "keys_w2": "键项  K·W₂", "tanh": "隐藏层  tanh(q·W₁ + K·W₂)",
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
@@ -60,6 +62,7 @@ TEXTS = {
         "matrix": "这里的 P 是文档中直接给出的矩阵。",
     },
     "weights": {
+        **FACTS["weights"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "title": "权重",
         "body": "每个输入要经过三个权重矩阵，变成三个新向量：W_Q 得到查询，W_K 得到键，W_V 得到值。"
                 "矩阵的行数等于输入的维数，列数等于输出的维数。训练好的模型会自己学出这些权重；"
@@ -123,6 +126,7 @@ TEXTS = {
                 "超出的数变成它越过的那个端点，其余的数不变。这样少数特别大的投影值就不会主导得分。",
     },
     "scores": {
+        **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "title": "计算查询与每个键的得分",
         "dot": "{q} 对某个键的得分，就是它的查询与这个键的点积：逐位相乘再求和。两个向量方向越一致，点积越大；"
                "互不相关时接近零；方向相反时为负。所以点积衡量的是这个键与查询所找的东西有多契合。",
@@ -168,7 +172,7 @@ TEXTS = {
         "bias_matrix": "接着把文档给出的分数偏置 B 加到每个缩放后的分数上（相当于 PyTorch 的浮点 attn_mask）："
                        "每对查询和键一个固定的数，在 softmax 之前把分数往上或往下推一点。",
         "bias_alibi": "接着 ALiBi 加上一个随距离增长的惩罚：斜率 ×（键的位置 − 查询的位置）。每个头有自己的斜率，"
-                      "有的头看得远，有的头只看近处；在 {q} 前面的键得到负的偏置，离得越远越负。",
+                      "有的头看得远，有的头只看近处。",
         "bias_relative": "接着加上 T5 的相对位置偏置：先把距离（键的位置 − 查询的位置）放进一个桶里（小距离每个一个桶，"
                          "更远的距离按对数刻度归入越来越宽的桶，直到 max_distance），每个头为每个桶学到一个数。",
         "bias_why": "只取决于两个词元相隔多远的偏置，不用往输入里加位置向量，也能告诉模型先后顺序："
@@ -192,15 +196,10 @@ TEXTS = {
         "why_identity": "文档既没有给出 W_Q，也没有给出 W_K，两者都是恒等映射，Q = K = {x}",
     },
     "softmax": {
+        **FACTS["softmax"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "title": "Softmax：把得分变成权重",
         "softmax": "Softmax 把得分变成一组为正、总和为 1 的权重：对每个得分取 e 的幂，把这些指数加起来，"
                    "再用每个指数除以总和。由于指数函数增长很快，比别人稍高一点的得分就能分到明显更多的权重。",
-        "shift": "这里的得分较大，所以先减去其中的最大值再取指数。这一步在除法中会被约掉，权重完全不变，"
-                 "却能避免 e^z 溢出。",
-        "shift_negative": "这里参与计算的得分全是负数，所以每个 e^z 都很小：得分低于约 −745 时，"
-                          "float64 甚至会把它舍入成恰好 0，除法就成了 0 / 0。"
-                          "因此先减去其中的最大值，这也是注意力代码一贯的做法：最大的指数变成 e^0 = 1，"
-                          "而权重完全不变（这一步在除法中会被约掉）。",
         "sum": "本文档设置了 normalize: sum：每个得分直接除以所在行的总和。得分都为正时，权重之和同样为 1；"
                "但与 softmax 不同，一旦出现负分或整行之和为零，这种做法就行不通了。",
         "none": "本文档设置了 normalize: none：缩放后的得分原样当作权重使用，不要求它们加起来等于 1。",
@@ -223,6 +222,7 @@ TEXTS = {
                    "而不是上面的精确值。",
     },
     "sum": {
+        **FACTS["sum"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "title": "求和：得到 {q} 的输出",
         "body": "把加权后的值相加，就得到 {q} 的输出：它是所有值按各自权重调配而成的混合，"
                 "共有 d_v = {d_v} 个数，与值的维数相同。",

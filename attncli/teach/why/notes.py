@@ -19,9 +19,10 @@ import numpy as np
 
 from attncli.core.attention import Trace, softmax
 from attncli.outputs.numbers import number
+from attncli.teach.explain.facts import quoted, symmetric_weights
 from attncli.teach.explain.notes import same_projection
-from attncli.teach.explain.step import Focus, Numbers, Step
-from attncli.teach.lines import subscript
+from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row
+from attncli.teach.lines import subscript, vector
 
 
 def jacobian_peak(a: np.ndarray) -> np.ndarray:
@@ -59,20 +60,68 @@ def query_key(trace: Trace, focus: Focus, w: dict, ctx: dict, qk: np.ndarray) ->
             weights, _ = divide_rows(qk)
             if np.abs(weights - weights.T).max() > 1e-9:
                 a, b = _pair(weights, i)
-                key = "forced" if same_projection(spec, focus.head) else "symmetric"
+                key = ("forced" if same_projection(spec, focus.head)
+                       else "symmetric_weights" if symmetric_weights(spec, focus.head) else "symmetric")
+                bias = "" if spec.b_q is None and spec.b_k is None else t_bias(w)
                 out.append(w["query_key"][key].format(first=token(a), other=token(b), wab=number(weights[a, b], p),
-                                                      wba=number(weights[b, a], p)))
-    best = int(np.argmax(qk[i]))
-    out.append(w["query_key"]["dictionary"].format(**dict(ctx, best=f"“{spec.context_tokens[best]}”",
-                                                          r=number(qk[i, best], p))))
+                                                      wba=number(weights[b, a], p), bias=bias))
+    kind, best, here = best_keys(trace, focus, qk[i])
+    words = w["query_key"]
+    match = words[f"match_{kind}"].format(**dict(ctx, here=words[here], r=number(qk[i, best[0]], p),
+                                                 best=quoted(spec.context_tokens, best, joins(w))))
+    out.append(words["dictionary"].format(**dict(ctx, match=match)))
     return out
+
+
+def t_bias(w: dict) -> str:
+    """The bias condition of a symmetric W_Q·W_Kᵀ."""
+    return w["query_key"]["symmetric_bias"]
+
+
+def joins(w: dict) -> dict:
+    """How a list of tokens is joined in this language: ``“a”, “b” and “c”``."""
+    return {"list_sep": w["parts"]["sep"], "and": w["parts"]["and"]}
+
+
+def best_keys(trace: Trace, focus: Focus, row: np.ndarray) -> tuple[str, list[int], str]:
+    """The keys with the row's largest number, among those the mask lets the query see: ('one' | 'tie' | 'all',
+    the keys, 'here' or 'here_masked' when the mask rules out a key the unmasked row would pick)."""
+    seen = allowed_row(trace, focus.query, focus.head)
+    if not seen.any():
+        seen = np.ones_like(seen)
+    top = float(row[seen].max())
+    tied = np.flatnonzero(seen & (np.abs(row - top) <= 1e-9 * max(1.0, abs(top))))
+    if tied.size == 0:  # numbers that overflowed (NaN): why_steps names the stage that overflows
+        return "one", [int(np.flatnonzero(seen)[0])], "here"
+    masked = not seen.all() and bool((row[~seen] >= top - 1e-9 * max(1.0, abs(top))).any())
+    kind = "one" if tied.size == 1 else "all" if tied.size == seen.sum() else "tie"
+    return kind, [int(j) for j in tied], "here_masked" if masked else "here"
+
+
+def fixed_mix(trace: Trace, focus: Focus, w: dict, ctx: dict) -> list[str]:
+    """Stage a, seed 002's first try on the document's numbers: y = 0.75·v_i + 0.25·v_j, a share fixed for every
+    pair, beside the weights attention gives the same two tokens (self-attention only: v_i is the query's own)."""
+    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    if spec.context is not None or spec.n < 2:
+        return []
+    a = trace.weights[h, i]  # the attention's own weights for this query
+    others = [j for j in np.argsort(-a, kind="stable") if j != i]
+    j = int(others[0])  # the other token attention weighs most
+    v = trace.values[h // (spec.heads // spec.kv_heads)]
+    y = 0.75 * v[i] + 0.25 * v[j]
+    return [w["average"]["fixed"].format(**dict(ctx, other=f"“{spec.tokens[j]}”", v_i=vector(v[i], p),
+                                                v_j=vector(v[j], p), y=vector(y, p), a=number(a[j], p),
+                                                a_self=number(a[i], p)))]
 
 
 def market(trace: Trace, focus: Focus, w: dict, ctx: dict, a: np.ndarray) -> str:
     """Stage d: the fruit market, with the query's largest weight."""
-    best = int(np.argmax(a[focus.query]))
-    share = f"{a[focus.query, best]:.0%}"
-    return w["softmax"]["market"].format(**dict(ctx, share=share, best=f"“{trace.spec.context_tokens[best]}”"))
+    kind, best, here = best_keys(trace, focus, a[focus.query])
+    share = f"{a[focus.query, best[0]]:.0%}"
+    words = w["softmax"]
+    spend = words["spend_one" if kind == "one" else "spend_tie"].format(
+        **dict(ctx, here=w["query_key"][here], share=share, best=quoted(trace.spec.context_tokens, best, joins(w))))
+    return words["market"].format(**dict(ctx, spend=spend))
 
 
 def scale_stage(trace: Trace, focus: Focus, t: dict, ctx: dict, qk: np.ndarray) -> list[Step]:

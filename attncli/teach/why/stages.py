@@ -65,7 +65,8 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
     rows, cols, out_cols = spec.tokens, spec.context_tokens, dims(spec.d_v)
 
     average = np.repeat(v.mean(axis=0, keepdims=True), spec.n, axis=0)  # (n, d_v): the same row for everyone
-    out = [Step("a", w["average"]["title"], "y_i = (1/m) · Σ_j v_j", [w["average"]["body"].format(**ctx)],
+    body = [w["average"]["body"].format(**ctx), *intuitions.fixed_mix(trace, focus, w, ctx)]  # (seed 002's 0.75)
+    out = [Step("a", w["average"]["title"], "y_i = (1/m) · Σ_j v_j", body,
                 numbers=[Numbers("output", labels["average"], average, rows, out_cols)])]
     if spec.context is None:
         x = spec.embedded
