@@ -5,6 +5,7 @@
     python benchmarks/run.py --sizes 512,2048 --skip-process
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
+    python benchmarks/run.py --mla      # and the DeepSeek-V2-Lite-shaped latent attention layer (benchmarks/mla.py)
     python benchmarks/run.py --qwen3    # and the Qwen3-shaped layer (QK-norm) of benchmarks/qwen3.py
     python benchmarks/run.py --window   # and n = 16384 causal with a sliding window of 512 (benchmarks/window.py)
     python benchmarks/run.py --skip-inprocess  # without the in-process comparison at n = 512 (benchmarks/inprocess.py)
@@ -120,6 +121,7 @@ def main() -> None:
     parser.add_argument("--qwen3", action="store_true", help="also the Qwen3-shaped layer (benchmarks/qwen3.py)")
     parser.add_argument("--window", action="store_true",
                         help="also n = 16384, causal, with and without a sliding window of 512 (benchmarks/window.py)")
+    parser.add_argument("--mla", action="store_true", help="also the latent attention layer (benchmarks/mla.py)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every case (default 3)")
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process comparison (inprocess.py)")
     parser.add_argument("--backward", action="store_true", help="also the backward pass (backward.py)")
@@ -169,6 +171,11 @@ def main() -> None:
             import window
 
             window.report(16384, 512, repeat, folder)
+        if args.mla and has_torch:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            import mla
+
+            mla.report(mla.measure(8192, repeat))
         if args.backward:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import backward

@@ -189,8 +189,21 @@ PART3 = {  # Llama 4's temperature and chunks, Qwen3-Next's gate, Granite's resi
     },
     "sizes": {"n": 4, "m": 4, "h": 2, "g": 2, "d_k": 2, "d_v": 2, "d_model": 4, "d_ctx": 4, "d_out": 4},
 }
+LATENT = {  # DeepSeek V3's multi-head latent attention with a query LoRA (issue 29)
+    "doc": {
+        "inputs": {"random": "normal", "seed": 1, "shape": [3, 4]}, "heads": 2, "rope": {"dims": 2, "part": "last"},
+        "latent": {"kv_norm": {"kind": "rms"}, "query_norm": {"kind": "rms"}},
+        "weights": {"query_down": {"random": "normal", "seed": 2, "shape": [4, 3]},
+                    "query_up": {"random": "normal", "seed": 3, "shape": [3, 8]},
+                    "kv_down": {"random": "normal", "seed": 4, "shape": [4, 4]},
+                    "kv_up": {"random": "normal", "seed": 5, "shape": [2, 6]}},
+        "mask": "causal",
+    },
+    "sizes": {"n": 3, "m": 3, "h": 2, "g": 2, "d_k": 4, "d_v": 1, "d_model": 4, "d_ctx": 4, "d_out": 2, "r_q": 3,
+              "r_kv": 2, "(r_kv + d_r)": 4, "dims/2": 1},
+}
 CASES = {"biased": BIASED, "cross": CROSS, "block": BLOCK, "additive": ADDITIVE, "sum": SUM, "modern": MODERN,
-         "multi_query": MULTI_QUERY, "part3": PART3}
+         "multi_query": MULTI_QUERY, "part3": PART3, "latent": LATENT}
 PLAIN = [[1, 0], [0, 1]]
 
 

@@ -24,7 +24,8 @@ MADE_BY = {
     "query_temperature": ("query_temperature",), "weight_gate": ("weights.gate",), "bias_gate": ("bias.gate",),
     "gate": ("weights.gate",), "gated_head_outputs": ("weights.gate",),
 }
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "add_norm", "residual")  # explain's, in the order they come
+# explain's, in the order they come
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from attncli.core.bias import ScoreBias
+from attncli.core.latent import Latent
 from attncli.core.masks import Mask
 from attncli.core.norms import Norm, QkNorm
 from attncli.core.positions import Rope
@@ -63,6 +64,7 @@ class Spec:
     b_g: np.ndarray | None = None  # (h, d_v)
     residual_scale: float = 1.0  # α: R = X₀ + α·Y (Granite's residual_multiplier), with residual or add_norm
     sinks: np.ndarray | None = None  # (h,) one logit per query head: a term of the softmax's denominator (gpt-oss)
+    latent: Latent | None = None  # multi-head latent attention: w_q, w_k, w_v are W_Q (or W_UQ), W_UK, W_UV per head
     gradient: np.ndarray | None = None  # dL/d(the block's last quantity): the backward pass's seed (Part 3)
     given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
 
@@ -89,6 +91,12 @@ class Spec:
     @property
     def m(self) -> int:
         return (self.inputs if self.context is None else self.context).shape[0]  # source's rows, without X + P
+
+    def given(self, source: str) -> np.ndarray | None:
+        """The document's array a parameter names: a field (``w_q``), or one of ``latent`` (``latent.kv_up``)."""
+        owner, _, name = source.rpartition(".")
+        holder = getattr(self, owner) if owner else self
+        return None if holder is None else getattr(holder, name)
 
     @cached_property
     def allowed(self) -> np.ndarray | None:

@@ -20,6 +20,7 @@ from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.gradients import BACKWARD
+from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
@@ -177,8 +178,9 @@ def _clamped(q: Quantity) -> Quantity:
     return replace(q, text=text, latex=latex)
 
 
-QUERIES, KEYS, VALUES = (_projected("Q", "Queries", "h n d_k", "inputs"), _projected("K", "Keys", "g m d_k", "source"),
-                         _projected("V", "Values", "g m d_v", "source"))
+QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inputs")),
+                         latent_aware(_projected("K", "Keys", "g m d_k", "source")),
+                         latent_aware(_projected("V", "Values", "g m d_v", "source")))
 
 STAGES: tuple[Stage, ...] = (
     Stage("document", "X, P: the document's inputs and positional encoding", (),
@@ -191,6 +193,7 @@ STAGES: tuple[Stage, ...] = (
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
+    latent_stage(QUERIES, KEYS, VALUES),
     Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
           ("inputs", "positional", "normalized_inputs", "context"),
           (_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
@@ -202,7 +205,7 @@ STAGES: tuple[Stage, ...] = (
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
            VALUES),
-          _projections),
+          _projections, lambda spec: spec.latent is None),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None),
     qknorm.QK_NORM,
@@ -221,6 +224,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
            _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel),
+    absorb_stage(kernel_queries, QK_READS),
     Stage("scores", "S = Q′·K′ᵀ", QK_READS,
           (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex))),),
           _scores, part="attention",

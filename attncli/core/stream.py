@@ -31,7 +31,7 @@ from attncli.core.attention import biased, overflow_error, scaled, scores
 from attncli.core.bounds import cannot_overflow, largest_norms, needs_shift, norms_cannot_overflow, value_exponent
 from attncli.core.errors import AttnError
 from attncli.core.masks import empty_queries
-from attncli.core.pipeline import backward, run, trace_of
+from attncli.core.pipeline import backward, needed, run, trace_of
 from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
@@ -41,7 +41,8 @@ from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
-QK_STAGES = ("queries", "keys", "normalized_queries", "normalized_keys", "queries_rotated", "keys_rotated")
+QK_STAGES = ("queries", "keys", "normalized_queries", "normalized_keys", "queries_rotated", "keys_rotated",
+             "latent_queries", "latent_kv")
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 
@@ -59,8 +60,9 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     ``progress(k)`` is called as blocks finish, with the number just done out of :func:`block_count`.
     Results equal attend's to rounding (1e-12). ``keep`` (``--only``'s keys; None: all): the query and key stages
     the tiles do not read and ``keep`` does not name are let go before them (None in the Trace).
+    The ``before`` stages neither ``keep`` nor the attention needs are left out (``absorb``'s queries).
     """
-    a = run(spec, stages=_part("before"))
+    a = run(spec, stages=_before(keep if spec.gradient is None else None))
     q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
@@ -105,6 +107,11 @@ def _let_go(a: Arrays, keep: Collection[str], q: np.ndarray, k: np.ndarray) -> N
 
 def _part(part: str) -> tuple[Stage, ...]:
     return tuple(stage for stage in STAGES if stage.part == part)
+
+
+def _before(keep: Collection[str] | None) -> tuple[Stage, ...]:
+    """The ``before`` stages: all of them, or those ``keep`` and the attention (its output H) need."""
+    return _part("before") if keep is None else tuple(s for s in needed([*keep, "head_outputs"]) if s.part == "before")
 
 
 def block_count(spec: Spec) -> int:

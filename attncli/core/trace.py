@@ -45,6 +45,9 @@ class Trace:
     lse: np.ndarray | None = None  # ln Σ exp(z) over the allowed keys (+ exp(s_h)) (h, n); −inf for no key
     normalized_queries: np.ndarray | None = None  # Q̂ = qk_norm(Q) (or of Q′ after rope) (h, n, d_k), with qk_norm
     normalized_keys: np.ndarray | None = None  # K̂ = qk_norm(K) (or of K′) (g, m, d_k), with qk_norm
+    latent_queries: np.ndarray | None = None  # c_Q = query_norm(X̂·W_DQ + b_DQ) (n, r_q), with latent and query_down
+    latent_kv: np.ndarray | None = None  # c_KV = kv_norm of C·W_DKV's first r_kv columns (m, r_kv), with latent
+    absorbed_queries: np.ndarray | None = None  # [Q′_nope,h·W_UK,hᵀ | Q′_r,h] (h, n, r_kv + d_r), with latent
     gradients: dict[str, np.ndarray] = field(default_factory=dict)  # with gradient: grad_* and delta, by JSON key
     emulated: str | None = None  # compute --emulate's dtype ('bf16'): the arrays are the eager computation's in it
 

@@ -20,6 +20,7 @@ from attncli.inputs.archives import is_archive
 from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
 from attncli.inputs.gradient import read_gradient
+from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
 from attncli.inputs.matrices import read_value
@@ -37,12 +38,12 @@ from attncli.inputs.values import (
 
 TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
-    "positional", "score", "normalize", "add_norm", "answer", "score_bias", *MODERN_KEYS, "gradient",
+    "positional", "score", "normalize", "add_norm", "answer", "score_bias", "latent", *MODERN_KEYS, "gradient",
     *GIVEN,
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output", "gate")
-WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS)
+WEIGHT_KEYS = (*PROJECTIONS, *ADDITIVE_WEIGHTS, *LATENT_WEIGHTS)
 
 
 def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
@@ -67,7 +68,7 @@ class _Builder:
         self.cache: dict[str, np.ndarray] = {}
         self.files: set[Path] = set()
         self.weights = self._section("weights", WEIGHT_KEYS)
-        self.bias = self._section("bias", PROJECTIONS)
+        self.bias = self._section("bias", (*PROJECTIONS, *LATENT_BIASES))
 
     def _section(self, key: str, names: tuple[str, ...]) -> dict[str, Any]:
         section = self.data.get(key, {})
@@ -90,6 +91,9 @@ class _Builder:
 
     def build(self) -> Spec:
         if is_direct(self.data):  # Q, K and V given: no inputs, weights or projections
+            if self.data.get("latent") is not None:
+                raise AttnError("makes Q, K and V from inputs; it is not used with queries, keys and values given "
+                                "directly", "latent")
             return build_direct(self)
         inputs = self._matrix("inputs", self.data.get("inputs"),
                               lambda: (self._count("tokens"), self._rows_of("query")))
@@ -107,26 +111,14 @@ class _Builder:
                                                         "context_tokens", "context")
         )
         kv_heads = kv_heads_of(self.data.get("kv_heads"))
-        heads = self._heads() or self._heads_of_3d_weights(("query",) if kv_heads else ("query", "key", "value"))
-        w_q = self._weight("query", inputs.shape[1], "inputs", heads)
-        heads = w_q.shape[0]
-        g = kv_heads or heads  # key/value heads
-        check_grouping(heads, g)
-        of = "context" if has_context else "inputs"
-        try:
-            w_k = self._weight("key", source.shape[1], of, g, w_q.shape[2])
-        except AttnError as e:
-            raise self._grouping_hint(e, "key", heads, w_q.shape[2], kv_heads) from None
-        rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
-        d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
-        w_v = self._weight("value", source.shape[1], of, g, d_v_hint)
-        if w_k.shape[2] != w_q.shape[2]:
-            raise self._grouping_hint(AttnError(
-                f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
-                f"{w_q.shape[2]} (queries and keys need the same d_k)",
-                "weights.key",
-            ), "key", heads, w_q.shape[2], kv_heads)
-        h, d_k, d_v = heads, w_q.shape[2], w_v.shape[2]
+        latent = None
+        if self.data.get("latent") is not None:  # multi-head latent attention: W_Q (or W_UQ), W_UK, W_UV per head
+            w_q, w_k, w_v, latent = read_latent(self, self.bias, self._heads() or 1, kv_heads, inputs.shape[1],
+                                                source.shape[1])
+        else:
+            refuse_without_latent(self.weights, self.bias)
+            w_q, w_k, w_v = self._projections(inputs.shape[1], source.shape[1], has_context, kv_heads)
+        h, g, d_k, d_v = w_q.shape[0], w_k.shape[0], w_q.shape[2], w_v.shape[2]
         w_g, b_g = self._gate(inputs.shape[1], h, d_v)
         w_o = None
         if self.weights.get("output") is not None:
@@ -152,6 +144,9 @@ class _Builder:
         score_bias = read_score_bias(self, self.data.get("score_bias"), n, m, h, positions)
         mask = with_bias_mask(mask, score_bias, n, m)
         last = "normalized" if layers["add_norm"] is not None else "residual" if layers["residual"] else "output"
+        if latent is not None and self.data.get("gradient") is not None:
+            raise AttnError("has no backward pass through latent's projections in attncli; leave gradient out, or "
+                            "give the expanded queries, keys and values directly", "gradient")
         gradient = read_gradient(self, self.data.get("gradient"), (n, d_out), last)
         return Spec(
             tokens=tokens,
@@ -170,16 +165,41 @@ class _Builder:
             scale_name=scale_name,
             mask=mask,
             mask_name=mask_name,
-            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None),
+            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None),
             files=frozenset(self.files),
             score_bias=score_bias,
             w_g=w_g,
             b_g=b_g,
+            latent=latent,
             gradient=gradient,
             **layers,
         )
 
     # -- pieces
+
+    def _projections(self, d_model: int, d_ctx: int, has_context: bool, kv_heads: int | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """W_Q (h, d_model, d_k), W_K (g, d_ctx, d_k) and W_V (g, d_ctx, d_v), their shapes checked together."""
+        heads = self._heads() or self._heads_of_3d_weights(("query",) if kv_heads else ("query", "key", "value"))
+        w_q = self._weight("query", d_model, "inputs", heads)
+        heads = w_q.shape[0]
+        g = kv_heads or heads  # key/value heads
+        check_grouping(heads, g)
+        of = "context" if has_context else "inputs"
+        try:
+            w_k = self._weight("key", d_ctx, of, g, w_q.shape[2])
+        except AttnError as e:
+            raise self._grouping_hint(e, "key", heads, w_q.shape[2], kv_heads) from None
+        rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
+        d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
+        w_v = self._weight("value", d_ctx, of, g, d_v_hint)
+        if w_k.shape[2] != w_q.shape[2]:
+            raise self._grouping_hint(AttnError(
+                f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
+                f"{w_q.shape[2]} (queries and keys need the same d_k)",
+                "weights.key",
+            ), "key", heads, w_q.shape[2], kv_heads)
+        return w_q, w_k, w_v
 
     def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
         if value is None:

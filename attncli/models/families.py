@@ -219,7 +219,7 @@ def _t5_layers(config: Any, stack: str = "encoder") -> int:
     return config.num_decoder_layers if stack == "decoder" else config.num_layers
 
 
-from attncli.models import families_2025, families_2026  # noqa: E402  (their plans use the helpers above)
+from attncli.models import families_2025, families_2026, families_mla  # noqa: E402  (their plans use the helpers above)
 
 FAMILIES: dict[str, Family] = {
     "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
@@ -246,12 +246,16 @@ FAMILIES: dict[str, Family] = {
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
                           ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
                           ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (families_2026.py)
+    "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, families_mla.deepseek),
+    "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, families_mla.deepseek),
 }
 
 
 def family_of(model_type: str, stack: str | None, where: str) -> tuple[Family, str]:
     """The family of ``model_type`` and the stack to read (``encoder`` unless T5's decoder is asked for)."""
     family = FAMILIES.get(model_type)
+    if model_type in families_mla.REFUSED:
+        raise AttnError(families_mla.REFUSED[model_type], f"{where}/config.json")
     if family is None:
         known = ", ".join(FAMILIES)
         raise AttnError(f"model_type {quoted(model_type) if model_type else '(none)'} is not supported; extract "

@@ -77,7 +77,7 @@ def array_of(trace: Trace, key: str) -> np.ndarray | None:
     source = QUANTITIES[key].source
     if source in ("inputs", "context") and trace.spec.given_qkv is not None:
         return None  # Q, K and V given directly: there is no X, nor C
-    return getattr(trace.spec, source) if source else getattr(trace, key)
+    return trace.spec.given(source) if source else getattr(trace, key)
 
 
 def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray]]:

@@ -37,7 +37,8 @@ def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     kept = len([key for key in (keys or present) if key in present])
     per_cell = WRITTEN.get(kind, 0)  # Python floats and text; or the file's bytes
     read = READ.get(kind, 0) * spec.n * spec.m  # one head's matrix at a time
-    return (resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read
+    absorbed = 8 * spec.heads * spec.n * (spec.latent.r_kv + spec.latent.d_rope) if spec.latent is not None else 0
+    return (resident_bytes(spec) + 8 * width * cells + per_cell * kept * cells + read + absorbed
             + beyond_base(written_bytes(spec, keys, kind)))
 
 
@@ -53,7 +54,7 @@ def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
              "gated_head_outputs": 0 if spec.w_g is None else h * n * spec.d_v,
              "residual": 0 if spec.add_norm is None else n * d_out,
              "normalized": 0 if spec.add_norm is None else n * d_out,
-             "lse": h * n, "sink_weights": 0 if spec.sinks is None else h * n}
+             "lse": h * n, "sink_weights": 0 if spec.sinks is None else h * n, **_latent_sizes(spec)}
     asked = {"kernel_queries": h * n * spec.d_k, "kernel_keys": spec.kv_heads * m * spec.d_k}  # only when named
     numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
     numbers += sum(size for key, size in asked.items() if keys is not None and key in keys)
@@ -61,6 +62,15 @@ def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that
         labels = 12 * (sum(map(len, spec.tokens)) + sum(map(len, spec.context_tokens)) + 4 * (n + m))
     return WRITTEN.get(kind, 0) * numbers + READ.get(kind, 0) * max(sizes.values()) + labels
+
+
+def _latent_sizes(spec: Spec) -> dict[str, int]:
+    """The numbers of latent_queries, latent_kv and absorbed_queries (none without ``latent``)."""
+    lat = spec.latent
+    if lat is None:
+        return {}
+    return {"latent_queries": spec.n * (lat.r_q or 0), "latent_kv": spec.m * lat.r_kv,
+            "absorbed_queries": spec.heads * spec.n * (lat.r_kv + lat.d_rope)}
 
 
 def beyond_base(written: int) -> int:
@@ -108,6 +118,8 @@ def resident_bytes(spec: Spec) -> int:
     arrays += h * n * (1 if spec.sinks is None else 2)  # lse (h, n), and the sink's share with sinks
     if spec.qk_norm is not None:  # Q̂ and K̂ beside Q and K (and Q′, K′)
         arrays += h * n * spec.d_k + spec.kv_heads * m * spec.d_k
+    if spec.latent is not None:  # c_KV (and c_Q): the absorbed queries are counted where they are made
+        arrays += m * spec.latent.r_kv + n * (spec.latent.r_q or 0)
     given = 0  # the mask and score bias matrices the document gave (causal, window and ALiBi take no memory)
     if spec.mask is not None and spec.mask.matrix is not None:
         given += spec.mask.matrix.size
@@ -124,8 +136,9 @@ def partial_bytes(spec: Spec, keys: list[str]) -> int:
     for stage in needed(keys):
         if stage.name == "pre_norm" and stage.present(spec):
             numbers += 2 * n * spec.inputs.shape[1]  # X̂ and a row's worth of temporaries per row
-        elif stage.name == "projections":
+        elif stage.name == "projections" or stage.name == "latent" and stage.present(spec):
             numbers += 2 * (h * n * spec.d_k + g * m * (spec.d_k + spec.d_v))  # Q, K, V and each product's copy
+            numbers += sum(_latent_sizes(spec).values()) if stage.name == "latent" else 0  # c_Q, c_KV (, Q_abs)
         elif stage.name == "rope" and stage.present(spec):
             numbers += 2 * (h * n + g * m) * spec.d_k  # Q′, K′ and the cos/sin they are turned with
         elif stage.name == "gate" and stage.present(spec):

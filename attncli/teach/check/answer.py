@@ -24,11 +24,13 @@ from attncli.core.stages import QUANTITIES
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
-CHECKABLE = ("normalized_inputs", "queries", "keys", "values", "queries_rotated", "keys_rotated", "scores",
+CHECKABLE = ("normalized_inputs", "latent_queries", "latent_kv", "queries", "keys", "values", "queries_rotated",
+             "keys_rotated", "scores",
              "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual",
              "normalized", "normalized_queries", "normalized_keys")
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
-PER_QUERY_AXIS = {"normalized_inputs": 0, "queries": 1, "queries_rotated": 1, "scores": 1, "score_bias": 1,
+PER_QUERY_AXIS = {"normalized_inputs": 0, "latent_queries": 0, "queries": 1, "queries_rotated": 1, "scores": 1,
+                  "score_bias": 1,
                   "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0,
                   "residual": 0, "normalized": 0, "normalized_queries": 1}
 NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token

@@ -37,7 +37,8 @@ from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
-STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "queries": 3, "keys": 3, "values": 3,
+STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries": "latent", "latent_kv": "latent",
+                              "queries": 3, "keys": 3, "values": 3,
                               "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4,
                               "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
                               "normalized_output": "residual",

@@ -18,7 +18,7 @@ models the classic ones:
 - kv_heads: query head i given key/value head i mod g instead of i // (h / g);
 - residual: the output not added back to the inputs;
 - Part 3: the query temperature left out; the output gate left out, or applied after the output projection;
-  the residual's scale α left out.
+  the residual's scale α left out; latent's slips (:mod:`attncli.teach.check.latent`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from attncli.core.attention import Trace, concat_heads, output_projection
 from attncli.core.norms import layer_norm
 from attncli.core.positions import rotate
+from attncli.teach.check.latent import latent_slips
 from attncli.teach.check.qknorm import qk_norm_slips, regrouped
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
 
@@ -65,6 +66,7 @@ def modern_slips(trace: Trace) -> list[Slip]:
 
 def _part3_slips(trace: Trace, add) -> None:
     spec = trace.spec
+    latent_slips(trace, add)
     if spec.query_temperature is not None:
         add("temperature_left_out", by_spec(trace, query_temperature=None))
     if spec.w_g is not None:

@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import backward, facts, modern, notes, part3, qknorm, step
+from attncli.teach.explain import backward, facts, latent, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -32,9 +32,9 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
-         "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
+         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -49,6 +49,7 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     normed = [qknorm.qk_norm_step] if trace.normalized_queries is not None else []
     after = spec.qk_norm is not None and spec.qk_norm.after_rope
     makers += [projections_step] + (rope + normed if after else normed + rope)
+    makers += [latent.latent_step] if spec.latent is not None else []  # after the rotation: the absorbed form uses it
     makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
@@ -96,9 +97,10 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("heads")
     if spec.d_k != spec.d_v:
         keys.append("dk_dv")
+    keys += ["latent"] if spec.latent is not None else []
     omitted = [f"W_{name[0].upper()}" for name in ("query", "key", "value") if name in spec.identity]
     ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
-               biases=t["list_sep"].join(biases), **given)
+               biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0, **given)
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
                for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
@@ -137,8 +139,11 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
-        key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
-        value = clamped(f"{row} · W_V{b_v}", spec) + cells(spec, "value", source[j], kv, p)
+        if spec.latent is not None:  # from the token's latent c (the latent step works one out)
+            key, value = clamped(f"(c{k} · W_UK | k_r{k})", spec), clamped(f"c{k} · W_UV", spec)
+        else:
+            key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
+            value = clamped(f"{row} · W_V{b_v}", spec) + cells(spec, "value", source[j], kv, p)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
         lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:

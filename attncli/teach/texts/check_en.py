@@ -155,6 +155,15 @@ SLIPS = {
     "kv_group": "query head i was given key/value head i mod {g}: the {group} query heads that share a key/value head "
                 "are neighbours, so head i uses key/value head i // {group}",
     "residual_left_out": "the residual was left out: add the output back to the block's input, R = X + Y",
+    "latent_rope_first": "the rotation turned the wrong end of each head: with latent the last d_r = {d_r} numbers of "
+                         "each query and key turn (rope.part: last), after the unrotated k_nope part",
+    "latent_rope_key_left_out": "the heads' keys lack the shared rotary key: each key is (k_nope | k_r), k_nope "
+                                "from the head's own columns of W_UKV and k_r, the last d_r = {d_r} columns of "
+                                "C·W_DKV, the same in every head",
+    "latent_kv_norm_left_out": "the latent was not normalised: c = kv_norm(first r_kv columns of C·W_DKV) before "
+                               "W_UKV expands it into keys and values",
+    "yarn_mscale_once": "the YaRN factor m = {m} was put on the scale once: DeepSeek multiplies 1/√d_k by m² = {m2}, "
+                        "once for the queries' share and once for the keys'",
     # issue 31: softmax's own arithmetic (teach/check/arith.py)
     "max_column": "the maximum was taken down each column (over the queries) before exponentiating: subtract each "
                   "row's own maximum (or none: a number subtracted from a whole row cancels in the division)",

@@ -117,6 +117,12 @@ SLIPS = {
     "kv_group": "查询头 i 用了键值头 i mod {g}：共用一个键值头的 {group} 个查询头是相邻的，"
                 "所以头 i 用的是键值头 i // {group}",
     "residual_left_out": "漏掉了残差：要把输出加回到这一层的输入上，R = X + Y",
+    "latent_rope_first": "旋转转错了每个头的一端：有 latent 时，每个查询和键转动的是最后 d_r = {d_r} 个数"
+                         "（rope.part: last），排在不旋转的 k_nope 之后",
+    "latent_rope_key_left_out": "各头的键少了共享的旋转键：每个键是 (k_nope | k_r)，k_nope 来自该头在 W_UKV 中的列，"
+                                "k_r 是 C·W_DKV 的最后 d_r = {d_r} 列，所有头都相同",
+    "latent_kv_norm_left_out": "潜在向量没有归一化：W_UKV 展开成键和值之前，c = kv_norm(C·W_DKV 的前 r_kv 列)",
+    "yarn_mscale_once": "YaRN 的因子 m = {m} 只乘了一次：DeepSeek 把 1/√d_k 乘以 m² = {m2}，查询一次，键一次",
     # 第 31 号问题：softmax 本身的算术（teach/check/arith.py）
     "max_column": "取指数之前减去的是每一列（跨查询）的最大值：应减去本行自己的最大值"
                   "（或者干脆不减：整行减去同一个数，在除法中会约掉）",

@@ -40,6 +40,7 @@ TEXTS = {
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
         "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
         "queries_rotated": "Rotated queries  Q′", "keys_rotated": "Rotated keys  K′",
+        "latent_kv": "Latent keys and values  c_KV", "absorbed_queries": "Absorbed queries  Q_abs",
         "normalized_queries": "Normalised queries  Q̂", "normalized_keys": "Normalised keys  K̂",
         "angles": "Angles  φ = p·f, one column per pair", "kv_head": "K/V head {kv} (query heads {first}–{last})",
         "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
@@ -77,6 +78,9 @@ TEXTS = {
                       "number of the rows it multiplies (d_model = {d_model} for W_Q, d_ctx = {d_ctx} for W_K and W_V) "
                       "and one column per output number. A trained model learns them; here they are given, so every "
                       "number that follows can be checked by hand.",
+        "latent": "With latent attention, W_K and W_V here are W_UK and W_UV, this head's key and value columns of "
+                  "W_UKV: they multiply the token's latent c_KV ({r_kv} numbers), not its input row, and W_K gives "
+                  "only the unrotated part of the key (step latent shows both).",
         "identity": "The document leaves out {omitted}, so that projection is the identity: the vector is the row it "
                     "multiplies, unchanged.",
         "identity_many": "The document leaves out {omitted}, so those projections are the identity: each vector is the "
@@ -295,6 +299,7 @@ TEXTS = {
     "pre_norm": MODERN["pre_norm"],
     "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
+    "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "backward": BACKWARD,
     "why": WHY,  # explain --why (texts/why_en.py)

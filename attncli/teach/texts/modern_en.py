@@ -142,4 +142,31 @@ MODERN = {
         "scale": "The output is multiplied by α = {alpha} before it is added (Granite's residual_multiplier): each "
                  "layer adds a smaller change, which keeps a deep stack of layers stable.",
     },
+    "latent": {
+        "title": "Multi-head latent attention (DeepSeek V2/V3, Kimi K2)",
+        "body": "Here the keys and values are not projected from each token directly. Each token is first squeezed "
+                "into one short latent c of r_kv = {r_kv} numbers: the first r_kv columns of its row times W_DKV, "
+                "normalised by kv_norm. The next d_r = {d_r} columns are one rotary key k_r. Every head then expands "
+                "the same c with its own columns of W_UKV: d_nope = {d_nope} numbers of key (k_nope) and d_v of value. "
+                "Below, one token worked out in head {head}.",
+        "query": "The queries are projected as usual (weights.query); the last d_r numbers of each head's query are "
+                 "the ones rope turns.",
+        "query_lora": "The queries go through a latent too: c_Q = query_norm(x̂·W_DQ), then c_Q·W_UQ. That only "
+                      "saves weights; it does not change the cache.",
+        "shared": "A head's key is (k_nope | k_r): its own unrotated part, then the rotary key k_r, which is the same "
+                  "for every head. Rope turns only that last part, so position enters through d_r numbers shared "
+                  "by all heads, and the latent c stays free of positions.",
+        "cache": "Why build it this way? At generation time a model keeps, for every past token, what the keys and "
+                 "values are made from. Plain multi-head attention keeps every head's key and value, "
+                 "{full_formula} numbers per token here. This layer needs only c and the rotated k_r: "
+                 "{latent_formula}. "
+                 "For DeepSeek V3 that is {v3_latent} numbers instead of {v3_full}, about {v3_times} times fewer, "
+                 "in every layer.",
+        "absorbed": "Inference engines never expand the keys. Since q_nope·k_nopeᵀ = q_nope·(c·W_UK)ᵀ = "
+                    "(q_nope·W_UKᵀ)·cᵀ, they fold W_UK into the query once (the absorbed query q_abs, r_kv + d_r "
+                    "numbers) and multiply it straight with the cached (c | k_r′). The last lines check it: both ways "
+                    "give the same score.",
+        "not_absorbed": "This document normalises or clips Q and K after the projection, so W_UK cannot be folded "
+                        "into the query: the absorbed form does not apply.",
+    },
 }

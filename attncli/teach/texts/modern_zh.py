@@ -122,4 +122,23 @@ MODERN = {
         "scale": "输出在相加之前先乘以 α = {alpha}（Granite 的 residual_multiplier）："
                  "每一层只加上较小的改变，深层网络因此更稳定。",
     },
+    "latent": {
+        "title": "多头潜在注意力（DeepSeek V2/V3、Kimi K2）",
+        "body": "这里的键和值不是直接从每个词元投影出来的。每个词元先被压缩成一个很短的潜在向量 c，共 r_kv = {r_kv} "
+                "个数：取它那一行乘以 W_DKV 的前 r_kv 列，再经过 kv_norm 归一化。接下来的 d_r = {d_r} 列是一个旋转键 "
+                "k_r。每个头再用 W_UKV 中属于自己的列展开同一个 c：得到 d_nope = {d_nope} 个键的数（k_nope）和 d_v "
+                "个值的数。下面以第 {head} 个头为例，算出一个词元。",
+        "query": "查询照常投影（weights.query）；每个头查询的最后 d_r 个数由 rope 旋转。",
+        "query_lora": "查询也先经过一个潜在向量：c_Q = query_norm(x̂·W_DQ)，再乘 W_UQ。这只节省权重，不改变缓存。",
+        "shared": "一个头的键是 (k_nope | k_r)：先是它自己不旋转的部分，然后是旋转键 k_r，而 k_r 对所有头都相同。"
+                  "rope 只旋转最后这一段，所以位置信息只通过所有头共用的 d_r 个数进入，潜在向量 c 本身不含位置。",
+        "cache": "为什么要这样设计？生成文本时，模型要为之前的每个词元保存用来构造键和值的东西。普通的多头注意力保存"
+                 "每个头的键和值：这里每个词元 {full_formula} 个数。这一层只需保存 c 和旋转后的 k_r："
+                 "{latent_formula} 个数。对 DeepSeek V3 来说，是 {v3_latent} 个数而不是 {v3_full} 个，"
+                 "每一层都少了约 {v3_times} 倍。",
+        "absorbed": "推理引擎从不展开键。因为 q_nope·k_nopeᵀ = q_nope·(c·W_UK)ᵀ = (q_nope·W_UKᵀ)·cᵀ，它们把 W_UK "
+                    "事先并入查询（吸收后的查询 q_abs，共 r_kv + d_r 个数），再直接与缓存中的 (c | k_r′) 相乘。"
+                    "最后几行验证了这一点：两种算法得到同一个分数。",
+        "not_absorbed": "这个文档在投影之后还对 Q 和 K 做了归一化或截断，W_UK 无法并入查询：吸收形式不适用。",
+    },
 }

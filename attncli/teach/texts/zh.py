@@ -39,6 +39,7 @@ TEXTS = {
         "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
         "queries_rotated": "旋转后的查询  Q′", "keys_rotated": "旋转后的键  K′",
+        "latent_kv": "键值潜在向量  c_KV", "absorbed_queries": "吸收后的查询  Q_abs",
         "normalized_queries": "归一化后的查询  Q̂", "normalized_keys": "归一化后的键  K̂",
         "angles": "旋转角  φ = p·f，每列一对", "kv_head": "键值头 {kv}（查询头 {first}–{last} 共用）",
         "average": "简单平均", "relevance": "相关度", "why_weights": "权重", "why_output": "输出",
@@ -70,6 +71,9 @@ TEXTS = {
                       "W_K 和 W_V 把上下文的每一行变成键和值。矩阵的行数等于它所乘的那一行的维数（W_Q 为 d_model = "
                       "{d_model}，W_K 和 W_V 为 d_ctx = {d_ctx}），列数等于输出的维数。训练好的模型会自己学出这些权重；"
                       "这里直接给定，方便你把后面每个数都亲手验算一遍。",
+        "latent": "在潜在注意力中，这里的 W_K 和 W_V 是 W_UK 和 W_UV，即 W_UKV 中属于这个头的键列和值列："
+                  "它们乘的是词元的潜在向量 c_KV（{r_kv} 个数），而不是输入行；W_K 只给出键中不旋转的部分"
+                  "（见 latent 步骤）。",
         "identity": "文档没有给出 {omitted}，因此这一投影是恒等映射：得到的向量就是它所乘的那一行，原封不动。",
         "identity_many": "文档没有给出 {omitted}，因此这几个投影都是恒等映射：得到的每个向量就是它所乘的那一行，"
                          "原封不动。",
@@ -253,6 +257,7 @@ TEXTS = {
     "pre_norm": MODERN["pre_norm"],
     "qk_norm": MODERN["qk_norm"],
     "rope": MODERN["rope"],
+    "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "backward": BACKWARD,
     "why": WHY,  # explain --why (texts/why_zh.py)
