@@ -72,3 +72,5 @@ def test_gradients_not_asked_for_are_let_go(small_tiles):
     assert set(kept) == {"grad_queries", "grad_inputs", "grad_weight_key", "delta"}
     for key, value in kept.items():
         assert np.array_equal(value, every[key]), key
+    d_v = every["grad_values"]  # (h, n, d_v) stored as (n, h·d_v): the projections' backward reads it, no copy
+    assert np.shares_memory(d_v, d_v.transpose(1, 0, 2).reshape(d_v.shape[1], -1))
