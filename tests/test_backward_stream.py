@@ -59,3 +59,18 @@ def test_only_gradients_compute_block_by_block(runner, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert calls and np.allclose(json.loads(result.stdout)["grad_queries"], attncli.compute(doc).grad_queries,
                                  rtol=1e-12, atol=1e-12)
+
+
+def test_gradients_not_asked_for_are_let_go(small_tiles):
+    """keep (--only's keys): only the gradients it names are kept (dH, dQ′, dK … go once no later step reads
+    them), and those are the same to the last bit as when every gradient is kept."""
+    spec = attncli.load(document({"causal", "rope", "qk_norm", "pre_norm", "gate"}, 4))
+    every = stream.attend_streamed(spec).gradients
+    asked = ["output", "grad_queries", "grad_inputs", "grad_weight_key", "delta"]
+    kept = stream.attend_streamed(spec, keep=asked).gradients
+    assert {"grad_head_outputs", "grad_keys_rotated", "grad_values"} <= set(every)
+    assert set(kept) == {"grad_queries", "grad_inputs", "grad_weight_key", "delta"}
+    for key, value in kept.items():
+        assert np.array_equal(value, every[key]), key
+    d_v = every["grad_values"]  # (h, n, d_v) stored as (n, h·d_v): the projections' backward reads it, no copy
+    assert np.shares_memory(d_v, d_v.transpose(1, 0, 2).reshape(d_v.shape[1], -1))

@@ -162,3 +162,37 @@ def test_output_file_mode_follows_the_umask(runner, tmp_path):
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_npz_is_written_array_by_array_into_its_file(runner, tmp_path, monkeypatch):
+    """The .npz goes straight into the temporary file beside it (never whole in memory), then into place."""
+    from attncli.outputs import files
+
+    monkeypatch.setattr(files.Streamed, "data", lambda self: pytest.fail("the .npz was held whole in memory"))
+    out = tmp_path / "y.npz"
+    run(runner, tmp_path, "--only", "output", "--only", "weights", "-o", str(out))
+    with np.load(out, allow_pickle=False) as arrays:
+        assert set(arrays.files) == {"output", "weights", "scale"}
+        assert np.abs(arrays["output"] - np.array(reference()["output"])).max() < 1e-12
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "y.npz"]
+
+
+def test_npz_failing_half_way_leaves_the_old_file_and_no_temporary_one(runner, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    real, written = np.lib.format.write_array, []
+
+    def write_array(fp, array, *args, **kwargs):  # the first array written, the disk full at the second
+        if written:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(real(fp, array, *args, **kwargs))
+
+    monkeypatch.setattr(np.lib.format, "write_array", write_array)
+    out = tmp_path / "y.npz"
+    out.write_bytes(b"old")
+    (tmp_path / "doc.json").write_text(json.dumps(DOC), encoding="utf-8")
+    result = runner.invoke(app, ["compute", str(tmp_path / "doc.json"), "-o", str(out)])
+    assert result.exit_code == 2 and written
+    assert f"{out}: cannot be written (No space left on device)" in result.output
+    assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "y.npz"]

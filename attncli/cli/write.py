@@ -6,9 +6,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from attncli.core.errors import AttnError
+
+if TYPE_CHECKING:
+    from attncli.outputs.files import Data
 
 MIN_COLUMNS, MAX_COLUMNS = 20, 1000  # COLUMNS outside this makes no sense for tables: ignored below, clamped above
 
@@ -68,7 +71,7 @@ def terminal_width() -> Optional[int]:
     return 80
 
 
-def emit(data: bytes, output: Optional[Path], inputs: set[Path], picture: Optional[tuple[Path, bytes]] = None) -> None:
+def emit(data: "Data", output: Optional[Path], inputs: set[Path], picture: Optional[tuple[Path, bytes]] = None) -> None:
     """Write the finished result to ``output`` (None: standard output), and ``picture`` (--export) with it.
 
     Every byte, or the run fails with no file changed (attncli.outputs.files.write_all).

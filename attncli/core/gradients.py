@@ -45,7 +45,11 @@ def _x(spec: Spec, a: Arrays) -> np.ndarray:
 
 
 def _added(out: Arrays, key: str, value: np.ndarray) -> None:
-    out[key] = value if key not in out else out[key] + value
+    """``out[key]`` += ``value``, in place: ``out``'s arrays are the step's own (no third n × d_model array)."""
+    if key in out:
+        out[key] += value
+    else:
+        out[key] = value
 
 
 def _norm(x: np.ndarray, dy: np.ndarray, norm: Norm, name: str, to: str) -> Arrays:

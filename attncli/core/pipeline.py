@@ -11,7 +11,7 @@ too, and the ``attention`` ones block by block.  The :class:`Trace` is made here
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import fields
 
 import numpy as np
@@ -63,7 +63,8 @@ def attend(spec: Spec) -> Trace:
     return trace_of(spec, a)
 
 
-def backward(spec: Spec, a: Arrays, attention: Backward | None = None) -> Arrays:
+def backward(spec: Spec, a: Arrays, attention: Backward | None = None,
+             keep: Collection[str] | None = None) -> Arrays:
     """The backward pass: from the document's ``gradient`` (dL/d the block's last quantity), each stage's backward
     step in reverse order -> every gradient by its JSON key (``grad_queries``, ``delta`` …).
 
@@ -71,9 +72,12 @@ def backward(spec: Spec, a: Arrays, attention: Backward | None = None) -> Arrays
     gradient of a rewritten quantity is the one kept (``grad_queries`` is taken with respect to the clamped Q).
     ``attention``: one step for all the ``attention`` stages at once (the streamed path's, which keeps no n × m
     matrix: :func:`attncli.core.stream_backward.attention_backward`).
+    ``keep`` (``--only``'s JSON keys; None: all): a gradient it does not name is let go as soon as no later step
+    reads it (dH once the attention's step has run), not kept to the end.
     """
     flowing: Arrays = {seed_key(spec): spec.gradient}
     kept: Arrays = {}
+    wanted = set(GRADIENT_KEYS) if keep is None else set(keep)
     steps = [(stage.backward, _made(stage)) for stage in reversed(STAGES) if stage.present(spec)
              and (attention is None or stage.part != "attention") and stage.backward is not None]
     if attention is not None:  # in the place of the attention stages (after the output's and the gate's steps)
@@ -84,12 +88,15 @@ def backward(spec: Spec, a: Arrays, attention: Backward | None = None) -> Arrays
         if not d:
             continue
         for key, value in d.items():
-            kept.setdefault(key, value)
-        for key, value in step(spec, a, d).items():
+            if gradient_key(key) in wanted:
+                kept.setdefault(key, value)
+        made_now, d = step(spec, a, d), None  # (d let go: what is not kept goes once the step has read it)
+        for key, value in made_now.items():
             if value is not None:
                 flowing[key] = value if key not in flowing else flowing[key] + value
     for key, value in flowing.items():
-        kept.setdefault(key, value)
+        if gradient_key(key) in wanted:
+            kept.setdefault(key, value)
     return {gradient_key(key): value for key, value in kept.items() if gradient_key(key) in GRADIENT_KEYS}
 
 

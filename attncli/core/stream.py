@@ -72,7 +72,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
                "sink_weights": None if spec.sinks is None else np.empty((h, n))}  # blocks (small beside H)
     try:
         if fast(spec):
-            if keep is not None:
+            if keep is not None and (spec.gradient is None or spec.qk_norm is None):  # (qk_norm's backward reads them)
                 _let_go(a, keep, q, k)
             norms = largest_norms(q, k, v, spec)
             checked = not norms_cannot_overflow(norms, spec) and not cannot_overflow(q, k, spec)
@@ -93,7 +93,8 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)), **rows_of)
     a = run(spec, a, stages=_part("after"))
     if spec.gradient is not None:  # the backward pass tile by tile too (FlashAttention-2's)
-        a.update(backward(spec, a, attention=lambda s, arrays, d: attention_backward(s, arrays, d, threads)))
+        a.update(backward(spec, a, attention=lambda s, arrays, d: attention_backward(s, arrays, d, threads),
+                          keep=keep))
     return trace_of(spec, a)
 
 

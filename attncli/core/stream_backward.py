@@ -37,13 +37,21 @@ def attention_backward(spec: Spec, a: Arrays, d: Arrays, threads: int | None = N
     d_h = d["head_outputs"]  # (h, n, d_v)
     q, k, v = a["kernel_queries"], a["kernel_keys"], a["values"]
     delta = np.einsum("hnd,hnd->hn", d_h, a["head_outputs"])  # D first (h, n)
-    out = {"kernel_queries": np.zeros(q.shape), "kernel_keys": np.zeros(k.shape), "values": np.zeros(v.shape)}
+    out = {"kernel_queries": _side_by_side(q.shape), "kernel_keys": _side_by_side(k.shape),
+           "values": _side_by_side(v.shape)}
     job = _Job(spec, q, k, v, d_h, a["lse"], delta, out)
     run_parallel(job, list(range(spec.kv_heads)), None, threads)
     out["delta"] = delta
     if spec.sinks is not None:
         out["sinks"] = sink_back(a["sink_weights"], delta)
     return out
+
+
+def _side_by_side(shape: tuple[int, ...]) -> np.ndarray:
+    """Zeros of (h, n, d) stored as (n, h·d), the heads side by side as the projections lay them out: their
+    backward (:func:`attncli.core.backward.project_back`) reads the gradient without a copy of it."""
+    h, n, d = shape
+    return np.zeros((n, h * d)).reshape(n, h, d).transpose(1, 0, 2)
 
 
 class _Job:

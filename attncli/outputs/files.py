@@ -15,11 +15,11 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from attncli.core.errors import AttnError
 
@@ -39,6 +39,24 @@ class Destination:
     fd: Optional[int] = None
     in_place: bool = False
     existing: Optional[os.stat_result] = None  # the regular file that is replaced
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A result that ``write(file)`` writes into a binary file (``np.savez``: array by array), not held as bytes:
+    a regular file gets it straight into its temporary file; a stream (a FIFO, a device) as the bytes it makes."""
+
+    write: Callable[[BinaryIO], None]
+
+    def data(self) -> bytes:
+        import io
+
+        buffer = io.BytesIO()
+        self.write(buffer)
+        return buffer.getvalue()
+
+
+Data = bytes | Streamed  # what a file is given: its bytes, or what writes them
 
 
 def _reason(e: BaseException) -> str:
@@ -107,7 +125,7 @@ def write_atomic(path: Path, data: bytes, inputs: set[Path]) -> None:
     write_all([(path, data)], inputs)
 
 
-def write_all(outputs: list[tuple[Optional[Path], bytes]], inputs: set[Path]) -> None:
+def write_all(outputs: list[tuple[Optional[Path], Data]], inputs: set[Path]) -> None:
     """Write each ``(path, data)`` (path None: standard output): every byte of each, or no file changed.
 
     Regular files are prepared as temporary files first; then the streams (standard output, devices,
@@ -144,7 +162,7 @@ def write_all(outputs: list[tuple[Optional[Path], bytes]], inputs: set[Path]) ->
             os.close(fd)
 
 
-def _prepare(place: Destination, data: bytes, temps: list[tuple[str, Destination]]) -> None:
+def _prepare(place: Destination, data: Data, temps: list[tuple[str, Destination]]) -> None:
     """A temporary file beside ``place`` holding ``data`` (synced), with the mode the result should have."""
     import tempfile
 
@@ -154,7 +172,11 @@ def _prepare(place: Destination, data: bytes, temps: list[tuple[str, Destination
             temps.append((temp, place))
         try:
             _keep_permissions(fd, place.existing)
-            _write_stream(fd, data, place.where)
+            if isinstance(data, Streamed):
+                with os.fdopen(fd, "wb", closefd=False) as file:
+                    data.write(file)
+            else:
+                _write_stream(fd, data, place.where)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -209,8 +231,10 @@ def _stdout_fd() -> int:
         return -1
 
 
-def _write_stream(fd: int, data: bytes, where: str) -> None:
+def _write_stream(fd: int, data: Data, where: str) -> None:
     """Every byte of ``data`` to ``fd``: short writes continued, a non-blocking pipe waited for."""
+    if isinstance(data, Streamed):
+        data = data.data()
     if fd == -1:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

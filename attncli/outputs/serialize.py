@@ -11,6 +11,7 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, quoted, unknown_key
 from attncli.core.stages import QUANTITIES
+from attncli.outputs.files import Streamed
 
 ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")
 # Every array of the result, from the stage list (attncli.core.stages), in the order they are computed.
@@ -194,13 +195,13 @@ def escape_controls(data: bytes) -> bytes:
     return _RAW_CONTROL_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
-def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes | np.ndarray:
+def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> Streamed | np.ndarray:
     """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names.
 
     A masked scaled score is -inf (JSON's null), as ``masked_fill(~mask, -inf)`` leaves it in PyTorch.
+    The ``.npz`` is written array by array into the file (:class:`~attncli.outputs.files.Streamed`), never whole
+    in memory: beside the arrays themselves it needs a few megabytes.
     """
-    import io
-
     arrays = dict(kept(trace, only))
     if "scaled_scores" in arrays and trace.spec.allowed is not None:
         arrays["scaled_scores"] = np.where(trace.spec.allowed, arrays["scaled_scores"], -np.inf)
@@ -208,9 +209,8 @@ def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> bytes | np.n
         if len(arrays) != 1:
             raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
         return npy_bytes(next(iter(arrays.values())))
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays, scale=np.float64(trace.spec.scale))
-    return buffer.getvalue()
+    scale = np.float64(trace.spec.scale)
+    return Streamed(lambda file: np.savez(file, **arrays, scale=scale))
 
 
 def npy_bytes(array: np.ndarray) -> np.ndarray:
