@@ -50,6 +50,7 @@ class Focus:
     lang: str = "en"
     precision: int = 4
     builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
+    asked: bool = True  # --query given: followed even where it sees one key alone
 
 
 def kv_head(spec: Spec, head: int) -> int:
