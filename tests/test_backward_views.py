@@ -175,3 +175,35 @@ def test_explain_step_backward_writes_one_cell_of_dz(runner):
         assert ("√d_k" in result.stdout) and (("n × m" in result.stdout) if lang == "en" else "按块" in result.stdout)
     plain = runner.invoke(app, ["explain", str(EXAMPLES / "causal.yaml"), "--step", "backward"])
     assert plain.exit_code == 2 and "'backward' needs gradient:" in plain.stderr
+
+
+def test_explain_step_backward_defaults_to_a_query_that_sees_two_keys(runner):
+    """Without --query, a causal document's first query (one key, a = 1, dZ = 0) is passed over for the first that
+    sees two keys, and the step says why; D > 0 is written without brackets; the dZ table names its head."""
+    from conftest import EXAMPLES
+
+    doc = str(EXAMPLES / "backward" / "grads.yaml")  # causal, 2 heads
+    trace = attncli.compute(doc)
+    result = runner.invoke(app, ["explain", doc, "--step", "backward"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "No --query was given" in out and "“The”" in out and "query 2, “cat”" in out
+    assert "Gradient of the scaled scores of head 1  dZ" in out
+    line = next(x for x in out.splitlines() if "dZ = a·(dA − D)" in x)
+    assert line.strip().startswith("cat, ")
+    d = float(trace.delta[0, 1])
+    assert d > 0 and f"− {d:.4f})" in line and "((" not in line  # D positive: no brackets
+    j = int(np.argmax(np.where(trace.spec.allowed[0, 1], trace.weights[0, 1], -1)))
+    assert abs(float(line.rsplit("=", 1)[1]) - trace.grad_scaled_scores[0, 1, j]) < 1e-4
+    sat = next(x for x in out.splitlines() if "Σ a(1 − a)" in x and "scale 1" in x)
+    a = trace.weights[0, 1, :2]  # the two keys "cat" sees
+    assert f"Σ a(1 − a) = {float(np.sum(a * (1 - a))):.4f}" in sat and "max a = 1," not in sat
+    header = json.loads(runner.invoke(app, ["explain", doc, "--step", "backward", "-f", "json"]).stdout)
+    assert (header["query"], header["token"]) == (2, "cat")
+    zh = runner.invoke(app, ["explain", doc, "--step", "backward", "--lang", "zh"], env={"COLUMNS": "200"}).stdout
+    assert "没有给出 --query" in zh and "第 1 个头缩放分数的梯度" in zh
+    asked = runner.invoke(app, ["explain", doc, "--step", "backward", "--query", "1"], env={"COLUMNS": "200"}).stdout
+    assert "No --query" not in asked and any(x.strip().startswith("The, The: dZ") for x in asked.splitlines())
+    single = runner.invoke(app, ["explain", str(EXAMPLES / "backward" / "grads.yaml"), "--step", "backward",
+                                 "--heads", "1"], env={"COLUMNS": "200"}).stdout
+    assert "Gradient of the scaled scores  dZ" in single

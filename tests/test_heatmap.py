@@ -303,3 +303,58 @@ def test_heads_that_cannot_fit_a_screen_suggest_one_head(runner, tmp_path):
     assert sum(line.lstrip().startswith("head ") for line in lines) == 6  # still the narrowest grid: 4 across
     one = runner.invoke(app, ["heatmap", str(doc), "--head", "24"], env={"COLUMNS": "80", "NO_COLOR": "1"})
     assert one.exit_code == 0 and "head 24 of 24" in one.stdout and "do not fit" not in one.stdout
+
+
+def ansi_cells(out: str) -> list[tuple[str, str]]:
+    """(SGR parameters, text) of each styled run that holds a number, as Rich writes them."""
+    return [(sgr, text.strip()) for sgr, text in re.findall(r"\x1b\[([0-9;]*)m([^\x1b]*)\x1b\[0m", out)
+            if re.fullmatch(r"\s*-?\d+\.\d+\s*", text)]
+
+
+@pytest.mark.parametrize("of", ["grad_scaled_scores", "grad_weights"])
+def test_signed_gradients_are_drawn_on_a_scale_centred_on_zero(of):
+    """Negative cells blue, positive orange, the largest |x| of either sign the most vivid, and the scale symmetric:
+    the most negative cell is no longer drawn as 'near 0'."""
+    from attncli.views.colours import NEGATIVE, POSITIVE
+
+    trace = trace_of(EXAMPLES / "backward" / "grads.yaml")
+    matrix = getattr(trace, of)[0]  # (n, m) of head 1
+    allowed = trace.spec.allowed[0]
+    big = float(np.abs(matrix[allowed]).max())
+    console = Console(width=120, file=io.StringIO(), color_system="truecolor", legacy_windows=False)
+    console.print(HeatMap(trace, of=of, head=0, color=True))
+    out = console.file.getvalue()
+    assert f"scale {-big:.2f} " in out and f" {big:.2f}" in out and "blue < 0 < orange" in out
+    cells = ansi_cells(out)
+    assert len(cells) == (np.abs(matrix[allowed]) >= big / 64).sum()  # 0 (within 1/64 of the largest): uncoloured
+    for sgr, text in cells:
+        value = float(text)
+        rgb = tuple(int(c) for c in sgr.split(";")[-3:]) if "48;2;" in sgr else None
+        if abs(value) >= 0.02 * big:  # (the numbers are rounded to 2 decimals)
+            blue, orange = rgb[2] > rgb[0], rgb[0] > rgb[2]
+            assert (blue and value < 0) or (orange and value > 0), (value, rgb)
+    shown = {float(text): sgr for sgr, text in cells}
+    lowest, highest = min(shown), max(shown)
+    wanted = {lowest: NEGATIVE[-1], highest: POSITIVE[-1]}[lowest if abs(lowest) > abs(highest) else highest]
+    assert shown[lowest if abs(lowest) > abs(highest) else highest].endswith(";".join(map(str, wanted)))
+    plain = text_of(HeatMap(trace, of=of, head=0, color=False), 120)
+    assert f"scale {-big:.2f} ▕█▓▒░0░▒▓█▏ {big:.2f}" in plain
+
+
+def test_a_16_colour_terminal_draws_shades_that_grow_with_the_weight():
+    """TERM=xterm without COLORTERM: Rich maps the even-lightness scale onto the terminal's palette, white at the
+    low end and red at the high (backwards on a dark background); there the cells are shaded ░▒▓█ with numbers, as
+    without colour, and no background colour is written."""
+    trace = trace_of(EXAMPLES / "causal.yaml")
+    console = Console(width=80, file=io.StringIO(), color_system="standard", legacy_windows=False, force_terminal=True)
+    console.print(HeatMap(trace, color=True))
+    out = console.file.getvalue()
+    codes = {int(c) for sgr in re.findall(r"\x1b\[([0-9;]*)m", out) for c in sgr.split(";") if c}
+    assert "\x1b[" in out and not codes & {*range(40, 48), *range(100, 108)}  # no background colour at all
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert strip_right(plain) == strip_right(text_of(HeatMap(trace, color=False)))
+    rows = [line for line in plain.splitlines() if line.startswith(("Evan's", "dog"))]
+    assert "██ 1.00" in rows[0] and "██ 0.89" in rows[1] and "0.11" in rows[1]
+    truecolor = Console(width=80, file=io.StringIO(), color_system="truecolor", legacy_windows=False)
+    truecolor.print(HeatMap(trace, color=True))
+    assert "48;2;" in truecolor.file.getvalue()  # full colour terminals keep the colour scale

@@ -68,6 +68,22 @@ def test_init_integers_writes_small_whole_numbers_to_work_by_hand(runner, tmp_pa
         assert computed["scores"][h] == [[q[i] * k[j] for j in range(3)] for i in range(3)]
 
 
+def test_init_integers_leaves_the_scale_out_so_scaled_scores_stay_whole(runner):
+    """With d_k = 2, scale: sqrt made every scaled score a multiple of 1/√2; --integers writes scale: none."""
+    import json
+
+    import yaml
+
+    made = runner.invoke(app, ["init", "--tokens", "a b c", "--d-model", "2", "--integers"])
+    assert made.exit_code == 0 and yaml.safe_load(made.stdout)["scale"] == "none"
+    assert "# none here (--integers)" in made.stdout
+    computed = json.loads(runner.invoke(app, ["compute", "-", "--format", "json"], input=made.stdout).stdout)
+    z = computed["scaled_scores"]
+    assert z == computed["scores"] and all(float(v).is_integer() for row in z[0] for v in row)
+    plain = yaml.safe_load(runner.invoke(app, ["init", "--tokens", "a b c", "--d-model", "2"]).stdout)
+    assert plain["scale"] == "sqrt"
+
+
 def test_picture_rules_join_from_row_to_row_and_a_weight_fills_its_cell(runner, tmp_path):
     """Light-theme PNGs showed a gap in every vertical rule at every row, and a weight's colour behind its digits
     only, not its cell."""

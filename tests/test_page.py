@@ -149,6 +149,45 @@ def test_the_command_writes_the_page(tmp_path):
     assert result.exit_code == 0 and embedded(out.read_text(encoding="utf-8"))["lang"] == "zh"
 
 
+@pytest.mark.parametrize("name", ["p.txt", "page", "p.svg", "p.html.bak"])
+def test_an_output_not_named_html_is_refused_and_nothing_written(tmp_path, name):
+    out = tmp_path / name
+    result = CliRunner().invoke(app, ["page", str(EXAMPLES / "causal.yaml"), "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists() and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--output" in lines[0] and ".html or .htm" in lines[0], result.stderr
+
+
+def test_on_a_terminal_without_o_it_refuses_and_piped_it_writes_the_html(tmp_path):
+    """On a terminal (a pseudo-terminal here) one line suggests -o page.html, exit 2; piped, the HTML itself."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(attncli.__file__).parent.parent), COLUMNS="200")
+    command = [sys.executable, "-m", "attncli", "page", str(EXAMPLES / "causal.yaml")]
+    main, follower = pty.openpty()
+    done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=300)
+    os.close(follower)
+    shown = b""
+    while select.select([main], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    message = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2 and shown == b"" and len(message) == 1 and "-o page.html" in message[0]
+    piped = subprocess.run(command, capture_output=True, env=env, timeout=300)
+    assert piped.returncode == 0 and piped.stdout.lstrip().lower().startswith(b"<!doctype html")
+
+
 def test_a_bad_document_writes_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("inputs: [[1, 0], [0, 1]]\nweights: {query: [[1, 2, 3]]}\n", encoding="utf-8")

@@ -120,7 +120,14 @@ def explain(
         language = lang.value
         followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
         index = query_index(query, spec.tokens) if query is not None else default_query(trace, followed[0])
-        focus = Focus(index, followed[0], language, precision, builtin, defaulted=query is None and index != 0)
+        focus = Focus(index, followed[0], language, precision, builtin, defaulted=query is None and index != 0,
+                      asked=query is not None)
+        if step == "backward":  # the query it follows, in the JSON header too (one that sees two keys, if not asked)
+            from dataclasses import replace
+
+            from attncli.teach.explain.backward import followed_query
+
+            focus = replace(focus, query=followed_query(trace, focus))
         chosen = _every_head(doc, trace, focus, followed, why, step)
         if format is TableOrJson.json:
             header = {"query": focus.query + 1, "token": spec.tokens[focus.query],

@@ -49,7 +49,16 @@ def page(
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
 
     def action() -> None:
+        import sys
+
+        from attncli.core.errors import AttnError
         from attncli.plan import compute_in_full
+
+        if output is not None and output.suffix.lower() not in (".html", ".htm"):  # before any work: nothing written
+            raise AttnError("expected a file name ending in .html or .htm (the page is HTML)", "--output")
+        if output is None and sys.stdout is not None and sys.stdout.isatty():  # 100 KB of HTML is no use on a terminal
+            raise AttnError("the page is a whole HTML file: write it with -o page.html, then open that in a browser",
+                            "--output")
         from attncli.teach.page import page_html
 
         changes = overrides(scale, mask, heads)

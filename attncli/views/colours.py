@@ -19,6 +19,13 @@ UNCOLOURED = 1 / 64  # t below this: no colour (a weight that is as good as 0)
 RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64),
         (226, 109, 0))
 STEPS = 8  # swatches in a legend: the uncoloured one, then seven colours
+# Signed quantities (the gradients dA, dZ): a diverging scale centred on 0, at the same lightness, blue below 0 and
+# orange above, more vivid with |x|: OKLCH(0.66, 0.03 + 0.12u, 250°) and OKLCH(0.66, 0.03 + 0.12u, 60°) for
+# u = |x| / max |x| at 0, 1/6 … 1, in sRGB; |x| below UNCOLOURED of the largest: no colour, as 0 should look.
+NEGATIVE = ((133, 148, 164), (123, 149, 176), (113, 150, 188), (103, 150, 199), (91, 151, 211), (77, 151, 222),
+            (62, 150, 234))
+POSITIVE = ((161, 142, 128), (170, 139, 116), (178, 136, 102), (187, 133, 88), (195, 129, 72), (203, 125, 52),
+            (211, 120, 18))
 
 
 def heat_rgb(t: float) -> tuple[int, int, int] | None:
@@ -28,12 +35,38 @@ def heat_rgb(t: float) -> tuple[int, int, int] | None:
     (None, (226, 109, 0), (145, 143, 164))
     """
     t = float(min(max(t, 0.0), 1.0))
-    if t < UNCOLOURED:
-        return None
-    x = (t - UNCOLOURED) / (1 - UNCOLOURED) * (len(RAMP) - 1)
-    i = min(int(x), len(RAMP) - 2)
-    a, b = RAMP[i], RAMP[i + 1]
+    return None if t < UNCOLOURED else _along(RAMP, t)
+
+
+def _along(ramp: tuple, t: float) -> tuple[int, int, int]:
+    """The colour at ``t`` (UNCOLOURED … 1) along ``ramp``, linear between its stops."""
+    x = (t - UNCOLOURED) / (1 - UNCOLOURED) * (len(ramp) - 1)
+    i = min(int(x), len(ramp) - 2)
+    a, b = ramp[i], ramp[i + 1]
     return tuple(round(p + (q - p) * (x - i)) for p, q in zip(a, b))  # type: ignore[return-value]
+
+
+def signed_rgb(s: float) -> tuple[int, int, int] | None:
+    """The colour of a signed ``s`` (−1 … 1, clamped) on the diverging scale, or None for |s| below UNCOLOURED.
+
+    >>> signed_rgb(-1.0), signed_rgb(0.0), signed_rgb(1.0)
+    ((62, 150, 234), None, (211, 120, 18))
+    """
+    s = float(min(max(s, -1.0), 1.0))
+    return None if abs(s) < UNCOLOURED else _along(NEGATIVE if s < 0 else POSITIVE, abs(s))
+
+
+def signed_style(s: float) -> str:
+    """The Rich style of a cell at a signed ``s`` (−1 … 1): ``''`` near 0."""
+    rgb = signed_rgb(s)
+    return "" if rgb is None else f"{ink(rgb)} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
+
+
+def signed_swatches() -> list[str]:
+    """The background styles of a signed legend, −1 to 1: the negative colours, ``''`` for 0, the positive ones."""
+    ups = [UNCOLOURED + (1 - UNCOLOURED) * k / (STEPS - 2) for k in range(STEPS - 1)]
+    styles = [f"on rgb({r},{g},{b})" for r, g, b in (signed_rgb(u) for u in ups)]
+    return [f"on rgb({r},{g},{b})" for r, g, b in (signed_rgb(-u) for u in reversed(ups))] + [""] + styles
 
 
 def ink(rgb: tuple[int, int, int]) -> str:

@@ -3,14 +3,16 @@
 Query tokens run down the side, key tokens across the top.  On a terminal each
 cell is coloured on the scale of :mod:`attncli.views.colours` (the one the
 tables of ``compute`` use, readable on dark and light backgrounds); without colour (``NO_COLOR``, a pipe, a
-``.txt`` export) it is drawn with the shades `` ░▒▓█`` so the picture survives
-copy and paste.  Masked cells are hatched ``╱╱`` either way.  With sinks, the weights' map has one more
+``.txt`` export, or a terminal of 8 or 16 colours) it is drawn with the shades `` ░▒▓█`` so the picture survives
+copy and paste.  The gradients (signed) are coloured on a scale centred on 0 instead.
+Masked cells are hatched ``╱╱`` either way.  With sinks, the weights' map has one more
 column after a bar, ``sink``: the share of each row that went to the sink (the row's weights sum to 1 − it).
 One head is drawn large with its numbers; several heads as small multiples on one shared scale.
 """
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,7 +25,7 @@ from attncli.core.attention import Trace
 from attncli.core.errors import visible
 from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
-from attncli.views.colours import heat_style, swatches
+from attncli.views.colours import heat_style, signed_style, signed_swatches, swatches
 from attncli.views.heatmap_grid import choose, numbered_rows, panels
 
 SHADES = " ░▒▓█"
@@ -33,6 +35,10 @@ KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
 QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")
+# a gradient's sign is its meaning (which way the loss moves): drawn on a scale centred on 0. (A score's zero means
+# nothing to softmax, which only sees differences: scores keep the scale from their smallest to their largest.)
+SIGNED = ("grad_weights", "grad_scaled_scores")
+FEW_COLOURS = ("standard", "windows")  # 8 or 16 colours: the terminal's own palette, no even-lightness scale
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ class HeatMap:
             return Scale(0.0, 1.0)
         lo = min(float(self.matrices[h].min(where=allowed[h], initial=np.inf)) for h in self.heads)
         hi = max(float(self.matrices[h].max(where=allowed[h], initial=-np.inf)) for h in self.heads)
+        if self.of in SIGNED:  # −max|x| … max|x|: 0 in the middle, uncoloured
+            return Scale(-max(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
         return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
 
     # -- what is shown
@@ -138,6 +146,11 @@ class HeatMap:
             return Text(HATCH * width, style="grey50") if self.color or not number else Text(" " + HATCH * (width - 1))
         t = self.scale.t(value)
         text = format_number(value, self.precision) if number else ""
+        if self.of in SIGNED:  # shaded by size; the colour (or the number) says the sign
+            s = 2 * t - 1  # −1 … 1
+            if self.color:
+                return Text(text.center(width), style=signed_style(s))
+            t = abs(s)
         if self.color:
             return Text(text.center(width), style=heat_style(t))
         if number:  # two shade characters, then the number
@@ -243,7 +256,9 @@ class HeatMap:
         ``by_number``: the rows and columns are numbered alike; ``hint``: a last line (what to do when it is too tall).
         """
         bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
-        if self.color:
+        if self.of in SIGNED:
+            bar.append_text(self._signed_bar())
+        elif self.color:
             bar.append("▕")
             for style in swatches():  # the uncoloured low end marked, or it would not show
                 bar.append("  " if style else "··", style=style)
@@ -253,6 +268,9 @@ class HeatMap:
         bar.append(" " + format_number(self.scale.hi, self.precision))
         dim = "dim" if self.color else ""
         parts = [bar]
+        if self.of in SIGNED:  # which side is which
+            parts.append(Text("blue < 0 < orange, 0 uncoloured" if self.color else "shade: size, sign: the numbers",
+                              style=dim))
         if any(self.masked[h].any() for h in self.heads):
             parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
         parts.append(Text("rows: queries, columns: keys" + (" (numbered alike)" if by_number else ""), style=dim))
@@ -265,6 +283,17 @@ class HeatMap:
             else:
                 lines.append(part)
         return lines + ([Text(hint, style="yellow" if self.color else "")] if hint else [])
+
+    def _signed_bar(self) -> Text:
+        """A signed quantity's swatches, −max|x| … 0 … max|x|: blue below 0 and orange above (without colour, shades
+        that grow with |x| either side, the sign in the numbers)."""
+        bar = Text("▕")
+        if self.color:
+            for style in signed_swatches():
+                bar.append("  " if style else "0", style=style)
+        else:
+            bar.append(SHADES[:0:-1] + "0" + SHADES[1:])
+        return bar.append("▏")
 
     def header_lines(self, room: int, numbered: bool, hint: bool) -> list[Text]:
         """What comes before the heads: the title, the legend and (numbered keys that are not the queries) the keys."""
@@ -291,9 +320,19 @@ class HeatMap:
         label_w = min(max(cell_len(t) for t in self.spec.tokens), LABEL_WIDTH)
         return self.full and label_w + 1 + self.spec.m + (3 if self.sinks is not None else 0) > room
 
+    def drawn(self, console: Console) -> HeatMap:
+        """Itself, or on a terminal of 8 or 16 colours, without colour: its palette would turn the scale's even
+        lightness into white at the low end and red at the high, backwards on a dark background; the shades ░▒▓█
+        and the numbers grow with the value on any background."""
+        if not self.color or console.color_system not in FEW_COLOURS:
+            return self
+        plain = copy(self)
+        plain.color = False
+        return plain
+
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        widest = max(line.cell_len for line in self.lines(options.max_width))
+        widest = max(line.cell_len for line in self.drawn(console).lines(options.max_width))
         return Measurement(widest, widest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield from self.lines(options.max_width)
+        yield from self.drawn(console).lines(options.max_width)

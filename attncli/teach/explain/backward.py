@@ -22,19 +22,32 @@ def _saturation(a: np.ndarray) -> tuple[float, float]:
     return float(a.max()), float(np.sum(a * (1.0 - a)))
 
 
+def followed_query(trace: Trace, focus: Focus) -> int:
+    """The query this step follows (0-based): ``focus.query``, unless --query was left out and it sees fewer than two
+    keys (a causal document's first query: a = 1 and dZ = 0, nothing to show); then the first that sees two or more."""
+    seen = [int(allowed_row(trace, i, focus.head).sum()) for i in range(trace.spec.n)]  # (n,): keys each query sees
+    if focus.asked or seen[focus.query] >= 2:
+        return focus.query
+    return next((i for i, count in enumerate(seen) if count >= 2), focus.query)
+
+
 def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
-    spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
+    spec, h, i, p = trace.spec, focus.head, followed_query(trace, focus), focus.precision
     g = trace.gradients
     allowed = allowed_row(trace, i, h)
     a, d_a, d_z = trace.weights[h, i], g["grad_weights"][h, i], g["grad_scaled_scores"][h, i]
     j = int(np.argmax(np.where(allowed, a, -1.0)))
     q, k, delta = spec.tokens[i], spec.context_tokens[j], float(g["delta"][h, i])
+    d_text = number(delta, p) if delta >= 0 else f"({number(delta, p)})"
     lines = [f"{q}: D = dh·h = {vector(g['grad_head_outputs'][h, i], p)}·{vector(trace.head_outputs[h, i], p)} = "
              f"{number(delta, p)}",
-             f"{q}, {k}: dZ = a·(dA − D) = {number(a[j], p)}·({number(d_a[j], p)} − ({number(delta, p)})) = "
+             f"{q}, {k}: dZ = a·(dA − D) = {number(a[j], p)}·({number(d_a[j], p)} − {d_text}) = "
              f"{number(d_z[j], p)}"]
-    keys = ["body", "no_storage"]
-    words = dict(ctx, key=f"“{k}”")
+    first_seen = int(allowed_row(trace, 0, h).sum())
+    moved = not focus.asked and i != 0 and first_seen < 2  # why not query 1, in one line
+    keys = ["default_query"] * moved + ["body", "no_storage"]
+    words = dict(ctx, key=f"“{k}”", q=f"“{q}”", i=i + 1, query_one=f"“{spec.tokens[0]}”",
+                 seen=t["backward"]["seen_one" if first_seen else "seen_none"])
     if allowed.any() and spec.scale != 1.0 and trace.scores is not None:
         scaled = _saturation(a[allowed] / max(float(a[allowed].sum()), 1e-300))
         plain = _saturation(softmax(trace.scores[h, i][allowed][None, :])[0])
@@ -43,7 +56,8 @@ def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("scale")
         words.update(with_max=number(scaled[0], p), with_sum=number(scaled[1], p), without_max=number(plain[0], p),
                      without_sum=number(plain[1], p))
-    numbers = [Numbers("grad_scaled_scores", t["backward"]["table"], g["grad_scaled_scores"][h], spec.tokens,
+    table = t["backward"]["table"] if spec.heads == 1 else t["backward"]["table_head"].format(head=h + 1)
+    numbers = [Numbers("grad_scaled_scores", table, g["grad_scaled_scores"][h], spec.tokens,
                        spec.context_tokens, None if spec.allowed is None else ~spec.allowed[h])]
     return Step("backward", t["backward"]["title"], "dZ = A ⊙ (dA − D),  D = rowsum(dH ⊙ H)",
                 paragraphs(t, "backward", keys, words), lines, numbers)

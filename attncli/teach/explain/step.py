@@ -51,6 +51,7 @@ class Focus:
     precision: int = 4
     builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
     defaulted: bool = False  # no --query, and the first query sees fewer than two keys: say why this one
+    asked: bool = True  # --query given: followed even where it sees one key alone
 
 
 def kv_head(spec: Spec, head: int) -> int:

@@ -3,6 +3,11 @@
 BACKWARD = {
     "title": "The backward pass through the softmax",
     "table": "Gradient of the scaled scores  dZ",
+    "table_head": "Gradient of the scaled scores of head {head}  dZ",
+    "seen_one": "one key alone (its weight is 1 and its dZ 0)",
+    "seen_none": "no key",
+    "default_query": "No --query was given, and query 1, {query_one}, sees {seen}: "
+                     "this step follows query {i}, {q}, the first that sees two keys or more.",
     "body": "Going backwards, each weight a_ij receives dA_ij = dH_i·V_j, how much the loss would change if that "
             "weight grew. The softmax keeps every row summing to 1 (less a sink's share), so one weight can only grow "
             "if the others of its row shrink: what reaches the score is a_ij·(dA_ij − D_i), where D_i is the row's "

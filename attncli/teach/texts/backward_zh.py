@@ -3,6 +3,11 @@
 BACKWARD = {
     "title": "反向传播穿过 softmax",
     "table": "缩放分数的梯度  dZ",
+    "table_head": "第 {head} 个头缩放分数的梯度  dZ",
+    "seen_one": "一个键（权重是 1，dZ 是 0）",
+    "seen_none": "任何键",
+    "default_query": "没有给出 --query，而第 1 个查询 {query_one} 只看得到{seen}："
+                     "这一步跟随第 {i} 个查询 {q}，它是第一个看得到两个或更多键的查询。",
     "body": "反向计算时，每个权重 a_ij 得到 dA_ij = dH_i·V_j，即这个权重变大时损失的变化量。"
             "softmax 让每一行的和保持为 1（减去 sink 的份额），"
             "一个权重要变大，同一行的其他权重就必须变小：传到分数上的是 a_ij·(dA_ij − D_i)，"
