@@ -19,12 +19,11 @@ memory (maximum resident set, wait4), and the ratio with its spread round by rou
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from llama import spawn  # one way to run and measure a whole process, llama.py's
 
 ROOT = Path(__file__).resolve().parent.parent
 D_MODEL, HEADS, NOPE, ROPE, D_V, R_KV = 2048, 16, 128, 64, 128, 512
@@ -86,19 +85,6 @@ def write_inputs(folder: Path, n: int) -> None:
     np.save(folder / "x.npy", rng.normal(size=(n, D_MODEL)))
     (folder / "doc.yaml").write_text(DOCUMENT)
     (folder / "torch_layer.py").write_text(TORCH_SCRIPT)
-
-
-def spawn(argv: list[str]) -> tuple[float, float, float]:
-    """Run ``argv``; (wall seconds, its own peak resident memory in MB, CPU seconds)."""
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise RuntimeError(f"{' '.join(argv)} failed: {err.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def measure(n: int, repeat: int = 1) -> dict:
