@@ -254,3 +254,29 @@ def test_the_report_fits_80_columns(runner, tmp_path):
     assert largest == pytest.approx(np.abs(arrays["grad_kernel_keys"] - truth).max(), rel=1e-2)
     assert eager < budget < largest
     assert "grad_kernel_keys: worst at key/value head 2, key 3 ('k3'), column 4:" in checked.stdout
+
+
+def test_the_verdict_as_json(runner, tmp_path):
+    """--format json: the same verdict as one object, the worst cell counted from 1, the errors from numpy."""
+    doc = _doc(tmp_path)
+    made = json.loads(runner.invoke(app, ["compute", doc, "--emulate", "bf16", "-f", "json"]).stdout)
+    arrays = {key: np.array(made[key]) for key in ("head_outputs", "grad_kernel_keys")}
+    arrays["grad_kernel_keys"][1, 2, 3] += 1.0  # one cell outside its budget
+    np.savez(tmp_path / "result.npz", **arrays)
+    checked = runner.invoke(app, ["check", doc, "--against", str(tmp_path / "result.npz"), "--dtype", "bf16",
+                                  "--format", "json"])
+    assert checked.exit_code == 1, checked.output
+    data = json.loads(checked.stdout)
+    assert data["dtype"] == "bf16" and data["within"] is False
+    found = {f["key"]: f for f in data["findings"]}
+    assert set(found) == {"head_outputs", "grad_kernel_keys"}
+    assert found["head_outputs"]["within"] is True and found["grad_kernel_keys"]["within"] is False
+    truth = attncli.compute(doc)
+    wrong = found["grad_kernel_keys"]
+    assert wrong["worst"] == [2, 3, 4] and wrong["where"] == "key/value head 2, key 3 ('k3'), column 4"
+    assert wrong["largest"] == pytest.approx(np.abs(arrays["grad_kernel_keys"] - truth.grad_kernel_keys).max(),
+                                             rel=1e-2)
+    assert wrong["got"] == pytest.approx(wrong["truth"] + 1.0, abs=0.1)
+    assert wrong["eager"] < wrong["budget"] < wrong["largest"]
+    errors = arrays["head_outputs"] - truth.head_outputs
+    assert found["head_outputs"]["rms"] == pytest.approx(np.sqrt(np.mean(errors ** 2)), rel=1e-2)

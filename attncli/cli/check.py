@@ -71,7 +71,7 @@ def check(
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     wrong = False
     if against is not None or dtype is not None:
-        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads)), debug)
+        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format), debug)
         if _OUTSIDE:
             raise typer.Exit(1)
         return
@@ -110,14 +110,15 @@ def check(
 _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 
 
-def _against(file: str, against: str | None, dtype: DType | None, changes: dict) -> None:
+def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
+             format: TableOrJson = TableOrJson.table) -> None:
     """``check --against RESULT --dtype D``: the verdict on a kernel's result."""
     from attncli.core.emulate import KEYS, eager, softmax_of_dots
     from attncli.core.errors import AttnError
     from attncli.core.verdict import judge
     from attncli.inputs.result import read_result
     from attncli.plan import compute_in_full
-    from attncli.views.verdict import report
+    from attncli.views.verdict import report, report_json
 
     if against is None or dtype is None:
         raise AttnError("--against and --dtype go together: the kernel's result, and the precision it computed in",
@@ -140,6 +141,9 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict)
     d_o = trace.grad_head_outputs if gradients else None
     emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype.value)
     findings = judge(truths, results, emulated, dtype.value)
-    emit(render_text(report(findings, dtype.value, trace.spec.tokens, trace.spec.context_tokens), to_terminal=True),
-         None, set())
+    tokens = (trace.spec.tokens, trace.spec.context_tokens)
+    if format is TableOrJson.json:
+        emit(report_json(findings, dtype.value, *tokens), None, set())
+    else:
+        emit(render_text(report(findings, dtype.value, *tokens), to_terminal=True), None, set())
     _OUTSIDE[:] = [True] if not all(f.within for f in findings) else []

@@ -39,3 +39,24 @@ def report(findings: list[Finding], dtype: str, tokens: list[str], context_token
             lines.append(Text(f"{f.key}: worst at {cell(f, tokens, context_tokens)}:\n"
                               f"  {f.got!r} where the truth is {f.truth!r}"))  # (its error: the table's row)
     return lines
+
+
+def report_json(findings: list[Finding], dtype: str, tokens: list[str], context_tokens: list[str]) -> bytes:
+    """The same verdict as one JSON object: ``dtype``, ``within`` (every array), and per array its errors, budget,
+    verdict and worst cell (``worst``: indices counting from 1, ``where``: the same in words; non-finite numbers as
+    null)."""
+    import json
+    import math
+
+    from attncli.outputs.serialize import escape_controls
+
+    def number(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
+    rows = [{"key": f.key, "largest": number(f.largest), "rms": number(f.rms), "eager": number(f.eager),
+             "budget": number(f.budget), "within": f.within, "worst": [i + 1 for i in f.worst],
+             "where": cell(f, tokens, context_tokens), "truth": number(f.truth), "got": number(f.got)}
+            for f in findings]
+    body = {"dtype": dtype, "within": all(f.within for f in findings), "findings": rows}
+    return escape_controls((json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+
