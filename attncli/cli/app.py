@@ -15,10 +15,12 @@ import typer.core
 _make_metavar = typer.core.TyperArgument.make_metavar
 
 
-def _plain_metavar(self, ctx, *, usage: bool = False) -> str:
-    """A required argument as FILE in the usage line, as Click writes it (Typer 0.28 writes {FILE})."""
-    var = _make_metavar(self, ctx, usage=usage)
-    return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
+def _plain_metavar(self, *args, **kwargs) -> str:
+    """A required argument as FILE in the usage line, as Click writes it (Typer 0.28 writes {FILE}).
+
+    The arguments are passed on as they come: older Typer versions take no ``usage`` keyword."""
+    var = _make_metavar(self, *args, **kwargs)
+    return var[1:-1] if kwargs.get("usage") and var.startswith("{") and var.endswith("}") else var
 
 
 typer.core.TyperArgument.make_metavar = _plain_metavar
