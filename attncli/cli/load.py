@@ -47,9 +47,14 @@ def _convention_hint(spec) -> str:
 STDIN_PROMPT = "Reading the document from standard input (end with Ctrl-D)…"
 
 
-def read(file: str):
-    """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document."""
+def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, stacks: bool = False):
+    """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document.
+
+    A stacked document (``layers:``) gives its layer ``--layer N`` (from 1) as a one-layer document, the layers
+    before it computed for its inputs; without ``layer`` it is refused unless the command takes ``stacks``.
+    """
     from attncli.inputs.document import read_document
+    from attncli.inputs.stacked import compute_stack, is_stacked, layer_document, layer_number, stack_of
 
     if file == "-" and sys.stdin is not None:
         try:
@@ -58,7 +63,23 @@ def read(file: str):
             waiting = False
         if waiting:
             say(STDIN_PROMPT + "\n")
-    return read_document(file)
+    doc = read_document(file)
+    index = layer_number(layer, doc)
+    if index is not None:
+        before = compute_stack(doc, overrides, lambda d, o: load(file, o, doc=d), index)
+        return layer_document(doc, index, _passed_on(doc, before))
+    if is_stacked(doc.data) and not stacks:
+        count = len(stack_of(doc))
+        raise AttnError(f"is a stack of {count} layers (layers:); this command shows one: choose it with "
+                        f"--layer N (1 … {count})", doc.name)
+    return doc
+
+
+def _passed_on(doc, before: list):
+    """The inputs of the layer after ``before`` (the top-level inputs when there is none)."""
+    from attncli.inputs.stacked import last_quantity
+
+    return last_quantity(before[-1]) if before else doc.data["inputs"]
 
 
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
