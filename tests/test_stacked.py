@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES
 from reference import max_abs_diff, reference_document
 
 from attncli.cli import app
@@ -173,3 +174,13 @@ def test_check_a_layers_answer(runner, tmp_path):
 def test_layer_on_a_one_layer_document_is_refused(runner, tmp_path):
     result = run(runner, tmp_path, {"inputs": X}, "--layer", "1", code=2)
     assert "one-layer document" in result.output
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("file", sorted(EXAMPLES.glob("stacked/*.yaml")), ids=lambda p: p.name)
+def test_every_layer_of_every_stacked_example_is_explained(runner, file, lang):
+    layers = len(json.loads(runner.invoke(app, ["compute", str(file), "-f", "json"]).stdout)["layers"])
+    for layer in range(1, layers + 1):
+        for step in ["all", *map(str, range(1, 9))]:
+            result = runner.invoke(app, ["explain", str(file), "--layer", str(layer), "--step", step, "--lang", lang])
+            assert result.exit_code == 0 and "Traceback" not in result.output, (layer, step, result.output)

@@ -110,7 +110,7 @@ def compute(
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
       attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
-      attncli compute examples/two_layers.yaml -f json | jq '.layers[1].output'
+      attncli compute examples/stacked/two_layers.yaml --layer 2 --only weights
     """
 
     def action() -> None:
