@@ -184,3 +184,28 @@ def test_every_layer_of_every_stacked_example_is_explained(runner, file, lang):
         for step in ["all", *map(str, range(1, 9))]:
             result = runner.invoke(app, ["explain", str(file), "--layer", str(layer), "--step", step, "--lang", lang])
             assert result.exit_code == 0 and "Traceback" not in result.output, (layer, step, result.output)
+
+
+def test_only_a_key_one_layer_lacks_names_the_layer(runner, tmp_path):
+    result = run(runner, tmp_path, {"inputs": X, "layers": [FIRST, THIRD]}, "--only", "normalized", code=2)
+    assert "layers[1]" in result.output and "add_norm" in result.output and result.stdout == ""
+
+
+def test_a_query_with_no_key_is_warned_with_its_layer(runner, tmp_path):
+    doc = {"inputs": X, "layers": [FIRST, {"mask": [[0, 0, 0], [1, 1, 0], [1, 1, 1]]}]}
+    result = run(runner, tmp_path, doc, "--format", "json")
+    assert "layers[1]: query 1" in result.stderr
+    assert json.loads(result.stdout)["layers"][1]["weights"][0][0] == [0, 0, 0]
+
+
+def test_the_python_api_refuses_a_stack_in_one_line():
+    import attncli
+    from attncli.core.errors import AttnError
+
+    with pytest.raises(AttnError, match="layers: makes a stack of layers"):
+        attncli.compute({"inputs": X, "layers": [FIRST]})
+
+
+def test_scale_option_replaces_every_layers_scale(runner, tmp_path):
+    result = got(runner, tmp_path, {"inputs": X, "layers": [FIRST, THIRD]}, "--scale", "none")
+    assert [layer["scale"] for layer in result["layers"]] == [1.0, 1.0]

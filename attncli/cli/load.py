@@ -17,6 +17,7 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.stacked import layer_place
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
@@ -26,8 +27,9 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     except AttnError as e:  # overflow or memory: the document is the place to look
         raise (e.at(doc.name) if e.where is None else e) from None
     hint = _convention_hint(spec) if trace.empty_queries else ""
+    place = layer_place(doc)  # a stacked document's layer: which one
     for i in trace.empty_queries:
-        warn(f"query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key "
+        warn(f"{place}query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key "
              f"(its mask row is all 0); its weights and head output are 0{hint}")
     return trace
 

@@ -22,6 +22,7 @@ def compute_stack(file: str, doc, changes: dict, keys: Optional[list[str]], chos
         return load(file, overrides, doc=layer_doc, compute=lambda spec: compute_in_full(spec, kind, "compute"))
 
     traces = stacked.compute_stack(doc, changes, full)
+    _check_only(traces, keys, doc.name)
     inputs = set().union(*(input_paths(file, trace) for trace in traces))
     if chosen == "arrays":
         from attncli.outputs.stacked import stack_to_npz
@@ -33,6 +34,17 @@ def compute_stack(file: str, doc, changes: dict, keys: Optional[list[str]], chos
         emit(stack_to_json(traces, keys), output, inputs)
     else:
         _tables(file, traces, keys, output, inputs, options, chosen == "picture")
+
+
+def _check_only(traces: list, keys: Optional[list[str]], name: str) -> None:
+    """--only names a key every layer has (``'normalized' needs add_norm: …``, saying which layer lacks it)."""
+    from attncli.outputs.serialize import check_present
+
+    for i, trace in enumerate(traces):
+        try:
+            check_present(trace, keys)
+        except AttnError as e:
+            raise AttnError(f"{e.message} (layers[{i}] of {name} has none)", e.where) from None
 
 
 def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:

@@ -16,6 +16,7 @@ replaced by layer i − 1's last quantity (``normalized`` with add_norm, else ``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -80,6 +81,12 @@ def layer_document(doc: Document, index: int, inputs: Any) -> Document:
     data["inputs"] = inputs
     data.update(layer)
     return replace(doc, data=data, name=f"{doc.name}: layers[{index}]")
+
+
+def layer_place(doc: Document) -> str:
+    """``layers[1]: `` for a layer's document (:func:`layer_document`), so that a warning says which layer; else ""."""
+    found = re.search(r": (layers\[\d+\])$", doc.name)
+    return f"{found.group(1)}: " if found else ""
 
 
 def last_quantity(trace) -> np.ndarray:
