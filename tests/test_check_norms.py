@@ -214,3 +214,37 @@ def test_qk_norm_after_the_rotation_done_wrong(runner, tmp_path, slip):
     found = check(runner, tmp_path, doc, {"normalized_queries": rounded(make(q, GQ, 0.0)),
                                           "normalized_keys": rounded(make(k, GK, 0.0))})
     assert named(found)[0] == slip, found
+
+
+# ---------------------------------------------------------------- add_norm with its own γ, β and ε
+
+ADD = {**PRE, "add_norm": {"gamma": PRE_GAMMA.tolist(), "beta": PRE_BETA.tolist(), "eps": EPS}}
+del ADD["pre_norm"]
+
+
+@pytest.mark.parametrize("slip", sorted(slipped("layer")))
+def test_add_norm_with_gamma_beta_eps_done_wrong(runner, tmp_path, slip):
+    r = X + softmax((X @ W_Q) @ (X @ W_K).T / 2) @ (X @ W_V)
+    found = check(runner, tmp_path, ADD, {"normalized": rounded(slipped("layer")[slip](r, PRE_GAMMA, PRE_BETA))})
+    assert named(found)[0] == slip, found
+    assert "add_norm" in found["findings"][0]["hint"] or slip == "norm_other"
+    pointed(runner, found, "add_norm")
+
+
+# ---------------------------------------------------------------- latent's query_norm
+
+W_QD, G_Q = R.integers(-2, 3, (4, 3)).astype(float), np.array([0.5, 1.5, 1.0])
+W_QU = (R.integers(-2, 3, (3, 6)) / 2)
+LATENT_Q = {**LATENT, "latent": {**LATENT["latent"], "query_norm": {"kind": "rms", "gamma": G_Q.tolist(),
+                                                                     "eps": EPS}},
+            "weights": {**{k: v for k, v in LATENT["weights"].items() if k != "query"},
+                        "query_down": W_QD.tolist(), "query_up": W_QU.tolist()}}
+
+
+@pytest.mark.parametrize("slip", ["norm_axis", "norm_ddof", "norm_eps_outside", "norm_gamma_left_out"])
+def test_latent_query_norm_done_wrong(runner, tmp_path, slip):
+    c_q = slipped("rms")[slip](X @ W_QD, G_Q, 0.0)  # c_Q (n, r_q), done wrong
+    queries = (c_q @ W_QU).reshape(3, 2, 3).transpose(1, 0, 2)  # (h, n, d_nope + d_r)
+    found = check(runner, tmp_path, LATENT_Q, {"queries": rounded(queries)})
+    assert named(found)[0] == slip, found
+    assert "latent.query_norm" in found["findings"][0]["hint"]
