@@ -14,6 +14,7 @@ from attncli.cli.options import (
     ExportOption,
     FileArg,
     HeadsOption,
+    LayerOption,
     MaskOption,
     OutputFormat,
     Precision,
@@ -86,6 +87,7 @@ def compute(
                                                         "any other, --format.")] = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
+    layer: LayerOption = None,
     emulate: Annotated[Optional[DType], typer.Option(
         "--emulate", case_sensitive=False,
         help="Show instead the eager computation in bf16, fp16 or fp32 that check --against budgets with "
@@ -108,10 +110,12 @@ def compute(
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
       attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
+      attncli compute examples/stacked/two_layers.yaml --layer 2 --only weights
     """
 
     def action() -> None:
         from attncli.inputs.outline import outline
+        from attncli.inputs.stacked import is_stacked
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
@@ -123,7 +127,14 @@ def compute(
         _check_selection(selected, keys, chosen, binary, output)
         head_index(selected, None)
         changes = overrides(scale, mask, heads)
-        doc = read(file)  # the options against what the document says, before any matrix is read:
+        doc = read(file, layer, changes, stacks=True)  # the options against what the document says, before any
+        if is_stacked(doc.data):  # matrix is read (a stack of layers: all of them, chained)
+            from attncli.cli.stack import compute_stack
+
+            kind = "arrays" if binary else "picture" if drawn else chosen.value
+            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme)
+            compute_stack(file, doc, changes, keys, kind, output, options)
+            return
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
         head_index(selected, shape.heads)

@@ -14,6 +14,7 @@ from attncli.cli.options import (
     ExportOption,
     FileArg,
     HeadsOption,
+    LayerOption,
     MaskOption,
     Precision,
     ScaleOption,
@@ -51,6 +52,7 @@ def heatmap(
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
+    layer: LayerOption = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
     debug: Debug = False,
@@ -77,7 +79,7 @@ def heatmap(
         number = head_choice(head)
         head_index(number, None)
         changes = overrides(scale, mask, heads)
-        doc = read(file)  # the options against what the document says, before any matrix is read
+        doc = read(file, layer, changes)  # the options against what the document says, before any matrix is read
         shape = outline(doc.data, changes)
         if of.value == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")

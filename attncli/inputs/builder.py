@@ -61,6 +61,9 @@ def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
 
 class _Builder:
     def __init__(self, data: dict[str, Any], folder: Path):
+        if "layers" in data:  # (the command line reads a stack layer by layer: attncli.inputs.stacked)
+            raise AttnError("makes a stack of layers, which attncli compute FILE computes (or one layer of it with "
+                            "--layer N); this takes a one-layer document", "layers")
         for key in data:
             if key not in TOP_KEYS:
                 raise unknown_document_key(key, TOP_KEYS)
