@@ -19,8 +19,18 @@ torch = pytest.importorskip("torch", minversion="2.5")
 pytest.importorskip("transformers", minversion="5.23")
 pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
 from test_latent_torch import (  # noqa: E402
-    HEADS, KV_RANK, NOPE, V_DIM, Recorder, deepseek, document, frequencies_and_factor, position_embeddings, rope_of,
-    yarn_scale)
+    HEADS,
+    KV_RANK,
+    NOPE,
+    V_DIM,
+    Recorder,
+    deepseek,
+    document,
+    frequencies_and_factor,
+    position_embeddings,
+    rope_of,
+    yarn_scale,
+)
 from test_modern_torch import F64, hf_mask  # noqa: E402
 from test_rope_scaling_torch import hf64  # noqa: E402, F401 (a fixture)
 
@@ -73,7 +83,8 @@ def autograd(monkeypatch, attn, x: np.ndarray, seed: np.ndarray, tables, mask) -
                    grad_latent_queries=kept["latent_queries"].grad[0],
                    grad_latent_query_norm_gamma=attn.q_a_layernorm.weight.grad)
     if attn.kv_a_proj_with_mqa.bias is not None:
-        got.update(grad_bias_kv_down=grad_of(attn.kv_a_proj_with_mqa, True), grad_bias_output=grad_of(attn.o_proj, True))
+        got.update(grad_bias_kv_down=grad_of(attn.kv_a_proj_with_mqa, True),
+                   grad_bias_output=grad_of(attn.o_proj, True))
         if attn.q_a_proj is not None:
             got["grad_bias_query_down"] = grad_of(attn.q_a_proj, True)
     return {key: np.asarray(value.detach().numpy() if torch.is_tensor(value) else value) for key, value in got.items()}

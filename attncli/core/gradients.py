@@ -275,8 +275,8 @@ def _residual(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 BACKWARD: dict[str, Backward] = {
-    "pre_norm": _pre_norm, "latent": _latent, "projections": _projections, "clip_qkv": _clip, "qk_norm": _qk_norm, "rope": _rope,
-    "qk_norm_after_rope": _qk_norm_after_rope, "kernel": _kernel, "scores": _scores, "scale": _scale,
+    "pre_norm": _pre_norm, "latent": _latent, "projections": _projections, "clip_qkv": _clip, "qk_norm": _qk_norm,
+    "rope": _rope, "qk_norm_after_rope": _qk_norm_after_rope, "kernel": _kernel, "scores": _scores, "scale": _scale,
     "weights": _weights, "mix": _mix, "gate": _gate, "gating": _gating, "output": _output, "post_norm": _post_norm,
     "residual": _residual,
 }  # the other stages (document, context, score_bias, query_temperature) make nothing a gradient flows through
