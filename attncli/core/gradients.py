@@ -17,7 +17,7 @@ import numpy as np
 from attncli.core import backward as b
 from attncli.core import qknorm
 from attncli.core.attention import projections
-from attncli.core.latent import kv_up_of, latent_kv, latent_kv_back, latent_queries, latent_queries_back
+from attncli.core.latent import kv_up_back, latent_kv, latent_kv_back, latent_queries, latent_queries_back
 from attncli.core.latent_stage import latent_forward
 from attncli.core.norms import Norm
 from attncli.core.spec import Spec
@@ -82,19 +82,12 @@ def _latent(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     c_kv = a.get("latent_kv")
     if c_kv is None:  # let go by the streamed path: made again
         c_kv = latent_kv(source, lat.kv_down, lat.kv_down_bias, lat.kv_norm, lat.d_rope)[0]
-    m, h = c_kv.shape[0], spec.heads
-    d_c, d_k_r = np.zeros_like(c_kv), np.zeros((m, lat.d_rope))
-    d_w_uk, d_w_uv = np.zeros((lat.r_kv, h * lat.d_nope)), np.zeros((lat.r_kv, h * spec.d_v))
-    if d_k is not None:
-        d_c, d_w_uk, _ = b.project_back(c_kv, spec.w_k, d_k[:, :, :lat.d_nope])
-        d_k_r = d_k[:, :, lat.d_nope:].sum(axis=0)  # (m, d_r)
-    if d_v is not None:
-        d_c_v, d_w_uv, _ = b.project_back(c_kv, spec.w_v, d_v)
-        d_c += d_c_v
+    d_k_r = np.zeros((c_kv.shape[0], lat.d_rope)) if d_k is None else d_k[:, :, lat.d_nope:].sum(axis=0)  # (m, d_r)
+    d_c, d_w_up = kv_up_back(c_kv, lat.kv_up, spec.heads, lat.d_nope,
+                             None if d_k is None else d_k[:, :, :lat.d_nope], d_v)
     d_source, d_w, d_b, d_gamma = latent_kv_back(source, lat, d_c, d_k_r)
     _added(out, to, d_source)
-    out.update(latent_kv=d_c, weight_kv_up=kv_up_of(d_w_uk, d_w_uv, h), weight_kv_down=d_w,
-               latent_kv_norm_gamma=d_gamma)
+    out.update(latent_kv=d_c, weight_kv_up=d_w_up, weight_kv_down=d_w, latent_kv_norm_gamma=d_gamma)
     if lat.kv_down_bias is not None:
         out["bias_kv_down"] = d_b
     return out

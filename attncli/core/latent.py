@@ -7,7 +7,7 @@
     [k_nope_h | v_h] = c_KV·W_UKV,h                    (h, m, d_nope + d_v)
     K_h = [k_nope_h | k_r]                             k_r: one rotary key shared by every head
 
-The backward pass (:func:`latent_queries_back`, :func:`latent_kv_back`, :func:`kv_up_of`) runs these in reverse:
+The backward pass (:func:`latent_queries_back`, :func:`kv_up_back`, :func:`latent_kv_back`) runs these in reverse:
 dc_KV = dK_nope·W_UKᵀ + dV·W_UVᵀ, d[c_raw | k_r] = [kv_norm's backward of dc_KV | Σ_h dk_r,h], then as a projection.
 
 A cache holds c_KV and the rotated k_r, r_kv + d_r numbers per token; inference engines fold W_UK,h (the key
@@ -137,9 +137,15 @@ def latent_kv_back(source: np.ndarray, latent: Latent, d_c: np.ndarray, d_k_r: n
     return _down_back(source, latent.kv_down, latent.kv_down_bias, latent.kv_norm, latent.r_kv, d_c, d_k_r)
 
 
-def kv_up_of(d_w_uk: np.ndarray, d_w_uv: np.ndarray, heads: int) -> np.ndarray:
-    """dW_UKV (r_kv, h·(d_nope + d_v)) as the document lays W_UKV out, from dW_UK (r_kv, h·d_nope) and dW_UV
-    (r_kv, h·d_v): per head its d_nope key columns, then its d_v value columns."""
-    r_kv = d_w_uk.shape[0]
-    both = np.concatenate([d_w_uk.reshape(r_kv, heads, -1), d_w_uv.reshape(r_kv, heads, -1)], axis=2)
-    return both.reshape(r_kv, -1)
+def kv_up_back(c_kv: np.ndarray, kv_up: np.ndarray, heads: int, d_nope: int, d_k_nope: np.ndarray | None,
+               d_v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """[k_nope_h | v_h] = c_KV·W_UKV,h backwards: c_kv (m, r_kv), kv_up (r_kv, h·(d_nope + d_v)), dK_nope
+    (h, m, d_nope) and dV (h, m, d_v) (None: no gradient) -> (dc_KV (m, r_kv), dW_UKV laid out as kv_up)."""
+    m, width = c_kv.shape[0], kv_up.shape[1]
+    d_kv = np.zeros((m, heads, width // heads))  # per token and head [dk_nope | dv], as W_UKV's columns lie
+    if d_k_nope is not None:
+        d_kv[:, :, :d_nope] = d_k_nope.transpose(1, 0, 2)
+    if d_v is not None:
+        d_kv[:, :, d_nope:] = d_v.transpose(1, 0, 2)
+    d_kv = d_kv.reshape(m, width)  # (m, h·(d_nope + d_v))
+    return d_kv @ kv_up.T, c_kv.T @ d_kv
