@@ -118,15 +118,22 @@ def test_cli_only_and_npz(latent_doc, tmp_path):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_explain_backward_check_and_page_on_a_latent_document(latent_doc, tmp_path, lang):
-    """explain --step backward's D and dZ are the trace's; check and page run on the document."""
+    """explain --step backward's D, dZ, dc_KV and dk_r are the trace's; check and page run on the document."""
     trace = attncli.compute(str(latent_doc))
     runner = CliRunner()
-    result = runner.invoke(app, ["explain", str(latent_doc), "--step", "backward", "--lang", lang])
+    result = runner.invoke(app, ["explain", str(latent_doc), "--step", "backward", "--lang", lang],
+                           env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.stderr
     d = re.search(r"like: D = .* = (-?[\d.]+)", result.stdout)
     d_z = re.search(r"like, like: dZ = .* = (-?[\d.]+)", result.stdout)
     assert float(d[1]) == pytest.approx(trace.gradients["delta"][0, 1], abs=5e-5)
     assert float(d_z[1]) == pytest.approx(trace.gradients["grad_scaled_scores"][0, 1, 1], abs=5e-5)
+    # the key it follows ("like", weighed most) gets its latent's gradient, and the shared rotary key's over the heads
+    d_c, d_k_r = re.search(r"like: dc_KV = .* = \[(.*?)\],\s+dk_r = Σ_h dk_r,h = \[(.*?)\]", result.stdout).groups()
+    want_c, want_k_r = trace.gradients["grad_latent_kv"][1], trace.gradients["grad_keys"][:, 1, 1:].sum(axis=0)
+    assert np.allclose([float(v) for v in d_c.split(",")], want_c, rtol=0, atol=5e-5)
+    assert np.allclose([float(v) for v in d_k_r.split(",")], want_k_r, rtol=0, atol=5e-5)
+    assert ("c_KV" in result.stdout) and (("潜在向量" in result.stdout) == (lang == "zh"))
     answered = tmp_path / "answered.yaml"
     weights = np.round(trace.weights[0], 4).tolist()
     answered.write_text(latent_doc.read_text() + f"answer: {{head: 1, weights: {weights}}}\n")
