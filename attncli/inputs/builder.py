@@ -147,9 +147,6 @@ class _Builder:
         score_bias = read_score_bias(self, self.data.get("score_bias"), n, m, h, positions)
         mask = with_bias_mask(mask, score_bias, n, m)
         last = "normalized" if layers["add_norm"] is not None else "residual" if layers["residual"] else "output"
-        if latent is not None and self.data.get("gradient") is not None:
-            raise AttnError("has no backward pass through latent's projections in attncli; leave gradient out, or "
-                            "give the expanded queries, keys and values directly", "gradient")
         gradient = read_gradient(self, self.data.get("gradient"), (n, d_out), last)
         return Spec(
             tokens=tokens,
