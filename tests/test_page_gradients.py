@@ -16,6 +16,7 @@ from conftest import EXAMPLES
 
 import attncli
 from attncli.teach.page import page_data, page_html
+from attncli.teach.page.gradient_tables import SPENT
 from attncli.teach.page.gradients import written
 from attncli.teach.texts.page_grads_en import GRADS as EN
 from attncli.teach.texts.page_grads_zh import GRADS as ZH
@@ -259,3 +260,7 @@ def test_a_large_document_with_gradient_is_cut_and_stays_small():
     _, lines = cell(data, "grad_values", 0, 0, 0)  # key 1 is seen by all 200 queries: 12 terms and the rest counted
     assert lines[1].endswith(EN["more"].format(count=n - 12))
     assert close(float(lines[2].strip()[2:]), trace.gradients["grad_values"][0, 0, 0])
+    d_a = next(t for t in data["tables"] if t["key"] == "grad_weights")  # 24 × 24 cells of 4 terms
+    last = d_a["gx"][-1][-1]  # past the table's share of the budget: 0, and the panel's note says so
+    assert last == SPENT and last is not None and data["grads"]["zh"]["spent"] == ZH["spent"]
+    assert isinstance(d_a["gx"][0][0], list)

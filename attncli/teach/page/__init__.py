@@ -10,7 +10,7 @@ from __future__ import annotations
 from attncli.core.errors import AttnError
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
-from attncli.teach.page.gradient_tables import TERM_BUDGET, gradient_cells, signed_scale
+from attncli.teach.page.gradient_tables import TERM_BUDGET, gradient_cells, is_gradient, signed_scale
 from attncli.teach.page.sums import WORDS
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
 from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
@@ -33,10 +33,11 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
     pairs = explained(trace, queries)
     strings = Strings()
     focus, steps, english = focus_steps(trace, pairs, strings)
-    tables, budget = [], [TERM_BUDGET]
-    for shown in shown_tables(trace):
+    tables, all_shown = [], shown_tables(trace)
+    share = TERM_BUDGET // max(1, sum(map(is_gradient, all_shown)))  # each gradient table's terms
+    for shown in all_shown:
         data = table_data(shown, trace, precision)
-        data["gx"], data["signed"] = gradient_cells(trace, shown, strings, precision, budget), signed_scale(shown)
+        data["gx"], data["signed"] = gradient_cells(trace, shown, strings, precision, share), signed_scale(shown)
         data["x"] = None if data["gx"] is not None else cell_steps(trace, shown, queries[0], english)
         data["perQuery"] = per_query(trace, shown)
         tables.append(data)
@@ -46,7 +47,7 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
         "tokens": list(spec.tokens), "cross": spec.context is not None,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
         "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
-        "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "legend")} for lang in ("en", "zh")},
+        "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
         "tables": tables, "focus": focus, "steps": steps, "S": strings.items,
     }
 

@@ -50,7 +50,10 @@ GRADS = {
     "grad_inputs_queries": "With a context, X reaches the loss through Q alone: dX = dQ·W_Qᵀ, every head's columns "
                            "side by side. Row {q}, column {r}.",
     "more": "(and {count} more terms)",
-    "not_worked": "This gradient passes through a stage whose arithmetic the page does not write out, or the page "
-                  "has written out as many gradient cells as it holds; its value is attncli compute's.",
+    "not_worked": "This gradient passes through a stage whose arithmetic the page does not write out (rope's turn "
+                  "back, qk_norm, clip, the temperature, a gate, a norm, the residual, a bias, a sink); its value is "
+                  "attncli compute's.",
+    "spent": "To keep a large document's page small, each gradient table writes out the arithmetic of its first "
+             "cells only, row by row, and this one comes after them; its value is attncli compute's.",
     "legend": "Gradients: blue below 0, orange above, the deeper the larger |x| in the table; 0 uncoloured.",
 }

@@ -185,7 +185,10 @@
   }
   // a gradient's cell: its formula, why it holds, and its sums term by term (the total marked)
   function drawGradient(entry, into) {
-    if (!entry) { into.appendChild(el("p", { class: "note" }, D.grads[lang].not_worked)); return; }
+    if (!entry) {  // 0: past the table's share of cells written out; null: a stage the page does not write out
+      into.appendChild(el("p", { class: "note" }, D.grads[lang][entry === 0 ? "spent" : "not_worked"]));
+      return;
+    }
     const k = lang === "zh" ? 1 : 0;
     into.appendChild(el("h3", { class: "formula" }, S[entry[0]]));
     entry[1][k].forEach((p) => into.appendChild(el("p", {}, S[p])));
