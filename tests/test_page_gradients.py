@@ -264,3 +264,30 @@ def test_a_large_document_with_gradient_is_cut_and_stays_small():
     last = d_a["gx"][-1][-1]  # past the table's share of the budget: 0, and the panel's note says so
     assert last == SPENT and last is not None and data["grads"]["zh"]["spent"] == ZH["spent"]
     assert isinstance(d_a["gx"][0][0], list)
+
+
+SWEEP = [{f} for f in ("causal", "window", "bias_matrix", "alibi", "softcap", "rope", "gqa", "qk_norm", "pre_norm",
+                       "residual", "add_norm", "gate", "clip", "sinks", "temperature", "positional", "context",
+                       "biases")] + [{"gqa", "causal"}, {"rope", "softcap", "gqa"}, {"context", "gqa", "sinks"}]
+
+
+@pytest.mark.parametrize("features", SWEEP, ids=lambda f: "+".join(sorted(f)))
+def test_every_table_the_formulas_claim_is_written_out_whole(features):
+    """Through every stage of the backward pass (tests/backward_reference.py's documents): a gradient table the
+    formulas hold for (:func:`written`) has every shown cell written out, none dropped because its sum missed the
+    table's number, and each written total is the table's number."""
+    from backward_reference import document
+
+    trace = attncli.compute(document(features, 4))  # (seeds 2 and 3 draw qk_norm per head, which compute's tables
+    # cannot show yet: an IndexError in outputs/blocks.py, reported, not this test's subject)
+    data = page_data(trace)
+    claimed = [t for t in data["tables"] if t["gx"] is not None and written(trace, t["key"])]
+    assert {"grad_weights", "grad_scaled_scores", "grad_values"} <= {t["key"] for t in claimed}
+    for t in claimed:
+        for r, row in zip(t["r"], t["gx"], strict=True):
+            for c, entry in zip(t["c"], row, strict=True):
+                assert (entry is None) == (r is None or c is None), (t["key"], t["head"], r, c)
+                if entry is not None:
+                    last = data["S"][entry[2][0][-1]].strip()
+                    assert last.endswith(" " + t["v"][t["r"].index(r)][t["c"].index(c)]) or \
+                        close(float(last.rsplit("= ", 1)[1]), float(t["v"][t["r"].index(r)][t["c"].index(c)])), last

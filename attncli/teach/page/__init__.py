@@ -10,7 +10,7 @@ from __future__ import annotations
 from attncli.core.errors import AttnError
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
-from attncli.teach.page.gradient_tables import TERM_BUDGET, gradient_cells, is_gradient, signed_scale
+from attncli.teach.page.gradient_tables import Budget, gradient_cells, is_gradient, signed_scale
 from attncli.teach.page.sums import WORDS
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
 from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
@@ -34,10 +34,10 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
     strings = Strings()
     focus, steps, english = focus_steps(trace, pairs, strings)
     tables, all_shown = [], shown_tables(trace)
-    share = TERM_BUDGET // max(1, sum(map(is_gradient, all_shown)))  # each gradient table's terms
+    budget = Budget(sum(map(is_gradient, all_shown)))  # the terms the gradient tables write out, shared
     for shown in all_shown:
         data = table_data(shown, trace, precision)
-        data["gx"], data["signed"] = gradient_cells(trace, shown, strings, precision, share), signed_scale(shown)
+        data["gx"], data["signed"] = gradient_cells(trace, shown, strings, precision, budget), signed_scale(shown)
         data["x"] = None if data["gx"] is not None else cell_steps(trace, shown, queries[0], english)
         data["perQuery"] = per_query(trace, shown)
         tables.append(data)

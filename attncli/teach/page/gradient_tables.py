@@ -22,6 +22,20 @@ def _size(work: Work) -> tuple[int, float]:
     return written, float(sum(abs(x) for x in flat))
 
 
+class Budget:
+    """:data:`TERM_BUDGET` shared by a page's gradient tables in turn: each may write what is left divided by the
+    tables still to come, so that what a small table leaves goes to the next ones."""
+
+    def __init__(self, tables: int):
+        self.left, self.tables = TERM_BUDGET, max(1, tables)
+
+    def share(self) -> int:
+        return self.left // max(1, self.tables)
+
+    def spend(self, written: int) -> None:
+        self.left, self.tables = self.left - written, self.tables - 1
+
+
 def is_gradient(shown: Shown) -> bool:
     return shown.block.key.startswith("grad_") or shown.block.key == "delta"
 
@@ -40,16 +54,17 @@ def _entry(work: Work, strings, p: int) -> list:
     return [strings(work.formula), paragraphs, lines]
 
 
-def gradient_cells(trace: Trace, shown: Shown, strings, precision: int, share: int) -> list | None:
-    """Every shown cell's arithmetic (:func:`_entry`), row by row until the table's ``share`` of
-    :data:`TERM_BUDGET` is written (then :data:`SPENT`); None for a ``⋮``/``…`` cell and where a stage these
+def gradient_cells(trace: Trace, shown: Shown, strings, precision: int, budget: Budget) -> list | None:
+    """Every shown cell's arithmetic (:func:`_entry`), row by row until the table's share of the ``budget`` is
+    written (then :data:`SPENT`); None for a ``⋮``/``…`` cell and where a stage these
     formulas leave out comes between (:func:`~attncli.teach.page.gradients.written`, and a sum that would not give
     the table's number back).  None for a table that is not a gradient's."""
     matrix = shown.block.matrix
     if not is_gradient(shown) or not needs(trace):
         return None
     largest = float(np.abs(matrix[np.isfinite(matrix)]).max(initial=0.0))
-    out = []
+    out, share = [], budget.share()
+    start = share
     for i in shown.rows:
         row = []
         for j in shown.columns:
@@ -65,6 +80,7 @@ def gradient_cells(trace: Trace, shown: Shown, strings, precision: int, share: i
             good = abs(work.value - float(matrix[i, j])) <= 1e-9 * max(size, largest, 1e-300)
             row.append(_entry(work, strings, precision) if good else None)  # never a sum that misses the number
         out.append(row)
+    budget.spend(start - share)
     return out
 
 
