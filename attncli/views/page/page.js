@@ -91,6 +91,7 @@
           else if (t.signed) {
             const colour = signedHeat(parseFloat(v) / t.signed);
             if (colour) { td.style.background = colour; td.classList.add("heat"); }
+            td.title = t.rl[r] + " → " + t.cl[c] + ": " + v;
           } else if (t.heat) {
             const [lo, hi] = t.heat;
             const colour = heat(hi > lo ? (parseFloat(v) - lo) / (hi - lo) : 0.5);
