@@ -26,7 +26,8 @@ import attncli  # noqa: E402
 from attncli.outputs.serialize import to_json  # noqa: E402
 from attncli.teach.page import page_html  # noqa: E402
 
-EXAMPLES = ("illustrated.yaml", "causal.yaml", "two_heads.yaml", "llama_style.yaml", "bert_base.yaml")
+EXAMPLES = ("illustrated.yaml", "causal.yaml", "two_heads.yaml", "llama_style.yaml", "bert_base.yaml",
+            "backward/grads.yaml")  # the last: every gradient cell written out too (issue 33)
 
 
 def timed(make) -> float:
@@ -74,7 +75,7 @@ def main() -> None:
             for _ in range(args.rounds):
                 pages.append(timed(lambda: page_html(trace, name)))  # noqa: B023
                 jsons.append(timed(lambda: to_json(trace, None)))  # noqa: B023
-            path = folder / f"{name}.html"
+            path = folder / f"{name.replace('/', '_')}.html"
             path.write_text(page_html(trace, name), encoding="utf-8")
             if driver is not None:
                 for _ in range(args.rounds):

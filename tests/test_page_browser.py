@@ -55,7 +55,7 @@ def page(browser, tmp_path):
     """Open the page of an example (or a mapping), ready: its script has drawn the tables."""
 
     def open_page(document, width: int = 1280):
-        name = document if isinstance(document, str) else "document"
+        name = document.replace("/", "_") if isinstance(document, str) else "document"
         trace = attncli.compute(EXAMPLES / document if isinstance(document, str) else document)
         path = tmp_path / f"{name}.html"
         path.write_text(page_html(trace, name), encoding="utf-8")
@@ -250,7 +250,8 @@ for (let k = 0; k < cells.length; k += every) {
 return found;"""
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")) + ["backward/grads.yaml",
+                                                                                    "backward/kernel_qkv.json"])
 def test_every_number_of_every_example_opens_its_steps(browser, page, example):
     """As a teacher would try it: a click on (up to 300 of) the numbers of each example's page, in both languages,
     opens a panel with explain's steps; a query, score or weight always has its line marked (or the note saying
@@ -278,3 +279,67 @@ def test_the_walkthrough_goes_through_explains_steps_and_their_tables(browser, p
     assert 0 <= top < browser.execute_script("return window.innerHeight")
     browser.find_element(By.ID, "path-query").send_keys("Input 3")
     assert "Input 1: q₃ · k₁ = 2·0 + 1·1 + 3·1 = 4" in browser.find_element(By.ID, "path-step").text
+
+
+# -- the gradients (issue 33's last item): examples/backward/grads.yaml, causal, 2 heads, d_k = 2
+
+def grad_cell(browser, key: str, row: int, column: int, head: int = 0):
+    """Cell (row, column) of the ``key`` table of ``head``, 1-based as a reader counts."""
+    tables = browser.find_elements(By.CSS_SELECTOR, f"table[data-key={key}]")
+    return tables[head].find_elements(By.CSS_SELECTOR, "tbody tr")[row - 1].find_elements(By.TAG_NAME, "td")[column - 1]
+
+
+def panel_lines(browser) -> list[str]:
+    return [li.text.strip() for li in browser.find_elements(By.CSS_SELECTOR, "#panel ol.grad li")]
+
+
+def test_a_dv_cell_shows_its_sum_term_by_term(browser, page):
+    """dV[cat, 1] of head 2 = Σ_i a_i,cat·dH_i,1 over the queries that see “cat” (cat, sat, down), reached with
+    the keyboard and opened with Enter."""
+    page("backward/grads.yaml")
+    trace = attncli.compute(EXAMPLES / "backward" / "grads.yaml")
+    a, d_h = trace.weights[1, :, 1], trace.gradients["grad_head_outputs"][1, :, 0]
+    cell = grad_cell(browser, "grad_values", 2, 1, head=1)
+    browser.execute_script("arguments[0].focus()", cell)
+    cell.send_keys(Keys.ENTER)
+    total = float(a[1:] @ d_h[1:])
+    assert cell.text == f"{total:.4f}" and f"{total:.4f}" in browser.find_element(By.ID, "panel-title").text
+    wrap = lambda x: f"({x:.4f})" if x < 0 else f"{x:.4f}"  # noqa: E731
+    assert panel_lines(browser) == ["dV[cat, 1] = Σ_i a_i,cat·dH_i,1",
+                                    "= " + " + ".join(f"{wrap(a[i])}·{wrap(d_h[i])}" for i in (1, 2, 3)),
+                                    f"= {total:.4f}"]
+    assert browser.find_element(By.CSS_SELECTOR, "#panel ol.grad li.hl").text.strip() == f"= {total:.4f}"
+    assert "the value of key “cat” reaches every query that weighs it" in browser.find_element(By.ID, "panel").text
+
+
+def test_a_masked_dz_cell_says_why_it_is_0_in_both_languages(browser, page):
+    page("backward/grads.yaml")
+    trace = attncli.compute(EXAMPLES / "backward" / "grads.yaml")
+    grad_cell(browser, "grad_scaled_scores", 1, 3).click()  # “The” may not see “sat”
+    d_a, d = trace.gradients["grad_weights"][0, 0, 2], trace.gradients["delta"][0, 0]
+    assert panel_lines(browser) == [f"dZ[The, sat] = a·(dA − D) = 0·({d_a:.4f} − {d:.4f}) = 0"]
+    from attncli.teach.texts.page_grads_en import GRADS as EN
+    from attncli.teach.texts.page_grads_zh import GRADS as ZH
+
+    assert EN["masked"].format(q="“The”", key="“sat”") in browser.find_element(By.ID, "panel").text
+    browser.find_element(By.ID, "lang").click()
+    panel = browser.find_element(By.ID, "panel")
+    assert ZH["masked"].format(q="“The”", key="“sat”") in panel.text
+    paragraphs = [p.text for p in panel.find_elements(By.CSS_SELECTOR, "#panel-body p")]
+    assert paragraphs and all(CJK.search(p) for p in paragraphs)
+    assert CJK.search(browser.find_element(By.ID, "panel-title").text)  # the table's title too
+    grad_cell(browser, "grad_scaled_scores", 4, 2).click()  # an unmasked one, in Chinese: a·(dA − D)
+    z = trace.gradients["grad_scaled_scores"][0, 3, 1]
+    assert panel_lines(browser)[0].endswith(f"= {z:.4f}")
+    assert ZH["masked"].split("{q}")[0] not in browser.find_element(By.ID, "panel").text
+
+
+def test_gradients_are_coloured_blue_below_0_and_orange_above(browser, page):
+    page("backward/grads.yaml")
+    rgb = lambda td: [int(x) for x in re.findall(r"\d+", td.value_of_css_property("background-color"))[:3]]  # noqa: E731
+    negative, positive = grad_cell(browser, "grad_weights", 2, 1), grad_cell(browser, "grad_weights", 4, 2)
+    assert float(negative.text) < 0 < float(positive.text)  # -0.2400 and 3.8126 (the table's largest)
+    (r1, _, b1), (r2, _, b2) = rgb(negative), rgb(positive)
+    assert b1 > r1 and r2 > b2
+    assert browser.find_element(By.ID, "signed-legend").is_displayed()
+

@@ -10,12 +10,14 @@ from __future__ import annotations
 from attncli.core.errors import AttnError
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
+from attncli.teach.page.gradient_tables import Budget, gradient_cells, is_gradient, signed_scale
+from attncli.teach.page.sums import WORDS
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
 from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
 from attncli.teach.texts import texts
 from attncli.teach.texts.page_en import PAGE as PAGE_EN
 from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
-from attncli.views.colours import RAMP, UNCOLOURED
+from attncli.views.colours import NEGATIVE, POSITIVE, RAMP, UNCOLOURED
 
 __all__ = ["page_data", "page_html"]
 
@@ -31,17 +33,21 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
     pairs = explained(trace, queries)
     strings = Strings()
     focus, steps, english = focus_steps(trace, pairs, strings)
-    tables = []
-    for shown in shown_tables(trace):
+    tables, all_shown = [], shown_tables(trace)
+    budget = Budget(sum(map(is_gradient, all_shown)))  # the terms the gradient tables write out, shared
+    for shown in all_shown:
         data = table_data(shown, trace, precision)
-        data["x"], data["perQuery"] = cell_steps(trace, shown, queries[0], english), per_query(trace, shown)
+        data["gx"], data["signed"] = gradient_cells(trace, shown, strings, precision, budget), signed_scale(shown)
+        data["x"] = None if data["gx"] is not None else cell_steps(trace, shown, queries[0], english)
+        data["perQuery"] = per_query(trace, shown)
         tables.append(data)
     return {
         "title": title, "lang": lang, "heads": spec.heads, "explained": len(pairs), "queries": queries,
         "pathHeads": sorted({h for h, _ in pairs}), "pathQueries": sorted({i for _, i in pairs}),
         "tokens": list(spec.tokens), "cross": spec.context is not None,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
-        "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED,
+        "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
+        "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
         "tables": tables, "focus": focus, "steps": steps, "S": strings.items,
     }
 

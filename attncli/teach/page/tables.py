@@ -16,7 +16,7 @@ from attncli.outputs.numbers import all_whole, format_number, pick
 from attncli.teach.texts import texts
 from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 
-MASKABLE = ("scores", "weights")  # shown as numbers (a weight 0), but masked: a click says by what
+MASKABLE = ("scores", "weights", "grad_scaled_scores", "grad_scores")  # shown as numbers (a weight 0), hatched
 HEAT = ("scores", "scaled_scores", "score_bias")  # shaded too, as attncli heatmap --of draws them
 PAGE_MAX, PAGE_EDGE = 32, 12  # beyond 32 rows or columns, the first and last 12 (a phone still scrolls them)
 
@@ -66,16 +66,19 @@ def title(shown: Shown, trace: Trace, lang: str) -> str:
     key = "embedded" if block.key == "positional" and block.text == "X + P" else block.key  # P, then X + P
     name = t["label"].get(key) or PAGE_ZH["names"].get(key, block.name)
     name = name.split("  ")[0]
+    formula = block.text
+    for english, chinese in PAGE_ZH["formula_words"].items():
+        formula = formula.replace(english, chinese)
     spec = trace.spec
     if shown.head is None or spec.heads == 1:
-        return f"{name}  {block.text}"
+        return f"{name}  {formula}"
     if block.key in KV_KEYS and spec.kv_heads < spec.heads:
         group = spec.heads // spec.kv_heads
         kv = shown.head // group
         prefix = t["label"]["kv_head"].format(kv=kv + 1, first=kv * group + 1, last=(kv + 1) * group)
     else:
         prefix = t["of_head"].format(title="", head=shown.head + 1).strip("（）() ")
-    return f"{prefix} · {name}  {block.text}"
+    return f"{prefix} · {name}  {formula}"
 
 
 def cells(shown: Shown, precision: int) -> list[list[str | None]]:

@@ -27,6 +27,17 @@
     return "rgb(" + a.map((p, k) => Math.round(p + (b[k] - p) * (x - i))).join(",") + ")";
   }
 
+  // signed quantities (the gradients): blue below 0, orange above, as attncli heatmap draws them (views/colours.py)
+  function signedHeat(s) {
+    s = Math.min(Math.max(s, -1), 1);
+    if (!(Math.abs(s) >= D.low)) return null;
+    const ramp = D.signed[s < 0 ? 0 : 1];
+    const x = (Math.abs(s) - D.low) / (1 - D.low) * (ramp.length - 1);
+    const i = Math.min(Math.floor(x), ramp.length - 2);
+    const a = ramp[i], b = ramp[i + 1];
+    return "rgb(" + a.map((p, k) => Math.round(p + (b[k] - p) * (x - i))).join(",") + ")";
+  }
+
   // -- tokens: row n:i and column n:j light up together (in self-attention the keys are the queries' tokens)
   const tokenOf = (axis, index) => (axis === "n" || (axis === "m" && !D.cross) ? "n" + index : axis === "m" ? "m" + index : null);
   let lit = [];
@@ -77,7 +88,11 @@
           if (rowTok) td.setAttribute("data-rt", rowTok);
           if (colTok) td.setAttribute("data-ct", colTok);
           if (hatched.has(r + "," + c)) td.className = "masked";
-          else if (t.heat) {
+          else if (t.signed) {
+            const colour = signedHeat(parseFloat(v) / t.signed);
+            if (colour) { td.style.background = colour; td.classList.add("heat"); }
+            td.title = t.rl[r] + " → " + t.cl[c] + ": " + v;
+          } else if (t.heat) {
             const [lo, hi] = t.heat;
             const colour = heat(hi > lo ? (parseFloat(v) - lo) / (hi - lo) : 0.5);
             if (colour) { td.style.background = colour; td.classList.add("heat"); }
@@ -169,6 +184,19 @@
     }
     step[5].forEach((p) => into.appendChild(el("p", { class: "note" }, S[p])));
   }
+  // a gradient's cell: its formula, why it holds, and its sums term by term (the total marked)
+  function drawGradient(entry, into) {
+    if (!entry) {  // 0: past the table's share of cells written out; null: a stage the page does not write out
+      into.appendChild(el("p", { class: "note" }, D.grads[lang][entry === 0 ? "spent" : "not_worked"]));
+      return;
+    }
+    const k = lang === "zh" ? 1 : 0;
+    into.appendChild(el("h3", { class: "formula" }, S[entry[0]]));
+    entry[1][k].forEach((p) => into.appendChild(el("p", {}, S[p])));
+    const ol = el("ol", { class: "lines grad" });
+    entry[2][k].forEach((l, n) => ol.appendChild(el("li", n === entry[2][k].length - 1 ? { class: "hl" } : {}, S[l])));
+    into.appendChild(ol);
+  }
   function open(td) {
     const ti = Number(td.closest("table").getAttribute("data-ti"));
     const [r, c] = td.getAttribute("data-rc").split(",").map(Number);
@@ -187,7 +215,8 @@
     body.textContent = "";
     const head = t.head === null ? 0 : t.head;
     const query = t.perQuery ? t.r[r] : D.queries[0];
-    if (!t.x || !t.x.s[r][c]) {
+    if (t.gx) drawGradient(t.gx[r][c], body);
+    else if (!t.x || !t.x.s[r][c]) {
       body.appendChild(el("p", { class: "note" }, fill(ui("not_worked"), { count: D.explained, head: head + 1,
         query: query + 1 })));
     } else {
@@ -255,6 +284,7 @@
     lang = to;
     document.documentElement.lang = to === "zh" ? "zh-CN" : "en";
     document.querySelectorAll("[data-ui]").forEach((e) => { e.textContent = ui(e.getAttribute("data-ui")); });
+    $("signed-text").textContent = D.grads[lang].legend;
     $("lang").textContent = ui("switch_lang");
     $("lang").setAttribute("aria-label", ui("switch_lang_label"));
     drawTheme();
@@ -301,6 +331,14 @@
     sw.appendChild(i);
   }
   if (!D.tables.some((t) => t.heat)) document.querySelector(".legend").hidden = true;
+  const signedSw = document.querySelector("#signed-legend .swatches");
+  for (let k = -6; k <= 6; k++) {
+    const i = el("i");
+    const colour = k === 0 ? null : signedHeat(Math.sign(k) * (D.low + (1 - D.low) * (Math.abs(k) - 1) / 5));
+    if (colour) i.style.background = colour;
+    signedSw.appendChild(i);
+  }
+  $("signed-legend").hidden = !D.tables.some((t) => t.signed);
   const pq = $("path-query");
   D.pathQueries.forEach((i) => pq.appendChild(el("option", { value: String(i) }, D.tokens[i])));
   main.addEventListener("click", (e) => { const td = e.target.closest("td[data-rc]"); if (td) { focusCell(td); open(td); } });
