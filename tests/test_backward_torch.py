@@ -127,3 +127,23 @@ def test_qkv_given_directly(torch, features):
             close(trace.gradients[key], value, f"{key} with {sorted(features)}")
         assert "grad_inputs" not in trace.gradients and trace.spec.given_qkv is not None
         assert np.abs(trace.lse - kept["lse"].detach().numpy()).max() <= 1e-12 * (1 + np.abs(trace.lse).max())
+
+
+def test_a_per_head_gamma_gradient_is_a_table_of_one_row_a_head(torch, runner, tmp_path):
+    """qk_norm with a γ a head (h × d_k): its gradient's table has one row a head, each autograd's (it stopped
+    compute with an internal error: the table's rows were taken from a one-axis shape)."""
+    import json
+
+    from attncli.cli.main import app
+
+    doc = document({"qk_norm"}, 2)
+    assert np.shape(doc["qk_norm"]["gamma"]["query"]) == (4, 4)  # (seed 2 draws a γ a head)
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compute", str(path), "--only", "grad_qk_norm_gamma_query", "--precision", "6"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1:-1] for line in result.output.splitlines() if line.startswith("│ head")]
+    assert [r[0].strip() for r in rows] == ["head 1", "head 2", "head 3", "head 4"]
+    shown = np.array([[float(x) for x in r[1:]] for r in rows])
+    expected = references(torch, doc)["grad_qk_norm_gamma_query"]
+    assert np.abs(shown - expected).max() <= 1e-6 * (1.0 + np.abs(expected).max())

@@ -113,7 +113,9 @@ def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndar
         columns = spec.tokens if q.shape == "n" else dims(matrix.size)
         return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], columns, title=title)
     axes = q.shape.split()[-2:]
-    labels = {"n": spec.tokens, "m": spec.context_tokens}
+    if len(axes) < 2:  # one vector a head where the quantity is one vector (qk_norm's γ per head, its gradient)
+        axes = ["h", *axes]
+    labels = {"n": spec.tokens, "m": spec.context_tokens, "h": [f"head {i}" for i in dims(matrix.shape[0])]}
     rows = labels.get(axes[0]) or dims(matrix.shape[0])
     columns = labels.get(axes[1]) or dims(matrix.shape[1])
     return Block(q.key, name, text, q.latex(spec, up), matrix, rows, columns, masked, title)
