@@ -51,8 +51,8 @@ GRADS = {
                            "side by side. Row {q}, column {r}.",
     "more": "(and {count} more terms)",
     "not_worked": "This gradient passes through a stage whose arithmetic the page does not write out (rope's turn "
-                  "back, qk_norm, clip, the temperature, a gate, a norm, the residual, a bias, a sink); its value is "
-                  "attncli compute's.",
+                  "back, qk_norm, clip, the temperature, a gate, a norm, the residual, a bias, a sink, the latent "
+                  "projections); its value is attncli compute's.",
     "spent": "To keep a large document's page small, each gradient table writes out the arithmetic of its first "
              "cells only, row by row, and this one comes after them; its value is attncli compute's.",
     "legend": "Gradients: blue below 0, orange above, the deeper the larger |x| in the table; 0 uncoloured.",

@@ -47,7 +47,7 @@ GRADS = {
                            "第 {q} 行第 {r} 列。",
     "more": "（还有 {count} 项）",
     "not_worked": "这个梯度经过了页面不写出算式的步骤（rope 的反向旋转、qk_norm、clip、温度、门控、归一化、"
-                  "残差、偏置、sink）；它的值来自 attncli compute。",
+                  "残差、偏置、sink、潜在投影）；它的值来自 attncli compute。",
     "spent": "为了让大文档的页面不至于太大，每张梯度表只按行写出前面一些格子的算式，这个格子排在它们之后；"
              "它的值来自 attncli compute。",
     "legend": "梯度：小于 0 为蓝色，大于 0 为橙色，|x| 在表中越大颜色越深；0 不着色。",
