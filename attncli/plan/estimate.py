@@ -91,14 +91,15 @@ def streamed_bytes(spec: Spec) -> int:
 
 def backward_bytes(spec: Spec) -> int:
     """What the streamed backward pass adds (bytes): the gradients of the per-row arrays (each stage's, a few at a
-    time) and a few tiles per thread (:mod:`attncli.core.stream_backward`)."""
+    time) and a few tiles per thread, with its key/value head's [K, 1] and [V, 1]
+    (:mod:`attncli.core.stream_backward`)."""
     if spec.gradient is None:
         return 0
     from attncli.core.stream_backward import KEYS, ROWS
 
     h, g, n, m = spec.heads, spec.kv_heads, spec.n, spec.m
     rows = 4 * (h * n * (spec.d_k + spec.d_v) + g * m * (spec.d_k + spec.d_v) + n * spec.inputs.shape[1])
-    return 8 * rows + cores() * 8 * 8 * ROWS * KEYS
+    return 8 * rows + cores() * 8 * (8 * ROWS * KEYS + m * (spec.d_k + spec.d_v + 2))  # tiles, [K, 1] and [V, 1]
 
 
 def resident_bytes(spec: Spec) -> int:
