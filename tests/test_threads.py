@@ -54,7 +54,9 @@ def test_a_large_product_is_taken_in_blocks_of_rows(two_blas_threads, spans, n):
     [blocks] = spans
     assert len(blocks) > 1 and blocks[0][0] == 0 and blocks[-1][1] == n
     assert all(hi == lo for (_, hi), (lo, _) in zip(blocks, blocks[1:]))  # every row once, in order
-    assert all(hi - lo >= threads.PRODUCT_ROWS for lo, hi in blocks[:-1])
+    assert len(blocks) % 2 == 0  # as many blocks for each of the two threads (1100 rows: 6 of 184, not 4 of 256 and 76)
+    assert all(hi - lo >= threads.PRODUCT_ROWS // 2 for lo, hi in blocks)
+    assert all(hi - lo >= threads.PRODUCT_ROWS for lo, hi in blocks) or len(blocks) > n // threads.PRODUCT_ROWS
 
 
 def test_small_products_and_one_blas_thread_stay_one_call(two_blas_threads, spans):

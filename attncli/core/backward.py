@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.positions import Rope
+from attncli.core.threads import matmul
 
 
 def grouped(x: np.ndarray, kv_heads: int) -> np.ndarray:
@@ -38,7 +39,7 @@ def project_back(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.ndarr
     h, d_in, d = w.shape
     dy2 = dy.transpose(1, 0, 2).reshape(-1, h * d)  # (n, h·d): the heads side by side
     w2 = w.transpose(1, 0, 2).reshape(d_in, h * d)  # (d_in, h·d)
-    return dy2 @ w2.T, x.T @ dy2, dy2.sum(axis=0)
+    return matmul(dy2, w2.T), matmul(x.T, dy2), dy2.sum(axis=0)  # in blocks of rows on attncli's threads
 
 
 def norm_back(x: np.ndarray, dy: np.ndarray, gamma: np.ndarray, kind: str, eps: float,

@@ -22,6 +22,7 @@ from attncli.core.latent_stage import latent_forward
 from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays
+from attncli.core.threads import matmul
 
 Backward = Callable[[Spec, Arrays, Arrays], Arrays]
 
@@ -241,10 +242,10 @@ def _output(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     gated = a.get("gated_head_outputs") is not None
     heads = a["gated_head_outputs"] if gated else a["head_outputs"]  # (h, n, d_v)
     h, n, d_v = heads.shape
-    d_concat = dy if spec.w_o is None else dy @ spec.w_o.T  # (n, h·d_v)
+    d_concat = dy if spec.w_o is None else matmul(dy, spec.w_o.T)  # (n, h·d_v)
     out = {"gated_head_outputs" if gated else "head_outputs": d_concat.reshape(n, h, d_v).transpose(1, 0, 2)}
     if spec.w_o is not None:
-        out["weight_output"] = heads.transpose(1, 0, 2).reshape(n, h * d_v).T @ dy
+        out["weight_output"] = matmul(heads.transpose(1, 0, 2).reshape(n, h * d_v).T, dy)
     if spec.b_o is not None:
         out["bias_output"] = dy.sum(axis=0)
     return out

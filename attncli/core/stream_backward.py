@@ -9,6 +9,8 @@
         dQ_b += dS·K_t     dK_t += dSᵀ·Q_b     dV_t += Pᵀ·dH_b
 
 lse (h, n) from the forward holds each row's normaliser, the sink's term included, so P needs no row sums.
+The row terms are folded into the products as one more column (no pass of their own over the tile):
+Z − lse = [scale·Q_b, −lse_b]·[K_t, 1]ᵀ (without a soft cap, which comes between) and dA − D = [dH_b, −D_b]·[V_t, 1]ᵀ.
 A job is one key/value head: it alone writes its dK and dV and its query heads' dQ, so jobs run in parallel
 without sharing a sum.  Memory: the gradients of Q, K and V and one tile of each intermediate per thread.
 The result equals :mod:`attncli.core.gradients`' steps on the full matrices to rounding
@@ -71,16 +73,23 @@ class _Job:
     def tiles(self) -> _Tiles:
         w = getattr(self.local, "w", None)
         if w is None:
-            w = self.local.w = _Tiles(self.spec.d_k, self.spec.d_v)
+            w = self.local.w = _Tiles(self.spec.m, self.spec.d_k, self.spec.d_v)
         return w
 
     @np.errstate(over="ignore", invalid="ignore", under="ignore")
     def __call__(self, j: int) -> None:
         spec, w = self.spec, self.tiles()
+        d_k, d_v = spec.d_k, spec.d_v
+        np.copyto(w.k[:, :d_k], self.k[j])  # [K, 1] and [V, 1] of this key/value head (m, d + 1)
+        np.copyto(w.v[:, :d_v], self.v[j])
         heads = [int(h) for h in np.flatnonzero(self.kv == j)]
         for h in heads:
             for lo, hi in blocks(spec.n, ROWS):
-                np.multiply(self.q[h, lo:hi], spec.scale, out=w.q[: hi - lo])  # scale·Q_b, once per block
+                b = hi - lo
+                np.multiply(self.q[h, lo:hi], spec.scale, out=w.q[:b, :d_k])  # [scale·Q_b, −lse_b], once per block
+                np.negative(self.lse[h, lo:hi], out=w.q[:b, d_k])
+                np.copyto(w.dh[:b, :d_v], self.d_h[h, lo:hi])  # [dH_b, −D_b]
+                np.negative(self.delta[h, lo:hi], out=w.dh[:b, d_v])
                 start, stop = (0, spec.m) if spec.mask is None else spec.mask.key_span(lo, hi)
                 for s0, s1 in blocks(stop - start, KEYS):
                     self.tile(h, j, lo, hi, start + s0, start + s1, w)
@@ -95,21 +104,12 @@ class _Job:
         if allowed is not None and not allowed.any():
             return
         b, t = hi - lo, s1 - s0
-        k_t, v_t, d_hb = self.k[j, s0:s1], self.v[j, s0:s1], self.d_h[h, lo:hi]
+        k_t, d_hb = w.k[s0:s1, : spec.d_k], self.d_h[h, lo:hi]
         z, d_z, cap = (w.cells[i][: b * t].reshape(b, t) for i in range(3))
-        np.matmul(w.q[:b], k_t.T, out=z)  # Z = scale·Q_b·K_tᵀ (b, t)
-        if spec.softcap is not None:
-            np.divide(z, spec.softcap, out=cap)
-            np.tanh(cap, out=cap)
-            np.multiply(cap, spec.softcap, out=z)
-        if spec.score_bias is not None:
-            z += spec.score_bias.block(spec.heads, self.p_q, self.p_k, lo, hi, s0, s1, head=h)
-        z -= self.lse[h, lo:hi, None]
-        p = np.exp(z, out=z)  # A's tile
+        p = self.weights(h, lo, hi, s0, s1, w, z, cap)  # A's tile
         if allowed is not None:
             np.copyto(p, 0.0, where=~allowed)
-        np.matmul(d_hb, v_t.T, out=d_z)  # dA
-        d_z -= self.delta[h, lo:hi, None]
+        np.matmul(w.dh[:b], w.v[s0:s1].T, out=d_z)  # dA − D = [dH_b, −D_b]·[V_t, 1]ᵀ
         d_z *= p  # dZ = P ⊙ (dA − D)
         if spec.softcap is not None:  # through the cap: × (1 − tanh²)
             np.multiply(cap, cap, out=cap)
@@ -119,11 +119,29 @@ class _Job:
         self.dk[j, s0:s1] += np.matmul(d_z.T, self.q[h, lo:hi], out=w.dk[:t])
         self.dv[j, s0:s1] += np.matmul(p.T, d_hb, out=w.dv[:t])
 
+    def weights(self, h: int, lo: int, hi: int, s0: int, s1: int, w: _Tiles, z: np.ndarray,
+                cap: np.ndarray) -> np.ndarray:
+        """P = exp(Z − lse) of the tile into ``z`` (the cap's tanh left in ``cap``)."""
+        spec, b = self.spec, hi - lo
+        if spec.softcap is None:
+            np.matmul(w.q[:b], w.k[s0:s1].T, out=z)  # Z − lse = [scale·Q_b, −lse_b]·[K_t, 1]ᵀ (b, t)
+        else:
+            np.matmul(w.q[:b, : spec.d_k], w.k[s0:s1, : spec.d_k].T, out=z)  # scale·Q_b·K_tᵀ
+            np.divide(z, spec.softcap, out=cap)
+            np.tanh(cap, out=cap)
+            np.multiply(cap, spec.softcap, out=z)
+            z -= self.lse[h, lo:hi, None]
+        if spec.score_bias is not None:
+            z += spec.score_bias.block(spec.heads, self.p_q, self.p_k, lo, hi, s0, s1, head=h)
+        return np.exp(z, out=z)
+
 
 class _Tiles:
-    """One thread's tiles: Z (then P), dA (then dZ), the cap's tanh, and the products' rows."""
+    """One thread's tiles: Z (then P), dA (then dZ), the cap's tanh, the products' rows, and the row terms' columns:
+    [scale·Q_b, −lse_b], [dH_b, −D_b], and [K, 1], [V, 1] of the job's key/value head."""
 
-    def __init__(self, d_k: int, d_v: int) -> None:
+    def __init__(self, m: int, d_k: int, d_v: int) -> None:
         self.cells = [np.empty(ROWS * KEYS) for _ in range(3)]
-        self.q = np.empty((ROWS, d_k))
+        self.q, self.dh = np.empty((ROWS, d_k + 1)), np.empty((ROWS, d_v + 1))
+        self.k, self.v = np.ones((m, d_k + 1)), np.ones((m, d_v + 1))
         self.dq, self.dk, self.dv = np.empty((ROWS, d_k)), np.empty((KEYS, d_k)), np.empty((KEYS, d_v))

@@ -58,7 +58,8 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     case within rounding).  OpenBLAS's threads share each block of the product and wait for each other, so one
     of them held up by other work on the machine holds the product up; blocks of rows are taken in turn by
     whichever thread is free (see benchmarks/README.md, inprocess.py).  Blocks have at least
-    :data:`PRODUCT_ROWS` rows (B is packed once per block), about four per thread.
+    :data:`PRODUCT_ROWS` rows (B is packed once per block), about four per thread, and as many for each thread
+    (fewer rows than PRODUCT_ROWS then, where the rows would not share out evenly).
     """
     import numpy as np
 
@@ -69,6 +70,9 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return a @ b
     out = np.empty((n, b.shape[1]), dtype=np.result_type(a, b))
     rows = max(PRODUCT_ROWS, -(-n // (4 * threads)))
+    count = -(-n // rows)
+    if count % threads:  # a whole number of blocks per thread (768 rows: 4 of 192, not 3 of 256 with one thread idle)
+        rows = -(-n // (-(-count // threads) * threads))
     spans = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
     run_parallel(lambda span: np.matmul(a[span[0]:span[1]], b, out=out[span[0]:span[1]]), spans, None, threads)
     return out

@@ -91,7 +91,8 @@ def streamed_bytes(spec: Spec) -> int:
 
 def backward_bytes(spec: Spec) -> int:
     """What the streamed backward pass adds (bytes): the gradients of the per-row arrays (each stage's, a few at a
-    time) and a few tiles per thread (:mod:`attncli.core.stream_backward`)."""
+    time) and a few tiles per thread, with its key/value head's [K, 1] and [V, 1]
+    (:mod:`attncli.core.stream_backward`)."""
     if spec.gradient is None:
         return 0
     from attncli.core.stream_backward import KEYS, ROWS
@@ -102,7 +103,7 @@ def backward_bytes(spec: Spec) -> int:
     if lat is not None:  # the latent's step: [c_raw | k_r], its gradient and dc_KV (c_Q's), and dW_UKV … (core.latent)
         rows += 3 * (m * (lat.r_kv + lat.d_rope) + n * (lat.r_q or 0)) + lat.kv_down.size + lat.kv_up.size
         rows += 0 if lat.query_down is None else lat.query_down.size + lat.query_up.size
-    return 8 * rows + cores() * 8 * 8 * ROWS * KEYS
+    return 8 * rows + cores() * 8 * (8 * ROWS * KEYS + m * (spec.d_k + spec.d_v + 2))  # tiles, [K, 1] and [V, 1]
 
 
 def resident_bytes(spec: Spec) -> int:
