@@ -10,9 +10,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from conftest import EXAMPLES
+from rich.cells import cell_len
 from rich.console import Console
 
+from attncli.cli import app
 from attncli.core.pipeline import attend
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import read_document
@@ -93,3 +96,20 @@ def test_compute_at_a_16_colour_terminal_through_the_cli():
     codes = {int(c) for sgr in SGR.findall(done.stdout) for c in sgr.split(";") if c}
     assert codes and not codes & {48, *range(40, 48), *range(100, 108)}  # no background from the palette
     assert ({7, 1}, 1.0) in styled_numbers(done.stdout) and ({2}, 0.11) in styled_numbers(done.stdout)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explained_vectors_are_not_broken_across_lines_at_80_columns(runner, lang):
+    """The student at 80 columns: step 6 (zh) ended a line inside '[0.0634, 0.4683,' and step 7 inside '[2.0,'
+    (the prose wrapped inside vectors; the worked lines already did not)."""
+    broken = []
+    for step in range(1, 9):
+        for doc in ([], [str(EXAMPLES / "causal.yaml")], [str(EXAMPLES / "two_heads.yaml")]):
+            result = runner.invoke(app, ["explain", *doc, "--step", str(step), "--lang", lang],
+                                   env={"COLUMNS": "80", "NO_COLOR": "1"})
+            assert result.exit_code == 0, result.output
+            assert max(cell_len(line) for line in result.stdout.splitlines()) <= 80
+            # a vector split over two lines although it fits one (74 cells: a worked line's continuation indent)
+            split = [re.sub(r"\s*\n\s*", " ", v) for v in re.findall(r"\[[^\[\]]*\]", result.stdout) if "\n" in v]
+            broken += [(step, doc, v) for v in split if cell_len(v) <= 74]
+    assert not broken, broken[:3]

@@ -58,8 +58,13 @@ class Paragraph:
         self.text, self.style = text, style
 
     def __rich_console__(self, console, options):
-        for line in wrap_cjk(self.text, options.max_width):  # also for English: no trailing spaces
-            yield Text(visible(line), style=self.style)
+        for line in wrap_cjk(glued(self.text, options.max_width), options.max_width):  # English too: no trailing space
+            yield Text(visible(line.replace(GLUE, " ")), style=self.style)
+
+
+def glued(text: str, width: int) -> str:
+    """``text`` with the spaces inside each written-out vector that fits a line glued: no line breaks inside it."""
+    return VECTOR.sub(lambda m: m.group().replace(" ", GLUE) if cell_len(m.group()) <= width else m.group(), text)
 
 
 class Worked:
@@ -71,9 +76,7 @@ class Worked:
     def __rich_console__(self, console, options):
         width = max(options.max_width - 6, 20)
         for line in self.lines:
-            whole = VECTOR.sub(lambda m: m.group().replace(" ", GLUE) if cell_len(m.group()) <= width else m.group(),
-                               line)  # a vector that fits a line is not broken inside
-            for k, part in enumerate(wrap_cjk(whole, width)):
+            for k, part in enumerate(wrap_cjk(glued(line, width), width)):  # a vector that fits is not broken
                 yield Text(("  " if k == 0 else "      ") + visible(part.replace(GLUE, " ")), style=self.style)
 
 
