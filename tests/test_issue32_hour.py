@@ -113,3 +113,30 @@ def test_explained_vectors_are_not_broken_across_lines_at_80_columns(runner, lan
             split = [re.sub(r"\s*\n\s*", " ", v) for v in re.findall(r"\[[^\[\]]*\]", result.stdout) if "\n" in v]
             broken += [(step, doc, v) for v in split if cell_len(v) <= 74]
     assert not broken, broken[:3]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check_points_to_a_command_whole_on_its_own_line_at_80_columns(runner, lang, monkeypatch):
+    """The student marking homework at 80 columns: 'Read step 7 … beside it: attncli explain' then the file and
+    options on the next line, so the copied line ran 'attncli explain' alone."""
+    monkeypatch.chdir(EXAMPLES.parent)
+    result = runner.invoke(app, ["check", "examples/check/homework.yaml", "--lang", lang],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert "    attncli explain examples/check/homework.yaml --step 7 --query 1" in lines
+    assert [line for line in lines if "attncli" in line] == [
+        "    attncli explain examples/check/homework.yaml --step 7 --query 1"]
+    wide = runner.invoke(app, ["check", "examples/check/homework.yaml"], env={"COLUMNS": "120", "NO_COLOR": "1"})
+    assert "beside it: attncli explain examples/check/homework.yaml --step 7 --query 1" in wide.stdout  # fits: as is
+
+
+@pytest.mark.parametrize("command", [[], ["compute"], ["heatmap"], ["explain"], ["check"], ["init"], ["extract"],
+                                     ["page"]])
+def test_help_at_80_columns_breaks_no_bracket_across_lines(runner, command):
+    """init --help broke '{random: xavier, seed: 1, shape: [4,' from '4]}' at 80 columns."""
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    text = re.sub(r"\[default: [^\]]*\]", "", result.stdout.replace("│", " "), flags=re.S)  # Typer's own, wrapped
+    split = [v for v in re.findall(r"\[[^\[\]]*\]", text) if "\n" in v]
+    assert not split and text.count("[") == text.count("]"), split
