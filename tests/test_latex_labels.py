@@ -143,3 +143,13 @@ def test_a_labelled_file_compiles(runner, tmp_path):
     log = (tmp_path / "doc.log").read_text(encoding="utf-8", errors="replace")
     assert done.returncode == 0, log[-2000:]
     assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)
+
+
+def test_a_small_matrix_keeps_every_column_and_puts_its_formula_above(runner):
+    """The teacher's BERT head: a 6 × 6 weights matrix beside its formula was too wide and lost two columns
+    (我, 想, …, 菜, 鱼); shown whole, it now keeps them all and its formula takes a line of its own."""
+    text = latex(runner, EXAMPLES / "bert_base.yaml", "--head", "1", "--only", "weights")
+    assert "A^{(1)} = \\operatorname{softmax}\\left(\\frac{S^{(1)}}{\\sqrt{64}}\\right)\n\\end{equation*}" in text
+    (spec, lines), = arrays(text)
+    assert spec == "l|rrrrrr" and [untext(c) for c in cells(lines[0])[1:]] == list("我想吃酸菜鱼")
+    assert r"\cdots" not in text and "columns: 我, 想, 吃, 酸, 菜, 鱼" in text

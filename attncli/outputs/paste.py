@@ -185,6 +185,8 @@ def _latex_block(block: Block, precision: int, full: bool, frame: Frame) -> list
     symbol = block.latex.split(" = ")[0]
     tries = [(block.latex, None)] if full else [(lhs, fits) for lhs in (block.latex, symbol)
                                                 for fits in range(MAX_COLS, 2, -1)]
+    if not full and d <= MAX_COLS:  # a matrix shown whole: its formula on a line of its own before a column goes
+        tries.insert(1, (symbol, MAX_COLS))
     for lhs, fits in tries:
         chosen = None if fits is None else pick(d, MAX_COLS, EDGE_COLS, False, fits)
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
