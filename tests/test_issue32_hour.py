@@ -140,3 +140,16 @@ def test_help_at_80_columns_breaks_no_bracket_across_lines(runner, command):
     text = re.sub(r"\[default: [^\]]*\]", "", result.stdout.replace("│", " "), flags=re.S)  # Typer's own, wrapped
     split = [v for v in re.findall(r"\[[^\[\]]*\]", text) if "\n" in v]
     assert not split and text.count("[") == text.count("]"), split
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_formula_line_wraps_between_its_parts_without_trailing_spaces(runner, lang):
+    """The engineer reading RoPE at 80 columns: the formula line broke '(a·cos φ − b·sin φ, b·cos φ + ' from
+    'a·sin φ)', the first line ending in a space."""
+    result = runner.invoke(app, ["explain", str(EXAMPLES / "rope.yaml"), "--step", "rope", "--lang", lang],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if line.endswith(" ")]
+    assert any("(a·cos φ − b·sin φ, b·cos φ + a·sin φ)" in line for line in lines[1:4])
+    assert max(cell_len(line) for line in lines) <= 80
