@@ -72,10 +72,16 @@ def test_markdown_has_the_token_labels_and_shapes(runner):
                            "| | 我 | 是 | 学生 |\n| --- | ---: | ---: | ---: |\n")
 
 
+LATEX_MATRIX = r"\\begin\{(?:bmatrix|array\}\{(l\|)?r+)\}\n(.*?)\n\\end\{(?:bmatrix|array)\}"
+
+
 def parse_latex(text: str) -> list[np.ndarray]:
-    matrices = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.DOTALL)
-    return [np.array([[-np.inf if c.strip() == r"-\infty" else float(c) for c in row.split("&")]
-                      for row in body.split(" \\\\\n")]) for body in matrices]
+    """The numbers of each matrix, its labels (a first column of row tokens, a header row of keys) left out."""
+    matrices = re.findall(LATEX_MATRIX, text, re.DOTALL)
+    return [np.array([[-np.inf if c.strip() == r"-\infty" else float(c)
+                       for c in re.split(r"(?<!\\)&", row)[bool(labelled):]]
+                      for row in re.sub(r"\A.*\\hline\n", "", body).split(" \\\\\n")])
+            for labelled, body in matrices]
 
 
 def test_latex_parses_back_to_the_reference(runner):
@@ -89,7 +95,9 @@ def test_latex_parses_back_to_the_reference(runner):
         np.testing.assert_allclose(shown[~masked], expected[~masked], rtol=0, atol=HALF_UNIT[4])
     np.testing.assert_allclose(weights1, ref["weights"][0], rtol=0, atol=HALF_UNIT[4])
     np.testing.assert_allclose(weights2, ref["weights"][1], rtol=0, atol=HALF_UNIT[4])
-    assert r"A^{(2)} = \operatorname{softmax}\left(\frac{S^{(2)}}{\sqrt{2}}\right) = \begin{bmatrix}" in text
+    assert ("A^{(2)} = \\operatorname{softmax}\\left(\\frac{S^{(2)}}{\\sqrt{2}}\\right) = \\begin{array}{l|rrr}\n"
+            " & \\text{The} & \\text{cat} & \\text{sat} \\\\ \\hline\n"
+            "\\text{The} & 1.0000 & 0.0000 & 0.0000 \\\\\n") in text
     assert "% Head 1 · Weights: A = softmax(S / √2) (3 × 3); rows: The, cat, sat; columns: The, cat, sat" in text
 
 
@@ -98,7 +106,7 @@ def parse_latex_joined(text: str) -> list[np.ndarray]:
     joined: list[np.ndarray] = []
     for matrix, part in zip(parse_latex(text),
                             re.findall(r"^% [^\n]*\(\d+ × \d+\)(, columns \d+–\d+)?[^\n]*\n(?:\\setcounter[^\n]*\n)?"
-                                       r"\\begin\{equation\*\}\n[^\n]*\\begin\{bmatrix\}", text, re.M)):
+                                       r"\\begin\{equation\*\}\n[^\n]*\\begin\{(?:bmatrix|array)\}", text, re.M)):
         if part and not part.startswith(", columns 1–"):
             joined[-1] = np.hstack([joined[-1], matrix])
         else:
@@ -113,13 +121,17 @@ def test_latex_of_wide_matrices_comes_in_blocks_of_columns_that_fit_the_page(run
     assert spans[0][0] == 1 and spans[-1][1] == 768 and all(b + 1 == c for (_, b), (c, _) in zip(spans, spans[1:]))
     blocks = parse_latex(text)
     assert [m.shape[1] for m in blocks] == [b - a + 1 for a, b in spans] and max(b - a + 1 for a, b in spans) <= 10
-    assert r"{X}_{\text{cols }1\text{--}8} = \begin{bmatrix}" in text
+    assert r"{X}_{\text{cols }1\text{--}8} = \begin{array}{l|rrrrrrrr}" in text  # the tokens in a label column
     (whole,) = parse_latex_joined(text)
     assert whole.shape == (6, 768)
     wide = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "inputs", "--full", "-p", "0")
-    # whole numbers: more than amsmath's 10 columns fit, the limit is raised
-    assert r"\setcounter{MaxMatrixCols}{" in wide
-    for equation in wide.split("\n\n"):
+    # whole numbers: more than 10 columns fit; an array (with labels) has no limit on its columns, unlike amsmath's
+    assert "MaxMatrixCols" not in wide and max(m.shape[1] for m in parse_latex(wide)) > 10
+    # a matrix without tokens (W_Q's rows are X's dimensions) is a bmatrix: more than 10 columns raise the limit
+    wide = compute(runner, EXAMPLES / "bert_base.yaml", "--format", "latex", "--only", "W_Q", "--head", "1", "--full",
+                   "-p", "0")
+    assert r"\setcounter{MaxMatrixCols}{" in wide and r"\begin{array}" not in wide
+    for equation in wide.split("\n\n")[1:]:
         (matrix,) = parse_latex(equation)
         limit = re.search(r"MaxMatrixCols\}\{(\d+)\}", equation)
         assert matrix.shape[1] <= (int(limit.group(1)) if limit else 10)

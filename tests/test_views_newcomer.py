@@ -464,12 +464,15 @@ def test_the_comment_names_exactly_the_rows_and_columns_shown(runner, tmp_path):
     path.write_text(json.dumps(doc), encoding="utf-8")
     text = latex(runner, path, "--only", "weights", "-p", "2")
     comment = re.search(r"^% Weights: [^\n]*rows: ([^;]*); columns: (.*)$", text, re.M)
-    (matrix,) = re.findall(r"\\begin\{bmatrix\}\n(.*?)\n\\end\{bmatrix\}", text, re.S)
-    lines = [row.split(" & ") for row in matrix.split(" \\\\\n")]
+    (matrix,) = re.findall(r"\\begin\{array\}\{l\|r+\}\n(.*?)\n\\end\{array\}", text, re.S)
+    header, *lines = [row.split(" & ") for row in matrix.replace(" \\\\ \\hline\n", " \\\\\n").split(" \\\\\n")]
     rows, columns = comment.group(1).split(", "), comment.group(2).split(", ")
-    assert len(rows) == len(lines) and len(columns) == len(lines[0])
-    assert [r == "…" for r in rows] == [line[0] == r"\vdots" for line in lines]
-    assert [c == "…" for c in columns] == [cell == r"\cdots" for cell in lines[0]]
+    assert len(rows) == len(lines) and len(columns) == len(lines[0]) - 1 == len(header) - 1
+    assert [r == "…" for r in rows] == [line[1] == r"\vdots" for line in lines]
+    assert [c == "…" for c in columns] == [cell == r"\cdots" for cell in lines[0][1:]]
+    # the labels beside the matrix are the ones the comment names
+    assert [line[0] for line in lines] == [r"\vdots" if r == "…" else rf"\text{{{r}}}" for r in rows]
+    assert header == [""] + [r"\cdots" if c == "…" else rf"\text{{{c}}}" for c in columns]
     assert rows[:6] == tokens[:6] and rows[-6:] == tokens[-6:]  # the first and last six rows, as the matrix shows
     assert columns[0] == "t1" and columns[-1] == "t20" and "t12" not in columns  # (it listed t1 … t12 before)
 
@@ -478,7 +481,7 @@ def test_a_summary_drops_columns_to_fit_beside_its_formula(runner):
     text = latex(runner, EXAMPLES / "bert_base.yaml", "--only", "Q", "--head", "1")
     assert ("% Head 1 · Queries: Q = X·W_Q + b_Q (6 × 64); rows: 我, 想, 吃, 酸, 菜, 鱼; "
             "columns: 1, 2, …, 63, 64") in text
-    assert r"Q^{(1)} = X W_Q^{(1)} + b_Q^{(1)} = \begin{bmatrix}" in text
+    assert r"Q^{(1)} = X W_Q^{(1)} + b_Q^{(1)} = \begin{array}{l|rrrrr}" in text  # the tokens beside it
 
 
 def test_the_text_width_estimate_errs_on_the_safe_side():
@@ -508,7 +511,7 @@ def test_pdflatex_sets_every_example_without_an_overfull_line(runner, tmp_path, 
     import subprocess
 
     names = ["bert_base.yaml", "llama_style.yaml", "two_heads.yaml", "cross_attention.yaml", "rope.yaml", "causal.yaml"]
-    body = "\n\n".join(latex(runner, EXAMPLES / name, *args,
+    body = "\n\n".join(latex(runner, _ascii_tokens(runner, EXAMPLES / name, tmp_path), *args,
                              *[a for k in ("X", "W_Q", "Q", "K", "S", "Z", "A", "H", "Y")
                                                              for a in ("--only", k)]) for name in names)
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
@@ -518,3 +521,18 @@ def test_pdflatex_sets_every_example_without_an_overfull_line(runner, tmp_path, 
     log = (tmp_path / "doc.log").read_text(encoding="utf-8", errors="replace")
     assert done.returncode == 0, log[-2000:]
     assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)
+
+
+def _ascii_tokens(runner, path, tmp_path):
+    """The document with its Chinese tokens (labels beside the matrices since issue 32: pdflatex cannot set them
+    without CJKutf8) each made of as many W as it has characters: as wide as TeX sets them in a CJK font, or wider."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    shown = json.loads(run(runner, "compute", path, "-f", "json", "--only", "output").stdout)
+    for key in ("tokens", "context_tokens"):
+        if key in data and not str(data[key]).isascii():
+            data[key] = ["W" * len(token) + str(i) for i, token in enumerate(shown[key])]
+    if data == yaml.safe_load(path.read_text(encoding="utf-8")):
+        return path
+    copy = tmp_path / path.name
+    copy.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return copy

@@ -22,6 +22,7 @@ import numpy as np
 from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, visible
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
+from attncli.outputs.latex_labels import CJK_NOTE, Frame, has_cjk
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 from attncli.outputs.serialize import PROJECTIONS
 
@@ -90,14 +91,18 @@ def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, mas
 
 def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
              only: list[str] | None = None) -> str:
-    r"""Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment.
+    r"""Each matrix as ``name = formula = matrix`` in an ``equation*`` (amsmath), its token labels beside it
+    (:mod:`attncli.outputs.latex_labels`) and in a comment.
 
     Every equation fits the text width of a page (:data:`TEXT_WIDTH_PT`): a summary shows fewer columns around
     ``\cdots``, and with ``full`` a wide matrix is written in blocks of columns, ``A_{cols 1–8}``, ``A_{cols 9–16}`` …
     """
-    parts = []
+    parts, tokens = [], (trace.spec.tokens, trace.spec.context_tokens)
     for block in blocks(trace, head, only):
-        parts += [part for part in _latex_block(block, precision, full) if part]
+        frame = Frame(block.rows if block.rows in tokens else None, block.columns if block.columns in tokens else None)
+        parts += [part for part in _latex_block(block, precision, full, frame) if part]
+        if has_cjk((frame.rows or []) + (frame.columns or [])) and parts[0] != CJK_NOTE:
+            parts.insert(0, CJK_NOTE)
     return "\n\n".join(parts) + "\n"
 
 
@@ -168,52 +173,54 @@ def _column_pts(cells: list[list[str]]) -> list[float]:
     return [max(_cell_pt(line[j]) for line in cells) for j in range(len(cells[0]))]
 
 
-def _matrix_pt(cells: list[list[str]], widths: list[float] | None = None) -> float:
-    """The width of a ``bmatrix`` of ``cells`` (or of columns this wide)."""
-    widths = _column_pts(cells) if widths is None else widths
-    return sum(widths) + 10.0 * (len(widths) - 1) + 14.0
+def _matrix_pt(cells: list[list[str]]) -> float:
+    """The width of a ``bmatrix`` of ``cells``."""
+    return Frame(None, None).total_pt([], _column_pts(cells))
 
 
-def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
+def _latex_block(block: Block, precision: int, full: bool, frame: Frame) -> list[str]:
     r"""The equations of one matrix: one when it fits the page beside its formula (a summary first drops columns
     around ``\cdots``, then leaves the formula on a line of its own), else the formula and blocks of columns."""
     d = block.matrix.shape[1]
     symbol = block.latex.split(" = ")[0]
     tries = [(block.latex, None)] if full else [(lhs, fits) for lhs in (block.latex, symbol)
                                                 for fits in range(MAX_COLS, 2, -1)]
+    if not full and d <= MAX_COLS:  # a matrix shown whole: its formula on a line of its own before a column goes
+        tries.insert(1, (symbol, MAX_COLS))
     for lhs, fits in tries:
         chosen = None if fits is None else pick(d, MAX_COLS, EDGE_COLS, False, fits)
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
-        if _formula_pt(lhs) + _matrix_pt(cells) <= TEXT_WIDTH_PT:
-            equation = _equation(block, rows, cols, cells, lhs)
+        if _formula_pt(lhs) + frame.total_pt(rows, frame.column_pts(cols, _column_pts(cells))) <= TEXT_WIDTH_PT:
+            equation = _equation(block, rows, cols, cells, lhs, frame)
             return [equation] if lhs == block.latex else [_formula_alone(block), equation]
     parts = [_formula_alone(block)]
     widest = f"{{{symbol}}}_{{\\text{{cols }}{d}\\text{{--}}{d}}}"
-    for start, stop in _column_blocks(cells, TEXT_WIDTH_PT - _formula_pt(widest)):
+    widths = frame.column_pts(cols, _column_pts(cells))
+    for start, stop in _column_blocks(widths, TEXT_WIDTH_PT - _formula_pt(widest), lambda w: frame.total_pt(rows, w)):
         shown = [j + 1 for j in cols[start:stop] if j is not None]
         if not shown:
             continue  # a block of the \cdots column alone: it stands between the blocks around it
         span = f"{shown[0]}" if len(shown) == 1 else f"{shown[0]}\\text{{--}}{shown[-1]}"
         lhs = f"{{{symbol}}}_{{\\text{{col{'s' if len(shown) > 1 else ''} }}{span}}}"
-        parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs,
+        parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs, frame,
                                f", columns {shown[0]}–{shown[-1]} of {d}"))
     return parts
 
 
-def _column_blocks(cells: list[list[str]], room: float) -> list[tuple[int, int]]:
-    """(start, stop) of blocks of columns each at most ``room`` wide, as few as fit and as even as they can be."""
-    widths = _column_pts(cells)
+def _column_blocks(widths: list[float], room: float, width) -> list[tuple[int, int]]:
+    """(start, stop) of blocks of columns (``widths`` wide) each at most ``room`` wide as ``width`` of their widths
+    measures a matrix, as few as fit and as even as they can be."""
     d = len(widths)
     count, start = 0, 0
     while start < d:  # how many blocks, filling each in turn
         stop = start + 1
-        while stop < d and _matrix_pt([], widths[start:stop + 1]) <= room:
+        while stop < d and width(widths[start:stop + 1]) <= room:
             stop += 1
         count, start = count + 1, stop
     while True:  # then the same number (or one more, where the widths are uneven) of even blocks
         size = -(-d // count)
         spans = [(a, min(a + size, d)) for a in range(0, d, size)]
-        if size == 1 or all(_matrix_pt([], widths[a:b]) <= room for a, b in spans):
+        if size == 1 or all(width(widths[a:b]) <= room for a, b in spans):
             return spans
         count += 1
 
@@ -226,14 +233,13 @@ def _formula_alone(block: Block) -> str:
 
 
 def _equation(block: Block, rows: list[int | None], cols: list[int | None], cells: list[list[str]], lhs: str,
-              part: str = "") -> str:
+              frame: Frame, part: str = "") -> str:
     n, d = block.matrix.shape
     lines = [f"% {block.name}: {block.text} ({n} × {d}){part}; rows: {_tex_comment(block.rows, rows)}; "
              f"columns: {_tex_comment(block.columns, cols)}"]
-    if len(cols) > 10:  # amsmath's matrices hold 10 columns unless told otherwise
+    if len(cols) > 10 and not frame.labelled:  # amsmath's matrices hold 10 columns unless told otherwise
         lines.append(f"\\setcounter{{MaxMatrixCols}}{{{len(cols)}}}")
-    body = " \\\\\n".join(" & ".join(line) for line in cells)
-    lines += ["\\begin{equation*}", f"{lhs} = \\begin{{bmatrix}}\n{body}\n\\end{{bmatrix}}", "\\end{equation*}"]
+    lines += ["\\begin{equation*}", f"{lhs} = {frame.matrix(rows, cols, cells)}", "\\end{equation*}"]
     return "\n".join(lines)
 
 

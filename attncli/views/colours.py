@@ -19,6 +19,12 @@ UNCOLOURED = 1 / 64  # t below this: no colour (a weight that is as good as 0)
 RAMP = ((145, 143, 164), (158, 137, 172), (177, 127, 168), (199, 117, 150), (217, 108, 116), (227, 104, 64),
         (226, 109, 0))
 STEPS = 8  # swatches in a legend: the uncoloured one, then seven colours
+FEW_COLOURS = ("standard", "windows")  # Rich's colour systems of 8 or 16 colours: the terminal's own palette
+# On those, no colour keeps one lightness (Rich maps the scale to white at the low end and red or yellow at the high,
+# brighter for less weight on a dark background): a table's weight is the strength of its number's ink instead, from
+# faint to reversed, growing on a dark and on a light background alike (more contrast with it), for t from 0 to 1/4,
+# 1/2, 3/4 and 1.
+INKS = ("dim", "", "bold", "bold reverse")
 # Signed quantities (the gradients dA, dZ): a diverging scale centred on 0, at the same lightness, blue below 0 and
 # orange above, more vivid with |x|: OKLCH(0.66, 0.03 + 0.12u, 250°) and OKLCH(0.66, 0.03 + 0.12u, 60°) for
 # u = |x| / max |x| at 0, 1/6 … 1, in sRGB; |x| below UNCOLOURED of the largest: no colour, as 0 should look.
@@ -84,6 +90,16 @@ def heat_style(t: float) -> str:
     """
     rgb = heat_rgb(t)
     return "" if rgb is None else f"{ink(rgb)} on rgb({rgb[0]},{rgb[1]},{rgb[2]})"
+
+
+def ink_style(t: float) -> str:
+    """The Rich style of a weight's cell on a terminal of 8 or 16 colours (:data:`INKS`): no background colour.
+
+    >>> ink_style(0.1), ink_style(0.3), ink_style(0.6), ink_style(1.0)
+    ('dim', '', 'bold', 'bold reverse')
+    """
+    t = float(min(max(t, 0.0), 1.0))
+    return INKS[min(int(t * len(INKS)), len(INKS) - 1)]
 
 
 def swatches() -> list[str]:

@@ -25,7 +25,7 @@ from attncli.core.attention import Trace
 from attncli.core.errors import visible
 from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
 from attncli.outputs.numbers import format_number, pick
-from attncli.views.colours import heat_style, signed_style, signed_swatches, swatches
+from attncli.views.colours import FEW_COLOURS, heat_style, signed_style, signed_swatches, swatches
 from attncli.views.heatmap_grid import choose, numbered_rows, panels
 
 SHADES = " ░▒▓█"
@@ -38,7 +38,6 @@ QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights"
 # a gradient's sign is its meaning (which way the loss moves): drawn on a scale centred on 0. (A score's zero means
 # nothing to softmax, which only sees differences: scores keep the scale from their smallest to their largest.)
 SIGNED = ("grad_weights", "grad_scaled_scores")
-FEW_COLOURS = ("standard", "windows")  # 8 or 16 colours: the terminal's own palette, no even-lightness scale
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from attncli.core.errors import visible
 from attncli.core.trace import Trace
 from attncli.outputs.blocks import blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
-from attncli.views.colours import heat_style
+from attncli.views.colours import FEW_COLOURS, heat_style, ink_style
 
 MASKED = "masked"
 
@@ -132,9 +132,10 @@ class MatrixTable:
             (left if len(left) <= len(right) else right).append(j)
         return [left + [None] + right[::-1]]
 
-    def tables(self, width: int) -> list[tuple[Text, Table]]:
+    def tables(self, width: int, few_colours: bool = False) -> list[tuple[Text, Table]]:
         """Each table to draw with its title, a line of its own above it: the table as narrow as its numbers and
-        labels (a title wider than it neither widens its columns nor wraps inside it)."""
+        labels (a title wider than it neither widens its columns nor wraps inside it).  ``few_colours``: a terminal
+        of 8 or 16 colours, where a weight is its number's ink (:func:`~attncli.views.colours.ink_style`)."""
         parts = self.layout(width)
         d = self.matrix.shape[1]
         tables = []
@@ -145,12 +146,13 @@ class MatrixTable:
                 title += f"   columns {shown[0] + 1}–{shown[-1] + 1} of {d}"
             elif None in part:
                 title += f"   {len(shown)} of {d} columns shown"
-            tables.append((Text(title, style="bold"), self._table(part, width)))
+            tables.append((Text(title, style="bold"), self._table(part, width, few_colours)))
         return tables
 
-    def _table(self, part: list[int | None], width: int) -> Table:
+    def _table(self, part: list[int | None], width: int, few_colours: bool) -> Table:
         # the cells pad themselves (Padding, not the table's padding), so that a weight's colour fills its cell
         table = Table(header_style="bold", padding=0)
+        shading = ink_style if few_colours else heat_style
         label_max = self.label_width(width) - 4
         table.add_column(_pad(""), style="bold", overflow="fold", max_width=label_max + 2)
         for j in part:
@@ -167,12 +169,12 @@ class MatrixTable:
                     cells.append(_pad(Text(MASKED, style="dim italic")))
                 else:
                     text = self.cells(j)[r]
-                    cells.append(_pad(text, heat_style(self.matrix[i, j]) if self.heat else ""))
+                    cells.append(_pad(text, shading(self.matrix[i, j]) if self.heat else ""))
             table.add_row(_pad(label(self.rows[i])), *cells)
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for k, (title, table) in enumerate(self.tables(options.max_width)):
+        for k, (title, table) in enumerate(self.tables(options.max_width, console.color_system in FEW_COLOURS)):
             if k:
                 yield Text("")
             yield title

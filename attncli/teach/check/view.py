@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -50,14 +52,24 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
     return Group(*lines)
 
 
+COMMAND = re.compile(r"attncli \S.*\Z")  # a command the sentence ends with, to copy and run
+
+
 class Indented:
-    """A sentence wrapped under itself, ``indent`` cells in, between Chinese characters as between English words."""
+    """A sentence wrapped under itself, ``indent`` cells in, between Chinese characters as between English words; a
+    command it ends with is never broken: when the sentence does not fit one line, the command gets its own."""
 
     def __init__(self, text: str, indent: int, style: str = ""):
         self.text, self.indent, self.style = text, indent, style
 
     def __rich_console__(self, console, options):
-        for line in wrap_cjk(self.text, max(options.max_width - self.indent, 20)):
+        width = max(options.max_width - self.indent, 20)
+        command = COMMAND.search(self.text)
+        if command is None or cell_len(self.text) <= width:
+            lines = wrap_cjk(self.text, width)
+        else:
+            lines = wrap_cjk(self.text[:command.start()].rstrip(), width) + ["  " + command.group()]
+        for line in lines:
             yield Text(" " * self.indent + visible(line), style=self.style)
 
 

@@ -23,6 +23,7 @@ TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
                    r"|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
 NO_LINE_START = set("，。、；：！？）》」』”’")
 VECTOR, GLUE = re.compile(r"\[[^\[\]]*\]"), "\ue000"  # a written-out vector, and a space no line breaks at
+GROUP = re.compile(r"\[[^\[\]]*\]|\([^()]*\)")  # in a formula, a vector or a bracketed pair: (a·cos φ − b·sin φ, …)
 
 
 def wrap_cjk(text: str, width: int) -> list[str]:
@@ -54,12 +55,19 @@ def wrap_cjk(text: str, width: int) -> list[str]:
 class Paragraph:
     """A paragraph that wraps Chinese text between characters (Rich wraps only at spaces), English at spaces."""
 
-    def __init__(self, text: str, style: str = ""):
-        self.text, self.style = text, style
+    def __init__(self, text: str, style: str = "", groups: re.Pattern = VECTOR):
+        self.text, self.style, self.groups = text, style, groups
 
     def __rich_console__(self, console, options):
-        for line in wrap_cjk(self.text, options.max_width):  # also for English: no trailing spaces
-            yield Text(visible(line), style=self.style)
+        width = options.max_width  # English too: no trailing space
+        for line in wrap_cjk(glued(self.text, width, self.groups), width):
+            yield Text(visible(line.replace(GLUE, " ")), style=self.style)
+
+
+def glued(text: str, width: int, groups: re.Pattern = VECTOR) -> str:
+    """``text`` with the spaces inside each written-out vector (each of ``groups``) that fits a line glued: no line
+    breaks inside it."""
+    return groups.sub(lambda m: m.group().replace(" ", GLUE) if cell_len(m.group()) <= width else m.group(), text)
 
 
 class Worked:
@@ -71,9 +79,7 @@ class Worked:
     def __rich_console__(self, console, options):
         width = max(options.max_width - 6, 20)
         for line in self.lines:
-            whole = VECTOR.sub(lambda m: m.group().replace(" ", GLUE) if cell_len(m.group()) <= width else m.group(),
-                               line)  # a vector that fits a line is not broken inside
-            for k, part in enumerate(wrap_cjk(whole, width)):
+            for k, part in enumerate(wrap_cjk(glued(line, width), width)):  # a vector that fits is not broken
                 yield Text(("  " if k == 0 else "      ") + visible(part.replace(GLUE, " ")), style=self.style)
 
 
@@ -88,7 +94,7 @@ def heading(step: Step, t: dict) -> str:
 def step_renderable(step: Step, t: dict, view: View = View()) -> Group:
     """One step: heading, formula, paragraphs, the worked lines, notes and tables."""
     parts: list = [Text(visible(heading(step, t)), style="bold underline"),  # a title may name a token
-                   Text(visible(t["formula_line"].format(formula=step.formula)), style="bold cyan")]
+                   Paragraph(t["formula_line"].format(formula=step.formula), "bold cyan", GROUP)]
     blocks: list = [Paragraph(paragraph) for paragraph in step.text]
     if step.lines:
         blocks.append(Worked(step.lines))
