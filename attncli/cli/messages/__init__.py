@@ -31,7 +31,7 @@ CATALOGUE: dict[str, str] = {  # whole messages, as raised
     **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE,
 }
 PHRASES: dict[str, str] = fragments.CATALOGUE  # what a field of a message may hold (never a message alone)
-LONGEST = 4 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: never) stays English
+LONGEST = 2 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: none is) stays English
 DEPTH = 2  # fields translated within fields
 # a field: a quoted value whole if it can be (its text may hold " (" or ": "), a shortened number whole
 # (``1234567890… (330 digits)``), else the shortest text that lets the rest match
@@ -61,7 +61,7 @@ def _compile(catalogue: dict[str, str]) -> list[tuple[re.Pattern, str, bool]]:
     """(regex, Chinese template, a mere joint of fields) for each template, the most specific first."""
     entries = sorted(((*_pattern(english), chinese) for english, chinese in catalogue.items()),
                      key=lambda entry: (-entry[1][0], -entry[1][1]))
-    return [(regex, chinese, specific[0] == 0) for regex, specific, chinese in entries]
+    return [(regex, chinese, specific[0] == 0 and regex.groups > 1) for regex, specific, chinese in entries]
 
 
 @functools.cache
@@ -71,20 +71,25 @@ def compiled() -> tuple[list, list]:
 
 
 def lookup(message: str, depth: int = 0) -> str | None:
-    """``message`` in Chinese (a phrase inside another message when ``depth`` > 0), or None when no template matches."""
+    """``message`` in Chinese (a phrase inside another message when ``depth`` > 0), or None when no template matches.
+
+    A template that only joins fields (``{}: {}``) may split the message at the wrong colon: its result is kept
+    only if no English phrase is left in it, unless no other template matches at all.
+    """
     messages, phrases = compiled()
+    fallback = None
     for regex, chinese, joint in phrases if depth else messages:
         if joint and depth:  # ("{}: {}" joins two phrases of a message; inside a field it would split a name)
             continue
         match = regex.match(message)
         if not match:
             continue
-        found = [lookup(value, depth + 1) if depth < DEPTH else None for value in match.groups()]
-        if joint and any(zh is None and WORDS.search(re.sub(r"'[^']*'", "", value))
-                         for zh, value in zip(found, match.groups())):
-            continue  # (split at the wrong colon: a phrase on either side is not one we know)
-        return chinese.format(*(zh or value for zh, value in zip(found, match.groups())))
-    return None
+        values = [(lookup(value, depth + 1) or value) if depth < DEPTH else value for value in match.groups()]
+        result = chinese.format(*values)
+        if not joint or not WORDS.search(re.sub(r"'[^']*'", "", result)):
+            return result
+        fallback = fallback or result
+    return fallback
 
 
 def translate(message: str, language: str | None = None) -> str:
