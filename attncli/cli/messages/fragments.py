@@ -48,7 +48,7 @@ CATALOGUE = {
     "reading the {} header": "读取 {} 的文件头",
     "a document of {} labels": "含 {} 个标签的文档",
     "writing this result as JSON": "把这个结果写成 JSON",
-    "drawing this {} of {} lines": "绘制这个 {} 行的 {}",
+    "drawing this {} of {} lines": "绘制这个 {1} 行的 {0}",
     "; show less ({}), or {}": "；少显示一些（{}），或{}",
     "; {}": "；{}",
     "save it as .svg, which has no pixel limit": "存为 .svg，它没有像素上限",
@@ -151,4 +151,8 @@ CATALOGUE = {
     "; a name on the Hugging Face Hub is not fetched: download the folder first (hf download {} --local-dir DIR) "
     "and give DIR":
         "；不会去获取 Hugging Face Hub 上的名字：请先下载这个文件夹（hf download {} --local-dir DIR），再给出 DIR",
+    "are {n} query heads": "有 {} 个查询头",
+    "is one query head": "只有一个查询头",
+    "{} of memory, more than the {} attncli may use ({}); {}": "{} 内存，超过了 attncli 可以使用的 {}（{}）；{}",
+    "query": "查询",
 }

@@ -143,5 +143,5 @@ CATALOGUE = {
     "{} is negative (0 means not given, as in Hugging Face)": "{} 是负数（0 表示没有给出，同 Hugging Face）",
     "adds a term to the softmax's denominator, but this document has normalize: {} (sinks need normalize: softmax" ")":
         "在 softmax 的分母中加一项，但本文档的 normalize: {}（sinks 需要 normalize: softmax）",
-    "is {} but there {}{}{}: one sink logit each": "是 {0}，但{1}{2}{3}：每个一个 sink logit",
+    "is {} but there {}{}{}: one sink logit each": "是 {}，但{}{}{}：每个查询头一个 sink logit",
 }
