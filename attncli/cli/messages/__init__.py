@@ -32,7 +32,7 @@ CATALOGUE: dict[str, str] = {  # whole messages, as raised
 }
 PHRASES: dict[str, str] = fragments.CATALOGUE  # what a field of a message may hold (never a message alone)
 LONGEST = 2 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: none is) stays English
-DEPTH = 2  # fields translated within fields
+DEPTH = 3  # fields translated within fields
 # a field: a quoted value whole if it can be (its text may hold " (" or ": "), a shortened number whole
 # (``1234567890… (330 digits)``), else the shortest text that lets the rest match
 FIELD = r"('[^'\n]*'|-?[0-9]+… \([0-9]+ [a-z]+\)|.*?)"
@@ -74,10 +74,10 @@ def lookup(message: str, depth: int = 0) -> str | None:
     """``message`` in Chinese (a phrase inside another message when ``depth`` > 0), or None when no template matches.
 
     A template that only joins fields (``{}: {}``) may split the message at the wrong colon: its result is kept
-    only if no English phrase is left in it, unless no other template matches at all.
+    only if no English phrase is left in it; else the join that leaves the fewest English phrases.
     """
     messages, phrases = compiled()
-    fallback = None
+    best, left = None, 0
     for regex, chinese, joint in phrases if depth else messages:
         if joint and depth:  # ("{}: {}" joins two phrases of a message; inside a field it would split a name)
             continue
@@ -86,10 +86,12 @@ def lookup(message: str, depth: int = 0) -> str | None:
             continue
         values = [(lookup(value, depth + 1) or value) if depth < DEPTH else value for value in match.groups()]
         result = chinese.format(*values)
-        if not joint or not WORDS.search(re.sub(r"'[^']*'", "", result)):
+        english = len(WORDS.findall(re.sub(r"'[^']*'", "", result))) if joint else 0
+        if not english:
             return result
-        fallback = fallback or result
-    return fallback
+        if best is None or english < left:
+            best, left = result, english
+    return best
 
 
 def translate(message: str, language: str | None = None) -> str:

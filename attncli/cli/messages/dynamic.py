@@ -1,4 +1,4 @@
-"""Chinese for the messages raised from a variable (an errno's reason, a refused model type)."""
+"""Chinese for the messages raised from a variable (an errno's reason, a refused model type, a picture's size)."""
 
 CATALOGUE = {
     "no such file (a symbolic link to a missing file)": "没有这个文件（指向不存在的文件的符号链接）",
@@ -13,4 +13,7 @@ CATALOGUE = {
         "从不运行这些代码；把文件夹复制一份，让其 config.json 写 model_type deepseek_v3（它的架构），并让分词器无需"
         "远程代码即可加载，这份副本就会按 DeepSeek V3 读取",
     "no such file": "没有这个文件",
+    "the picture {} ({} lines of text), more than a PNG may be ({} pixels a side, {} million in all){}":
+        "图片{}（{} 行文字），超过了 PNG 的上限（每边 {} 像素，总共 {} 百万像素）{}",
+    "the picture {} lines long, more than a picture may be ({} lines){}": "图片{} 行长，超过了图片的上限（{} 行）{}",
 }
