@@ -17,6 +17,8 @@ from attncli.cli import compute  # noqa: F401  (registers the commands: --help l
 
 from attncli.cli import check, explain, extract, heatmap, init, page  # noqa: F401  # isort: skip
 from attncli.cli.app import app
+from attncli.cli.language import current
+from attncli.cli.messages import language_in, translate, usage_error
 from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
@@ -46,7 +48,7 @@ def main(args: list[str] | None = None) -> None:
         except typer.Exit:
             code = 0
     except OSError as e:  # --help or --version into a full disk
-        say(f"Error: standard output: cannot be written ({e.strerror or e})\n")
+        say(f"Error: standard output: {translate(f'cannot be written ({e.strerror or e})')}\n")
         code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
@@ -58,8 +60,10 @@ def main(args: list[str] | None = None) -> None:
             message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)),  # a 10 kB value,
                              " ".join(message.split()))
             message = re.sub(r"[^\s']{61,}", lambda m: shorten(m.group()), message)  # option or command name
-            message = shorten(message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
-            say(f"Error: {visible(message).rstrip('.')} (see {shorten(command)} --help)\n")
+            language = language_in(sys.argv[1:] if args is None else list(args)) or current()
+            message = shorten(usage_error(message, language), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+            see = "（见 {} --help）" if language == "zh" else " (see {} --help)"
+            say(f"Error: {visible(message).rstrip('.')}{see.format(shorten(command))}\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
 

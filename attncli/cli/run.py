@@ -14,11 +14,12 @@ from collections.abc import Callable
 
 import typer
 
+from attncli.cli.messages import error_line, translate
 from attncli.core.errors import AttnError, visible
 from attncli.core.memory import MEMORY_ENV
 
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
-OUT_OF_MEMORY = ("Error: memory: ran out of memory (the input is larger than this process may allocate); use a smaller "
+OUT_OF_MEMORY = ("ran out of memory (the input is larger than this process may allocate); use a smaller "
                  f"input, or set {MEMORY_ENV} to what attncli may use, "
                  "so that it computes large results block by block")
 
@@ -50,15 +51,15 @@ def run(action: Callable[[], None], debug: bool) -> None:
         if sys.stdout is not None:  # (None: started with standard output closed, and nothing was written there)
             sys.stdout.flush()
     except AttnError as e:
-        _fail(f"Error: {e}", EXIT_USER)
+        _fail(f"Error: {error_line(e)}", EXIT_USER)
     except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
         if debug:
             traceback.print_exc()
-        _fail(OUT_OF_MEMORY, EXIT_USER)
+        _fail(f"Error: memory: {translate(OUT_OF_MEMORY)}", EXIT_USER)
     except KeyboardInterrupt:
-        _fail("Interrupted.", EXIT_INTERRUPTED)
+        _fail(translate("Interrupted."), EXIT_INTERRUPTED)
     except Stopped as e:
-        _fail(f"Stopped by {signal.Signals(e.signo).name}.", 128 + e.signo)
+        _fail(translate(f"Stopped by {signal.Signals(e.signo).name}."), 128 + e.signo)
     except BrokenPipeError:
         quiet_broken_pipe()
     except typer.Exit:
