@@ -85,7 +85,10 @@ MaskOption = Annotated[Optional[str], typer.Option("--mask",
                                                    help="Replace the document's mask: none, causal or a matrix "
                                                         "file (relative to the working directory).")]
 HeadsOption = Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")]
-LangOption = Annotated[Lang, typer.Option("--lang", case_sensitive=False, help="Language: en or zh.")]
+LANG_HELP = ("Language: en or zh. Left out: ATTNCLI_LANG (en or zh), else zh under a Chinese locale (the first of "
+             "LC_ALL, LC_MESSAGES, LANG that is set, zh_*), else en.")
+LangOption = Annotated[Optional[Lang], typer.Option("--lang", case_sensitive=False, show_default=False,
+                                                    help=LANG_HELP)]
 
 
 def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -> dict:

@@ -24,6 +24,7 @@ from attncli.core.errors import AttnError, visible
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 from attncli.outputs.serialize import PROJECTIONS
+from attncli.outputs.titles import phrase
 
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
 
@@ -52,10 +53,10 @@ def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[st
 
 
 def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
-                only: list[str] | None = None) -> str:
-    """Each matrix as a Markdown table under a heading with its name, formula and shape."""
+                only: list[str] | None = None, lang: str = "en") -> str:
+    """Each matrix as a Markdown table under a heading with its name (in ``lang``), formula and shape."""
     parts = []
-    for block in blocks(trace, head, only):
+    for block in blocks(trace, head, only, lang):
         rows, cols, cells = _cells(block, precision, full, MASKED_MARKDOWN, ("…", "⋮", "⋱"))
         n, d = block.matrix.shape
         lines = [f"### {block.name}: `{block.text}` ({n} × {d})", ""]
@@ -89,15 +90,15 @@ def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, mas
 
 
 def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
-             only: list[str] | None = None) -> str:
+             only: list[str] | None = None, lang: str = "en") -> str:
     r"""Each matrix as ``name = formula = bmatrix`` in an ``equation*`` (amsmath), labels in a comment.
 
     Every equation fits the text width of a page (:data:`TEXT_WIDTH_PT`): a summary shows fewer columns around
     ``\cdots``, and with ``full`` a wide matrix is written in blocks of columns, ``A_{cols 1–8}``, ``A_{cols 9–16}`` …
     """
     parts = []
-    for block in blocks(trace, head, only):
-        parts += [part for part in _latex_block(block, precision, full) if part]
+    for block in blocks(trace, head, only, lang):  # the names in the comments in ``lang``
+        parts += [part for part in _latex_block(block, precision, full, lang) if part]
     return "\n\n".join(parts) + "\n"
 
 
@@ -174,7 +175,7 @@ def _matrix_pt(cells: list[list[str]], widths: list[float] | None = None) -> flo
     return sum(widths) + 10.0 * (len(widths) - 1) + 14.0
 
 
-def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
+def _latex_block(block: Block, precision: int, full: bool, lang: str = "en") -> list[str]:
     r"""The equations of one matrix: one when it fits the page beside its formula (a summary first drops columns
     around ``\cdots``, then leaves the formula on a line of its own), else the formula and blocks of columns."""
     d = block.matrix.shape[1]
@@ -186,8 +187,8 @@ def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
         if _formula_pt(lhs) + _matrix_pt(cells) <= TEXT_WIDTH_PT:
             equation = _equation(block, rows, cols, cells, lhs)
-            return [equation] if lhs == block.latex else [_formula_alone(block), equation]
-    parts = [_formula_alone(block)]
+            return [equation] if lhs == block.latex else [_formula_alone(block, lang), equation]
+    parts = [_formula_alone(block, lang)]
     widest = f"{{{symbol}}}_{{\\text{{cols }}{d}\\text{{--}}{d}}}"
     for start, stop in _column_blocks(cells, TEXT_WIDTH_PT - _formula_pt(widest)):
         shown = [j + 1 for j in cols[start:stop] if j is not None]
@@ -196,7 +197,7 @@ def _latex_block(block: Block, precision: int, full: bool) -> list[str]:
         span = f"{shown[0]}" if len(shown) == 1 else f"{shown[0]}\\text{{--}}{shown[-1]}"
         lhs = f"{{{symbol}}}_{{\\text{{col{'s' if len(shown) > 1 else ''} }}{span}}}"
         parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs,
-                               f", columns {shown[0]}–{shown[-1]} of {d}"))
+                               ", " + phrase(lang, "columns", a=shown[0], b=shown[-1], d=d)))
     return parts
 
 
@@ -218,10 +219,10 @@ def _column_blocks(cells: list[list[str]], room: float) -> list[tuple[int, int]]
         count += 1
 
 
-def _formula_alone(block: Block) -> str:
+def _formula_alone(block: Block, lang: str = "en") -> str:
     n, d = block.matrix.shape
-    lines = [f"% {block.name}: {block.text} ({n} × {d}), its numbers below", "\\begin{equation*}", block.latex,
-             "\\end{equation*}"]
+    lines = [f"% {block.name}: {block.text} ({n} × {d}), {phrase(lang, 'numbers_below')}", "\\begin{equation*}",
+             block.latex, "\\end{equation*}"]
     return "\n".join(lines) if " = " in block.latex else ""
 
 
