@@ -19,7 +19,7 @@ EN = {
     "sink": "sink", "sink_note": "sink (σ): the row's share left to the sink (its weights sum to 1 − σ)",
     "tall": "{count} heads do not fit on a screen: --head N (1–{heads}) draws one",
     # the command line's notices (standard error)
-    "warning": "Warning: ", "stdin": "Reading the document from standard input (end with Ctrl-D)…",
+    "stdin": "Reading the document from standard input (end with Ctrl-D)…",
     "no_key": "query {i} ({token}) may attend to no key (its mask row is all 0); its weights and head output are 0",
     "hint_parts": "; if 1 means masked in your mask (as in nn.MultiheadAttention), set mask.convention: block",
     "hint_matrix": "; if 1 means masked in your mask (as in nn.MultiheadAttention), write it as "
@@ -38,7 +38,7 @@ ZH = {
     "masked": " 已屏蔽", "axes": "行：查询，列：键", "alike": "（行列编号相同）",
     "sink": "汇点", "sink_note": "汇点 (σ)：这一行留给注意力汇的份额（其余权重之和为 1 − σ）",
     "tall": "{count} 个头在一屏里放不下：用 --head N（1–{heads}）只画一个",
-    "warning": "警告：", "stdin": "正在从标准输入读取文档（输入完毕按 Ctrl-D）…",
+    "stdin": "正在从标准输入读取文档（输入完毕按 Ctrl-D）…",
     "no_key": "查询 {i}（{token}）的掩码行全为 0，没有可以关注的键；它的注意力权重和头的输出都是 0",
     "hint_parts": "；如果你的掩码里 1 表示屏蔽（像 nn.MultiheadAttention 那样），请设 mask.convention: block",
     "hint_matrix": "；如果你的掩码里 1 表示屏蔽（像 nn.MultiheadAttention 那样），请写成 "
