@@ -72,7 +72,7 @@ def check(
     language = choose(lang)
     wrong = False
     if against is not None or dtype is not None:
-        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format), debug)
+        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format, language), debug)
         if _OUTSIDE:
             raise typer.Exit(1)
         return
@@ -112,8 +112,8 @@ _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 
 
 def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
-             format: TableOrJson = TableOrJson.table) -> None:
-    """``check --against RESULT --dtype D``: the verdict on a kernel's result."""
+             format: TableOrJson = TableOrJson.table, lang: str = "en") -> None:
+    """``check --against RESULT --dtype D``: the verdict on a kernel's result (its text in ``lang``)."""
     from attncli.core.emulate import KEYS, eager, softmax_of_dots
     from attncli.core.errors import AttnError
     from attncli.core.verdict import judge
@@ -146,5 +146,5 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
     if format is TableOrJson.json:
         emit(report_json(findings, dtype.value, *tokens), None, set())
     else:
-        emit(render_text(report(findings, dtype.value, *tokens), to_terminal=True), None, set())
+        emit(render_text(report(findings, dtype.value, *tokens, lang), to_terminal=True), None, set())
     _OUTSIDE[:] = [True] if not all(f.within for f in findings) else []
