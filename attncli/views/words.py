@@ -31,7 +31,8 @@ EN = {
 ZH = {
     "weights": "注意力权重", "scores": "得分", "scaled_scores": "缩放后的得分", "score_bias": "得分偏置",
     "grad_weights": "注意力权重的梯度", "grad_scaled_scores": "缩放后得分的梯度",
-    "head_of": "第 {h} 个头（共 {heads} 个）", "heads": "{heads} 个头", "kv_head_of": "（键值头 {j}，共 {g} 个）",
+    "head_of": "第 {h} 个头（共 {heads} 个）", "heads": "{heads} 个头",
+    "kv_head_of": "，用第 {j} 个键值头（共 {g} 个）",
     "sharing": "，共用 {g} 个键值头", "sharing_many": "，共用 {g} 个键值头",
     "sizes": "{n} 个查询 × {m} 个键", "head": "头 {h}", "keys_of": "第 {a}–{b} 个键，共 {m} 个", "keys": "键：",
     "scale": "色标 ", "signed_colour": "蓝色 < 0 < 橙色，0 不着色", "signed_plain": "深浅表示大小，正负看数字",

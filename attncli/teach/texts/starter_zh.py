@@ -121,7 +121,7 @@ PARAGRAPHS = [  # (English, Chinese): whole comments, several lines each
 NOTES = [  # (English, Chinese): the comments after a key's value
     (r", whole numbers, for working by hand$", "，都是整数，方便手算"),
     (r", the numbers of (\{.*\})$", r"，即 \1 生成的数"),
-    (r"# h·d_v × d_out: mixes the concatenated heads$", "# h·d_v × d_out：把拼接起来的各个头混合在一起"),
+    (r"# h·d_v × d_out: mixes the concatenated heads", "# h·d_v × d_out：把拼接起来的各个头混合在一起"),
     (r"# optional: h·d_v × d_out$", "# 可选：h·d_v × d_out"),
     (r"# ε \((\w+) in Hugging Face configurations\)$", r"# ε（Hugging Face 配置中的 \1）"),
     (r"# d_model = (\d+) numbers, default ones \(Gemma stores γ − 1: add 1\)$",
