@@ -263,3 +263,24 @@ def test_check_against_verdict_in_chinese():
 def test_every_command_has_lang_and_says_the_precedence(runner, command):
     text = " ".join(invoke(runner, [command, "--help"], {"COLUMNS": "300"}).stdout.split())
     assert "--lang" in text and "ATTNCLI_LANG" in text and "LC_ALL" in text
+
+
+@pytest.mark.parametrize("command", [["compute", str(EXAMPLES / "illustrated.yaml"), "--only", "weights"],
+                                     ["heatmap", str(EXAMPLES / "causal.yaml")]], ids=lambda c: c[0])
+def test_a_png_of_chinese_titles_needs_a_chinese_font(runner, tmp_path, monkeypatch, command):
+    """The documents' labels are English: only the titles and legends are Chinese, and a PNG of them without a font
+    that has them is refused, nothing written; in English the same picture is drawn with Latin fonts alone."""
+    pytest.importorskip("resvg_py")
+    from test_picture_glyphs import format4, sfnt
+
+    from attncli.views import fonts
+
+    (tmp_path / "latin").mkdir()
+    (tmp_path / "latin" / "Latin.ttf").write_bytes(sfnt(format4(0x20, 0x7E)))
+    monkeypatch.setattr(fonts, "font_dirs", lambda: [tmp_path / "latin"])
+    out = tmp_path / "zh.png"
+    result = invoke(runner, [*command, "--lang", "zh", "--export", str(out)], {}, code=2)
+    assert result.stderr.startswith("Error: --export: ") and not out.exists()
+    english = tmp_path / "en.png"
+    invoke(runner, [*command, "--lang", "en", "--export", str(english)], {"ATTNCLI_LANG": "zh"})
+    assert english.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
