@@ -284,3 +284,15 @@ def test_a_png_of_chinese_titles_needs_a_chinese_font(runner, tmp_path, monkeypa
     english = tmp_path / "en.png"
     invoke(runner, [*command, "--lang", "en", "--export", str(english)], {"ATTNCLI_LANG": "zh"})
     assert english.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_positions_and_emulated_titles_in_chinese(runner, tmp_path):
+    doc = tmp_path / "doc.yaml"
+    doc.write_text("tokens: [The, cat, sat]\ninputs: [[1, 0], [0, 1], [1, 1]]\npositional: sinusoidal\n",
+                   encoding="utf-8")
+    out = invoke(runner, ["compute", str(doc), "--lang", "zh"], {}).stdout
+    assert "位置编码  P（sinusoidal）" in out and "加上位置编码的输入  X + P" in out
+    assert_chinese(out)
+    out = invoke(runner, ["compute", str(doc), "--emulate", "bf16", "--only", "weights"], {"ATTNCLI_LANG": "zh"}).stdout
+    assert "注意力权重（模拟 bf16）" in out
+    assert_chinese(out)

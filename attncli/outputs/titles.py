@@ -44,9 +44,13 @@ PHRASES = {
 }
 
 
-def phrase(lang: str, name: str, **values: object) -> str:
-    """One of :data:`PHRASES` in ``lang`` (English for any other), filled in."""
-    return PHRASES.get(lang, PHRASES["en"])[name].format(**values)
+def phrase(lang: str, which: str, **values: object) -> str:
+    """One of :data:`PHRASES` in ``lang`` (English for any other), filled in.
+
+    >>> phrase("zh", "positional", name="sinusoidal")
+    '位置编码（sinusoidal）'
+    """
+    return PHRASES.get(lang, PHRASES["en"])[which].format(**values)
 
 
 def title(key: str, english: str, lang: str) -> str:
@@ -65,5 +69,5 @@ def title(key: str, english: str, lang: str) -> str:
         of = english.removeprefix(GRADIENT_OF).replace("'s ", " 的 ")
         for owner, zh in ZH_OWNERS.items():
             of = of.replace(owner, zh)
-        return f"{of} 的梯度"
+        return of + ("" if of.endswith("）") else " ") + "的梯度"
     return english
