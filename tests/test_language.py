@@ -177,7 +177,7 @@ def test_init_comments_are_chinese_and_the_document_the_same(runner, args):
     assert english_runs(said, {"attncli", "compute", "heatmap"}) == [], said
     for line in zh.splitlines():
         assert cell_len(line) <= 100 or not line.lstrip().startswith("#"), line  # (wrapped as the English)
-    assert invoke(runner, ["init", *args], {"ATTNCLI_LANG": None, "LANG": "zh_CN.UTF-8"}).stdout == zh
+    assert invoke(runner, ["init", *args], CHINESE["LANG=zh_CN"][1]).stdout == zh
 
 
 def test_init_json_is_the_same_in_chinese(runner, tmp_path):
