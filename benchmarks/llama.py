@@ -101,8 +101,9 @@ def flops(n: int) -> float:
     return projections + 4 * HEADS * (n * (n + 1) / 2) * D_K
 
 
-def measure(n: int, repeat: int = 1, write=write_inputs) -> dict:
-    """The two commands in rounds on the inputs ``write(folder, n)`` makes (benchmarks/qwen3.py passes its own)."""
+def measure(n: int, repeat: int = 1, write=write_inputs, count=flops) -> dict:
+    """The two commands in rounds on the inputs ``write(folder, n)`` makes (benchmarks/qwen3.py and mla.py pass
+    their own); with ``count`` (the multiply-adds' FLOPs at n), attncli's GFLOP/s too."""
     import numpy as np
 
     attncli = Path(sys.executable).parent / "attncli"
@@ -121,8 +122,8 @@ def measure(n: int, repeat: int = 1, write=write_inputs) -> dict:
     ratios = sorted(mine[0] / other[0] for mine, other in zip(ours, theirs))
     return {"n": n, "attncli_s": best[0], "attncli_cpu": best[2], "attncli_mb": max(r[1] for r in ours),
             "torch_s": best_theirs[0], "torch_cpu": best_theirs[2], "torch_mb": max(r[1] for r in theirs),
-            "ratio": best[0] / best_theirs[0], "ratios": (ratios[0], ratios[-1]), "gflops": flops(n) / best[0] / 1e9,
-            "max_rel_difference": difference}
+            "ratio": best[0] / best_theirs[0], "ratios": (ratios[0], ratios[-1]), "max_rel_difference": difference,
+            **({"gflops": count(n) / best[0] / 1e9} if count else {})}
 
 
 def report(result: dict, peak: float | None = None, title: str = "Llama-style layer") -> None:

@@ -19,11 +19,9 @@ memory (maximum resident set, wait4), and the ratio with its spread round by rou
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 from pathlib import Path
 
-from llama import spawn  # one way to run and measure a whole process, llama.py's
+import llama  # one way to run and measure whole processes in rounds, llama.py's
 
 ROOT = Path(__file__).resolve().parent.parent
 D_MODEL, HEADS, NOPE, ROPE, D_V, R_KV = 2048, 16, 128, 64, 128, 512
@@ -88,24 +86,9 @@ def write_inputs(folder: Path, n: int) -> None:
 
 
 def measure(n: int, repeat: int = 1) -> dict:
-    import numpy as np
-
-    command = [sys.executable, "-m", "attncli"]
-    with tempfile.TemporaryDirectory(prefix="attncli-mla-") as tmp:
-        folder = Path(tmp)
-        write_inputs(folder, n)
-        ours, theirs = [], []
-        for _ in range(repeat):  # rounds: one of each in turn
-            ours.append(spawn([*command, "compute", str(folder / "doc.yaml"), "--only", "output",
-                               "-o", str(folder / "out.npy")]))
-            theirs.append(spawn([sys.executable, str(folder / "torch_layer.py"), str(folder), str(n)]))
-        a, b = np.load(folder / "out.npy"), np.load(folder / "torch_out.npy")
-        difference = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
-    best, best_theirs = min(ours), min(theirs)
-    ratios = sorted(mine[0] / other[0] for mine, other in zip(ours, theirs))
-    return {"n": n, "attncli_s": best[0], "attncli_cpu": best[2], "attncli_mb": max(r[1] for r in ours),
-            "torch_s": best_theirs[0], "torch_cpu": best_theirs[2], "torch_mb": max(r[1] for r in theirs),
-            "ratio": best[0] / best_theirs[0], "ratios": (ratios[0], ratios[-1]), "max_rel_difference": difference}
+    """attncli and the torch script in rounds, as llama.py measures its layer (no FLOP count: the latent
+    projections' FLOPs are not llama's)."""
+    return llama.measure(n, repeat, write=write_inputs, count=None)
 
 
 def report(result: dict) -> None:

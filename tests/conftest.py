@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # The README and the guides its sections moved to (issue 32): every command and session in them runs in the tests.
 GUIDES = ("tutorial.md", "documents.md", "real-models.md", "pictures.md", "json-and-python.md", "speed.md",
-          "errors.md", "development.md", "kernels.md")
+          "errors.md", "development.md", "kernels.md", "layers.md")
 PAGES = (ROOT / "README.md", *(ROOT / "docs" / name for name in GUIDES))
 
 

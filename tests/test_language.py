@@ -61,7 +61,8 @@ CHINESE = {"ATTNCLI_LANG=zh": ([], {"ATTNCLI_LANG": "zh"}),
 ENGLISH = {"--lang en over ATTNCLI_LANG=zh": (["--lang", "en"], {"ATTNCLI_LANG": "zh"}),
            "--lang en over LANG=zh_CN": (["--lang", "en"], {"ATTNCLI_LANG": None, "LC_ALL": None,
                                                             "LANG": "zh_CN.UTF-8"})}
-TOKENS = {"The", "cat", "sat", "barks", "dog", "Riley", "Evan's", "the", "llama", "ate", "some", "green", "grass"}
+TOKENS = {"The", "cat", "sat", "barks", "dog", "Riley", "Evan's", "the", "llama", "ate", "some", "green", "grass",
+          "like", "fish"}
 
 
 def assert_chinese(text: str, allowed: set[str] = frozenset(), width: bool = True) -> None:
@@ -76,7 +77,9 @@ COMPUTE = [["compute", str(EXAMPLES / "two_heads.yaml")],
            ["compute", str(EXAMPLES / "causal.yaml"), "--format", "markdown"],
            ["compute", str(EXAMPLES / "two_heads.yaml"), "--format", "latex"],
            ["compute", str(EXAMPLES / "backward" / "grads.yaml"), "--only", "dQ", "--only", "dW_Q", "--only", "dA"],
-           ["compute", str(EXAMPLES / "bert_base.yaml"), "--only", "W_Q", "--head", "2"]]
+           ["compute", str(EXAMPLES / "bert_base.yaml"), "--only", "W_Q", "--head", "2"],
+           ["compute", str(EXAMPLES / "stacked" / "two_layers.yaml"), "--only", "weights"],
+           ["compute", str(EXAMPLES / "stacked" / "two_layers.yaml"), "--layer", "2", "--format", "markdown"]]
 
 
 @pytest.mark.parametrize("way", CHINESE)

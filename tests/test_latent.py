@@ -204,7 +204,6 @@ ERRORS = [
     (lambda d: d.update(kv_heads=1), "kv_heads", "every one of the 3 query heads"),
     (lambda d: d["bias"].update(kv_down=[0.0] * 3), "bias.kv_down", "gives 9 columns"),
     (lambda d: d.pop("latent"), "weights.query_down", "is used by multi-head latent attention: give latent:"),
-    (lambda d: d.update(gradient={"random": "normal", "seed": 0}), "gradient", "no backward pass through latent"),
     (lambda d: d.update(queries=np.ones((7, 18)), keys=np.ones((7, 18)), values=np.ones((7, 9))), "latent",
      "not used with queries, keys and values given directly"),
 ]

@@ -196,3 +196,43 @@ def test_npz_failing_half_way_leaves_the_old_file_and_no_temporary_one(runner, t
     assert result.exit_code == 2 and written
     assert f"{out}: cannot be written (No space left on device)" in result.output
     assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "y.npz"]
+
+
+def test_npy_is_written_into_its_file_and_a_failing_write_leaves_the_old_one(runner, tmp_path, monkeypatch):
+    """The .npy goes straight into the temporary file beside it (never whole in memory), byte for byte np.save's;
+    a write that fails part-way (a file size limit: the disk full) leaves the old file and no temporary one."""
+    import io
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from attncli.outputs import files, serialize
+
+    real, into = serialize.write_npy, []
+    monkeypatch.setattr(serialize, "write_npy", lambda file, array: (into.append(type(file)), real(file, array)))
+    rng = np.random.default_rng(0)
+    doc = {"inputs": rng.normal(size=(64, 16)).tolist(), "heads": 2, "mask": "causal"}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(files.Streamed, "data", lambda self: pytest.fail("the .npy was held whole in memory"))
+    out = tmp_path / "y.npy"
+    result = runner.invoke(app, ["compute", str(path), "--only", "output", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = io.BytesIO()
+    np.save(saved, np.load(out), allow_pickle=False)
+    assert out.read_bytes() == saved.getvalue() and len(saved.getvalue()) > 8192  # (64 × 16 numbers)
+    assert into == [io.BufferedWriter]  # the temporary file itself
+    out.write_bytes(b"old")
+
+    def limited() -> None:  # the file may not grow past 4 KiB: the write fails (EFBIG) instead of the signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    failed = subprocess.run([sys.executable, "-m", "attncli", "compute", str(path), "--only", "output", "-o", str(out)],
+                            capture_output=True, text=True, preexec_fn=limited, env=env, timeout=120)
+    assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+    assert f"{out}: cannot be written (File too large)" in failed.stderr and "Traceback" not in failed.stderr
+    assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "y.npy"]

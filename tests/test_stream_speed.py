@@ -29,7 +29,7 @@ from attncli.core.stream import attend_streamed
 from attncli.core.threads import _cpu_list, cache_bytes, cores
 from attncli.inputs.builder import build_spec
 from attncli.inputs.document import Document
-from attncli.outputs.serialize import npy_bytes
+from attncli.outputs.serialize import write_npy
 
 
 @pytest.fixture
@@ -250,12 +250,23 @@ def test_cpu_lists_and_cache_sizes():
 
 @pytest.mark.parametrize("array", [np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4).transpose(1, 0, 2),
                                    np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.zeros((0, 4)), np.array(2.5),
-                                   np.arange(30.0).reshape(5, 6)[::2, 1::2]],
-                         ids=["c", "transposed", "fortran", "empty", "0-d", "strided"])
-def test_npy_bytes_are_what_np_save_writes(array):
+                                   np.arange(30.0).reshape(5, 6)[::2, 1::2], np.zeros((4, 0, 3))[::2],
+                                   np.arange(600.0).reshape(10, 6, 10).transpose(1, 0, 2)[:, ::3]],
+                         ids=["c", "transposed", "fortran", "empty", "0-d", "strided", "empty-strided", "blocks"])
+def test_write_npy_writes_what_np_save_writes(array, tmp_path, monkeypatch):
+    """Byte for byte np.save's, into a memory buffer and into a file; a non-contiguous array a block of rows at a time
+    (NPY_BLOCK made small: "blocks" is written a row at a time, "strided" in one block)."""
+    from attncli.outputs import serialize
+
+    monkeypatch.setattr(serialize, "NPY_BLOCK", 80)
     saved = io.BytesIO()
     np.save(saved, array, allow_pickle=False)
-    assert bytes(npy_bytes(array)) == saved.getvalue()
+    mine = io.BytesIO()
+    write_npy(mine, array)
+    assert mine.getvalue() == saved.getvalue()
+    with open(tmp_path / "a.npy", "wb") as file:
+        write_npy(file, array)
+    assert (tmp_path / "a.npy").read_bytes() == saved.getvalue()
 
 
 def test_the_npy_file_of_a_streamed_output(runner, tmp_path, small_tiles):

@@ -13,6 +13,7 @@ from attncli.cli.options import (
     FileArg,
     HeadsOption,
     LangOption,
+    LayerOption,
     MaskOption,
     ScaleOption,
     TableOrJson,
@@ -49,6 +50,7 @@ def check(
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
+    layer: LayerOption = None,
     debug: Debug = False,
 ) -> None:
     """Check a hand calculation: compare the document's [bold]answer:[/bold] section with the computed numbers.
@@ -72,7 +74,8 @@ def check(
     language = choose(lang)
     wrong = False
     if against is not None or dtype is not None:
-        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format, language), debug)
+        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format, layer, language),
+            debug)
         if _OUTSIDE:
             raise typer.Exit(1)
         return
@@ -86,7 +89,7 @@ def check(
 
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         changes = overrides(scale, mask, heads)
-        doc = read(file)
+        doc = read(file, layer, changes)
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "check", "check"))
@@ -112,7 +115,7 @@ _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 
 
 def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
-             format: TableOrJson = TableOrJson.table, lang: str = "en") -> None:
+             format: TableOrJson = TableOrJson.table, layer: int | None = None, lang: str = "en") -> None:
     """``check --against RESULT --dtype D``: the verdict on a kernel's result (its text in ``lang``)."""
     from attncli.core.emulate import KEYS, eager, softmax_of_dots
     from attncli.core.errors import AttnError
@@ -125,7 +128,7 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
         raise AttnError("--against and --dtype go together: the kernel's result, and the precision it computed in",
                         "--against" if against is None else "--dtype")
     results = read_result(against, KEYS)
-    doc = read(file)
+    doc = read(file, layer, changes)
 
     def attention(spec):  # a softmax of dot-product scores, or no verdict: refused before the computation
         try:

@@ -16,6 +16,7 @@ from attncli.cli.options import (
     FileArg,
     HeadsOption,
     LangOption,
+    LayerOption,
     MaskOption,
     OutputFormat,
     Precision,
@@ -58,20 +59,27 @@ def compute(
                                       "grad_gate, grad_head_outputs, grad_weights, delta, grad_scaled_scores, "
                                       "grad_scores, grad_queries_rotated, grad_keys_rotated, grad_normalized_queries, "
                                       "grad_normalized_keys, grad_queries, grad_keys, grad_values, "
+                                      "grad_latent_queries, grad_latent_kv, "
                                       "grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, "
                                       "grad_bias_query, grad_weight_key, grad_bias_key, grad_weight_value, "
                                       "grad_bias_value, grad_weight_output, grad_bias_output, grad_weight_gate, "
-                                      "grad_bias_gate, grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, "
+                                      "grad_bias_gate, grad_weight_query_down, grad_bias_query_down, "
+                                      "grad_weight_query_up, grad_weight_kv_down, grad_bias_kv_down, "
+                                      "grad_weight_kv_up (grad_bias_query_up, grad_bias_kv_up: never, the "
+                                      "up-projections take no bias), "
+                                      "grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, "
                                       "grad_post_norm_beta, grad_add_norm_gamma, grad_add_norm_beta, "
                                       "grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, "
-                                      "grad_qk_norm_beta_key, grad_sinks; shown only when named: grad_kernel_queries, "
+                                      "grad_qk_norm_beta_key, grad_latent_query_norm_gamma, grad_latent_kv_norm_gamma, "
+                                      "grad_sinks; shown only when named: grad_kernel_queries, "
                                       "grad_kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_DQ, b_DQ, "
                                       "c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, Q_abs, W_Q, b_Q, Q, "
                                       "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
                                       "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
                                       "R, N; the gradients dN, dR, dY, dG, dH, dA, D, dZ, dS, dQ′, dK′, dQ̂, dK̂, dQ, "
-                                      "dK, dV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, db_O, dW_G, "
-                                      "db_G, d_sinks.")] = None,
+                                      "dK, dV, dc_Q, dc_KV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, "
+                                      "db_O, dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, "
+                                      "d_sinks.")] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="Show one head's tables (counting from 1), "
@@ -88,6 +96,7 @@ def compute(
                                                         "any other, --format.")] = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
+    layer: LayerOption = None,
     emulate: Annotated[Optional[DType], typer.Option(
         "--emulate", case_sensitive=False,
         help="Show instead the eager computation in bf16, fp16 or fp32 that check --against budgets with "
@@ -112,11 +121,13 @@ def compute(
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
       attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
       attncli compute examples/illustrated.yaml --lang zh
+      attncli compute examples/stacked/two_layers.yaml --layer 2 --only weights
     """
     language = choose(lang)
 
     def action() -> None:
         from attncli.inputs.outline import outline
+        from attncli.inputs.stacked import is_stacked
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
@@ -128,7 +139,15 @@ def compute(
         _check_selection(selected, keys, chosen, binary, output)
         head_index(selected, None)
         changes = overrides(scale, mask, heads)
-        doc = read(file)  # the options against what the document says, before any matrix is read:
+        doc = read(file, layer, changes, stacks=True)  # the options against what the document says, before any
+        if is_stacked(doc.data):  # matrix is read (a stack of layers: all of them, chained)
+            from attncli.cli.stack import compute_stack
+
+            kind = "arrays" if binary else "picture" if drawn else chosen.value
+            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
+                           lang=language)
+            compute_stack(file, doc, changes, keys, kind, output, options)
+            return
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
         head_index(selected, shape.heads)

@@ -14,6 +14,7 @@ from attncli.cli.options import (
     ExportOption,
     HeadsOption,
     LangOption,
+    LayerOption,
     MaskOption,
     Precision,
     ScaleOption,
@@ -57,6 +58,7 @@ def explain(
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
+    layer: LayerOption = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
     debug: Debug = False,
@@ -93,7 +95,7 @@ def explain(
         head_index(chosen_head, None)
         query_index(query, None)
         changes = overrides(scale, mask, heads)
-        doc, builtin = _document(file)
+        doc, builtin = _document(file, layer, changes)
         builtin = builtin and not any(value is not None for value in changes.values())  # (its notes say scale: none)
         shape = outline(doc.data, changes)  # the options against what the document says, before any matrix is read
         step_choice(step, extra_steps(shape.parts))
@@ -185,7 +187,7 @@ def _every_head(doc, trace, focus, followed, why: bool, step: str) -> list:
     return [next(marked) if mine(h) else s for h, s in tagged]
 
 
-def _document(file: Optional[str]):
+def _document(file: Optional[str], layer: Optional[int] = None, changes: Optional[dict] = None):
     """The document to explain, and whether it is the built-in illustrated example."""
     from importlib.resources import as_file, files
 
@@ -196,7 +198,7 @@ def _document(file: Optional[str]):
     if file is None:
         with as_file(resource) as path:
             return read_document(str(path)), True
-    doc = read(file)
+    doc = read(file, layer, changes)
     builtin = file != "-" and Path(file).is_file() and Path(file).read_bytes() == resource.read_bytes()
     return doc, builtin
 

@@ -16,6 +16,7 @@ from attncli.cli.options import (
     FileArg,
     HeadsOption,
     LangOption,
+    LayerOption,
     MaskOption,
     Precision,
     ScaleOption,
@@ -53,6 +54,7 @@ def heatmap(
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
+    layer: LayerOption = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
     lang: LangOption = None,
@@ -82,7 +84,7 @@ def heatmap(
         number = head_choice(head)
         head_index(number, None)
         changes = overrides(scale, mask, heads)
-        doc = read(file)  # the options against what the document says, before any matrix is read
+        doc = read(file, layer, changes)  # the options against what the document says, before any matrix is read
         shape = outline(doc.data, changes)
         if of.value == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")

@@ -19,6 +19,7 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
+    from attncli.inputs.stacked import layer_place
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
@@ -28,8 +29,9 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     except AttnError as e:  # overflow or memory: the document is the place to look
         raise (e.at(doc.name) if e.where is None else e) from None
     hint = _convention_hint(spec) if trace.empty_queries else ""
+    place = layer_place(doc)  # a stacked document's layer: which one
     for i in trace.empty_queries:  # in the language the command chose
-        warn(words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
+        warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
     return trace
 
 
@@ -44,9 +46,14 @@ def _convention_hint(spec) -> str:
 
 
 
-def read(file: str):
-    """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document."""
+def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, stacks: bool = False):
+    """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document.
+
+    A stacked document (``layers:``) gives its layer ``--layer N`` (from 1) as a one-layer document, the layers
+    before it computed for its inputs; without ``layer`` it is refused unless the command takes ``stacks``.
+    """
     from attncli.inputs.document import read_document
+    from attncli.inputs.stacked import compute_stack, is_stacked, layer_document, layer_number, stack_of
 
     if file == "-" and sys.stdin is not None:
         try:
@@ -55,7 +62,23 @@ def read(file: str):
             waiting = False
         if waiting:
             say(words(current())["stdin"] + "\n")
-    return read_document(file)
+    doc = read_document(file)
+    index = layer_number(layer, doc)
+    if index is not None:
+        before = compute_stack(doc, overrides, lambda d, o: load(file, o, doc=d), index)
+        return layer_document(doc, index, _passed_on(doc, before))
+    if is_stacked(doc.data) and not stacks:
+        count = len(stack_of(doc))
+        raise AttnError(f"is a stack of {count} layers (layers:); this command shows one: choose it with "
+                        f"--layer N (1 … {count})", doc.name)
+    return doc
+
+
+def _passed_on(doc, before: list):
+    """The inputs of the layer after ``before`` (the top-level inputs when there is none)."""
+    from attncli.inputs.stacked import last_quantity
+
+    return last_quantity(before[-1]) if before else doc.data["inputs"]
 
 
 def attend_within_memory(spec, keys: Optional[list[str]], kind: str):

@@ -85,6 +85,9 @@ MaskOption = Annotated[Optional[str], typer.Option("--mask",
                                                    help="Replace the document's mask: none, causal or a matrix "
                                                         "file (relative to the working directory).")]
 HeadsOption = Annotated[Optional[int], typer.Option("--heads", min=1, help="Replace the document's number of heads.")]
+LayerOption = Annotated[Optional[int], typer.Option(
+    "--layer", min=1, help="A stacked document's (layers:) layer, counting from 1: that layer alone, its inputs the "
+                           "output of the layers before it.")]
 LANG_HELP = ("Language: en or zh. Left out: ATTNCLI_LANG (en or zh), else zh under a Chinese locale (the first of "
              "LC_ALL, LC_MESSAGES, LANG that is set, zh_*), else en.")
 LangOption = Annotated[Optional[Lang], typer.Option("--lang", case_sensitive=False, show_default=False,

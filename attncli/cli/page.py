@@ -14,6 +14,7 @@ from attncli.cli.options import (
     FileArg,
     HeadsOption,
     Lang,
+    LayerOption,
     MaskOption,
     Precision,
     ScaleOption,
@@ -38,6 +39,7 @@ def page(
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
+    layer: LayerOption = None,
     debug: Debug = False,
 ) -> None:
     """Write an explorable page of FILE's attention: one HTML file that works offline.
@@ -66,7 +68,7 @@ def page(
         from attncli.teach.page import page_html
 
         changes = overrides(scale, mask, heads)
-        doc = read(file)
+        doc = read(file, layer, changes)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
         emit(page_html(trace, title, precision, language).encode("utf-8"), output, input_paths(file, trace))

@@ -28,11 +28,12 @@ def _g(key: str, symbol: str, title: str, shape: str, text: str, needs: str = ""
                     lambda spec, up: latex)
 
 
-def _weight(name: str, sym: str, shape: str, needs: str) -> tuple[Quantity, Quantity]:
+def _weight(name: str, sym: str, shape: str, needs: str, bias: str = "") -> tuple[Quantity, Quantity]:
+    """A matrix's gradient and its bias's (``bias``: what the bias's needs add, for one no document can give)."""
     return (_g(f"grad_weight_{name}", f"dW_{sym}", f"Gradient of W_{sym}", shape, f"dW_{sym} = dL/dW_{sym}",
                f"and weights.{name}:"),
             _g(f"grad_bias_{name}", f"db_{sym}", f"Gradient of b_{sym}", shape.split()[-1], f"db_{sym} = dL/db_{sym}",
-               f"and bias.{name}:"))
+               f"and bias.{name}:{bias}"))
 
 
 def _norm(name: str, width: str) -> tuple[Quantity, Quantity]:
@@ -64,6 +65,8 @@ GRADIENTS: tuple[Quantity, ...] = (
     _g("grad_queries", "dQ", "Gradient of Q", "h n d_k", "dQ = dL/dQ"),
     _g("grad_keys", "dK", "Gradient of K", "g m d_k", "dK = dL/dK (summed over the group)"),
     _g("grad_values", "dV", "Gradient of V", "g m d_v", "dV = Aᵀ·dH (summed over the group)"),
+    _g("grad_latent_queries", "dc_Q", "Gradient of c_Q", "n r_q", "dc_Q = dQ·W_UQᵀ", "and weights.query_down:"),
+    _g("grad_latent_kv", "dc_KV", "Gradient of c_KV", "m r_kv", "dc_KV = dK_nope·W_UKᵀ + dV·W_UVᵀ", "and latent:"),
     _g("grad_normalized_inputs", "dX̂", "Gradient of X̂", "n d_model", "dX̂ = dL/dX̂", "and pre_norm:"),
     _g("grad_inputs", "dX", "Gradient of X", "n d_model", "dX = dL/dX (every path)"),
     _g("grad_context", "dC", "Gradient of C", "m d_ctx", "dC = dL/dC", "and a context"),
@@ -72,6 +75,10 @@ GRADIENTS: tuple[Quantity, ...] = (
     *_weight("value", "V", "d_ctx g·d_v", "weights.value:"),
     *_weight("output", "O", "h·d_v d_out", "weights.output:"),
     *_weight("gate", "G", "d_model h·d_v", "weights.gate:"),
+    *_weight("query_down", "DQ", "d_model r_q", "weights.query_down:"),
+    *_weight("query_up", "UQ", "r_q h·d_k", "weights.query_up:", " (latent attention has none)"),
+    *_weight("kv_down", "DKV", "d_ctx r_kv+d_r", "weights.kv_down:"),
+    *_weight("kv_up", "UKV", "r_kv h·(d_nope+d_v)", "weights.kv_up:", " (latent attention has none)"),
     *_norm("pre_norm", "d_model"),
     *_norm("post_norm", "d_out"),
     *_norm("add_norm", "d_model"),
@@ -81,6 +88,10 @@ GRADIENTS: tuple[Quantity, ...] = (
        "and qk_norm: kind layer"),
     _g("grad_qk_norm_beta_key", "", "Gradient of qk_norm's β (keys)", "d_k", "dβ_K = dL/dβ_K",
        "and qk_norm: kind layer"),
+    _g("grad_latent_query_norm_gamma", "", "Gradient of latent.query_norm's γ", "r_q", "dγ = dL/dγ (query_norm)",
+       "and weights.query_down:"),
+    _g("grad_latent_kv_norm_gamma", "", "Gradient of latent.kv_norm's γ", "r_kv", "dγ = dL/dγ (kv_norm)",
+       "and latent:"),
     _g("grad_sinks", "d_sinks", "Gradient of the sinks", "h", "ds_h = −Σ_i σ_hi·D_hi", "and sinks:"),
 )
 GRADIENT_KEYS = tuple(q.key for q in GRADIENTS)

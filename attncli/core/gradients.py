@@ -17,6 +17,8 @@ import numpy as np
 from attncli.core import backward as b
 from attncli.core import qknorm
 from attncli.core.attention import projections
+from attncli.core.latent import kv_up_back, latent_kv, latent_kv_back, latent_queries, latent_queries_back
+from attncli.core.latent_stage import latent_forward
 from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays
@@ -68,6 +70,46 @@ def _pre_norm(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     return _norm(spec.embedded, d["normalized_inputs"], spec.pre_norm, "pre_norm", "inputs")
 
 
+def _latent(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    """The latent projections (core.latent): Q, K and V to c_Q and c_KV, to X̂ (or X₀) and C, and every latent weight.
+
+    dc_Q = dQ·W_UQᵀ;  dc_KV = dK_nope·W_UKᵀ + dV·W_UVᵀ;  dk_r = Σ_h dK_r,h (the rotary key every head shares)."""
+    out = _latent_queries(spec, a, d["queries"]) if d.get("queries") is not None else {}
+    lat, d_k, d_v = spec.latent, d.get("keys"), d.get("values")
+    if d_k is None and d_v is None:
+        return out
+    source, to = (_x(spec, a), _x_key(spec)) if spec.context is None else (spec.context, "context")
+    c_kv = a.get("latent_kv")
+    if c_kv is None:  # let go by the streamed path: made again
+        c_kv = latent_kv(source, lat.kv_down, lat.kv_down_bias, lat.kv_norm, lat.d_rope)[0]
+    d_k_r = np.zeros((c_kv.shape[0], lat.d_rope)) if d_k is None else d_k[:, :, lat.d_nope:].sum(axis=0)  # (m, d_r)
+    d_c, d_w_up = kv_up_back(c_kv, lat.kv_up, spec.heads, lat.d_nope,
+                             None if d_k is None else d_k[:, :, :lat.d_nope], d_v)
+    d_source, d_w, d_b, d_gamma = latent_kv_back(source, lat, d_c, d_k_r)
+    _added(out, to, d_source)
+    out.update(latent_kv=d_c, weight_kv_up=d_w_up, weight_kv_down=d_w, latent_kv_norm_gamma=d_gamma)
+    if lat.kv_down_bias is not None:
+        out["bias_kv_down"] = d_b
+    return out
+
+
+def _latent_queries(spec: Spec, a: Arrays, d_q: np.ndarray) -> Arrays:
+    """Q = X̂·W_Q (+ b_Q), or c_Q·W_UQ with c_Q = query_norm(X̂·W_DQ + b_DQ), backwards."""
+    lat, x = spec.latent, _x(spec, a)
+    if lat.query_down is None:
+        dx, dw, db = b.project_back(x, spec.w_q, d_q)
+        return {_x_key(spec): dx, "weight_query": dw} | ({} if spec.b_q is None else {"bias_query": db})
+    c_q = a.get("latent_queries")
+    c_q = latent_queries(x, lat) if c_q is None else c_q  # let go by the streamed path: made again
+    d_c, d_w_up, _ = b.project_back(c_q, spec.w_q, d_q)
+    dx, d_w_down, d_b, d_gamma = latent_queries_back(x, lat, d_c)
+    out = {_x_key(spec): dx, "latent_queries": d_c, "weight_query_up": d_w_up, "weight_query_down": d_w_down,
+           "latent_query_norm_gamma": d_gamma}
+    if lat.query_down_bias is not None:
+        out["bias_query_down"] = d_b
+    return out
+
+
 def _projections(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     """Q = X̂·W_Q + b_Q, K = C·W_K + b_K, V = C·W_V + b_V: to X̂ (or X₀), C, and the weights the document gives."""
     if spec.given_qkv is not None:
@@ -90,7 +132,10 @@ def _projections(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 def _clip(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     """clamp(·, −c, c): the gradient passes where the projection was within [−c, c] (closed, as torch.clamp)."""
-    unclipped = dict(zip(("queries", "keys", "values"), projections(spec, a.get("normalized_inputs")), strict=True))
+    if spec.latent is not None:  # the assembled Q, K and V
+        unclipped = latent_forward(spec, a)
+    else:
+        unclipped = dict(zip(("queries", "keys", "values"), projections(spec, a.get("normalized_inputs")), strict=True))
     return {key: d[key] * (np.abs(unclipped[key]) <= spec.clip_qkv) for key in d}
 
 
@@ -223,8 +268,8 @@ def _residual(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 BACKWARD: dict[str, Backward] = {
-    "pre_norm": _pre_norm, "projections": _projections, "clip_qkv": _clip, "qk_norm": _qk_norm, "rope": _rope,
-    "qk_norm_after_rope": _qk_norm_after_rope, "kernel": _kernel, "scores": _scores, "scale": _scale,
+    "pre_norm": _pre_norm, "latent": _latent, "projections": _projections, "clip_qkv": _clip, "qk_norm": _qk_norm,
+    "rope": _rope, "qk_norm_after_rope": _qk_norm_after_rope, "kernel": _kernel, "scores": _scores, "scale": _scale,
     "weights": _weights, "mix": _mix, "gate": _gate, "gating": _gating, "output": _output, "post_norm": _post_norm,
     "residual": _residual,
 }  # the other stages (document, context, score_bias, query_temperature) make nothing a gradient flows through

@@ -7,6 +7,9 @@
     [k_nope_h | v_h] = c_KV·W_UKV,h                    (h, m, d_nope + d_v)
     K_h = [k_nope_h | k_r]                             k_r: one rotary key shared by every head
 
+The backward pass (:func:`latent_queries_back`, :func:`kv_up_back`, :func:`latent_kv_back`) runs these in reverse:
+dc_KV = dK_nope·W_UKᵀ + dV·W_UVᵀ, d[c_raw | k_r] = [kv_norm's backward of dc_KV | Σ_h dk_r,h], then as a projection.
+
 A cache holds c_KV and the rotated k_r, r_kv + d_r numbers per token; inference engines fold W_UK,h (the key
 columns of W_UKV for head h) into the query: S_h = [q_nope_h·W_UK,hᵀ | q_r′_h]·[c_KV | k_r′]ᵀ (:func:`absorbed`).
 The stages on a Spec are in :mod:`attncli.core.latent_stage`.
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.backward import norm_back
 from attncli.core.norms import Norm, normalize_rows
 
 
@@ -97,3 +101,51 @@ def absorbed(q: np.ndarray, w_uk: np.ndarray, d_nope: int) -> np.ndarray:
     np.matmul(q[:, :, :d_nope], w_uk.transpose(0, 2, 1), out=out[:, :, :r_kv])  # (h, n, r_kv)
     out[:, :, r_kv:] = q[:, :, d_nope:]  # the rotated part as it is
     return out
+
+
+# ---------------------------------------------------------------- the backward pass
+
+
+def _down_back(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, norm: Norm | None, width: int,
+               d_c: np.ndarray, d_rest: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """``norm(first width columns of x·W + b)`` (and the rest as they are) backwards: x (n, d_in), d_c (n, width),
+    d_rest (n, d_out − width) -> (dx (n, d_in), dW (d_in, d_out), db (d_out,), dγ (width,) or None)."""
+    raw = x @ w  # (n, d_out): the forward again (its arrays are let go when it ends)
+    if bias is not None:
+        raw += bias
+    d_raw = np.empty_like(raw)
+    d_gamma = None
+    if norm is None:
+        d_raw[:, :width] = d_c
+    else:
+        d_raw[:, :width], cells = norm_back(raw[:, :width], d_c, norm.gamma, norm.kind, norm.eps)  # (n, width)
+        d_gamma = cells.sum(axis=0)
+    if d_rest is not None:
+        d_raw[:, width:] = d_rest
+    return d_raw @ w.T, x.T @ d_raw, d_raw.sum(axis=0), d_gamma
+
+
+def latent_queries_back(x: np.ndarray, latent: Latent, d_c: np.ndarray) -> tuple[np.ndarray, ...]:
+    """c_Q = query_norm(X̂·W_DQ + b_DQ) backwards: x (n, d_model), dc_Q (n, r_q) ->
+    (dX̂ (n, d_model), dW_DQ (d_model, r_q), db_DQ (r_q,), dγ (r_q,))."""
+    return _down_back(x, latent.query_down, latent.query_down_bias, latent.query_norm, latent.r_q, d_c)
+
+
+def latent_kv_back(source: np.ndarray, latent: Latent, d_c: np.ndarray, d_k_r: np.ndarray) -> tuple[np.ndarray, ...]:
+    """[c_raw | k_r] = C·W_DKV + b_DKV, c_KV = kv_norm(c_raw) backwards: source (m, d_ctx), dc_KV (m, r_kv), dk_r
+    (m, d_r) -> (dC (m, d_ctx), dW_DKV (d_ctx, r_kv + d_r), db_DKV (r_kv + d_r,), dγ (r_kv,) or None)."""
+    return _down_back(source, latent.kv_down, latent.kv_down_bias, latent.kv_norm, latent.r_kv, d_c, d_k_r)
+
+
+def kv_up_back(c_kv: np.ndarray, kv_up: np.ndarray, heads: int, d_nope: int, d_k_nope: np.ndarray | None,
+               d_v: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """[k_nope_h | v_h] = c_KV·W_UKV,h backwards: c_kv (m, r_kv), kv_up (r_kv, h·(d_nope + d_v)), dK_nope
+    (h, m, d_nope) and dV (h, m, d_v) (None: no gradient) -> (dc_KV (m, r_kv), dW_UKV laid out as kv_up)."""
+    m, width = c_kv.shape[0], kv_up.shape[1]
+    d_kv = np.zeros((m, heads, width // heads))  # per token and head [dk_nope | dv], as W_UKV's columns lie
+    if d_k_nope is not None:
+        d_kv[:, :, :d_nope] = d_k_nope.transpose(1, 0, 2)
+    if d_v is not None:
+        d_kv[:, :, d_nope:] = d_v.transpose(1, 0, 2)
+    d_kv = d_kv.reshape(m, width)  # (m, h·(d_nope + d_v))
+    return d_kv @ kv_up.T, c_kv.T @ d_kv

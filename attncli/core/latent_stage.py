@@ -25,7 +25,8 @@ LATENT_READS = ("inputs", "positional", "normalized_inputs", "context")
 QUERY_ROWS = ("latent_queries", "queries")
 
 
-def _latent(spec: Spec, a: Arrays) -> Arrays:
+def latent_forward(spec: Spec, a: Arrays) -> Arrays:
+    """c_Q, c_KV and the Q, K and V expanded from them (before a clamp)."""
     lat = spec.latent
     x = spec.embedded if a.get("normalized_inputs") is None else a["normalized_inputs"]  # X̂ (n, d_model)
     source = x if spec.context is None else spec.context  # C (m, d_ctx)
@@ -119,7 +120,7 @@ def latent_stage(queries: Quantity, keys: Quantity, values: Quantity) -> Stage:
         _p("weight_kv_up", "W_UKV", "Key/value up-projection", "r_kv h·(d_nope+d_v)", "latent:", "latent.kv_up"),
         queries, keys, values)
     return Stage("latent", "c_Q = query_norm(X̂·W_DQ + b_DQ)   c_KV = kv_norm(C·W_DKV + b_DKV)   "
-                 "K_h = (c_KV·W_UK,h | k_r)   V_h = c_KV·W_UV,h", LATENT_READS, writes, _latent,
+                 "K_h = (c_KV·W_UK,h | k_r)   V_h = c_KV·W_UV,h", LATENT_READS, writes, latent_forward,
                  lambda spec: spec.latent is not None)
 
 

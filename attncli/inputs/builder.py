@@ -61,6 +61,9 @@ def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
 
 class _Builder:
     def __init__(self, data: dict[str, Any], folder: Path):
+        if "layers" in data:  # (the command line reads a stack layer by layer: attncli.inputs.stacked)
+            raise AttnError("makes a stack of layers, which attncli compute FILE computes (or one layer of it with "
+                            "--layer N); this takes a one-layer document", "layers")
         for key in data:
             if key not in TOP_KEYS:
                 raise unknown_document_key(key, TOP_KEYS)
@@ -144,9 +147,6 @@ class _Builder:
         score_bias = read_score_bias(self, self.data.get("score_bias"), n, m, h, positions)
         mask = with_bias_mask(mask, score_bias, n, m)
         last = "normalized" if layers["add_norm"] is not None else "residual" if layers["residual"] else "output"
-        if latent is not None and self.data.get("gradient") is not None:
-            raise AttnError("has no backward pass through latent's projections in attncli; leave gradient out, or "
-                            "give the expanded queries, keys and values directly", "gradient")
         gradient = read_gradient(self, self.data.get("gradient"), (n, d_out), last)
         return Spec(
             tokens=tokens,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -195,12 +195,12 @@ def escape_controls(data: bytes) -> bytes:
     return _RAW_CONTROL_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
-def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> Streamed | np.ndarray:
+def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> Streamed:
     """``.npz``: every kept array by its JSON key; ``.npy``: the one array ``--only`` names.
 
     A masked scaled score is -inf (JSON's null), as ``masked_fill(~mask, -inf)`` leaves it in PyTorch.
-    The ``.npz`` is written array by array into the file (:class:`~attncli.outputs.files.Streamed`), never whole
-    in memory: beside the arrays themselves it needs a few megabytes.
+    Both are written into the file (:class:`~attncli.outputs.files.Streamed`: the ``.npz`` array by array, the
+    ``.npy`` block by block), never whole in memory: beside the arrays themselves they need a few megabytes.
     """
     arrays = dict(kept(trace, only))
     if "scaled_scores" in arrays and trace.spec.allowed is not None:
@@ -208,26 +208,25 @@ def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> Streamed | n
     if suffix == ".npy":
         if len(arrays) != 1:
             raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
-        return npy_bytes(next(iter(arrays.values())))
+        array = next(iter(arrays.values()))
+        return Streamed(lambda file: write_npy(file, array))
     scale = np.float64(trace.spec.scale)
     return Streamed(lambda file: np.savez(file, **arrays, scale=scale))
 
 
-def npy_bytes(array: np.ndarray) -> np.ndarray:
-    """What ``np.save`` writes for ``array``, byte for byte, as one uint8 array (a bytes-like object).
+NPY_BLOCK = 16 << 20  # bytes of a non-contiguous array copied out at a time
 
-    The numbers are copied once, into memory numpy allocates (in huge pages where the system allows):
-    a large result grown in a BytesIO and copied out again cost a page fault every 4 KiB, twice
-    (see benchmarks/README.md, .npy output).
+
+def write_npy(file: BinaryIO, array: np.ndarray) -> None:
+    """What ``np.save`` writes for ``array``, byte for byte, straight into ``file``: the header, then the numbers
+    in np.save's order; a contiguous array as it is in memory (no copy), another a block of rows at a time.
     """
-    import io
-
     described = np.lib.format.header_data_from_array_1_0(array)
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, described)
-    head = np.frombuffer(header.getvalue(), dtype=np.uint8)
-    numbers = (array.T if described["fortran_order"] else array).reshape(-1)  # as np.save orders them
-    data = np.empty(len(head) + numbers.nbytes, dtype=np.uint8)
-    data[: len(head)] = head
-    data[len(head) :] = numbers.view(np.uint8)
-    return data
+    np.lib.format.write_array_header_1_0(file, described)
+    numbers = array.T if described["fortran_order"] else array  # C-ordered either way, as np.save writes them
+    if numbers.flags.c_contiguous or numbers.size == 0:  # (a 0-d array is contiguous)
+        file.write(np.ascontiguousarray(numbers).data)
+        return
+    rows = max(1, NPY_BLOCK // max(1, numbers[0].nbytes))  # a block of rows of the first axis
+    for lo in range(0, numbers.shape[0], rows):
+        file.write(np.ascontiguousarray(numbers[lo:lo + rows]).data)

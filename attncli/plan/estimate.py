@@ -98,6 +98,10 @@ def backward_bytes(spec: Spec) -> int:
 
     h, g, n, m = spec.heads, spec.kv_heads, spec.n, spec.m
     rows = 4 * (h * n * (spec.d_k + spec.d_v) + g * m * (spec.d_k + spec.d_v) + n * spec.inputs.shape[1])
+    lat = spec.latent
+    if lat is not None:  # the latent's step: [c_raw | k_r], its gradient and dc_KV (c_Q's), and dW_UKV … (core.latent)
+        rows += 3 * (m * (lat.r_kv + lat.d_rope) + n * (lat.r_q or 0)) + lat.kv_down.size + lat.kv_up.size
+        rows += 0 if lat.query_down is None else lat.query_down.size + lat.query_up.size
     return 8 * rows + cores() * 8 * 8 * ROWS * KEYS
 
 

@@ -192,11 +192,12 @@ def _pad(cell: Text | str, style: str = "") -> Padding:
 
 
 def compute_tables(trace: Trace, view: View = View(), head: int | None = None,
-                   only: list[str] | None = None) -> list[Table]:
+                   only: list[str] | None = None, layer: str = "") -> list[Table]:
     """Every table of ``attncli compute`` (the blocks of :mod:`attncli.outputs.blocks`),
     weights shaded as heat maps are.
 
-    ``head`` (0-based) keeps one head; ``only`` keeps the tables of those JSON keys.
+    ``head`` (0-based) keeps one head; ``only`` keeps the tables of those JSON keys; ``layer`` goes before each
+    title (``Layer 2 · ``, a stacked document's).
     """
-    return [matrix_table(b.heading, b.matrix, b.rows, b.columns, view, b.masked, heat=b.key == "weights")
+    return [matrix_table(layer + b.heading, b.matrix, b.rows, b.columns, view, b.masked, heat=b.key == "weights")
             for b in blocks(trace, head, only, view.lang)]

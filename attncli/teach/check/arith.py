@@ -8,9 +8,9 @@ Built as :mod:`attncli.teach.check.slips` builds the others, the computation don
   written where the scores go;
 - an additive bias: subtracted instead of added (for ALiBi, the distance taken the other way round), or added before
   the scale instead of after it;
-- a normalisation (pre_norm's RMSNorm or LayerNorm, add_norm's LayerNorm): taken down the columns, the variance
-  divided by d − 1, ε left out or added outside the root, the root forgotten, the other norm's formula, γ or β
-  left out.
+- a normalisation (pre_norm's RMSNorm or LayerNorm, add_norm's LayerNorm; post_norm, qk_norm and latent's norms in
+  :mod:`attncli.teach.check.norm_stages`): taken down the columns, the variance divided by d − 1, ε left out or
+  added outside the root, the root forgotten, the other norm's formula, γ or β left out.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from attncli.core.softmax import softmax
 from attncli.core.trace import Trace
+from attncli.teach.check.norm_stages import norm_stage_slips
 from attncli.teach.check.slips import Slip, allowed_of, arrays_of, by_stage
 
 
@@ -89,14 +90,17 @@ def bias_order(trace: Trace, add) -> None:
 
 
 def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray | None,
-                  eps: float) -> dict[str, np.ndarray]:
-    """A row normalisation of x (n, d) done wrong in one way each, by the slip's name."""
+                  eps: float, features: tuple[int, ...] = (-1,), tokens: int = 0) -> dict[str, np.ndarray]:
+    """A normalisation of x over its ``features`` axes (a row of (n, d); qk_norm's (h, n, d_k): each head's row,
+    or a token's every head) done wrong in one way each, by the slip's name; ``tokens``: the axis of the rows."""
     beta = np.zeros_like(gamma) if beta is None else beta
+    d = int(np.prod([x.shape[axis] for axis in features]))
 
-    def norm(x, kind=kind, axis=-1, ddof=0, eps=eps, outside=False, root=True, gamma=gamma, beta=beta):
+    def norm(x, kind=kind, axis=features, ddof=0, eps=eps, outside=False, root=True, gamma=gamma, beta=beta):
+        count = int(np.prod([x.shape[a] for a in axis]))
         if kind == "rms":
             spread, centred = np.mean(x * x, axis=axis, keepdims=True), x
-            spread = spread * x.shape[axis] / (x.shape[axis] - ddof)
+            spread = spread * count / (count - ddof)
         else:
             centred = x - x.mean(axis=axis, keepdims=True)
             spread = x.var(axis=axis, keepdims=True, ddof=ddof)
@@ -104,9 +108,9 @@ def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray 
         return gamma * centred / scale + (beta if kind == "layer" else 0.0)
 
     out = {"norm_other": norm(x, kind="layer" if kind == "rms" else "rms")}
-    if x.shape[0] > 1:
-        out["norm_axis"] = norm(x, axis=0)
-    if x.shape[1] > 1:
+    if x.shape[tokens] > 1:
+        out["norm_axis"] = norm(x, axis=(tokens,))
+    if d > 1:
         out["norm_ddof"] = norm(x, ddof=1)
     if eps > 0:
         out["norm_eps_left_out"], out["norm_eps_outside"] = norm(x, eps=0.0), norm(x, outside=True)
@@ -133,3 +137,4 @@ def norm_slips(trace: Trace, add) -> None:
         for name, wrong in norm_variants(trace.residual, "layer", gamma, beta, eps).items():
             add(name, lambda rounding, wrong=wrong: dict(arrays_of(trace), normalized=wrong), where="add_norm",
                 norm="LayerNorm", other="RMSNorm", d=trace.residual.shape[1], eps=f"{eps:g}")
+    norm_stage_slips(trace, add)  # post_norm, qk_norm, latent's norms

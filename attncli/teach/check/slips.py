@@ -68,13 +68,14 @@ def arrays_of(trace: Trace) -> Arrays:
 
 def rerun(trace: Trace, start: Arrays, rounding: float | None = None,
           mix: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-          project: Callable[[np.ndarray], np.ndarray] | None = None) -> Arrays:
+          project: Callable[[np.ndarray], np.ndarray] | None = None, steps: dict | None = None) -> Arrays:
     """Every answerable quantity, with the stages in ``start`` replaced and everything after them computed again.
 
     ``rounding``: the weights rounded to this step before they multiply the values; ``mix(a, v)``: the head
-    outputs made otherwise than a·V; ``project(heads)``: the output made otherwise than concat·W_O + b_O.
+    outputs made otherwise than a·V; ``project(heads)``: the output made otherwise than concat·W_O + b_O;
+    ``steps``: stages done otherwise, by name (``{"qk_norm": step(spec, arrays) -> arrays}``).
     """
-    replace = {}
+    replace = dict(steps or {})
     if rounding is not None or mix is not None:
         def mixed(spec, a: Arrays) -> Arrays:
             weights = a["weights"] if rounding is None else np.round(a["weights"] / rounding) * rounding

@@ -3,7 +3,8 @@
     D_i = Σ_j a_ij·dA_ij = rowsum(dH_i ⊙ H_i)       dZ_ij = a_ij·(dA_ij − D_i)
 
 for the chosen query of the chosen head and the key it weighs most; then the row's saturation with the document's
-scale and without it (Σ_j a_ij·(1 − a_ij), the size of the softmax's derivative), on the document's own scores.
+scale and without it (Σ_j a_ij·(1 − a_ij), the size of the softmax's derivative), on the document's own scores;
+with ``latent``, that key's latent gradient dc_KV and the shared rotary key's, summed over the heads.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("scale")
         words.update(with_max=number(scaled[0], p), with_sum=number(scaled[1], p), without_max=number(plain[0], p),
                      without_sum=number(plain[1], p))
+    if spec.latent is not None and "grad_latent_kv" in g:  # the heads' key and value gradients meet in c_KV and k_r
+        d_k_r = g["grad_keys"][:, j, spec.latent.d_nope:].sum(axis=0)  # (d_r,)
+        lines.append(f"{k}: dc_KV = Σ_h (dk_nope,h | dv_h)·W_UKV,hᵀ = {vector(g['grad_latent_kv'][j], p)},   "
+                     f"dk_r = Σ_h dk_r,h = {vector(d_k_r, p)}")
+        keys.append("latent")
     table = t["backward"]["table"] if spec.heads == 1 else t["backward"]["table_head"].format(head=h + 1)
     numbers = [Numbers("grad_scaled_scores", table, g["grad_scaled_scores"][h], spec.tokens,
                        spec.context_tokens, None if spec.allowed is None else ~spec.allowed[h])]

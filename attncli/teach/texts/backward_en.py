@@ -21,4 +21,9 @@ BACKWARD = {
              "be {without_max} and the sum {without_sum}. The more a row saturates towards one key, the closer every "
              "a·(1 − a) is to 0 and the less gradient reaches Q and K: dividing by √d_k keeps scores that grow with "
              "d_k from starving the projections of their gradient.",
+    "latent": "Here the keys and values are not projected head by head but expanded from one latent per token, so "
+              "the gradients meet again on the way back: every head's dk_nope and dv of key {key} flow into that "
+              "token's one latent c_KV (dc = Σ_h [dk_nope,h | dv_h]·W_UKV,hᵀ), and every head's gradient of the "
+              "rotated part is added into the one rotary key k_r they share. --only dc_KV, dW_UKV, dW_DKV shows them "
+              "for every token.",
 }

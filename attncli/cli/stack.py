@@ -1,0 +1,86 @@
+"""attncli compute on a stacked document (``layers:``) without --layer: every layer, chained (docs/layers.md)."""
+
+from pathlib import Path
+from typing import Optional
+
+from attncli.cli.load import input_paths, load
+from attncli.cli.write import emit, make_picture, render_text
+from attncli.core.errors import AttnError
+
+
+def compute_stack(file: str, doc, changes: dict, keys: Optional[list[str]], chosen: str, output: Optional[Path],
+                  options: dict) -> None:
+    """Write every layer's result as ``chosen`` (table, json, or .npz/.svg/.html/.txt by -o): tables titled with
+    their layer, one JSON object per layer (docs/layers.md)."""
+    from attncli.inputs import stacked
+    from attncli.plan import compute_in_full
+
+    _refuse(chosen, output, options)
+    kind = output.suffix.lower() if chosen == "arrays" else chosen
+
+    def full(layer_doc, overrides):
+        return load(file, overrides, doc=layer_doc, compute=lambda spec: compute_in_full(spec, kind, "compute"))
+
+    traces = stacked.compute_stack(doc, changes, full)
+    _check_only(traces, keys, doc.name)
+    inputs = set().union(*(input_paths(file, trace) for trace in traces))
+    if chosen == "arrays":
+        from attncli.outputs.stacked import stack_to_npz
+
+        emit(stack_to_npz(traces, keys), output, inputs)
+    elif chosen == "json":
+        from attncli.outputs.stacked import stack_to_json
+
+        emit(stack_to_json(traces, keys), output, inputs)
+    else:
+        _tables(file, traces, keys, output, inputs, options, chosen == "picture")
+
+
+def _check_only(traces: list, keys: Optional[list[str]], name: str) -> None:
+    """--only names a key every layer has (``'normalized' needs add_norm: …``, saying which layer lacks it)."""
+    from attncli.outputs.serialize import check_present
+
+    for i, trace in enumerate(traces):
+        try:
+            check_present(trace, keys)
+        except AttnError as e:
+            raise AttnError(f"{e.message} (layers[{i}] of {name} has none)", e.where) from None
+
+
+def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:
+    """What a stack of layers cannot be written as: one of its layers can (--layer N)."""
+    if options["emulate"] is not None:
+        raise AttnError("emulates one layer's kernel: choose the layer with --layer N", "--emulate")
+    if chosen in ("markdown", "latex", "csv"):
+        raise AttnError("writes one layer's matrices: choose the layer with --layer N", f"--format {chosen}")
+    if chosen == "arrays" and output.suffix.lower() == ".npy":
+        raise AttnError("a .npy file holds one array: choose the layer with --layer N and the array with --only, "
+                        "or write a .npz", "--output")
+
+
+def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
+            drawn: bool) -> None:
+    """Each layer's tables, each title starting ``Layer i · ``, then the stack's output."""
+    from attncli.cli.checks import head_index
+    from attncli.cli.compute import FEWER
+    from attncli.outputs.numbers import dims
+    from attncli.outputs.stacked import stack_output
+    from attncli.outputs.titles import phrase
+    from attncli.views.tables import View, compute_tables, matrix_table
+
+    lang = options.get("lang", "en")
+    view = View(options["precision"], options["full"], lang)
+    tables = []
+    for i, trace in enumerate(traces):
+        index = head_index(options["head"], trace.spec.heads)
+        tables += compute_tables(trace, view, index, keys, layer=phrase(lang, "layer", i=i + 1))
+    result = stack_output(traces)
+    tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
+                               traces[0].spec.tokens, dims(result.shape[1]), view))
+    title = f"attncli compute {Path(file).name}"
+    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
+    if drawn:
+        emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,
+             picture)
+    else:
+        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)

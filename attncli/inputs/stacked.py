@@ -1,0 +1,124 @@
+"""Stacked attention layers: a document whose ``layers:`` list chains attention layers, each taking the one
+before it's output as its inputs (seed 002: the output of one attention layer is the next one's input).
+
+    tokens: [I, like, fish]     # once, at the top
+    inputs: [[…], …]            # X of the first layer
+    positions: […]              # optional, shared by every layer (rope, alibi, relative)
+    positional: sinusoidal      # optional, added to the first layer's inputs only
+    layers:
+      - {heads: 2, weights: {…}, add_norm: true}     # every key of a one-layer document but those above
+      - {weights: {…}, mask: causal}
+
+Layer i (counting from 0) is the one-layer document made of the top keys and ``layers[i]``, its ``inputs``
+replaced by layer i − 1's last quantity (``normalized`` with add_norm, else ``residual`` with residual, else
+``output``). (Not :mod:`attncli.inputs.layers`, which reads the optional stages around one attention.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from attncli.core.errors import AttnError, describe
+from attncli.inputs.builder import TOP_KEYS
+from attncli.inputs.document import Document
+from attncli.inputs.values import unknown_key
+
+SHARED = ("tokens", "inputs", "positions", "positional")  # given once, at the top of a stacked document
+TOP = (*SHARED, "layers")
+NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and why
+    "tokens": "the tokens are given once, at the top of a stacked document",
+    "inputs": "a layer's inputs are the layer before it's output (the first layer's are the top-level inputs)",
+    "positions": "positions are given once, at the top of a stacked document",
+    "positional": "positional is added once, to the first layer's inputs: give it at the top",
+    "queries": "a layer of a stack computes its queries from its inputs",
+    "keys": "a layer of a stack computes its keys from its inputs",
+    "values": "a layer of a stack computes its values from its inputs",
+    "layers": "layers do not nest",
+    "gradient": "attncli has no backward pass through a stack of layers; leave gradient out",
+}
+LAYER_KEYS = tuple(key for key in TOP_KEYS if key not in NOT_IN_A_LAYER)
+
+
+def is_stacked(data: dict[str, Any]) -> bool:
+    """Whether the document is a stack of layers (it has ``layers:``)."""
+    return "layers" in data
+
+
+def stack_of(doc: Document) -> list[dict[str, Any]]:
+    """The layer mappings of a stacked document, its top keys checked; every error names the key in ``doc``."""
+    for key in doc.data:
+        if key not in TOP:
+            if key not in LAYER_KEYS:
+                raise unknown_key(key, TOP).at(doc.name)
+            raise AttnError("is a key of each layer in a stacked document: move it into the layers' mappings",
+                            key).at(doc.name)
+    layers = doc.data["layers"]
+    if not isinstance(layers, list) or not layers:
+        shown = "an empty list" if isinstance(layers, list) else describe(layers)
+        raise AttnError(f"is {shown}; expected a list of one or more layer mappings", "layers").at(doc.name)
+    if doc.data.get("inputs") is None:
+        raise AttnError("is required: the first layer's X, n × d_model", "inputs").at(doc.name)
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, dict):
+            raise AttnError(f"is {describe(layer)}; expected a mapping (a layer's keys)", f"layers[{i}]").at(doc.name)
+        for key in layer:
+            if key in NOT_IN_A_LAYER:
+                raise AttnError(NOT_IN_A_LAYER[key], f"layers[{i}].{key}").at(doc.name)
+    return layers
+
+
+def layer_document(doc: Document, index: int, inputs: Any) -> Document:
+    """Layer ``index`` (from 0) as a one-layer document whose inputs are ``inputs`` (its messages say which layer)."""
+    layer = stack_of(doc)[index]
+    data = {key: doc.data[key] for key in ("tokens", "positions") if key in doc.data}
+    if index == 0 and "positional" in doc.data:
+        data["positional"] = doc.data["positional"]
+    data["inputs"] = inputs
+    data.update(layer)
+    return replace(doc, data=data, name=f"{doc.name}: layers[{index}]")
+
+
+def layer_place(doc: Document) -> str:
+    """``layers[1]: `` for a layer's document (:func:`layer_document`), so that a warning says which layer; else ""."""
+    found = re.search(r": (layers\[\d+\])$", doc.name)
+    return f"{found.group(1)}: " if found else ""
+
+
+def last_quantity(trace) -> np.ndarray:
+    """The layer's result, the next layer's inputs: normalized (add_norm), else residual, else output."""
+    for quantity in (trace.normalized, trace.residual, trace.output):
+        if quantity is not None:
+            return quantity
+    raise AttnError("computed no output to pass on to the next layer")  # (every full computation has one)
+
+
+def compute_stack(doc: Document, overrides: dict | None, compute: Callable, count: int | None = None) -> list:
+    """The Traces of the first ``count`` layers (all by default), each computed by ``compute(document, overrides)``
+    on the layer's one-layer document, its inputs the last quantity of the layer before it."""
+    layers = stack_of(doc)
+    traces: list = []
+    inputs = doc.data["inputs"]
+    for index in range(len(layers) if count is None else count):
+        trace = compute(layer_document(doc, index, inputs), overrides)
+        inputs = last_quantity(trace)
+        traces.append(trace)
+    return traces
+
+
+def layer_number(value: int | None, doc: Document) -> int | None:
+    """``--layer N`` (from 1) as an index into the stack, or None; checked against the document."""
+    if value is None:
+        return None
+    if not is_stacked(doc.data):
+        raise AttnError(f"{doc.name} is a one-layer document (it has no layers:); leave out --layer", "--layer")
+    count = len(stack_of(doc))
+    if not 1 <= value <= count:
+        raise AttnError(f"is {value} but {doc.name} has {count} layer{'s' if count > 1 else ''} (choose 1 … {count})",
+                        "--layer")
+    return value - 1
+
