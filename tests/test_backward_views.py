@@ -201,7 +201,7 @@ def test_explain_step_backward_defaults_to_a_query_that_sees_two_keys(runner):
     header = json.loads(runner.invoke(app, ["explain", doc, "--step", "backward", "-f", "json"]).stdout)
     assert (header["query"], header["token"]) == (2, "cat")
     zh = runner.invoke(app, ["explain", doc, "--step", "backward", "--lang", "zh"], env={"COLUMNS": "200"}).stdout
-    assert "没有给出 --query" in zh and "第 1 个头缩放分数的梯度" in zh
+    assert "没有给出 --query" in zh and "第 1 个头缩放后得分的梯度" in zh
     asked = runner.invoke(app, ["explain", doc, "--step", "backward", "--query", "1"], env={"COLUMNS": "200"}).stdout
     assert "No --query" not in asked and any(x.strip().startswith("The, The: dZ") for x in asked.splitlines())
     single = runner.invoke(app, ["explain", str(EXAMPLES / "backward" / "grads.yaml"), "--step", "backward",

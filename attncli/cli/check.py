@@ -6,12 +6,12 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
+from attncli.cli.language import choose
 from attncli.cli.load import load, read
 from attncli.cli.options import (
     Debug,
     FileArg,
     HeadsOption,
-    Lang,
     LangOption,
     LayerOption,
     MaskOption,
@@ -39,7 +39,7 @@ def check(
                       typer.Option("--format", "-f", case_sensitive=False,
                                    help="table: the report as text; json: one JSON object with a list of findings "
                                         "(docs/tutorial.md, 'Checking a hand calculation').")] = TableOrJson.table,
-    lang: LangOption = Lang.en,
+    lang: LangOption = None,
     against: Annotated[Optional[str], typer.Option(
         "--against", help="A kernel's result (.npz, .safetensors, or one .npy named by its key) holding any of "
                           "head_outputs, lse, grad_kernel_queries, grad_kernel_keys, grad_values, weights "
@@ -71,9 +71,11 @@ def check(
     [bold]A kernel's result[/bold]: attncli check DOC --against RESULT --dtype bf16 compares each array of RESULT with the float64 truth of DOC (the dO the kernel used is the document's gradient, dH), against twice the error of an eager computation in that dtype (attncli compute DOC --emulate bf16 prints it) plus 2 units in the last place; outside it, the worst cell is named and the exit code is 1. One document is one batch element.
 
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
     wrong = False
     if against is not None or dtype is not None:
-        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format, layer), debug)
+        run(lambda: _against(file, against, dtype, overrides(scale, mask, heads), format, layer, language),
+            debug)
         if _OUTSIDE:
             raise typer.Exit(1)
         return
@@ -95,12 +97,12 @@ def check(
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
-        report = diagnose(trace, answer, tol, lang.value, source=file)
+        report = diagnose(trace, answer, tol, language, source=file)
         spec = trace.spec
         if format is TableOrJson.json:
-            emit(check_json(report, spec.tokens, spec.context_tokens, tol, lang.value), None, set())
+            emit(check_json(report, spec.tokens, spec.context_tokens, tol, language), None, set())
         else:
-            shown = check_report(report, spec.tokens, spec.context_tokens, tol, lang.value)
+            shown = check_report(report, spec.tokens, spec.context_tokens, tol, language)
             emit(render_text([shown], to_terminal=True), None, set())
         wrong = not all(f.ok for f in report.findings)
 
@@ -113,8 +115,8 @@ _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 
 
 def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
-             format: TableOrJson = TableOrJson.table, layer: int | None = None) -> None:
-    """``check --against RESULT --dtype D``: the verdict on a kernel's result."""
+             format: TableOrJson = TableOrJson.table, layer: int | None = None, lang: str = "en") -> None:
+    """``check --against RESULT --dtype D``: the verdict on a kernel's result (its text in ``lang``)."""
     from attncli.core.emulate import KEYS, eager, softmax_of_dots
     from attncli.core.errors import AttnError
     from attncli.core.verdict import judge
@@ -147,5 +149,5 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
     if format is TableOrJson.json:
         emit(report_json(findings, dtype.value, *tokens), None, set())
     else:
-        emit(render_text(report(findings, dtype.value, *tokens), to_terminal=True), None, set())
+        emit(render_text(report(findings, dtype.value, *tokens, lang), to_terminal=True), None, set())
     _OUTSIDE[:] = [True] if not all(f.within for f in findings) else []

@@ -8,12 +8,14 @@ import typer
 from attncli.cli.app import app
 from attncli.cli.check import DType
 from attncli.cli.checks import head_index, only_present
+from attncli.cli.language import choose
 from attncli.cli.load import attend_within_memory, input_paths, load, read
 from attncli.cli.options import (
     Debug,
     ExportOption,
     FileArg,
     HeadsOption,
+    LangOption,
     LayerOption,
     MaskOption,
     OutputFormat,
@@ -101,6 +103,7 @@ def compute(
              "(FlashAttention-2's: Q, K, V and dO rounded, S and the softmax in float32, P rounded …): "
              "head_outputs, lse, weights and, with gradient:, grad_kernel_queries, grad_kernel_keys, "
              "grad_values.")] = None,
+    lang: LangOption = None,
     debug: Debug = False,
 ) -> None:
     """Compute attention for FILE and show every intermediate.
@@ -117,8 +120,10 @@ def compute(
       attncli compute examples/two_heads.yaml --only weights --head 1 -o weights.csv
       attncli compute examples/illustrated.yaml --only weights --export weights.svg
       attncli compute examples/backward/kernel_qkv.json --emulate bf16 --only dV
+      attncli compute examples/illustrated.yaml --lang zh
       attncli compute examples/stacked/two_layers.yaml --layer 2 --only weights
     """
+    language = choose(lang)
 
     def action() -> None:
         from attncli.inputs.outline import outline
@@ -139,7 +144,8 @@ def compute(
             from attncli.cli.stack import compute_stack
 
             kind = "arrays" if binary else "picture" if drawn else chosen.value
-            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme)
+            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
+                           lang=language)
             compute_stack(file, doc, changes, keys, kind, output, options)
             return
         shape = outline(doc.data, changes)
@@ -175,13 +181,14 @@ def compute(
 
             emit(to_json(trace, keys), output, inputs)
         elif chosen in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
-            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full),
+            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full,
+                              language),
                  output, inputs)
         else:
             from attncli.views.tables import View, compute_tables
 
             index = head_index(selected, trace.spec.heads)
-            tables = compute_tables(trace, View(precision, full), index, keys)
+            tables = compute_tables(trace, View(precision, full, language), index, keys)
             title = f"attncli compute {Path(file).name}"
             picture = make_picture(lambda color: tables, export, title, theme, FEWER)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
@@ -237,11 +244,12 @@ def _written_as(chosen: OutputFormat, full: bool) -> str:
     return chosen.value + (" --full" if full and chosen.value in ("table", "markdown", "latex") else "")
 
 
-def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool) -> bytes:
-    """--format markdown, latex or csv."""
+def _paste_ready(trace, kind: str, keys: Optional[list[str]], head: Optional[int], precision: int, full: bool,
+                 lang: str) -> bytes:
+    """--format markdown, latex or csv (the titles of the first two in ``lang``)."""
     from attncli.outputs import paste as formats
 
     if kind == "csv":
         return formats.to_csv(trace, keys[0], head).encode("utf-8")
     write = formats.to_markdown if kind == "markdown" else formats.to_latex
-    return write(trace, precision, full, head, keys).encode("utf-8")
+    return write(trace, precision, full, head, keys, lang).encode("utf-8")

@@ -7,12 +7,12 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.checks import extra_steps, head_index, query_index, step_choice
+from attncli.cli.language import choose
 from attncli.cli.load import input_paths, load
 from attncli.cli.options import (
     Debug,
     ExportOption,
     HeadsOption,
-    Lang,
     LangOption,
     LayerOption,
     MaskOption,
@@ -47,7 +47,7 @@ def explain(
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="The head to follow, counting from 1 (default: 1), "
                                                      "or all: the steps of each head in turn.")] = None,
-    lang: LangOption = Lang.en,
+    lang: LangOption = None,
     format: Annotated[TableOrJson,
                       typer.Option("--format", "-f", case_sensitive=False,
                                    help="table: text and Rich tables; json: one JSON object.")] = TableOrJson.table,
@@ -81,6 +81,7 @@ def explain(
       attncli explain --scale sqrt --step 5
       attncli explain --export steps.html
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
 
     def action() -> None:
         from attncli.inputs.outline import outline
@@ -119,7 +120,6 @@ def explain(
         from attncli.teach.texts import texts
         from attncli.views.tables import View
 
-        language = lang.value
         followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
         index = query_index(query, spec.tokens) if query is not None else default_query(trace, followed[0])
         focus = Focus(index, followed[0], language, precision, builtin, defaulted=query is None and index != 0,
@@ -137,7 +137,7 @@ def explain(
             emit(to_json(chosen, header, one=len(chosen) == 1 and not why), None, set())
             return
         t = texts(language)
-        items = renderables(chosen, t, View(precision))
+        items = renderables(chosen, t, View(precision, lang=language))
         inputs = set() if file is None else input_paths(file, trace)
         emit(render_text(items, to_terminal=True), None, inputs,
              make_picture(lambda color: items, export, "attncli explain", theme, "--step N, --head N"))

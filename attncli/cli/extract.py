@@ -1,5 +1,6 @@
 """attncli extract: one attention layer of a local Hugging Face model, on a sentence, as a document that computes it."""
 
+import re
 import shutil
 import sys
 import time
@@ -8,9 +9,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.cells import cell_len
 
 from attncli.cli.app import app
-from attncli.cli.options import Debug, output_path
+from attncli.cli.language import choose
+from attncli.cli.options import Debug, LangOption, output_path
 from attncli.cli.run import run
 from attncli.core.errors import AttnError, visible
 
@@ -50,6 +53,7 @@ def extract_command(
     stack: Annotated[Optional[Stack], typer.Option("--stack",
                                                    help="T5 only: the encoder's self-attention (default) "
                                                         "or the decoder's.")] = None,
+    lang: LangOption = None,
     debug: Debug = False,
 ) -> None:
     """Write one attention layer of a real model, on your sentence, as a document that computes it exactly.
@@ -64,6 +68,7 @@ def extract_command(
       attncli extract ./t5-small -t "Hi there" --stack decoder -l 0 -o dec0.yaml
       attncli extract ./gpt2 --text-file chapter.txt --layer 11 -o gpt2-11.yaml
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
 
     def action() -> None:
         from attncli.outputs.files import check_destination, write_all
@@ -83,7 +88,7 @@ def extract_command(
         sentence, source = (text, "--text") if text_file is None else _sentence(text_file)
         from attncli.models.extract import extract
 
-        progress = Progress()
+        progress = Progress(language)
         try:
             found = extract(model, sentence, layer, output, dtype.value, None if stack is None else stack.value, source,
                             progress)
@@ -91,16 +96,18 @@ def extract_command(
             write_all([(inputs, found.inputs), (output, found.document)], found.files)  # both files or neither
         finally:
             progress("")  # the line cleared, before the report or an error
-        write_all([(None, _report(found, output, inputs).encode("utf-8"))], set())
+        write_all([(None, _report(found, output, inputs, language).encode("utf-8"))], set())
 
     run(action, debug)
 
 
 class Progress:
     """What extract is doing, on one line of standard error that each step replaces (as pip shows its progress):
-    only on a terminal, never into a pipe or a file. ``progress("")`` clears it."""
+    only on a terminal, never into a pipe or a file. ``progress("")`` clears it. In ``lang`` (the steps are told in
+    English: :data:`STEPS_ZH` gives them in Chinese)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang
         self.stream = sys.stderr if sys.stderr is not None and sys.stderr.isatty() else None
         self.shown = 0
         self.start = time.monotonic()
@@ -109,10 +116,31 @@ class Progress:
         if self.stream is None:
             return
         room = shutil.get_terminal_size().columns - 1  # never wrapped: \r returns to the line's start
-        line = f"extract: {step}… {time.monotonic() - self.start:.0f} s"[:room] if step else ""
+        line = f"extract: {in_language(step, self.lang)}… {time.monotonic() - self.start:.0f} s" if step else ""
+        while cell_len(line) > room:  # (a Chinese character takes two columns)
+            line = line[:-1]
         self.stream.write("\r" + " " * self.shown + "\r" + line)
         self.stream.flush()
-        self.shown = len(line)
+        self.shown = cell_len(line)
+
+
+STEPS_ZH = {  # attncli.models.extract's steps, as it tells them, in Chinese
+    r"importing PyTorch and transformers": "正在导入 PyTorch 和 transformers",
+    r"loading the tokenizer": "正在加载分词器",
+    r"loading the model in (\w+)": r"正在以 \1 加载模型",
+    r"running the model on (\d+) tokens": r"正在用 \1 个词元运行模型",
+    r"computing the document and comparing it with the model": "正在计算文档并与模型比较",
+    r"writing the document": "正在写入文档",
+}
+
+
+def in_language(step: str, lang: str) -> str:
+    """One of extract's steps in ``lang`` (a step not in :data:`STEPS_ZH` as it is told)."""
+    if lang == "zh":
+        for english, chinese in STEPS_ZH.items():
+            if re.fullmatch(english, step):
+                return re.sub(english, chinese, step)
+    return step
 
 
 MAX_TEXT_BYTES = 1 << 20  # 1 MiB of text is hundreds of thousands of tokens: more positions than any model has
@@ -126,9 +154,12 @@ def _sentence(path: str) -> tuple[str, str]:
     return text.removesuffix("\n").removesuffix("\r"), name
 
 
-def _report(found, output: Path, inputs: Path) -> str:
+def _report(found, output: Path, inputs: Path, lang: str = "en") -> str:
+    from attncli.views.words import words
+
+    said = words(lang)
     width = max(len(a.key) for a in found.agreement)
-    lines = [found.summary, "The document reproduces the model (max |difference|):"]
+    lines = [found.summary, said["reproduces"]]
     lines += [f"  {a.key:<{width}}  {a.difference:.1e}  {a.module}" for a in found.agreement]
-    lines.append(f"Wrote {visible(str(output))} and {visible(str(inputs))}.")
+    lines.append(said["wrote"].format(document=visible(str(output)), inputs=visible(str(inputs))))
     return "\n".join(lines) + "\n"

@@ -8,12 +8,14 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.checks import head_index
+from attncli.cli.language import choose
 from attncli.cli.load import input_paths, load, read
 from attncli.cli.options import (
     Debug,
     ExportOption,
     FileArg,
     HeadsOption,
+    LangOption,
     LayerOption,
     MaskOption,
     Precision,
@@ -55,6 +57,7 @@ def heatmap(
     layer: LayerOption = None,
     export: ExportOption = None,
     theme: ThemeOption = None,
+    lang: LangOption = None,
     debug: Debug = False,
 ) -> None:
     """Draw attention as a colour grid: query tokens down the side, key tokens across the top.
@@ -68,7 +71,9 @@ def heatmap(
       attncli heatmap examples/two_heads.yaml --head 2 --of scores
       attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
       attncli heatmap examples/backward/grads.yaml --of grad_scaled_scores
+      attncli heatmap examples/causal.yaml --lang zh
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
 
     def action() -> None:
         from attncli.inputs.outline import outline
@@ -94,7 +99,7 @@ def heatmap(
 
         trace = load(file, changes, doc=doc, compute=attention)
         index = head_index(number, trace.spec.heads)
-        make = lambda color: [HeatMap(trace, of.value, index, full, color, precision)]  # noqa: E731
+        make = lambda color: [HeatMap(trace, of.value, index, full, color, precision, language)]  # noqa: E731
         picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)

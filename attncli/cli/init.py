@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.options import Debug, output_path
+from attncli.cli.language import choose
+from attncli.cli.options import Debug, LangOption, output_path
 from attncli.cli.run import run
 from attncli.cli.write import emit, refuse_existing
 
@@ -101,6 +102,7 @@ def init_command(
     force: Annotated[bool, typer.Option("--force",
                                         help="Replace the file -o names if it exists "
                                              "(it may be a document you edited).")] = False,
+    lang: LangOption = None,
     debug: Debug = False,
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
@@ -116,7 +118,9 @@ def init_command(
       attncli init --n 4 --d-model 6 --d-k 2 --d-v 3 --init kaiming --seed 7
       attncli init --d-model 8 --heads 4 --kv-heads 2 --rope --pre-norm rms
       attncli init --heads 2 --qk-norm rms --sinks --gate --query-temperature
+      attncli init --lang zh --tokens 我想吃酸菜鱼
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
 
     def action() -> None:
         from attncli.teach.starter import as_json, document
@@ -125,7 +129,7 @@ def init_command(
                         kv_heads, rope_scaling.value if rope_scaling else rope,
                         None if pre_norm is None else pre_norm.value,
                         qk_norm=None if qk_norm is None else qk_norm.value, integers=integers,
-                        sinks=sinks, gate=gate, temperature=query_temperature)
+                        sinks=sinks, gate=gate, temperature=query_temperature, lang=language)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

@@ -5,8 +5,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
+from attncli.cli.language import current
 from attncli.cli.run import say, warn
 from attncli.core.errors import AttnError, quoted
+from attncli.views.words import words
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
@@ -28,9 +30,8 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
         raise (e.at(doc.name) if e.where is None else e) from None
     hint = _convention_hint(spec) if trace.empty_queries else ""
     place = layer_place(doc)  # a stacked document's layer: which one
-    for i in trace.empty_queries:
-        warn(f"{place}query {i + 1} ({quoted(spec.tokens[i])}) may attend to no key "
-             f"(its mask row is all 0); its weights and head output are 0{hint}")
+    for i in trace.empty_queries:  # in the language the command chose
+        warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
     return trace
 
 
@@ -40,13 +41,9 @@ def _convention_hint(spec) -> str:
     inverted = None if spec.mask is None or spec.n * spec.m > 1 << 26 else spec.mask.inverted()
     if inverted is None or not inverted.full().any(axis=-1).all():
         return ""
-    if spec.mask_name == "parts":
-        return "; if 1 means masked in your mask (as in nn.MultiheadAttention), set mask.convention: block"
-    return ("; if 1 means masked in your mask (as in nn.MultiheadAttention), "
-            "write it as mask: {matrix: …, convention: block}")
+    return words(current())["hint_parts" if spec.mask_name == "parts" else "hint_matrix"].format()
 
 
-STDIN_PROMPT = "Reading the document from standard input (end with Ctrl-D)…"
 
 
 def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, stacks: bool = False):
@@ -64,7 +61,7 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
         except (OSError, ValueError):
             waiting = False
         if waiting:
-            say(STDIN_PROMPT + "\n")
+            say(words(current())["stdin"] + "\n")
     doc = read_document(file)
     index = layer_number(layer, doc)
     if index is not None:
@@ -100,7 +97,7 @@ def progress(total: int, show: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = (TextColumn("attention, block by block"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    columns = (TextColumn(words(current())["streaming"]), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     from attncli.cli.write import terminal_width
 
     with Progress(*columns, console=Console(stderr=True, width=terminal_width()), transient=True) as bar:

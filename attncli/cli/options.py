@@ -88,7 +88,10 @@ HeadsOption = Annotated[Optional[int], typer.Option("--heads", min=1, help="Repl
 LayerOption = Annotated[Optional[int], typer.Option(
     "--layer", min=1, help="A stacked document's (layers:) layer, counting from 1: that layer alone, its inputs the "
                            "output of the layers before it.")]
-LangOption = Annotated[Lang, typer.Option("--lang", case_sensitive=False, help="Language: en or zh.")]
+LANG_HELP = ("Language: en or zh. Left out: ATTNCLI_LANG (en or zh), else zh under a Chinese locale (the first of "
+             "LC_ALL, LC_MESSAGES, LANG that is set, zh_*), else en.")
+LangOption = Annotated[Optional[Lang], typer.Option("--lang", case_sensitive=False, show_default=False,
+                                                    help=LANG_HELP)]
 
 
 def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -> dict:

@@ -6,8 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
+from attncli.cli.language import choose
 from attncli.cli.load import input_paths, load, read
 from attncli.cli.options import (
+    LANG_HELP,
     Debug,
     FileArg,
     HeadsOption,
@@ -30,9 +32,10 @@ def page(
                                                    help="Write the page to this file (atomically) instead of "
                                                         "standard output.")] = None,
     precision: Precision = 4,
-    lang: Annotated[Lang, typer.Option("--lang", case_sensitive=False,
-                                       help="The language the page opens in: en or zh (its switch shows the other).")
-                    ] = Lang.en,
+    lang: Annotated[Optional[Lang], typer.Option("--lang", case_sensitive=False, show_default=False,
+                                                 help="The language the page opens in: en or zh (its switch shows "
+                                                      "the other). " + LANG_HELP.removeprefix("Language: en or zh. "))
+                    ] = None,
     scale: ScaleOption = None,
     mask: MaskOption = None,
     heads: HeadsOption = None,
@@ -49,6 +52,7 @@ def page(
       attncli page examples/causal.yaml -o causal.html --precision 2 --lang zh
       attncli page examples/bert_base.yaml -o bert.html
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
+    language = choose(lang)
 
     def action() -> None:
         import sys
@@ -67,6 +71,6 @@ def page(
         doc = read(file, layer, changes)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
-        emit(page_html(trace, title, precision, lang.value).encode("utf-8"), output, input_paths(file, trace))
+        emit(page_html(trace, title, precision, language).encode("utf-8"), output, input_paths(file, trace))
 
     run(action, debug)

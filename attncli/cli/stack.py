@@ -65,15 +65,17 @@ def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional
     from attncli.cli.compute import FEWER
     from attncli.outputs.numbers import dims
     from attncli.outputs.stacked import stack_output
+    from attncli.outputs.titles import phrase
     from attncli.views.tables import View, compute_tables, matrix_table
 
-    view = View(options["precision"], options["full"])
+    lang = options.get("lang", "en")
+    view = View(options["precision"], options["full"], lang)
     tables = []
     for i, trace in enumerate(traces):
         index = head_index(options["head"], trace.spec.heads)
-        tables += compute_tables(trace, view, index, keys, layer=f"Layer {i + 1} · ")
+        tables += compute_tables(trace, view, index, keys, layer=phrase(lang, "layer", i=i + 1))
     result = stack_output(traces)
-    tables.append(matrix_table(f"Output of the stack (layer {len(traces)}'s last quantity)", result,
+    tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
                                traces[0].spec.tokens, dims(result.shape[1]), view))
     title = f"attncli compute {Path(file).name}"
     picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)

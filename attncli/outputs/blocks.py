@@ -15,6 +15,7 @@ from attncli.core.stage import Quantity
 from attncli.core.stages import QUANTITIES, STAGES, in_order
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims
+from attncli.outputs.titles import phrase, title
 
 PER_HEAD = tuple(key for key, q in QUANTITIES.items() if q.per_head)  # a matrix per head (head axis first)
 KV_KEYS = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head)  # one per key/value head
@@ -41,8 +42,9 @@ class Block:
         return self.title or f"{self.name}  {self.text}"
 
 
-def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None) -> list[Block]:
-    """Every matrix of ``attncli compute``, in the order of the stage list; ``head`` (0-based) keeps one query head.
+def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None, lang: str = "en") -> list[Block]:
+    """Every matrix of ``attncli compute``, in the order of the stage list; ``head`` (0-based) keeps one query head;
+    the names in ``lang`` (en or zh: :mod:`attncli.outputs.titles`).
 
     The arrays without heads made before the scores come first (X, X̂, C, the rotary frequencies, τ), then each
     head's (W_Q, b_Q, Q …, H), then the rest.  With grouped-query heads, each key/value head's K and V come once,
@@ -56,32 +58,33 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None)
     shown = [q for q in in_order(trace.spec)
              if (not (q.parameter or q.key in ON_REQUEST) or q.key in wanted) and array_of(trace, q.key) is not None]
     early = {q.key for stage in STAGES if stage.part == "before" for q in stage.writes}  # made before the scores
-    found = [b for q in shown if not q.per_head and q.key in early for b in _whole(trace, q)]
+    found = [b for q in shown if not q.per_head and q.key in early for b in _whole(trace, q, lang)]
     for h in range(trace.spec.heads) if head is None else [head]:
-        found += [b for q in shown if q.per_head for b in _of_head(trace, q, h, head is not None)]
-    found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q)]
+        found += [b for q in shown if q.per_head for b in _of_head(trace, q, h, head is not None, lang)]
+    found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q, lang)]
     found = [b for b in found if only is None or b.key in only]
     if trace.emulated is None:
         return found
-    mark = f" (emulated {trace.emulated})"  # compute --emulate: every title says so, as JSON's "emulate" does
+    mark = phrase(lang, "emulated", dtype=trace.emulated)  # compute --emulate: every title says so (JSON: "emulate")
     return [replace(b, name=b.name + mark, title=b.title and b.title.replace(b.name, b.name + mark, 1))
             for b in found]
 
 
-def _whole(trace: Trace, q: Quantity) -> list[Block]:
+def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
     """The block of an array with no heads (X, X̂, C, Y, R …); the positional encoding shows X + P after P."""
     from attncli.outputs.serialize import array_of
 
     spec, matrix = trace.spec, array_of(trace, q.key)
     if q.key == "positional":
-        return [Block("positional", f"Positional encoding ({spec.positional_name})", "P", "P", matrix, spec.tokens,
-                      dims(matrix.shape[1]), title=f"Positional encoding  P ({spec.positional_name})"),
-                Block("positional", "Inputs with positions", "X + P", "X + P", spec.embedded, spec.tokens,
+        name = spec.positional_name
+        return [Block("positional", phrase(lang, "positional", name=name), "P", "P", matrix, spec.tokens,
+                      dims(matrix.shape[1]), title=phrase(lang, "positional_title", name=name)),
+                Block("positional", phrase(lang, "with_positions"), "X + P", "X + P", spec.embedded, spec.tokens,
                       dims(spec.embedded.shape[1]))]
-    return [_block(q, q.title, matrix, spec, lambda s: s)]
+    return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s)]
 
 
-def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool) -> list[Block]:
+def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool, lang: str) -> list[Block]:
     """The block of query head h (0-based) of a per-head array; of its key/value head for K, V, K′, W_K … (once per
     group of query heads, unless the head was ``chosen``)."""
     from attncli.outputs.serialize import array_of
@@ -89,16 +92,16 @@ def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool) -> list[Block]:
     spec = trace.spec
     h_all, g = spec.heads, spec.kv_heads
     group = h_all // g
-    prefix = f"Head {h + 1} · " if h_all > 1 else ""
+    prefix = phrase(lang, "head", h=h + 1) if h_all > 1 else ""
     up = (lambda s: f"{s}^{{({h + 1})}}") if h_all > 1 else (lambda s: s)
     if q.per_kv_head and g < h_all:
         if h % group and not chosen:
             return []  # shown with the first query head of its group
         j = h // group
-        prefix = f"K/V head {j + 1} (query heads {j * group + 1}–{(j + 1) * group}) · "
+        prefix = phrase(lang, "kv_head", j=j + 1, a=j * group + 1, b=(j + 1) * group)
         up = lambda s: f"{s}^{{[{j + 1}]}}"  # noqa: E731
         h = j
-    return [_block(q, f"{prefix}{q.title}", array_of(trace, q.key)[h], spec, up,
+    return [_block(q, f"{prefix}{title(q.key, q.title, lang)}", array_of(trace, q.key)[h], spec, up,
                    None if not q.masked or spec.allowed is None else ~spec.allowed[h])]
 
 

@@ -25,6 +25,7 @@ from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.latex_labels import CJK_NOTE, Frame, has_cjk
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 from attncli.outputs.serialize import PROJECTIONS
+from attncli.outputs.titles import phrase
 
 MASKED_MARKDOWN, MASKED_LATEX = "masked", r"-\infty"  # a masked score takes no part: softmax sees −∞
 
@@ -53,10 +54,10 @@ def _cells(block: Block, precision: int, full: bool, masked: str, dots: tuple[st
 
 
 def to_markdown(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
-                only: list[str] | None = None) -> str:
-    """Each matrix as a Markdown table under a heading with its name, formula and shape."""
+                only: list[str] | None = None, lang: str = "en") -> str:
+    """Each matrix as a Markdown table under a heading with its name (in ``lang``), formula and shape."""
     parts = []
-    for block in blocks(trace, head, only):
+    for block in blocks(trace, head, only, lang):
         rows, cols, cells = _cells(block, precision, full, MASKED_MARKDOWN, ("…", "⋮", "⋱"))
         n, d = block.matrix.shape
         lines = [f"### {block.name}: `{block.text}` ({n} × {d})", ""]
@@ -90,17 +91,17 @@ def latex_matrix(matrix: np.ndarray, precision: int = 4, full: bool = False, mas
 
 
 def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | None = None,
-             only: list[str] | None = None) -> str:
+             only: list[str] | None = None, lang: str = "en") -> str:
     r"""Each matrix as ``name = formula = matrix`` in an ``equation*`` (amsmath), its token labels beside it
-    (:mod:`attncli.outputs.latex_labels`) and in a comment.
+    (:mod:`attncli.outputs.latex_labels`) and in a comment (the names in the comments in ``lang``).
 
     Every equation fits the text width of a page (:data:`TEXT_WIDTH_PT`): a summary shows fewer columns around
     ``\cdots``, and with ``full`` a wide matrix is written in blocks of columns, ``A_{cols 1–8}``, ``A_{cols 9–16}`` …
     """
     parts, tokens = [], (trace.spec.tokens, trace.spec.context_tokens)
-    for block in blocks(trace, head, only):
+    for block in blocks(trace, head, only, lang):
         frame = Frame(block.rows if block.rows in tokens else None, block.columns if block.columns in tokens else None)
-        parts += [part for part in _latex_block(block, precision, full, frame) if part]
+        parts += [part for part in _latex_block(block, precision, full, frame, lang) if part]
         if has_cjk((frame.rows or []) + (frame.columns or [])) and parts[0] != CJK_NOTE:
             parts.insert(0, CJK_NOTE)
     return "\n\n".join(parts) + "\n"
@@ -178,7 +179,7 @@ def _matrix_pt(cells: list[list[str]]) -> float:
     return Frame(None, None).total_pt([], _column_pts(cells))
 
 
-def _latex_block(block: Block, precision: int, full: bool, frame: Frame) -> list[str]:
+def _latex_block(block: Block, precision: int, full: bool, frame: Frame, lang: str = "en") -> list[str]:
     r"""The equations of one matrix: one when it fits the page beside its formula (a summary first drops columns
     around ``\cdots``, then leaves the formula on a line of its own), else the formula and blocks of columns."""
     d = block.matrix.shape[1]
@@ -192,8 +193,8 @@ def _latex_block(block: Block, precision: int, full: bool, frame: Frame) -> list
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
         if _formula_pt(lhs) + frame.total_pt(rows, frame.column_pts(cols, _column_pts(cells))) <= TEXT_WIDTH_PT:
             equation = _equation(block, rows, cols, cells, lhs, frame)
-            return [equation] if lhs == block.latex else [_formula_alone(block), equation]
-    parts = [_formula_alone(block)]
+            return [equation] if lhs == block.latex else [_formula_alone(block, lang), equation]
+    parts = [_formula_alone(block, lang)]
     widest = f"{{{symbol}}}_{{\\text{{cols }}{d}\\text{{--}}{d}}}"
     widths = frame.column_pts(cols, _column_pts(cells))
     for start, stop in _column_blocks(widths, TEXT_WIDTH_PT - _formula_pt(widest), lambda w: frame.total_pt(rows, w)):
@@ -203,7 +204,7 @@ def _latex_block(block: Block, precision: int, full: bool, frame: Frame) -> list
         span = f"{shown[0]}" if len(shown) == 1 else f"{shown[0]}\\text{{--}}{shown[-1]}"
         lhs = f"{{{symbol}}}_{{\\text{{col{'s' if len(shown) > 1 else ''} }}{span}}}"
         parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs, frame,
-                               f", columns {shown[0]}–{shown[-1]} of {d}"))
+                               ", " + phrase(lang, "columns", a=shown[0], b=shown[-1], d=d)))
     return parts
 
 
@@ -225,10 +226,10 @@ def _column_blocks(widths: list[float], room: float, width) -> list[tuple[int, i
         count += 1
 
 
-def _formula_alone(block: Block) -> str:
+def _formula_alone(block: Block, lang: str = "en") -> str:
     n, d = block.matrix.shape
-    lines = [f"% {block.name}: {block.text} ({n} × {d}), its numbers below", "\\begin{equation*}", block.latex,
-             "\\end{equation*}"]
+    lines = [f"% {block.name}: {block.text} ({n} × {d}), {phrase(lang, 'numbers_below')}", "\\begin{equation*}",
+             block.latex, "\\end{equation*}"]
     return "\n".join(lines) if " = " in block.latex else ""
 
 

@@ -172,9 +172,11 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
              rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None,
-             integers: bool = False, sinks: bool = False, gate: bool = False, temperature: bool = False) -> str:
+             integers: bool = False, sinks: bool = False, gate: bool = False, temperature: bool = False,
+             lang: str = "en") -> str:
     """The commented YAML document for these options (see ``attncli init --help``); ``integers``: every matrix
-    written out in whole numbers from −2 to 2 (seeded), for working it out by hand."""
+    written out in whole numbers from −2 to 2 (seeded), for working it out by hand; ``lang``: its comments' language
+    (zh: :mod:`attncli.teach.texts.starter_zh`)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline or integers)
     _check_choices(qk_norm, init, seed)
     shapes = _shapes(s) | ({"gate": (s.d_model, s.heads * s.d_v)} if gate else {})
@@ -294,6 +296,10 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
             "# before the norm, R = X + Y (the residual of Llama's decoder layer).",
             "residual: true",
         ]
+    if lang == "zh":
+        from attncli.teach.texts.starter_zh import in_chinese
+
+        return in_chinese("\n".join(lines) + "\n")
     return "\n".join(lines) + "\n"
 
 

@@ -27,6 +27,7 @@ from attncli.core.formulas import bias_text, scale_text, score_formula, weights_
 from attncli.outputs.numbers import format_number, pick
 from attncli.views.colours import FEW_COLOURS, heat_style, signed_style, signed_swatches, swatches
 from attncli.views.heatmap_grid import choose, numbered_rows, panels
+from attncli.views.words import words
 
 SHADES = " ░▒▓█"
 HATCH = "╱"
@@ -69,11 +70,13 @@ def shade(t: float) -> str:
 
 
 class HeatMap:
-    """The heat map of ``of`` (weights, scores or scaled_scores) for one head (0-based) or all of them."""
+    """The heat map of ``of`` (weights, scores or scaled_scores) for one head (0-based) or all of them, its words
+    in ``lang`` (en or zh: :mod:`attncli.views.words`)."""
 
     def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
-                 color: bool = True, precision: int = 2):
+                 color: bool = True, precision: int = 2, lang: str = "en"):
         self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        self.words = words(lang)
         tokens, context_tokens = ([visible(t) for t in labels]
                                   for labels in (self.spec.tokens, self.spec.context_tokens))
         self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
@@ -106,22 +109,20 @@ class HeatMap:
     # -- what is shown
 
     def title(self) -> str:
-        spec = self.spec
+        spec, w = self.spec, self.words
         formula = {
-            "weights": f"Attention weights  {weights_formula(spec)}",
-            "scores": f"Scores  {score_formula(spec)}",
-            "scaled_scores": f"Scaled scores  {scale_text(spec)}",
-            "score_bias": f"Score bias  {bias_text(spec)}" if spec.score_bias is not None else "",
-            "grad_weights": "Gradient of the weights  dA = dH·Vᵀ",
-            "grad_scaled_scores": "Gradient of the scaled scores  dZ = A ⊙ (dA − D)",
+            "weights": weights_formula(spec), "scores": score_formula(spec), "scaled_scores": scale_text(spec),
+            "score_bias": bias_text(spec) if spec.score_bias is not None else "",
+            "grad_weights": "dA = dH·Vᵀ", "grad_scaled_scores": "dZ = A ⊙ (dA − D)",
         }[self.of]
-        which = f"head {self.heads[0] + 1} of {spec.heads}" if len(self.heads) == 1 and spec.heads > 1 else (
-            f"{spec.heads} heads" if spec.heads > 1 else "")
+        formula = f"{w[self.of]}  {formula}" if formula else ""
+        which = w["head_of"].format(h=self.heads[0] + 1, heads=spec.heads) if len(self.heads) == 1 and spec.heads > 1 \
+            else (w["heads"].format(heads=spec.heads) if spec.heads > 1 else "")
         if spec.kv_heads < spec.heads:  # grouped-query: each query head is drawn, with the K/V head it uses
             group = spec.heads // spec.kv_heads
-            which += (f" (K/V head {self.heads[0] // group + 1} of {spec.kv_heads})" if len(self.heads) == 1
-                      else f" sharing {spec.kv_heads} K/V head{'s' if spec.kv_heads > 1 else ''}")
-        sizes = f"{spec.n} queries × {spec.m} keys"
+            which += (w["kv_head_of"].format(j=self.heads[0] // group + 1, g=spec.kv_heads) if len(self.heads) == 1
+                      else w["sharing_many" if spec.kv_heads > 1 else "sharing"].format(g=spec.kv_heads))
+        sizes = w["sizes"].format(n=spec.n, m=spec.m)
         return "   ".join(part for part in (formula, which, sizes) if part)
 
     def title_lines(self, width: int) -> list[str]:
@@ -192,11 +193,13 @@ class HeatMap:
             blocks = [list(range(a, min(a + fits, spec.m))) for a in range(0, spec.m, fits)]
         else:
             blocks = [pick(spec.m, limit, edge, self.full, fits=fits)]
-        lines = [Text(fit(f"head {head + 1}", label_w + 1 + width * len(blocks[0])), style="bold")] if many else []
+        lines = [Text(fit(self.words["head"].format(h=head + 1), label_w + 1 + width * len(blocks[0])), style="bold")
+                 ] if many else []
         for b, cols in enumerate(blocks):
             if len(blocks) > 1:
                 lines += [Text("")] if b else []
-                lines.append(Text(f"keys {cols[0] + 1}–{cols[-1] + 1} of {spec.m}", style="dim" if self.color else ""))
+                keys = self.words["keys_of"].format(a=cols[0] + 1, b=cols[-1] + 1, m=spec.m)
+                lines.append(Text(keys, style="dim" if self.color else ""))
             lines += self._grid(head, many, label_w, width, pick(spec.n, limit, edge, self.full), cols)
         return lines
 
@@ -226,7 +229,7 @@ class HeatMap:
         for j in cols:
             header.append(fit("…", width, "center") if j is None else fit(labels[j], width, align))
         if self.sinks is not None:
-            header.append(" │" + fit("sink" if width >= 4 else "σ", width, align))
+            header.append(" │" + fit(self.words["sink"] if width >= 4 else "σ", width, align))
         lines = [header]
         for i in rows:
             label = "⋮" if i is None else spec.tokens[i]
@@ -241,12 +244,13 @@ class HeatMap:
         if not (self.numbered if numbered is None else numbered):
             return []
         names = [f"{j} {' '.join(t.split())}" for j, t in enumerate(self.spec.context_tokens, 1)]
-        lines = ["keys: " + names[0]]
+        start = self.words["keys"]
+        lines = [start + names[0]]
         for name in names[1:]:
             if cell_len(lines[-1]) + 3 + cell_len(name) <= room:
                 lines[-1] += " · " + name
             else:
-                lines.append("      " + name)
+                lines.append(" " * cell_len(start) + name)
         return [Text(line) for line in lines]
 
     def legend(self, room: int = 200, by_number: bool = False, hint: str = "") -> list[Text]:
@@ -254,7 +258,8 @@ class HeatMap:
 
         ``by_number``: the rows and columns are numbered alike; ``hint``: a last line (what to do when it is too tall).
         """
-        bar = Text("scale " + format_number(self.scale.lo, self.precision) + " ")
+        w = self.words
+        bar = Text(w["scale"] + format_number(self.scale.lo, self.precision) + " ")
         if self.of in SIGNED:
             bar.append_text(self._signed_bar())
         elif self.color:
@@ -268,13 +273,12 @@ class HeatMap:
         dim = "dim" if self.color else ""
         parts = [bar]
         if self.of in SIGNED:  # which side is which
-            parts.append(Text("blue < 0 < orange, 0 uncoloured" if self.color else "shade: size, sign: the numbers",
-                              style=dim))
+            parts.append(Text(w["signed_colour"] if self.color else w["signed_plain"], style=dim))
         if any(self.masked[h].any() for h in self.heads):
-            parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), " masked"))
-        parts.append(Text("rows: queries, columns: keys" + (" (numbered alike)" if by_number else ""), style=dim))
+            parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), w["masked"]))
+        parts.append(Text(w["axes"] + (w["alike"] if by_number else ""), style=dim))
         if self.sinks is not None:
-            parts.append(Text("sink (σ): the row's share left to the sink (its weights sum to 1 − σ)", style=dim))
+            parts.append(Text(w["sink_note"], style=dim))
         lines = [parts[0]]
         for part in parts[1:]:
             if lines[-1].cell_len + 3 + part.cell_len <= room:
@@ -298,7 +302,7 @@ class HeatMap:
         """What comes before the heads: the title, the legend and (numbered keys that are not the queries) the keys."""
         by_number = len(self.heads) > 1 and numbered_rows(self, numbered)
         title = [Text(line, style="bold", no_wrap=True, overflow="ellipsis") for line in self.title_lines(room)]
-        tall = f"{len(self.heads)} heads do not fit on a screen: --head N (1–{self.spec.heads}) draws one"
+        tall = self.words["tall"].format(count=len(self.heads), heads=self.spec.heads)
         keys = [] if by_number else self.key_lines(room, numbered)
         return [*title, *self.legend(room, by_number, tall if hint else ""), *keys]
 

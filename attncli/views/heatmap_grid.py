@@ -73,7 +73,7 @@ def shape(hm: HeatMap, width: int, numbered: bool, room: int, extra: int) -> Lay
     cols = pick(hm.spec.m, *hm.limits(True), hm.full, fits=max(1, (room // 2) // width))
     _, label_w = row_labels(hm, rows, numbered)
     panel_w = max(len(cols) * width + (width + 2 if hm.sinks is not None else 0),
-                  len(f"head {max(hm.heads) + 1}"))
+                  cell_len(hm.words["head"].format(h=max(hm.heads) + 1)))
     most = max(1, min(len(hm.heads), (room - label_w - 1 + GAP) // (panel_w + GAP)))
     grid_rows = -(-len(hm.heads) // most)
     across = -(-len(hm.heads) // grid_rows)  # the same rows of panels, evened out
@@ -98,21 +98,24 @@ def choose(hm: HeatMap, room: int) -> Layout:
 
 def panels(hm: HeatMap, layout: Layout, room: int) -> Iterator[Text]:
     """The rows of panels: a line of head names, a line of key labels, one line per query."""
+    from attncli.views.heatmap import fit
+
     rows = pick(hm.spec.n, *hm.limits(True), hm.full)
     cols = pick(hm.spec.m, *hm.limits(True), hm.full, fits=max(1, (room // 2) // layout.width))
     labels, label_w = row_labels(hm, rows, layout.numbered)
     key_labels = None if layout.numbered else [" ".join(t.split()) for t in hm.spec.context_tokens]
     top = ruler(cols, layout.width, key_labels)
     if hm.sinks is not None:
-        top += " │" + ("σ" * layout.width if layout.width < 4 else "sink".ljust(layout.width))
-    panel_w = max(cell_len(top), len(f"head {max(hm.heads) + 1}"))
+        top += " │" + ("σ" * layout.width if layout.width < 4 else fit(hm.words["sink"], layout.width))
+    panel_w = max(cell_len(top), cell_len(hm.words["head"].format(h=max(hm.heads) + 1)))
     for start in range(0, len(hm.heads), layout.across):
         heads = hm.heads[start:start + layout.across]
         if start and layout.blank:
             yield Text("")
         names = Text(" " * (label_w + 1))
         for k, h in enumerate(heads):
-            names.append(f"head {h + 1}".ljust(panel_w + (GAP if k < len(heads) - 1 else 0)), style="bold")
+            names.append(fit(hm.words["head"].format(h=h + 1), panel_w + (GAP if k < len(heads) - 1 else 0)),
+                         style="bold")
         names.rstrip()
         yield names
         padded = top + " " * (panel_w - cell_len(top))

@@ -21,6 +21,7 @@ from attncli.core.errors import visible
 from attncli.core.trace import Trace
 from attncli.outputs.blocks import blocks
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, dims, format_number, pick
+from attncli.outputs.titles import phrase
 from attncli.views.colours import FEW_COLOURS, heat_style, ink_style
 
 MASKED = "masked"
@@ -30,6 +31,7 @@ MASKED = "masked"
 class View:
     precision: int = 4
     full: bool = False
+    lang: str = "en"  # the language of the titles (en or zh)
 
 
 def label(text: str) -> Text:
@@ -143,9 +145,9 @@ class MatrixTable:
             title = self.title
             shown = [j for j in part if j is not None]
             if len(parts) > 1:
-                title += f"   columns {shown[0] + 1}–{shown[-1] + 1} of {d}"
+                title += "   " + phrase(self.view.lang, "columns", a=shown[0] + 1, b=shown[-1] + 1, d=d)
             elif None in part:
-                title += f"   {len(shown)} of {d} columns shown"
+                title += "   " + phrase(self.view.lang, "shown", k=len(shown), d=d)
             tables.append((Text(title, style="bold"), self._table(part, width, few_colours)))
         return tables
 
@@ -200,4 +202,4 @@ def compute_tables(trace: Trace, view: View = View(), head: int | None = None,
     title (``Layer 2 · ``, a stacked document's).
     """
     return [matrix_table(layer + b.heading, b.matrix, b.rows, b.columns, view, b.masked, heat=b.key == "weights")
-            for b in blocks(trace, head, only)]
+            for b in blocks(trace, head, only, view.lang)]

@@ -111,7 +111,7 @@ SLIPS = {
                            "（Llama 4 的做法）",
     "qk_norm_key_gamma": "查询用了键的 γ 来归一化：qk_norm.gamma.query 用于查询，qk_norm.gamma.key 用于键",
     "pre_norm_left_out": "输入没有先归一化：有 pre_norm 时，投影乘的是 X̂ = norm(X)，而不是 X",
-    "score_bias_left_out": "漏掉了分数偏置：在 softmax 之前，它要加到每个缩放后的得分上",
+    "score_bias_left_out": "漏掉了得分偏置：在 softmax 之前，它要加到每个缩放后的得分上",
     "mask_inverted": "掩码读反了：按本文档的约定，你给了权重的键恰恰是被屏蔽的（convention: allow 表示 1 = 可以关注；"
                      "block，如 nn.MultiheadAttention，表示 1 = 屏蔽）",
     "kv_group": "查询头 i 用了键值头 i mod {g}：共用一个键值头的 {group} 个查询头是相邻的，"
@@ -132,7 +132,7 @@ SLIPS = {
     "scores_as_weights": "把缩放后的得分直接当成了权重：要先用 softmax 把它们变成权重，每个 e^z 除以本行的总和",
     "softmax_twice": "softmax 做了两次（又对权重做了一次）：只对缩放后的得分做一次",
     "weights_as_scores": "这是注意力权重，不是得分：得分是 softmax 之前的 Q·Kᵀ（权重写在 weights 下）",
-    "bias_subtracted": "分数偏置被减掉了：应该加上，z = scale·S + B",
+    "bias_subtracted": "得分偏置被减掉了：应该加上，z = scale·S + B",
     "alibi_reversed": "ALiBi 的距离取反了，成了 slope·(p_i − p_j)：偏置是 slope·(p_j − p_i)，查询之前的键得到负值",
     "bias_before_scale": "偏置在缩放之前就加上了，成了 {c}·(S + B)：应先缩放得分，再加偏置，{c}·S + B",
     "norm_axis": "{where} 的 {norm} 是沿每一列（跨词元）做的：应对每一行的 {d} 个数做归一化",

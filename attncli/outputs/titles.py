@@ -1,0 +1,75 @@
+"""The titles of the tables in each language: every quantity's name and the words around it ("Head 2 · ").
+
+English comes from the stage list (each :class:`~attncli.core.stage.Quantity`'s ``title``); Chinese is here, one
+entry per JSON key, beside the phrases both languages use.  The terms are those of the seeds: 查询/键/值, 得分,
+缩放, 注意力权重, 输出.  JSON keys and formulas stay as they are in every language.
+"""
+
+from __future__ import annotations
+
+ZH_TITLES = {
+    "inputs": "输入", "positional": "位置编码", "normalized_inputs": "归一化后的输入", "context": "上下文",
+    "weight_query_down": "查询的降维投影", "bias_query_down": "查询降维投影的偏置", "latent_queries": "潜在查询",
+    "weight_query_up": "查询的升维投影", "weight_kv_down": "键值的降维投影", "bias_kv_down": "键值降维投影的偏置",
+    "latent_kv": "潜在键值", "weight_kv_up": "键值的升维投影",
+    "queries": "查询", "keys": "键", "values": "值",
+    "weight_query": "查询投影", "bias_query": "查询偏置", "weight_key": "键投影", "bias_key": "键偏置",
+    "weight_value": "值投影", "bias_value": "值偏置",
+    "normalized_queries": "归一化后的查询", "normalized_keys": "归一化后的键",
+    "queries_rotated": "旋转后的查询", "keys_rotated": "旋转后的键", "rope_frequencies": "旋转频率",
+    "rope_attention_factor": "旋转的注意力系数", "query_temperature": "查询温度",
+    "kernel_queries": "内核所见的查询", "kernel_keys": "内核所见的键", "absorbed_queries": "吸收后的查询",
+    "scores": "得分", "score_bias": "得分偏置", "scaled_scores": "缩放后的得分", "weights": "注意力权重",
+    "sink_weights": "注意力汇的份额", "lse": "对数求和指数", "head_outputs": "头的输出",
+    "weight_gate": "门控投影", "bias_gate": "门控偏置", "gate": "门控", "gated_head_outputs": "门控后的头输出",
+    "weight_output": "输出投影", "bias_output": "输出偏置", "output": "输出", "normalized_output": "归一化后的输出",
+    "residual": "残差", "normalized": "残差相加并归一化",
+    "delta": "D（FlashAttention 的）", "grad_kernel_queries": "内核所见查询的梯度",
+    "grad_kernel_keys": "内核所见键的梯度", "grad_sinks": "注意力汇的梯度",
+}
+GRADIENT_OF = "Gradient of "  # the other gradients' titles: "Gradient of dW_Q", "Gradient of qk_norm's γ (keys)"
+ZH_OWNERS = {" (queries)": "（查询）", " (keys)": "（键）"}
+
+PHRASES = {
+    "en": {"head": "Head {h} · ", "kv_head": "K/V head {j} (query heads {a}–{b}) · ",
+           "positional": "Positional encoding ({name})", "positional_title": "Positional encoding  P ({name})",
+           "with_positions": "Inputs with positions", "emulated": " (emulated {dtype})",
+           "columns": "columns {a}–{b} of {d}", "shown": "{k} of {d} columns shown",
+           "numbers_below": "its numbers below", "layer": "Layer {i} · ",
+           "stack_output": "Output of the stack (layer {n}'s last quantity)"},
+    "zh": {"head": "头 {h} · ", "kv_head": "键值头 {j}（查询头 {a}–{b}）· ",
+           "positional": "位置编码（{name}）", "positional_title": "位置编码  P（{name}）",
+           "with_positions": "加上位置编码的输入", "emulated": "（模拟 {dtype}）",
+           "columns": "第 {a}–{b} 列，共 {d} 列", "shown": "显示 {d} 列中的 {k} 列",
+           "numbers_below": "数值见下", "layer": "第 {i} 层 · ",
+           "stack_output": "整个堆叠的输出（第 {n} 层的最终结果）"},
+}
+
+
+def phrase(lang: str, which: str, **values: object) -> str:
+    """One of :data:`PHRASES` in ``lang`` (English for any other), filled in.
+
+    >>> phrase("zh", "positional", name="sinusoidal")
+    '位置编码（sinusoidal）'
+    """
+    return PHRASES.get(lang, PHRASES["en"])[which].format(**values)
+
+
+def title(key: str, english: str, lang: str) -> str:
+    """The name of quantity ``key`` in ``lang``: its stage's English ``title``, or the Chinese one.
+
+    >>> title("weights", "Weights", "zh"), title("grad_weight_query", "Gradient of W_Q", "zh")
+    ('注意力权重', 'W_Q 的梯度')
+    >>> title("grad_qk_norm_gamma_key", "Gradient of qk_norm's γ (keys)", "zh")
+    'qk_norm 的 γ（键）的梯度'
+    """
+    if lang != "zh":
+        return english
+    if key in ZH_TITLES:
+        return ZH_TITLES[key]
+    if english.startswith(GRADIENT_OF):
+        of = english.removeprefix(GRADIENT_OF).replace("'s ", " 的 ")
+        for owner, zh in ZH_OWNERS.items():
+            of = of.replace(owner, zh)
+        return of + ("" if of.endswith("）") else " ") + "的梯度"
+    return english
