@@ -41,7 +41,7 @@ CATALOGUE = {
         "{} 的 {} 大约需要 {}；请用 --only output 或 --only head_outputs 分块计算，不保留它们",
     "no font on this machine has {} of the picture's characters (a PNG would show empty boxes): install {}, or ex"
     "port .svg":
-        "本机没有任何字体含有图中的 {} 个字符（PNG 会显示成空方框）：请安装 {}，或导出 .svg",
+        "本机没有任何字体含有图中的 {} 个字符（PNG 会显示成空方框）：请安装{}，或导出 .svg",
     "writing .png needs the optional package resvg-py (a wheel, no system libraries): pip install 'attncli[png]'":
         "写出 .png 需要可选的包 resvg-py（一个 wheel，不需要系统库）：pip install 'attncli[png]'",
     "{}{}": "{}{}",
