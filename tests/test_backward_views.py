@@ -207,3 +207,26 @@ def test_explain_step_backward_defaults_to_a_query_that_sees_two_keys(runner):
     single = runner.invoke(app, ["explain", str(EXAMPLES / "backward" / "grads.yaml"), "--step", "backward",
                                  "--heads", "1"], env={"COLUMNS": "200"}).stdout
     assert "Gradient of the scaled scores  dZ" in single
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_step_backward_says_sqrt_dk_only_when_the_scale_is_it(runner, tmp_path, lang):
+    """The scale's paragraph credits dividing by √d_k only when the document's scale is 1/√d_k; a scale of its own
+    (2 here, sharper rows: its Σ a(1 − a) is below the unscaled one's) is named as such, with 1/√d_k's value."""
+    doc = tmp_path / "scale.yaml"
+    doc.write_text("inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\nweights:\n"
+                   "  query: [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]\n"
+                   "  key: [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]\n"
+                   "  value: [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]\n"
+                   "gradient: {random: normal, seed: 1}\n")
+    default = runner.invoke(app, ["explain", str(doc), "--step", "backward", "--lang", lang], env={"COLUMNS": "400"})
+    doc.write_text(doc.read_text() + "scale: 2\n")
+    own = runner.invoke(app, ["explain", str(doc), "--step", "backward", "--lang", lang], env={"COLUMNS": "400"})
+    assert default.exit_code == 0 and own.exit_code == 0, (default.output, own.output)
+    sqrt = "除以 √d_k" if lang == "zh" else "dividing by √d_k"
+    default_text, own_text = (" ".join(r.stdout.split()) for r in (default, own))  # (paragraphs wrap)
+    assert sqrt in default_text and sqrt not in own_text
+    assert "1/√d_k = 0.5774" in own_text and "1/√d_k = " not in default_text
+    sat = next(x for x in own.stdout.splitlines() if "scale 2: max a" in x)
+    with_scale, without = (float(v) for v in re.findall(r"Σ a\(1 − a\) = (-?\d+\.\d+)", sat))
+    assert with_scale < without  # (the sentence's "sharpens them and lets less" holds for these numbers)

@@ -9,6 +9,8 @@ with ``latent``, that key's latent gradient dc_KV and the shared rotary key's, s
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from attncli.core.attention import Trace
@@ -55,8 +57,10 @@ def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines.append(f"scale {spec.scale:.{p}g}: max a = {number(scaled[0], p)}, Σ a(1 − a) = {number(scaled[1], p)};"
                      f"   scale 1: max a = {number(plain[0], p)}, Σ a(1 − a) = {number(plain[1], p)}")
         keys.append("scale")
+        sqrt = 1.0 / math.sqrt(spec.d_k)
+        why = t["backward"]["why_sqrt" if math.isclose(spec.scale, sqrt, rel_tol=1e-9) else "why_other"]
         words.update(with_max=number(scaled[0], p), with_sum=number(scaled[1], p), without_max=number(plain[0], p),
-                     without_sum=number(plain[1], p))
+                     without_sum=number(plain[1], p), why=why.format(sqrt=number(sqrt, p)))
     if spec.latent is not None and "grad_latent_kv" in g:  # the heads' key and value gradients meet in c_KV and k_r
         d_k_r = g["grad_keys"][:, j, spec.latent.d_nope:].sum(axis=0)  # (d_r,)
         lines.append(f"{k}: dc_KV = Σ_h (dk_nope,h | dv_h)·W_UKV,hᵀ = {vector(g['grad_latent_kv'][j], p)},   "

@@ -22,6 +22,7 @@ CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
 TOKEN = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
                    r"|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
 NO_LINE_START = set("，。、；：！？）》」』”’")
+NO_LINE_END = set("（《「『“‘")
 VECTOR, GLUE = re.compile(r"\[[^\[\]]*\]"), "\ue000"  # a written-out vector, and a space no line breaks at
 GROUP = re.compile(r"\[[^\[\]]*\]|\([^()]*\)")  # in a formula, a vector or a bracketed pair: (a·cos φ − b·sin φ, …)
 
@@ -31,18 +32,23 @@ def wrap_cjk(text: str, width: int) -> list[str]:
 
     Rich wraps at spaces only, so a run of Chinese (which has none) jumps to the next
     line whole; here a line may break between any two Chinese characters, never inside a
-    Latin word, and never before closing punctuation.
+    Latin word, never before closing punctuation, never after opening punctuation that moves down with it.
 
     >>> wrap_cjk("这是一个很长的句子，x·y 是点积。", 10)
     ['这是一个很', '长的句子，', 'x·y 是点', '积。']
+    >>> wrap_cjk("这就是注意力（GQA）：每个头", 16)
+    ['这就是注意力', '（GQA）：每个头']
     """
     lines, line = [], []
     for token in TOKEN.findall(text):
         if cell_len("".join(line) + token) > width and line and not token.isspace():
             while token in NO_LINE_START and len(line) > 1 and line[-1].isspace():
                 line.pop()
-            # (a character, or a word: 0.4683])
-            carry = [line.pop()] if token in NO_LINE_START and len(line) > 1 else []
+            carry = []  # what goes down with the punctuation: a character, or a word (0.4683]), and any closing
+            while token in NO_LINE_START and len(line) > 1 and (not carry or carry[0] in NO_LINE_START):
+                carry.insert(0, line.pop())  # punctuation before it: （GQA）：
+            while len(line) > 1 and line[-1] in NO_LINE_END:
+                carry.insert(0, line.pop())  # and an opening bracket stays with what it opens
             lines.append("".join(line).rstrip())
             line = carry
         if line or not token.isspace():

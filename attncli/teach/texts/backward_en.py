@@ -19,8 +19,10 @@ BACKWARD = {
     "scale": "The scale matters here too. With it, this row's largest weight is {with_max} and Σ_j a_ij·(1 − a_ij), "
              "the size of the softmax's derivative, is {with_sum}; with the unscaled scores the largest weight would "
              "be {without_max} and the sum {without_sum}. The more a row saturates towards one key, the closer every "
-             "a·(1 − a) is to 0 and the less gradient reaches Q and K: dividing by √d_k keeps scores that grow with "
-             "d_k from starving the projections of their gradient.",
+             "a·(1 − a) is to 0 and the less gradient reaches Q and K{why}.",
+    "why_sqrt": ": dividing by √d_k keeps scores that grow with d_k from starving the projections of their gradient",
+    "why_other": " (this document's scale is its own number, not 1/√d_k = {sqrt}: a scale below 1/√d_k flattens the "
+                 "rows and lets more gradient through, one above it sharpens them and lets less)",
     "latent": "Here the keys and values are not projected head by head but expanded from one latent per token, so "
               "the gradients meet again on the way back: every head's dk_nope and dv of key {key} flow into that "
               "token's one latent c_KV (dc = Σ_h [dk_nope,h | dv_h]·W_UKV,hᵀ), and every head's gradient of the "
