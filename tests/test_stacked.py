@@ -209,3 +209,24 @@ def test_the_python_api_refuses_a_stack_in_one_line():
 def test_scale_option_replaces_every_layers_scale(runner, tmp_path):
     result = got(runner, tmp_path, {"inputs": X, "layers": [FIRST, THIRD]}, "--scale", "none")
     assert [layer["scale"] for layer in result["layers"]] == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_step_1_of_a_later_layer_says_where_its_inputs_come_from(runner, tmp_path, lang):
+    """Layer 2's step 1 says its rows are what layer 1 passed on (its LayerNorm, add_norm), not the document's
+    numbers, and shows those rows (tests/reference.py's layer 1 answer); layer 3's, after a layer with add_norm too;
+    layer 1's keeps the document's words."""
+    (tmp_path / "doc.json").write_text(json.dumps({"inputs": X, "layers": [FIRST, SECOND, THIRD]}))
+    answers, _ = chained([FIRST, SECOND, THIRD], X)
+    for layer, words in ((1, ("your document", "你文档里写的数字")), (2, ("layer 1 passed on", "第 1 层传下来的")),
+                         (3, ("layer 2 passed on", "第 2 层传下来的"))):
+        result = runner.invoke(app, ["explain", str(tmp_path / "doc.json"), "--layer", str(layer), "--step", "1",
+                                     "--lang", lang, "--precision", "6", "--format", "json"])
+        assert result.exit_code == 0, result.output
+        step = json.loads(result.stdout)
+        text = " ".join(step["text"])
+        assert words[lang == "zh"] in text
+        assert ("add_norm" in text) == (layer > 1) and ("stack" in text or "堆叠" in text) == (layer > 1)
+        shown = np.array(step["numbers"]["inputs"]["values"], dtype=float)
+        expected = np.array(X) if layer == 1 else np.array(answers[layer - 2]["normalized"])
+        assert np.abs(shown - expected).max() < 1e-9

@@ -123,7 +123,7 @@ def explain(
         followed = range(spec.heads) if chosen_head is None else [head_index(chosen_head, spec.heads)]
         index = query_index(query, spec.tokens) if query is not None else default_query(trace, followed[0])
         focus = Focus(index, followed[0], language, precision, builtin, defaulted=query is None and index != 0,
-                      asked=query is not None)
+                      asked=query is not None, layer=None if doc.passed_on is None else (layer, doc.passed_on))
         if step == "backward":  # the query it follows, in the JSON header too (one that sees two keys, if not asked)
             from dataclasses import replace
 

@@ -53,7 +53,7 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
     before it computed for its inputs; without ``layer`` it is refused unless the command takes ``stacks``.
     """
     from attncli.inputs.document import read_document
-    from attncli.inputs.stacked import compute_stack, is_stacked, layer_document, layer_number, stack_of
+    from attncli.inputs.stacked import compute_stack, is_stacked, last_key, layer_document, layer_number, stack_of
 
     if file == "-" and sys.stdin is not None:
         try:
@@ -66,7 +66,7 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
     index = layer_number(layer, doc)
     if index is not None:
         before = compute_stack(doc, overrides, lambda d, o: load(file, o, doc=d), index)
-        return layer_document(doc, index, _passed_on(doc, before))
+        return layer_document(doc, index, _passed_on(doc, before), last_key(before[-1]) if before else None)
     if is_stacked(doc.data) and not stacks:
         count = len(stack_of(doc))
         raise AttnError(f"is a stack of {count} layers (layers:); this command shows one: choose it with "

@@ -30,6 +30,8 @@ class Document:
     data: dict[str, Any]
     name: str  # how messages name the document: its path, or <stdin>
     folder: Path  # where relative matrix paths are resolved
+    passed_on: str | None = None  # a stacked document's layer after the first: the key of the layer before it that
+    # became these inputs (normalized, residual or output: attncli.inputs.stacked.last_key)
 
 
 class OutOfRange(float):

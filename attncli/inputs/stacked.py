@@ -72,15 +72,16 @@ def stack_of(doc: Document) -> list[dict[str, Any]]:
     return layers
 
 
-def layer_document(doc: Document, index: int, inputs: Any) -> Document:
-    """Layer ``index`` (from 0) as a one-layer document whose inputs are ``inputs`` (its messages say which layer)."""
+def layer_document(doc: Document, index: int, inputs: Any, passed_on: str | None = None) -> Document:
+    """Layer ``index`` (from 0) as a one-layer document whose inputs are ``inputs`` (its messages say which layer),
+    ``passed_on`` the key of the layer before that they are (:func:`last_key`)."""
     layer = stack_of(doc)[index]
     data = {key: doc.data[key] for key in ("tokens", "positions") if key in doc.data}
     if index == 0 and "positional" in doc.data:
         data["positional"] = doc.data["positional"]
     data["inputs"] = inputs
     data.update(layer)
-    return replace(doc, data=data, name=f"{doc.name}: layers[{index}]")
+    return replace(doc, data=data, name=f"{doc.name}: layers[{index}]", passed_on=passed_on)
 
 
 def layer_place(doc: Document) -> str:
@@ -89,12 +90,20 @@ def layer_place(doc: Document) -> str:
     return f"{found.group(1)}: " if found else ""
 
 
-def last_quantity(trace) -> np.ndarray:
-    """The layer's result, the next layer's inputs: normalized (add_norm), else residual, else output."""
-    for quantity in (trace.normalized, trace.residual, trace.output):
-        if quantity is not None:
-            return quantity
+PASSED_ON = ("normalized", "residual", "output")  # the first a layer has is its result, the next layer's inputs
+
+
+def last_key(trace) -> str:
+    """The key of the layer's result, the next layer's inputs: normalized (add_norm), else residual, else output."""
+    for key in PASSED_ON:
+        if getattr(trace, key) is not None:
+            return key
     raise AttnError("computed no output to pass on to the next layer")  # (every full computation has one)
+
+
+def last_quantity(trace) -> np.ndarray:
+    """The layer's result (:func:`last_key`), the next layer's inputs."""
+    return getattr(trace, last_key(trace))
 
 
 def compute_stack(doc: Document, overrides: dict | None, compute: Callable, count: int | None = None) -> list:

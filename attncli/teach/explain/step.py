@@ -52,6 +52,7 @@ class Focus:
     builtin: bool = False  # the built-in illustrated example: say how the walkthrough rounds
     defaulted: bool = False  # no --query, and the first query sees fewer than two keys: say why this one
     asked: bool = True  # --query given: followed even where it sees one key alone
+    layer: tuple[int, str] | None = None  # a stack's layer after the first: its number (from 1), the key passed on
 
 
 def kv_head(spec: Spec, head: int) -> int:

@@ -62,7 +62,9 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
 
 def inputs_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec = trace.spec
-    keys = ["body"] + (["cross"] if spec.context is not None else [])
+    keys = ["body" if focus.layer is None else "stacked"] + (["cross"] if spec.context is not None else [])
+    if focus.layer is not None:
+        ctx = dict(ctx, layer=focus.layer[0], before=focus.layer[0] - 1, passed=t["inputs"][focus.layer[1]])
     numbers = [Numbers("inputs", t["label"]["inputs"], spec.inputs, spec.tokens, dims(spec.inputs.shape[1]))]
     if spec.context is not None:
         numbers.append(Numbers("context", t["label"]["context"], spec.context, spec.context_tokens,

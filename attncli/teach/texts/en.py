@@ -53,6 +53,10 @@ TEXTS = {
         "cross": "This is cross-attention: the queries come from these inputs, while the keys and values come from a "
                  "second sequence, the context C ({m} rows of {d_ctx} numbers). Think of a translator looking back at "
                  "the source sentence while writing the next word.",
+        "stacked": "This is layer {layer} of a stack, so its rows are not numbers from your document: they are what "
+                   "layer {before} passed on, its {passed}, computed first ({n} tokens of {d_model} numbers each). "
+                   "Each row already carries some of the other tokens, and this layer mixes them again.",
+        "normalized": "LayerNorm(X + output) (add_norm)", "residual": "residual X + output", "output": "output Y",
     },
     "positional": {
         "title": "Positional encoding",
