@@ -77,3 +77,18 @@ def read_within(stream, size: int, seconds: float = 60) -> bytes:
     assert ready, f"nothing to read within {seconds} s"
     return os.read(stream.fileno(), size)
 
+
+
+def answer_checked(runner, tmp_path, doc: dict, answer: dict, *args) -> dict:
+    """``attncli check`` of ``doc`` with the learner's ``answer`` (which has a slip: exit 1), its JSON report."""
+    import json
+
+    import yaml
+
+    from attncli.cli import app
+
+    path = tmp_path / "hw.yaml"
+    path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
+    result = runner.invoke(app, ["check", str(path), "--format", "json", *args])
+    assert result.exit_code == 1, result.output
+    return json.loads(result.stdout)

@@ -11,13 +11,9 @@ contradicts the hints, and a slip found points to the step to read.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-import yaml
-
-from attncli.cli import app
+from conftest import answer_checked as check
 
 ILLUSTRATED = {
     "tokens": ["Input 1", "Input 2", "Input 3"],
@@ -46,14 +42,6 @@ def illustrated():
     w = {k: np.array(v, float) for k, v in ILLUSTRATED["weights"].items()}
     q, k, v = x @ w["query"], x @ w["key"], x @ w["value"]
     return q @ k.T, v, 1 / np.sqrt(3)  # S, V, c
-
-
-def check(runner, tmp_path, doc: dict, answer: dict, *args) -> dict:
-    path = tmp_path / "hw.yaml"
-    path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
-    result = runner.invoke(app, ["check", str(path), "--format", "json", *args])
-    assert result.exit_code == 1, result.output
-    return json.loads(result.stdout)
 
 
 def named(found: dict) -> list[str]:

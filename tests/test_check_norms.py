@@ -9,11 +9,9 @@ forgotten, the other norm's formula, γ or β left out, and qk_norm over all of 
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-import yaml
+from conftest import answer_checked as check
 
 from attncli.cli import app
 
@@ -25,14 +23,6 @@ EPS = 0.25  # large enough that leaving it out, or putting it outside the root, 
 
 def rounded(a: np.ndarray) -> list:
     return np.round(a, 4).tolist()
-
-
-def check(runner, tmp_path, doc: dict, answer: dict, *args) -> dict:
-    path = tmp_path / "hw.yaml"
-    path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
-    result = runner.invoke(app, ["check", str(path), "--format", "json", *args])
-    assert result.exit_code == 1, result.output
-    return json.loads(result.stdout)
 
 
 def norm(x, kind, gamma, beta, eps, axis=-1, ddof=0, outside=False, root=True):
