@@ -189,7 +189,8 @@ CASES = [
          ["doc.yaml", "weights.value: is 4×3 but context has 2 columns (need 2×d_v)"]),
     Case("key-vs-context", X + "context: [[1, 2, 3], [3, 4, 5]]\nweights: {query: " + W42
          + ", key: [[1, 0], [0, 1]]}\n", ["doc.yaml", "weights.key: is 2×2 but context has 3 columns (need 3×d_k)"]),
-    Case("context-width-identity", X + "context: [[1, 2], [3, 4]]\n", ["weights.key", "width 2", "width 4"]),
+    Case("context-width-identity", X + "context: [[1, 2], [3, 4]]\n",
+         ["context: has rows of 2 numbers but inputs have 4", "give weights.query and weights.key"]),
     Case("context-vector", X + "context: [1, 2, 3, 4]\n", ["doc.yaml", "context", "vector"]),
     Case("heads-do-not-divide", X + "heads: 2\nweights: {query: " + W43 + "}\n",
          ["doc.yaml", "weights.query", "3 columns", "2 heads cannot split"]),

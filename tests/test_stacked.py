@@ -230,3 +230,19 @@ def test_explain_step_1_of_a_later_layer_says_where_its_inputs_come_from(runner,
         shown = np.array(step["numbers"]["inputs"]["values"], dtype=float)
         expected = np.array(X) if layer == 1 else np.array(answers[layer - 2]["normalized"])
         assert np.abs(shown - expected).max() < 1e-9
+
+
+@pytest.mark.parametrize("doc, where, words", [
+    ({"inputs": "secret\nmore", "layers": [{}]}, ": inputs: ", "neither a matrix nor a file name"),
+    ({"tokens": ["a"], "inputs": [[1, 0], [0, 1]], "layers": [{}, {}]}, ": tokens: ", "has 1 label"),
+    ({"inputs": [[1, 0], [0, 1]], "layers": [{"context": [[1, 0, 0]], "context_tokens": ["z"]}, {}]},
+     ": layers[0]: context: ", "has rows of 3 numbers but inputs have 2"),
+])
+def test_a_stacks_errors_name_the_key_where_the_document_has_it(runner, tmp_path, doc, where, words):
+    """tokens and the first layer's inputs are top-level keys: named there, not inside layers[0]; a context whose
+    width differs from the inputs' with no weights to bridge them is named, not the weights it does not have."""
+    result = run(runner, tmp_path, doc, code=2)
+    line = result.stderr
+    assert line.count("\n") == 1 and line.startswith("Error: ") and where in line and words in line, line
+    assert "secret" not in line or "'secret" in line  # (quoted as a value, shortened, never a file's content)
+    assert ("layers[0]" in line) == ("context" in where)

@@ -39,7 +39,7 @@ def compute(
                       typer.Option("--format", "-f", case_sensitive=False, metavar="FORMAT",
                                    show_default="table, or what -o's extension says",
                                    help="table: Rich tables; json: the JSON of docs/format.md; "
-                                        "markdown / latex: tables or bmatrix equations to paste; "
+                                        "markdown / latex: tables or matrix equations to paste; "
                                         "csv: the one matrix --only names, at full precision.")] = None,
     only: Annotated[Optional[list[str]],
                     typer.Option("--only",

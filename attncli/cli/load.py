@@ -19,11 +19,14 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
-    from attncli.inputs.stacked import layer_place
+    from attncli.inputs.stacked import layer_place, top_level_place
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
-    spec = build_spec(doc, overrides)
+    try:
+        spec = build_spec(doc, overrides)
+    except AttnError as e:  # a stack's top-level key (tokens, the first layer's inputs) is named where it is
+        raise top_level_place(e, doc) from None
     try:
         trace = (compute or attend)(spec)
     except AttnError as e:  # overflow or memory: the document is the place to look

@@ -16,7 +16,6 @@ from attncli.cli.options import (
     Lang,
     LayerOption,
     MaskOption,
-    Precision,
     ScaleOption,
     output_path,
     overrides,
@@ -31,7 +30,8 @@ def page(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
                                                    help="Write the page to this file (atomically) instead of "
                                                         "standard output.")] = None,
-    precision: Precision = 4,
+    precision: Annotated[int, typer.Option("--precision", "-p", min=0, max=17,
+                                           help="Decimals shown in the page's tables and worked lines.")] = 4,
     lang: Annotated[Optional[Lang], typer.Option("--lang", case_sensitive=False, show_default=False,
                                                  help="The language the page opens in: en or zh (its switch shows "
                                                       "the other). " + LANG_HELP.removeprefix("Language: en or zh. "))

@@ -193,6 +193,10 @@ class _Builder:
         rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
         d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
         w_v = self._weight("value", d_ctx, of, g, d_v_hint)
+        if w_k.shape[2] != w_q.shape[2] and self.weights.get("query") is None and self.weights.get("key") is None:
+            raise AttnError(f"has rows of {d_ctx} numbers but inputs have {d_model}: without weights.query and "
+                            "weights.key the queries are the inputs and the keys the context, which then need the "
+                            "same width (give weights.query and weights.key)", of)
         if w_k.shape[2] != w_q.shape[2]:
             raise self._grouping_hint(AttnError(
                 f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "

@@ -16,6 +16,7 @@ replaced by layer i − 1's last quantity (``normalized`` with add_norm, else ``
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -82,6 +83,24 @@ def layer_document(doc: Document, index: int, inputs: Any, passed_on: str | None
     data["inputs"] = inputs
     data.update(layer)
     return replace(doc, data=data, name=f"{doc.name}: layers[{index}]", passed_on=passed_on)
+
+
+def top_level_place(error: AttnError, doc: Document) -> AttnError:
+    """``error`` from building a layer's document, naming a key the stack gives at its top (``tokens``,
+    ``positions``; the first layer's ``inputs`` and ``positional``) where the document has it, not in the layer."""
+    found = re.fullmatch(r"(.*): layers\[(\d+)\]", doc.name, flags=re.DOTALL)
+    if found is None or error.where is None:
+        return error
+    base, index = found.group(1), int(found.group(2))
+    shared = ("tokens", "positions") + (("inputs", "positional") if index == 0 else ())
+    for key in shared:
+        for tail in (f": {key}", f": {key}."):
+            if error.where.startswith(doc.name + tail) or error.where == doc.name + tail.rstrip("."):
+                moved = copy.copy(error)  # (the same message, at another place)
+                moved.where = base + error.where[len(doc.name):]
+                moved.args = (str(moved),)
+                return moved
+    return error
 
 
 def layer_place(doc: Document) -> str:

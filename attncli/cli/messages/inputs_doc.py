@@ -54,6 +54,10 @@ CATALOGUE = {
     "d_k)":
         "给出的键每个头宽 {}，但 weights.query 给出的查询每个头宽 {}（查询和键需要相同的 d_k）",
     "is 3-D with {} but heads is {}": "是三维的，有 {}，但 heads 是 {}",
+    "has rows of {} numbers but inputs have {}: without weights.query and weights.key the queries are the inputs and "
+    "the keys the context, which then need the same width (give weights.query and weights.key)":
+        "每行有 {} 个数，但输入每行有 {} 个：没有 weights.query 和 weights.key 时，查询就是输入本身，键就是上下文本身，"
+        "两者的宽度必须相同（请给出 weights.query 和 weights.key）",
     "is a vector of {}; expected a {}×d matrix (rows: the {} columns){}":
         "是长度为 {} 的向量；应为 {}×d 的矩阵（行：{} 的各列）{}",
     "is given without weights.gate (G = σ(X̂·W_G + b_G))": "给出了它，却没有 weights.gate（G = σ(X̂·W_G + b_G)）",
