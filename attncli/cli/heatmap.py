@@ -1,6 +1,5 @@
 """attncli heatmap: the weights (or scores) of each head as a grid of coloured cells."""
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -28,14 +27,19 @@ from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
+DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")  # n × m matrices
 
-class Quantity(str, Enum):
-    weights = "weights"
-    scores = "scores"
-    scaled_scores = "scaled_scores"
-    score_bias = "score_bias"
-    grad_weights = "grad_weights"
-    grad_scaled_scores = "grad_scaled_scores"
+
+def matrix_of(name: str) -> str:
+    """``--of``: a matrix's JSON key, in any case, or its formula's name as ``compute --only`` takes it (``dZ``)."""
+    from attncli.outputs.serialize import ALIASES, key_of
+
+    key = key_of(name) or key_of(name.lower())
+    if key not in DRAWN:
+        symbols = ", ".join(symbol for symbol, drawn in ALIASES.items() if drawn in DRAWN)
+        raise typer.BadParameter(f"{name!r} is not one of {', '.join(map(repr, DRAWN))} (or their formulas' names: "
+                                 f"{symbols})")
+    return key
 
 
 @app.command()
@@ -44,11 +48,12 @@ def heatmap(
     head: Annotated[str, typer.Option("--head",
                                       help="One head (counting from 1), or all: "
                                            "every head side by side on one colour scale.")] = "all",
-    of: Annotated[Quantity, typer.Option("--of", case_sensitive=False, metavar="MATRIX",
-                                         help="Which queries × keys matrix to draw: weights, scores, "
-                                              "scaled_scores, score_bias, or grad_weights (dA) and "
-                                              "grad_scaled_scores (dZ), which need gradient: in the "
-                                              "document.")] = Quantity.weights,
+    of: Annotated[str, typer.Option("--of", metavar="MATRIX", callback=matrix_of,
+                                    help="Which queries × keys matrix to draw: weights (A), scores (S), "
+                                         "scaled_scores (Z), score_bias (B), or grad_weights (dA) and "
+                                         "grad_scaled_scores (dZ), which need gradient: in the "
+                                         "document; the JSON key or the formula's name, as "
+                                         "compute --only takes them.")] = "weights",
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     scale: ScaleOption = None,
@@ -86,10 +91,10 @@ def heatmap(
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)  # the options against what the document says, before any matrix is read
         shape = outline(doc.data, changes)
-        if of.value == "score_bias" and "score_bias" not in shape.parts:
+        if of == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
-        if of.value.startswith("grad_") and doc.data.get("gradient") is None:
-            raise AttnError(f"{of.value} needs gradient: in the document (the backward pass's seed)", "--of")
+        if of.startswith("grad_") and doc.data.get("gradient") is None:
+            raise AttnError(f"{of} needs gradient: in the document (the backward pass's seed)", "--of")
         head_index(number, shape.heads)
         kind = "heatmap --full" if full else "heatmap"
 
@@ -99,7 +104,7 @@ def heatmap(
 
         trace = load(file, changes, doc=doc, compute=attention)
         index = head_index(number, trace.spec.heads)
-        make = lambda color: [HeatMap(trace, of.value, index, full, color, precision, language)]  # noqa: E731
+        make = lambda color: [HeatMap(trace, of, index, full, color, precision, language)]  # noqa: E731
         picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)

@@ -18,6 +18,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError
 from attncli.core.gradient_keys import GRADIENT_KEYS, gradient_key
+from attncli.core.gradient_overflow import check_gradient
 from attncli.core.gradients import seed_key
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
@@ -94,6 +95,7 @@ def backward(spec: Spec, a: Arrays, attention: Backward | None = None,
         for key, value in made_now.items():
             if value is not None:
                 flowing[key] = value if key not in flowing else flowing[key] + value
+                check_gradient(key, flowing[key])  # overflow is an error naming it, never inf in a result
     for key, value in flowing.items():
         if gradient_key(key) in wanted:
             kept.setdefault(key, value)

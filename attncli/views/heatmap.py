@@ -151,6 +151,8 @@ class HeatMap:
             if self.color:
                 return Text(text.center(width), style=signed_style(s))
             t = abs(s)
+            if value < 0 and not number and shade(t) != " ":  # no colour, no number: a − before the shade
+                return Text("−" + shade(t) * (width - 1))
         if self.color:
             return Text(text.center(width), style=heat_style(t))
         if number:  # two shade characters, then the number
@@ -273,7 +275,8 @@ class HeatMap:
         dim = "dim" if self.color else ""
         parts = [bar]
         if self.of in SIGNED:  # which side is which
-            parts.append(Text(w["signed_colour"] if self.color else w["signed_plain"], style=dim))
+            plain = w["signed_plain"] if len(self.heads) == 1 else w["signed_marked"]  # several: no numbers
+            parts.append(Text(w["signed_colour"] if self.color else plain, style=dim))
         if any(self.masked[h].any() for h in self.heads):
             parts.append(Text.assemble((HATCH * 2, "grey50" if self.color else ""), w["masked"]))
         parts.append(Text(w["axes"] + (w["alike"] if by_number else ""), style=dim))

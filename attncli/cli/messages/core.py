@@ -29,6 +29,9 @@ CATALOGUE = {
     "normalize: sum: the scores of query {} ('{}') in head {} sum to 0, so they cannot be divided by their sum (u"
     "se normalize: softmax)":
         "normalize: sum：头 {2} 中查询 {0}（'{1}'）的得分之和为 0，所以不能除以它们的和（请用 normalize: softmax）",
+    "gradient: {} overflows float64 in the backward pass at {}; the gradient or the numbers in the document are to"
+    "o large to compute with":
+        "gradient: {} 在反向传播中（{}）超出了 float64 的范围；gradient 或文档中的数太大，无法计算",
     "scores overflow float64; the numbers in the document are too large to compute with":
         "得分超出了 float64 的范围；文档中的数太大，无法计算",
     "{}: this document has no {} to judge it against": "{}：本文档没有可用来判断它的 {}",
