@@ -71,6 +71,7 @@ def test_a_layer_is_what_its_one_layer_document_gives(runner, tmp_path):
     assert chosen == alone
 
 
+@pytest.mark.torch
 def test_torch_two_stacked_multihead_attention_blocks(runner, tmp_path):
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
