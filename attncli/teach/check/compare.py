@@ -12,10 +12,11 @@ explains the most given numbers is named.  When none does: the numbers of anothe
 head, or numbers that follow correctly from the learner's own wrong earlier quantity; else a
 note says which quantity is the first wrong one and which are right.
 
-A one-row answer without ``query:`` is compared with every row, and the report says which row
-it is.  A cell may be left ``null`` only where there is no number to give: a masked scaled
-score.  Anywhere else a ``null`` is a cell left blank, so it is wrong (the report says "yours
-null"), never quietly correct.
+``query:`` picks the row of every per-token quantity: the query's, and in self-attention the same
+token's row of the keys, values (and the latent they come from), unless they are given whole.  A one-row
+answer without ``query:`` (or of the context's keys) is compared with every row, and the report says which
+row it is.  A cell may be left ``null`` only where there is no number to give: a masked scaled score.
+Anywhere else a ``null`` is a cell left blank, so it is wrong (the report says "yours null"), never quietly correct.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)
-            notes.append(words["row_match" if f.ok else "row_closest"].format(key=f.key, row=where))
+            template = ("row_match" if f.ok else "row_closest") + ("" if answer.query is None else "_context")
+            notes.append(words[template].format(key=f.key, row=where))
     return Report(findings, notes + closing(findings, words) + pointer(findings, trace, answer, source, words), slips)
 
 

@@ -16,11 +16,17 @@ CHECK = {
                   "key's weight is 0)",
     "other_row": "these are the numbers of query {row} (“{token}”), not of query {query}: check which row you worked "
                  "on, or write query: {row}",
+    "other_token_row": "these are the numbers of token {row} (“{token}”), not of token {query}: check which row you "
+                       "worked on, or write query: {row}",
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
                   "head: {head}",
     "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
     "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
+    "row_match_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
+                         "counts, so it was compared with every row: it is {row}.",
+    "row_closest_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
+                           "counts, so it was compared with every row: it matches none, the closest is {row}.",
     "none_fits_right": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. Right: {keys}.",
     "none_fits_alone": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
