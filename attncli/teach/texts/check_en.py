@@ -202,6 +202,8 @@ SLIPS = {
     "norm_other": "{where} used {other}'s formula: this document asks for {norm}",
     "norm_gamma_left_out": "γ was left out of {norm} of {where}: multiply the normalised row by γ",
     "norm_beta_left_out": "β was left out of {norm} of {where}: add β after multiplying by γ",
+    "norm_gamma_beta_swapped": "γ and β were swapped in {norm} of {where}: multiply the normalised row by γ, then "
+                               "add β",
     "norm_scope_projection": "{norm} of qk_norm was taken over all {d} numbers of a token's heads together: with "
                              "scope: head each head's {d_k} numbers are normalised on their own",
     "norm_scope_head": "{norm} of qk_norm was taken over each head's {d_k} numbers on their own: with scope: "

@@ -149,6 +149,7 @@ SLIPS = {
     "norm_other": "{where} 用了 {other} 的公式：这份文档要求的是 {norm}",
     "norm_gamma_left_out": "{where} 的 {norm} 漏掉了 γ：归一化后的行要乘以 γ",
     "norm_beta_left_out": "{where} 的 {norm} 漏掉了 β：乘以 γ 之后还要加上 β",
+    "norm_gamma_beta_swapped": "{where} 的 {norm} 把 γ 和 β 弄反了：归一化后的行先乘以 γ，再加上 β",
     "norm_scope_projection": "qk_norm 的 {norm} 是对一个词元所有头的 {d} 个数一起做的：scope: head 时，"
                              "每个头的 {d_k} 个数各自归一化",
     "norm_scope_head": "qk_norm 的 {norm} 是对每个头的 {d_k} 个数分别做的：scope: projection 时，"
