@@ -1,5 +1,5 @@
 """Stacked layers (``layers:``, issue 31, seed 002): each layer's JSON is a one-layer document's, its inputs the
-layer before it's last quantity. References: tests/reference.py's loops chained by hand, and two stacked
+last quantity of the layer before it. References: tests/reference.py's loops chained by hand, and two stacked
 torch.nn.MultiheadAttention + nn.LayerNorm blocks in float64."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ CATALOGUE = {
         "在堆叠的文档中是每一层的键：请把它移到各层的映射中",
     "is {}; expected a mapping (a layer's keys)": "是 {}；应为映射（一层的键）",
     "the tokens are given once, at the top of a stacked document": "词元只在堆叠文档的顶层给出一次",
-    "a layer's inputs are the layer before it's output (the first layer's are the top-level inputs)":
+    "a layer's inputs are the output of the layer before it (the first layer's are the top-level inputs)":
         "一层的输入是前一层的输出（第一层的输入是顶层的 inputs）",
     "positions are given once, at the top of a stacked document": "位置只在堆叠文档的顶层给出一次",
     "positional is added once, to the first layer's inputs: give it at the top":

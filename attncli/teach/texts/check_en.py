@@ -20,7 +20,8 @@ CHECK = {
                        "worked on, or write query: {row}",
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
                   "head: {head}",
-    "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
+    "carried": "this is what follows from your own {upstream} when the rest is done right: fixing {upstream} is "
+               "enough",
     "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
     "row_match_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
@@ -49,8 +50,9 @@ CHECK = {
     "heads_stacked": "these are the heads' outputs stacked one under another ({rows} rows): they go side by side, one "
                      "row per token, concat(H₁ … H_{h}){projected}",
     "none_fits_carried": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
-                         "there. {after} follow from it correctly, so they come right with it.",
-    "read_step": "Read step {step} with your numbers beside it: {command}",
+                         "there. What you gave for {after} follows from it correctly and comes right with it.",
+    "read_step": "Read {where} with your numbers beside it: {command}",
+    "step_number": "step {step}", "step_extra": "step {step}", "step_other": "step {step}",
     "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
                       "keep more decimals, or check with --tol {suggest}",
 }

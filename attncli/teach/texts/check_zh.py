@@ -38,7 +38,8 @@ CHECK = {
                      "concat(H₁ … H_{h}){projected}",
     "none_fits_carried": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
                          "{after} 都是由它正确推出的，改好它，它们也就对了。",
-    "read_step": "对照你的数字重读第 {step} 步：{command}",
+    "read_step": "对照你的数字重读{where}：{command}",
+    "step_number": "第 {step} 步", "step_extra": "附加步骤“{name}”", "step_other": "步骤 {step}",  # as explain's titles
     "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，"
                       "好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
