@@ -84,6 +84,12 @@ def layer_document(doc: Document, index: int, inputs: Any, passed_on: str | None
     return replace(doc, data=data, name=f"{doc.name}: layers[{index}]", passed_on=passed_on)
 
 
+def layer_index(doc: Document) -> int | None:
+    """The index (from 0) of a layer's document (:func:`layer_document`) in its stack's ``layers:``; else None."""
+    found = re.search(r": layers\[(\d+)\]$", doc.name)
+    return int(found.group(1)) if found else None
+
+
 def layer_place(doc: Document) -> str:
     """``layers[1]: `` for a layer's document (:func:`layer_document`), so that a warning says which layer; else ""."""
     found = re.search(r": (layers\[\d+\])$", doc.name)
