@@ -52,7 +52,7 @@ CHECK = {
     "none_fits_carried": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                          "there. What you gave for {after} follows from it correctly and comes right with it.",
     "read_step": "Read {where} with your numbers beside it: {command}",
-    "step_number": "step {step}", "step_extra": "step {step}", "step_other": "step {step}",
+    "step_number": "step {step}", "step_extra": "step {name}", "step_other": "step {step}",
     "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
                       "keep more decimals, or check with --tol {suggest}",
 }
