@@ -230,3 +230,38 @@ def test_explain_step_backward_says_sqrt_dk_only_when_the_scale_is_it(runner, tm
     sat = next(x for x in own.stdout.splitlines() if "scale 2: max a" in x)
     with_scale, without = (float(v) for v in re.findall(r"Σ a\(1 − a\) = (-?\d+\.\d+)", sat))
     assert with_scale < without  # (the sentence's "sharpens them and lets less" holds for these numbers)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_step_backward_says_when_the_scale_changes_little(runner, tmp_path, lang):
+    """grads.yaml's small scores: Σ a(1 − a) with and without the scale within 5 % of each other, so the paragraph
+    says the scale changes little (and why), not that it matters; with scale 2 on bigger scores it matters."""
+    from conftest import EXAMPLES
+
+    doc = str(EXAMPLES / "backward" / "grads.yaml")
+    s = attncli.compute(doc).scores[0, 1, :2]  # "cat" (the query followed), the two keys it sees, unscaled
+
+    def sums(z):
+        a = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        return float(np.sum(a * (1 - a)))
+    scaled, plain = sums(s / np.sqrt(2)), sums(s)  # d_k = 2 per head
+    assert abs(scaled - plain) < 0.05 * min(scaled, plain)
+    little = runner.invoke(app, ["explain", doc, "--step", "backward", "--lang", lang], env={"COLUMNS": "400"})
+    text = " ".join(little.stdout.split())
+    said, matters = (("缩放的影响很小", "缩放在这里同样重要") if lang == "zh"
+                     else ("Here the scale changes little", "The scale matters here too"))
+    assert little.exit_code == 0 and said in text and matters not in text
+    assert f"{scaled:.4f}" in text and f"{plain:.4f}" in text and f"{np.abs(s).max():.4f}" in text
+    path = tmp_path / "scale.yaml"
+    path.write_text("inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\nweights:\n"
+                    "  query: [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]\n"
+                    "  key: [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]\n"
+                    "  value: [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]\n"
+                    "gradient: {random: normal, seed: 1}\nscale: 2\n")
+    # query 1 = [1, 0, 1, 0]: q = [1, 0, 2]; keys [0, 1, 1], [4, 4, 0], [2, 3, 1]: scores [2, 4, 4]
+    big = sums(2 * np.array([2.0, 4, 4])), sums(np.array([2.0, 4, 4]))
+    assert abs(big[0] - big[1]) > 0.05 * min(big)
+    mattered = runner.invoke(app, ["explain", str(path), "--step", "backward", "--lang", lang],
+                             env={"COLUMNS": "400"})
+    text = " ".join(mattered.stdout.split())
+    assert mattered.exit_code == 0 and matters in text and said not in text and f"{big[0]:.4f}" in text

@@ -190,6 +190,7 @@ def test_the_closing_line_agrees_with_the_hints(runner, tmp_path):
     found = check(runner, tmp_path, {**ILLUSTRATED, "scale": "none"},
                   {"keys": k.tolist(), "scores": s.tolist(), "weights": rounded(softmax(s))})
     hints = [f["hint"] for f in found["findings"]]
-    assert hints[0] is None and "only keys need fixing" in hints[1] and "need fixing" in hints[2], hints
+    assert hints[0] is None and "fixing keys is enough" in hints[1] and "is enough" in hints[2], hints
     closing = found["notes"][0]
-    assert "scores, weights follow from it correctly" in closing and "None of the other" not in closing
+    assert "What you gave for scores, weights follows from it correctly" in closing
+    assert "None of the other" not in closing

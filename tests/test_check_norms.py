@@ -3,8 +3,8 @@ LayerNorm, per head and over the whole projection) and latent's kv_norm (add_nor
 
 Each wrong answer is worked out here in plain numpy, as a learner would make the slip: the norm taken over the
 tokens instead of the features, the variance divided by d − 1, ε left out or added outside the root, the root
-forgotten, the other norm's formula, γ or β left out, and qk_norm over all of a token's heads instead of each head
-(or the reverse). The hint names the stage, and the report points to `attncli explain FILE --step N`.
+forgotten, the other norm's formula, γ or β left out (or swapped), and qk_norm over all of a token's heads instead
+of each head (or the reverse). The hint names the stage, and the report points to `attncli explain FILE --step N`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def slipped(kind: str, features=-1, tokens=0) -> dict:
         "norm_no_root": lambda x, g, b: norm(x, kind, g, b, EPS, axis=features, root=False),
         "norm_other": lambda x, g, b: norm(x, other, g, b, EPS, axis=features),
         "norm_gamma_left_out": lambda x, g, b: norm(x, kind, 1.0, b, EPS, axis=features),
-        **({"norm_beta_left_out": lambda x, g, b: norm(x, kind, g, 0.0, EPS, axis=features)} if kind == "layer"
+        **({"norm_beta_left_out": lambda x, g, b: norm(x, kind, g, 0.0, EPS, axis=features),
+            "norm_gamma_beta_swapped": lambda x, g, b: norm(x, kind, b, g, EPS, axis=features)} if kind == "layer"
            else {}),
     }
 
@@ -238,3 +239,18 @@ def test_latent_query_norm_done_wrong(runner, tmp_path, slip):
     found = check(runner, tmp_path, LATENT_Q, {"queries": rounded(queries)})
     assert named(found)[0] == slip, found
     assert "latent.query_norm" in found["findings"][0]["hint"]
+
+
+def test_post_norm_gamma_and_beta_swapped_in_the_report(runner, tmp_path):
+    """The report a learner reads: β ⊙ x̂ + γ in place of γ ⊙ x̂ + β is named, not "No known slip"."""
+    import yaml
+
+    y = softmax((X @ W_Q) @ (X @ W_K).T / 2.0) @ (X @ W_V)  # d_k = 4: scale 1/2
+    swapped = norm(y, "layer", POST_BETA, POST_GAMMA, EPS)
+    path = tmp_path / "pn.yaml"
+    path.write_text(yaml.safe_dump({**POST, "answer": {"query": 2, "normalized_output": rounded(swapped[1]),
+                                                       "residual": rounded(X[1] + swapped[1])}}))
+    result = runner.invoke(app, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "γ and β were swapped in LayerNorm of post_norm" in text and "No known slip" not in text

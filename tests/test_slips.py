@@ -327,7 +327,8 @@ def test_numbers_that_follow_from_the_learners_own_wrong_scores(runner, tmp_path
     code, found = run(runner, tmp_path, ILLUSTRATED, answer)
     scores, weights = found["findings"]
     assert scores["where"] == "row 1 ('Input 1'), column 1" and scores["hint"] is None
-    assert weights["hint"] == "this is what your own scores give when the rest is done right: only scores need fixing"
+    assert weights["hint"] == ("this is what follows from your own scores when the rest is done right: fixing "
+                              "scores is enough")
     assert found["notes"][0].startswith("No known slip explains scores (step 4)")
 
 

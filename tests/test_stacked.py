@@ -1,5 +1,5 @@
 """Stacked layers (``layers:``, issue 31, seed 002): each layer's JSON is a one-layer document's, its inputs the
-layer before it's last quantity. References: tests/reference.py's loops chained by hand, and two stacked
+last quantity of the layer before it. References: tests/reference.py's loops chained by hand, and two stacked
 torch.nn.MultiheadAttention + nn.LayerNorm blocks in float64."""
 
 from __future__ import annotations
@@ -189,13 +189,13 @@ def test_every_layer_of_every_stacked_example_is_explained(runner, file, lang):
 
 def test_only_a_key_one_layer_lacks_names_the_layer(runner, tmp_path):
     result = run(runner, tmp_path, {"inputs": X, "layers": [FIRST, THIRD]}, "--only", "normalized", code=2)
-    assert "layers[1]" in result.output and "add_norm" in result.output and result.stdout == ""
+    assert "layers[1], layer 2," in result.output and "add_norm" in result.output and result.stdout == ""
 
 
 def test_a_query_with_no_key_is_warned_with_its_layer(runner, tmp_path):
     doc = {"inputs": X, "layers": [FIRST, {"mask": [[0, 0, 0], [1, 1, 0], [1, 1, 1]]}]}
     result = run(runner, tmp_path, doc, "--format", "json")
-    assert "layers[1]: query 1" in result.stderr
+    assert "layers[1] (layer 2): query 1" in result.stderr
     assert json.loads(result.stdout)["layers"][1]["weights"][0][0] == [0, 0, 0]
 
 

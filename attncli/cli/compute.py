@@ -30,6 +30,7 @@ from attncli.cli.options import (
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
+from attncli.inputs.stacked import layer_place
 
 
 @app.command()
@@ -188,8 +189,11 @@ def compute(
             from attncli.views.tables import View, compute_tables
 
             index = head_index(selected, trace.spec.heads)
-            tables = compute_tables(trace, View(precision, full, language), index, keys)
-            title = f"attncli compute {Path(file).name}"
+            from attncli.outputs.titles import phrase
+
+            named = phrase(language, "layer", i=layer) if layer_place(doc) else ""  # --layer N: "Layer N · …"
+            tables = compute_tables(trace, View(precision, full, language), index, keys, layer=named)
+            title = f"attncli compute {Path(file).name}" + (f" --layer {layer}" if named else "")
             picture = make_picture(lambda color: tables, export, title, theme, FEWER)
             if drawn:  # -o tables.svg: the tables drawn, as --export draws them
                 emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs,

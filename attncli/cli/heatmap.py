@@ -26,6 +26,7 @@ from attncli.cli.options import (
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError
+from attncli.inputs.stacked import layer_place
 
 DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")  # n × m matrices
 
@@ -93,6 +94,9 @@ def heatmap(
         shape = outline(doc.data, changes)
         if of == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
+        if of.startswith("grad_") and layer_place(doc):
+            raise AttnError("a stack of layers has no backward pass here (gradient: is refused in a stacked "
+                            "document): there is no gradient to draw", "--of")
         if of.startswith("grad_") and doc.data.get("gradient") is None:
             raise AttnError(f"{of} needs gradient: in the document (the backward pass's seed)", "--of")
         head_index(number, shape.heads)
@@ -104,8 +108,12 @@ def heatmap(
 
         trace = load(file, changes, doc=doc, compute=attention)
         index = head_index(number, trace.spec.heads)
-        make = lambda color: [HeatMap(trace, of, index, full, color, precision, language)]  # noqa: E731
-        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
+        from attncli.outputs.titles import phrase
+
+        named = phrase(language, "layer", i=layer) if layer_place(doc) else ""  # --layer N: "Layer N · …"
+        make = lambda color: [HeatMap(trace, of, index, full, color, precision, language, named)]  # noqa: E731
+        picture = make_picture(make, export, f"attncli heatmap {Path(file).name}" + (f" --layer {layer}" if named
+                                                                                    else ""), theme, "--head N")
         color = console().color_system is not None  # a terminal that shows colour, and no NO_COLOR (as Rich decides)
         emit(render_text(make(color), to_terminal=True), None, input_paths(file, trace), picture)
 

@@ -19,7 +19,8 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
-    from attncli.inputs.stacked import layer_place, top_level_place
+    from attncli.inputs.stacked import layer_index, top_level_place
+    from attncli.outputs.titles import phrase
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
@@ -32,7 +33,8 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     except AttnError as e:  # overflow or memory: the document is the place to look
         raise (e.at(doc.name) if e.where is None else e) from None
     hint = _convention_hint(spec) if trace.empty_queries else ""
-    place = layer_place(doc)  # a stacked document's layer: which one
+    index = layer_index(doc)  # a stacked document's layer: which one, as the key path and counted from 1
+    place = "" if index is None else phrase(current(), "layer_of", j=index, i=index + 1)
     for i in trace.empty_queries:  # in the language the command chose
         warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
     return trace

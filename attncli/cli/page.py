@@ -22,6 +22,7 @@ from attncli.cli.options import (
 )
 from attncli.cli.run import run
 from attncli.cli.write import emit
+from attncli.inputs.stacked import layer_place
 
 
 @app.command()
@@ -71,6 +72,10 @@ def page(
         doc = read(file, layer, changes)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
+        if layer_place(doc):  # a stacked document's layer: which one the page shows
+            from attncli.outputs.titles import phrase
+
+            title = phrase(language, "layer", i=layer) + title
         emit(page_html(trace, title, precision, language).encode("utf-8"), output, input_paths(file, trace))
 
     run(action, debug)

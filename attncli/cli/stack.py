@@ -44,7 +44,7 @@ def _check_only(traces: list, keys: Optional[list[str]], name: str) -> None:
         try:
             check_present(trace, keys)
         except AttnError as e:
-            raise AttnError(f"{e.message} (layers[{i}] of {name} has none)", e.where) from None
+            raise AttnError(f"{e.message} (layers[{i}], layer {i + 1}, of {name} has none)", e.where) from None
 
 
 def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:
@@ -60,7 +60,7 @@ def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:
 
 def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
             drawn: bool) -> None:
-    """Each layer's tables, each title starting ``Layer i · ``, then the stack's output."""
+    """Each layer's tables, each title starting ``Layer i · ``, then the stack's output (not with --only)."""
     from attncli.cli.checks import head_index
     from attncli.cli.compute import FEWER
     from attncli.outputs.numbers import dims
@@ -74,9 +74,10 @@ def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional
     for i, trace in enumerate(traces):
         index = head_index(options["head"], trace.spec.heads)
         tables += compute_tables(trace, view, index, keys, layer=phrase(lang, "layer", i=i + 1))
-    result = stack_output(traces)
-    tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
-                               traces[0].spec.tokens, dims(result.shape[1]), view))
+    if keys is None:  # with --only, only what was asked
+        result = stack_output(traces)
+        tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
+                                   traces[0].spec.tokens, dims(result.shape[1]), view))
     title = f"attncli compute {Path(file).name}"
     picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
     if drawn:

@@ -1,5 +1,5 @@
-"""Stacked attention layers: a document whose ``layers:`` list chains attention layers, each taking the one
-before it's output as its inputs (seed 002: the output of one attention layer is the next one's input).
+"""Stacked attention layers: a document whose ``layers:`` list chains attention layers, each taking the output
+of the one before it as its inputs (seed 002: the output of one attention layer is the next one's input).
 
     tokens: [I, like, fish]     # once, at the top
     inputs: [[…], …]            # X of the first layer
@@ -33,7 +33,7 @@ SHARED = ("tokens", "inputs", "positions", "positional")  # given once, at the t
 TOP = (*SHARED, "layers")
 NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and why
     "tokens": "the tokens are given once, at the top of a stacked document",
-    "inputs": "a layer's inputs are the layer before it's output (the first layer's are the top-level inputs)",
+    "inputs": "a layer's inputs are the output of the layer before it (the first layer's are the top-level inputs)",
     "positions": "positions are given once, at the top of a stacked document",
     "positional": "positional is added once, to the first layer's inputs: give it at the top",
     "queries": "a layer of a stack computes its queries from its inputs",
@@ -101,6 +101,12 @@ def top_level_place(error: AttnError, doc: Document) -> AttnError:
                 moved.args = (str(moved),)
                 return moved
     return error
+
+
+def layer_index(doc: Document) -> int | None:
+    """The index (from 0) of a layer's document (:func:`layer_document`) in its stack's ``layers:``; else None."""
+    found = re.search(r": layers\[(\d+)\]$", doc.name)
+    return int(found.group(1)) if found else None
 
 
 def layer_place(doc: Document) -> str:

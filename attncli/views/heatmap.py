@@ -74,8 +74,9 @@ class HeatMap:
     in ``lang`` (en or zh: :mod:`attncli.views.words`)."""
 
     def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
-                 color: bool = True, precision: int = 2, lang: str = "en"):
+                 color: bool = True, precision: int = 2, lang: str = "en", layer: str = ""):
         self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        self.layer = layer  # a stacked document's layer, before the title: "Layer 2 · "
         self.words = words(lang)
         tokens, context_tokens = ([visible(t) for t in labels]
                                   for labels in (self.spec.tokens, self.spec.context_tokens))
@@ -123,7 +124,7 @@ class HeatMap:
             which += (w["kv_head_of"].format(j=self.heads[0] // group + 1, g=spec.kv_heads) if len(self.heads) == 1
                       else w["sharing_many" if spec.kv_heads > 1 else "sharing"].format(g=spec.kv_heads))
         sizes = w["sizes"].format(n=spec.n, m=spec.m)
-        return "   ".join(part for part in (formula, which, sizes) if part)
+        return self.layer + "   ".join(part for part in (formula, which, sizes) if part)
 
     def title_lines(self, width: int) -> list[str]:
         """The title in lines of at most ``width`` columns, broken between its parts (formula, heads, sizes), and a

@@ -7,7 +7,11 @@ CATALOGUE = {
     "writes one layer's matrices: choose the layer with --layer N": "写出的是一层的矩阵：请用 --layer N 选择那一层",
     "a .npy file holds one array: choose the layer with --layer N and the array with --only, or write a .npz":
         "一个 .npy 文件只存放一个数组：请用 --layer N 选择层、用 --only 选择数组，或写成 .npz",
-    "{} (layers[{}] of {} has none)": "{0}（{2} 的 layers[{1}] 没有它）",
+    "a stack of layers has no backward pass here (gradient: is refused in a stacked document): there is no dZ to "
+    "explain": "堆叠的各层在这里没有反向计算（堆叠文档不接受 gradient:）：没有 dZ 可以讲解",
+    "a stack of layers has no backward pass here (gradient: is refused in a stacked document): there is no "
+    "gradient to draw": "堆叠的各层在这里没有反向计算（堆叠文档不接受 gradient:）：没有梯度可以画",
+    "{} (layers[{}], layer {}, of {} has none)": "{0}（{3} 的 layers[{1}]，即第 {2} 层，没有它）",
     "makes a stack of layers, which attncli compute FILE computes (or one layer of it with --layer N); this takes"
     " a one-layer document":
         "构成一个层的堆叠，要用 attncli compute FILE 计算（或用 --layer N 计算其中一层）；这里需要单层的文档",
@@ -21,7 +25,7 @@ CATALOGUE = {
         "在堆叠的文档中是每一层的键：请把它移到各层的映射中",
     "is {}; expected a mapping (a layer's keys)": "是 {}；应为映射（一层的键）",
     "the tokens are given once, at the top of a stacked document": "词元只在堆叠文档的顶层给出一次",
-    "a layer's inputs are the layer before it's output (the first layer's are the top-level inputs)":
+    "a layer's inputs are the output of the layer before it (the first layer's are the top-level inputs)":
         "一层的输入是前一层的输出（第一层的输入是顶层的 inputs）",
     "positions are given once, at the top of a stacked document": "位置只在堆叠文档的顶层给出一次",
     "positional is added once, to the first layer's inputs: give it at the top":

@@ -33,6 +33,7 @@ PER_QUERY_AXIS = {"normalized_inputs": 0, "latent_queries": 0, "queries": 1, "qu
                   "score_bias": 1,
                   "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0,
                   "residual": 0, "normalized": 0, "normalized_queries": 1}
+PER_KEY_AXIS = {"latent_kv": 0, "keys": 1, "values": 1, "keys_rotated": 1, "normalized_keys": 1}  # one row per key
 NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
 KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 
@@ -42,6 +43,7 @@ class Answer:
     arrays: dict[str, np.ndarray]  # key -> what the learner wrote (NaN where a cell was left null)
     query: int | None  # 0-based
     head: int | None  # 0-based
+    whole: frozenset[str] = frozenset()  # keys, values … given as a whole matrix with query: (every token's row)
 
 
 def read_answer(raw: Any, trace: Trace, folder) -> Answer:
@@ -66,7 +68,8 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
                 raise e.at(f"answer.{key}") from None
     if not arrays:
         raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
-    return Answer(arrays, query, head)
+    whole = frozenset(key for key in PER_KEY_AXIS if key in arrays and arrays[key].ndim >= 2)  # (the rows a query's
+    return Answer(arrays, query, head, whole)  # scores need: every key's)
 
 
 def _position(value: Any, labels: list[str], where: str, what: str) -> int | None:
@@ -121,9 +124,20 @@ def part(key: str, answer: Answer, spec: Spec, ndim: int, head: int | None = Non
     if key not in NOT_PER_HEAD and (head is not None or heads == 1):
         # one head: may be left out
         index[0] = int(kv_head_of(spec.heads, spec.kv_heads)[head or 0]) if key in KV else (head or 0)
-    if query is not None and key in PER_QUERY_AXIS:
-        index[PER_QUERY_AXIS[key]] = query  # (axes of the full array: head first for a head's quantity)
+    axis = _row_axis(key, answer, spec)
+    if query is not None and axis is not None:
+        index[axis] = query  # (axes of the full array: head first for a head's quantity)
     return tuple(index)
+
+
+def row_axis(key: str, spec: Spec) -> int | None:
+    """The axis of ``key``'s full array that ``query:`` picks a row of: the query's own row; for keys, values (and
+    the latent they come from) the same token's row in self-attention, where the keys are the queries' tokens."""
+    return PER_QUERY_AXIS.get(key, PER_KEY_AXIS.get(key) if spec.context is None else None)
+
+
+def _row_axis(key: str, answer: Answer, spec: Spec) -> int | None:
+    return None if key in answer.whole else row_axis(key, spec)
 
 
 def select(full: np.ndarray, key: str, answer: Answer, spec: Spec, head: int | None = None,

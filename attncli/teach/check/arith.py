@@ -119,6 +119,8 @@ def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray 
         out["norm_gamma_left_out"] = norm(x, gamma=np.ones_like(gamma))
     if kind == "layer" and np.any(beta != 0):
         out["norm_beta_left_out"] = norm(x, beta=np.zeros_like(beta))
+        if gamma.shape == beta.shape and not np.array_equal(gamma, beta):  # γ ⊙ x̂ + β written β ⊙ x̂ + γ
+            out["norm_gamma_beta_swapped"] = norm(x, gamma=beta, beta=gamma)
     return out
 
 

@@ -12,10 +12,11 @@ explains the most given numbers is named.  When none does: the numbers of anothe
 head, or numbers that follow correctly from the learner's own wrong earlier quantity; else a
 note says which quantity is the first wrong one and which are right.
 
-A one-row answer without ``query:`` is compared with every row, and the report says which row
-it is.  A cell may be left ``null`` only where there is no number to give: a masked scaled
-score.  Anywhere else a ``null`` is a cell left blank, so it is wrong (the report says "yours
-null"), never quietly correct.
+``query:`` picks the row of every per-token quantity: the query's, and in self-attention the same
+token's row of the keys, values (and the latent they come from), unless they are given whole.  A one-row
+answer without ``query:`` (or of the context's keys) is compared with every row, and the report says which
+row it is.  A cell may be left ``null`` only where there is no number to give: a masked scaled score.
+Anywhere else a ``null`` is a cell left blank, so it is wrong (the report says "yours null"), never quietly correct.
 """
 
 from __future__ import annotations
@@ -138,8 +139,11 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)
-            notes.append(words["row_match" if f.ok else "row_closest"].format(key=f.key, row=where))
-    return Report(findings, notes + closing(findings, words) + pointer(findings, trace, answer, source, words), slips)
+            template = ("row_match" if f.ok else "row_closest") + ("" if answer.query is None else "_context")
+            notes.append(words[template].format(key=f.key, row=where))
+    names = texts(lang)["step_names"]
+    return Report(findings, notes + closing(findings, words) + pointer(findings, trace, answer, source, words, names),
+                  slips)
 
 
 def closing(findings: list[Finding], words: dict) -> list[str]:
@@ -157,7 +161,8 @@ def closing(findings: list[Finding], words: dict) -> list[str]:
     return [template.format(key=first.key, step=first.step, keys=words["sep"].join(right))]
 
 
-def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict) -> list[str]:
+def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict,
+            names: dict | None = None) -> list[str]:
     """``attncli explain FILE --step N --query i``: the step of the first wrong quantity a slip explains."""
     named = next((f for f in findings if not f.ok and f.hint is not None), None)
     if named is None or source is None or source == "-":
@@ -167,7 +172,10 @@ def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str |
     command = f"attncli explain {shlex.quote(source)} --step {named.step}"
     command += "" if query is None else f" --query {query + 1}"
     command += "" if head is None or trace.spec.heads == 1 else f" --head {head + 1}"
-    return [words["read_step"].format(step=named.step, command=command)]
+    step = named.step
+    where = (words["step_number"] if isinstance(step, int) else words["step_extra"] if step in (names or {})
+             else words["step_other"]).format(step=step, name=(names or {}).get(step, step))
+    return [words["read_step"].format(where=where, command=command)]
 
 
 def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:

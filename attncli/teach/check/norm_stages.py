@@ -2,8 +2,9 @@
 norm_slips`), for ``attncli check``'s hints: post_norm, qk_norm (RMSNorm or LayerNorm, over each head or over the
 whole projection) and latent's kv_norm and query_norm. Each is the computation done again with one change, the
 stage's norm computed by :func:`~attncli.teach.check.arith.norm_variants` (over the tokens instead of the features,
-d − 1, ε left out or outside the root, no root, the other norm, γ or β left out), and for qk_norm its scope swapped
-(over the whole projection instead of each head, or the reverse); the same slip on the queries and the keys.
+d − 1, ε left out or outside the root, no root, the other norm, γ or β left out, γ and β swapped), and for qk_norm
+its scope swapped (over the whole projection instead of each head, or the reverse); the same slip on the queries and
+the keys.
 """
 
 from __future__ import annotations

@@ -18,7 +18,17 @@ from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.core.stages import writer
 from attncli.outputs.serialize import array_of
-from attncli.teach.check.answer import NOT_PER_HEAD, PER_QUERY_AXIS, Answer, Given, expected_of, fit, part, select
+from attncli.teach.check.answer import (
+    NOT_PER_HEAD,
+    PER_QUERY_AXIS,
+    Answer,
+    Given,
+    expected_of,
+    fit,
+    part,
+    row_axis,
+    select,
+)
 from attncli.teach.check.shapes import heads_hint
 from attncli.teach.check.slips import rerun
 
@@ -27,10 +37,11 @@ def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float,
     """The hint for a wrong quantity no slip explains, or None."""
     g = next(g for g in givens if g.key == f.key)
     spec, full, slack = trace.spec, array_of(trace, f.key), g.slack(tol)
-    if answer.query is not None and f.key in PER_QUERY_AXIS and not g.rows:
+    if answer.query is not None and row_axis(f.key, spec) is not None and not g.rows:
+        other = "other_row" if f.key in PER_QUERY_AXIS else "other_token_row"  # (a key's row: a token's)
         for r in range(spec.n):
             if r != answer.query and fit(g, select(full, f.key, answer, spec, query=r), slack) is not None:
-                return words["other_row"].format(row=r + 1, token=spec.tokens[r], query=answer.query + 1)
+                return words[other].format(row=r + 1, token=spec.tokens[r], query=answer.query + 1)
     if answer.head is not None and f.key not in NOT_PER_HEAD:
         for h in range(spec.heads):
             if h != answer.head and fit(g, select(full, f.key, answer, spec, head=h), slack) is not None:

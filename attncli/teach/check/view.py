@@ -9,12 +9,11 @@ import re
 
 from rich.cells import cell_len
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from attncli.core.errors import visible
 from attncli.teach.check.compare import shown
-from attncli.teach.explain.view import wrap_cjk
+from attncli.teach.explain.view import GLUE, glued, wrap_cjk
 from attncli.teach.texts import texts
 
 
@@ -37,13 +36,9 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
             where = place(f, tokens, key_tokens, words["cell"])
             message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=shown(f.given)),
                            style="red")
-        row = Table.grid()
-        row.add_column(no_wrap=True)
-        row.add_column()
-        row.add_row(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"),
-                                  f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
-                    message)
-        lines.append(row)
+        lines.append(Marked(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"),
+                                          f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),
+                            message))
         if f.hint and not f.ok:
             hint = f.hint if f.hint not in first_with else words["same_slip"].format(key=first_with[f.hint])
             first_with.setdefault(f.hint, f.key)
@@ -53,6 +48,23 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
 
 
 COMMAND = re.compile(r"attncli \S.*\Z")  # a command the sentence ends with, to copy and run
+VALUE = re.compile(r"\S+ (?:-?\d[\d.e+-]*|null|-inf)(?=[\s,，]|\Z)")  # a value with its word: "yours 1.2"
+
+
+class Marked:
+    """A finding's line: the mark, step and key, then the message wrapped under itself (no padding at the lines'
+    ends), a value never split from the word before it."""
+
+    def __init__(self, prefix: Text, message: Text):
+        self.prefix, self.message = prefix, message
+
+    def __rich_console__(self, console, options):
+        indent = cell_len(self.prefix.plain)
+        width = max(options.max_width - indent, 20)
+        parts = wrap_cjk(glued(self.message.plain, width, VALUE), width)
+        for k, part in enumerate(parts):
+            text = Text(visible(part.replace(GLUE, " ")), style=self.message.style)
+            yield Text.assemble(self.prefix if k == 0 else " " * indent, text)
 
 
 class Indented:

@@ -3,7 +3,8 @@
     D_i = Σ_j a_ij·dA_ij = rowsum(dH_i ⊙ H_i)       dZ_ij = a_ij·(dA_ij − D_i)
 
 for the chosen query of the chosen head and the key it weighs most; then the row's saturation with the document's
-scale and without it (Σ_j a_ij·(1 − a_ij), the size of the softmax's derivative), on the document's own scores;
+scale and without it (Σ_j a_ij·(1 − a_ij), the size of the softmax's derivative), on the document's own scores
+(when the two are within 5 % of each other, the paragraph says the scale changes little here: the scores are small);
 with ``latent``, that key's latent gradient dc_KV and the shared rotary key's, summed over the heads.
 """
 
@@ -23,6 +24,11 @@ from attncli.teach.lines import vector
 def _saturation(a: np.ndarray) -> tuple[float, float]:
     """(the largest weight, Σ_j a_j·(1 − a_j)) of a row of weights."""
     return float(a.max()), float(np.sum(a * (1.0 - a)))
+
+
+def _alike(with_scale: float, without: float) -> bool:
+    """The two Σ a(1 − a) within 5 % of each other (and not both 0): the scale changes the row little."""
+    return abs(with_scale - without) < 0.05 * min(with_scale, without)
 
 
 def followed_query(trace: Trace, focus: Focus) -> int:
@@ -56,11 +62,12 @@ def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         plain = _saturation(softmax(trace.scores[h, i][allowed][None, :])[0])
         lines.append(f"scale {spec.scale:.{p}g}: max a = {number(scaled[0], p)}, Σ a(1 − a) = {number(scaled[1], p)};"
                      f"   scale 1: max a = {number(plain[0], p)}, Σ a(1 − a) = {number(plain[1], p)}")
-        keys.append("scale")
+        keys.append("scale" if not _alike(scaled[1], plain[1]) else "scale_little")
         sqrt = 1.0 / math.sqrt(spec.d_k)
         why = t["backward"]["why_sqrt" if math.isclose(spec.scale, sqrt, rel_tol=1e-9) else "why_other"]
         words.update(with_max=number(scaled[0], p), with_sum=number(scaled[1], p), without_max=number(plain[0], p),
-                     without_sum=number(plain[1], p), why=why.format(sqrt=number(sqrt, p)))
+                     without_sum=number(plain[1], p), why=why.format(sqrt=number(sqrt, p)),
+                     top=number(float(np.abs(trace.scores[h, i][allowed]).max()), p))
     if spec.latent is not None and "grad_latent_kv" in g:  # the heads' key and value gradients meet in c_KV and k_r
         d_k_r = g["grad_keys"][:, j, spec.latent.d_nope:].sum(axis=0)  # (d_r,)
         lines.append(f"{k}: dc_KV = Σ_h (dk_nope,h | dv_h)·W_UKV,hᵀ = {vector(g['grad_latent_kv'][j], p)},   "

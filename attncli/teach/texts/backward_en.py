@@ -20,6 +20,12 @@ BACKWARD = {
              "the size of the softmax's derivative, is {with_sum}; with the unscaled scores the largest weight would "
              "be {without_max} and the sum {without_sum}. The more a row saturates towards one key, the closer every "
              "a·(1 − a) is to 0 and the less gradient reaches Q and K{why}.",
+    "scale_little": "Here the scale changes little. With it, this row's largest weight is {with_max} and Σ_j "
+                    "a_ij·(1 − a_ij), the size of the softmax's derivative, is {with_sum}; with the unscaled scores "
+                    "{without_max} and {without_sum}. The scores are small (the largest in size is {top}), so the "
+                    "row is nearly flat either way and about as much gradient reaches Q and K. With larger scores, "
+                    "as they grow with d_k, the scale decides how far a row saturates towards one key and how little "
+                    "gradient gets through{why}.",
     "why_sqrt": ": dividing by √d_k keeps scores that grow with d_k from starving the projections of their gradient",
     "why_other": " (this document's scale is its own number, not 1/√d_k = {sqrt}: a scale below 1/√d_k flattens the "
                  "rows and lets more gradient through, one above it sharpens them and lets less)",

@@ -16,11 +16,18 @@ CHECK = {
                   "key's weight is 0)",
     "other_row": "these are the numbers of query {row} (“{token}”), not of query {query}: check which row you worked "
                  "on, or write query: {row}",
+    "other_token_row": "these are the numbers of token {row} (“{token}”), not of token {query}: check which row you "
+                       "worked on, or write query: {row}",
     "other_head": "these are the numbers of head {head}, not of head {given}: check which head you worked on, or write "
                   "head: {head}",
-    "carried": "this is what your own {upstream} give when the rest is done right: only {upstream} need fixing",
+    "carried": "this is what follows from your own {upstream} when the rest is done right: fixing {upstream} is "
+               "enough",
     "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
+    "row_match_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
+                         "counts, so it was compared with every row: it is {row}.",
+    "row_closest_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
+                           "counts, so it was compared with every row: it matches none, the closest is {row}.",
     "none_fits_right": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
                        "there. Right: {keys}.",
     "none_fits_alone": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
@@ -43,8 +50,9 @@ CHECK = {
     "heads_stacked": "these are the heads' outputs stacked one under another ({rows} rows): they go side by side, one "
                      "row per token, concat(H₁ … H_{h}){projected}",
     "none_fits_carried": "No known slip explains {key} (step {step}), the first wrong quantity: work it out again from "
-                         "there. {after} follow from it correctly, so they come right with it.",
-    "read_step": "Read step {step} with your numbers beside it: {command}",
+                         "there. What you gave for {after} follows from it correctly and comes right with it.",
+    "read_step": "Read {where} with your numbers beside it: {command}",
+    "step_number": "step {step}", "step_extra": "step {name}", "step_other": "step {step}",
     "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
                       "keep more decimals, or check with --tol {suggest}",
 }
@@ -196,6 +204,8 @@ SLIPS = {
     "norm_other": "{where} used {other}'s formula: this document asks for {norm}",
     "norm_gamma_left_out": "γ was left out of {norm} of {where}: multiply the normalised row by γ",
     "norm_beta_left_out": "β was left out of {norm} of {where}: add β after multiplying by γ",
+    "norm_gamma_beta_swapped": "γ and β were swapped in {norm} of {where}: multiply the normalised row by γ, then "
+                               "add β",
     "norm_scope_projection": "{norm} of qk_norm was taken over all {d} numbers of a token's heads together: with "
                              "scope: head each head's {d_k} numbers are normalised on their own",
     "norm_scope_head": "{norm} of qk_norm was taken over each head's {d_k} numbers on their own: with scope: "

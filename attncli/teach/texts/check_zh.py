@@ -13,10 +13,16 @@ CHECK = {
     "transposed": "看起来是转置了",
     "left_empty": "只有被屏蔽的缩放后得分可以留空（null，或写 −inf）；其他每个格子都有数（被屏蔽的键权重为 0）",
     "other_row": "这是查询 {row}（“{token}”）的数字，不是查询 {query} 的：核对一下算的是哪一行，或者写 query: {row}",
+    "other_token_row": "这是词元 {row}（“{token}”）的数字，不是词元 {query} 的：核对一下算的是哪一行，"
+                       "或者写 query: {row}",
     "other_head": "这是第 {head} 个头的数字，不是第 {given} 个头的：核对一下算的是哪个头，或者写 head: {head}",
     "carried": "这正是用你自己的 {upstream} 往下正确计算得到的结果：只需改正 {upstream}",
     "row_match": "{key}：只给了一行、没有写 query:，所以与每一行都比较过：它是{row}。",
     "row_closest": "{key}：只给了一行、没有写 query:，它与任何一行都不相符，所以与最接近的{row}比较。",
+    "row_match_context": "{key}：只给了一行；它的行是上下文的词元，不是 query: 所数的查询，"
+                         "所以与每一行都比较过：它是{row}。",
+    "row_closest_context": "{key}：只给了一行；它的行是上下文的词元，不是 query: 所数的查询，"
+                           "所以与每一行都比较过：它与任何一行都不相符，最接近的是{row}。",
     "none_fits_right": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
                        "正确的有：{keys}。",
     "none_fits_alone": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
@@ -32,7 +38,8 @@ CHECK = {
                      "concat(H₁ … H_{h}){projected}",
     "none_fits_carried": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
                          "{after} 都是由它正确推出的，改好它，它们也就对了。",
-    "read_step": "对照你的数字重读第 {step} 步：{command}",
+    "read_step": "对照你的数字重读{where}：{command}",
+    "step_number": "第 {step} 步", "step_extra": "附加步骤“{name}”", "step_other": "步骤 {step}",  # as explain's titles
     "none_fits_only": "没有已知的失误能解释 {key}（步骤 {step}）：请一步步重新计算，或者把它之前的量也写上，"
                       "好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
@@ -143,6 +150,7 @@ SLIPS = {
     "norm_other": "{where} 用了 {other} 的公式：这份文档要求的是 {norm}",
     "norm_gamma_left_out": "{where} 的 {norm} 漏掉了 γ：归一化后的行要乘以 γ",
     "norm_beta_left_out": "{where} 的 {norm} 漏掉了 β：乘以 γ 之后还要加上 β",
+    "norm_gamma_beta_swapped": "{where} 的 {norm} 把 γ 和 β 弄反了：归一化后的行先乘以 γ，再加上 β",
     "norm_scope_projection": "qk_norm 的 {norm} 是对一个词元所有头的 {d} 个数一起做的：scope: head 时，"
                              "每个头的 {d_k} 个数各自归一化",
     "norm_scope_head": "qk_norm 的 {norm} 是对每个头的 {d_k} 个数分别做的：scope: projection 时，"

@@ -1,0 +1,62 @@
+"""``check``'s ``query:`` picks the row of every per-token quantity: keys, values and the latent too (self-attention).
+
+The expected rows are worked by hand from the documents' matrices (written out below), not read from attncli.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from attncli.cli import app
+
+HOMEWORK = {"tokens": ["Input 1", "Input 2", "Input 3"], "inputs": [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]],
+            "weights": {"query": [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]],
+                        "key": [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]],
+                        "value": [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]}, "scale": "none"}
+# by hand: token 1 = [1, 0, 1, 0] gives k = [0, 1, 1], v = [1, 2, 3]; token 3 = [1, 1, 1, 1] gives k = [2, 3, 1],
+# v = [2, 6, 3]; token 2 = [0, 2, 0, 2] gives k = [4, 4, 0]
+
+
+def checked(runner, tmp_path, doc: dict, answer: dict, *args):
+    path = tmp_path / "hw.yaml"
+    path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
+    return runner.invoke(app, ["check", str(path), *args])
+
+
+def test_query_picks_the_keys_and_values_row(runner, tmp_path):
+    result = checked(runner, tmp_path, HOMEWORK, {"query": 3, "keys": [0, 1, 1], "values": [1, 2, 3]})
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "keys wrong at column 1: expected 2, yours 0" in text
+    assert "values wrong at column 1: expected 2, yours 1" in text
+    assert "these are the numbers of token 1 (“Input 1”), not of token 3" in text
+    assert "without query:" not in text
+    right = checked(runner, tmp_path, HOMEWORK, {"query": 3, "keys": [2, 3, 1], "values": [2, 6, 3]})
+    assert right.exit_code == 0, right.output
+    assert "without query:" not in right.output
+    whole = checked(runner, tmp_path, HOMEWORK, {"query": 3, "keys": [[0, 1, 1], [4, 4, 0], [2, 3, 1]]})
+    assert whole.exit_code == 0, whole.output  # every token's keys, as a query's scores need: compared whole
+    unnamed = checked(runner, tmp_path, HOMEWORK, {"keys": [0, 1, 1]})  # no query: any row, said so
+    assert unnamed.exit_code == 0 and "without query:" in unnamed.output
+
+
+def test_query_picks_the_latent_row(runner, tmp_path):
+    """examples/latent.yaml with γ = [2, 0.5]: c_raw of 'tea' is [3, 1], rms √5, so c_KV = [6/√5, 0.5/√5]
+    = [2.6833, 0.2236]; 'like' has c_raw [1, −1], rms 1: [2, −0.5], which is not token 3's."""
+    doc = yaml.safe_load(open("examples/latent.yaml"))
+    doc["latent"]["kv_norm"]["gamma"] = [2, 0.5]
+    wrong = checked(runner, tmp_path, doc, {"query": 3, "latent_kv": [2, -0.5]})
+    right = checked(runner, tmp_path, doc, {"query": 3, "latent_kv": [2.6833, 0.2236]})
+    assert wrong.exit_code == 1 and "expected 2.68328, yours 2" in wrong.output
+    assert "without query:" not in wrong.output
+    assert right.exit_code == 0, right.output
+
+
+def test_query_with_the_context_keys_says_why_every_row(runner, tmp_path):
+    """Cross-attention: the keys are the context's tokens, so query: cannot pick their row; the note says so.
+    Context token 我 = [1, 0, 0, 1, 0]: k = [1, 0, 0] + [0, 1, 0] = [1, 1, 0]."""
+    doc = yaml.safe_load(open("examples/cross_attention.yaml"))
+    result = checked(runner, tmp_path, doc, {"query": 2, "keys": [1, 1, 0]})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "without query:" not in text and "the context's tokens" in text and "row 1 ('我')" in text
