@@ -322,9 +322,10 @@ class _Builder:
         if b.ndim != 1:
             raise AttnError(f"is {shape_str(b.shape)}; expected a vector of length {h * d}", key)
         if b.shape[0] != h * d:
-            whose = of or f"weights.{name}"
-            verb = "give" if whose.endswith("heads") else "gives"
-            raise AttnError(f"has length {b.shape[0]} but {whose} {verb} {h * d} columns (need {h * d})", key)
+            whose = of or f"weights.{name}"  # (the verb written out in each, so that a translation finds the names)
+            raise AttnError(f"has length {b.shape[0]} but {whose} give {h * d} columns (need {h * d})"
+                            if whose.endswith("heads") else
+                            f"has length {b.shape[0]} but {whose} gives {h * d} columns (need {h * d})", key)
         return b.reshape(h, d) if name != "output" else b
 
 

@@ -15,7 +15,7 @@ from attncli.core.stage import Quantity
 from attncli.core.stages import QUANTITIES, STAGES, in_order
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims
-from attncli.outputs.titles import phrase, title
+from attncli.outputs.titles import formula, phrase, title
 
 PER_HEAD = tuple(key for key, q in QUANTITIES.items() if q.per_head)  # a matrix per head (head axis first)
 KV_KEYS = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head)  # one per key/value head
@@ -81,7 +81,7 @@ def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
                       dims(matrix.shape[1]), title=phrase(lang, "positional_title", name=name)),
                 Block("positional", phrase(lang, "with_positions"), "X + P", "X + P", spec.embedded, spec.tokens,
                       dims(spec.embedded.shape[1]))]
-    return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s)]
+    return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s, lang=lang)]
 
 
 def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool, lang: str) -> list[Block]:
@@ -102,19 +102,22 @@ def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool, lang: str) -> list
         up = lambda s: f"{s}^{{[{j + 1}]}}"  # noqa: E731
         h = j
     return [_block(q, f"{prefix}{title(q.key, q.title, lang)}", array_of(trace, q.key)[h], spec, up,
-                   None if not q.masked or spec.allowed is None else ~spec.allowed[h])]
+                   None if not q.masked or spec.allowed is None else ~spec.allowed[h], lang)]
 
 
-def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndarray | None = None) -> Block:
-    """One matrix with its rows and columns labelled from its shape: tokens, context tokens or dimensions."""
-    text = q.text(spec)
-    title = f"{name}  {text}{q.note(spec)}" if q.note is not None and q.note(spec) else ""
+def _block(q: Quantity, name: str, matrix: np.ndarray, spec, up, masked: np.ndarray | None = None,
+           lang: str = "en") -> Block:
+    """One matrix with its rows and columns labelled from its shape: tokens, context tokens or dimensions; the
+    words of its formula in ``lang``."""
+    text = formula(q.text(spec), lang)
+    title = f"{name}  {text}{formula(q.note(spec), lang)}" if q.note is not None and q.note(spec) else ""
     if matrix.ndim == 1 and q.shape.endswith(" n"):  # one number per query of a head (σ, lse): a column beside them
         column = matrix.reshape(-1, 1)  # lse is −inf for a query with no key: no number, as JSON's null
         return Block(q.key, name, text, q.latex(spec, up), column, spec.tokens, [q.symbol], np.isneginf(column), title)
     if matrix.ndim <= 1:  # a bias, the rotary frequencies, one number per token (τ): one row (a number: one cell)
         columns = spec.tokens if q.shape == "n" else dims(matrix.size)
-        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [q.symbol], columns, title=title)
+        row = q.symbol or q.text(spec).split(" = ")[0]  # (a vector without a symbol of its own: dγ = dL/dγ's dγ)
+        return Block(q.key, name, text, q.latex(spec, up), matrix.reshape(1, -1), [row], columns, title=title)
     axes = q.shape.split()[-2:]
     if len(axes) < 2:  # one vector a head where the quantity is one vector (qk_norm's γ per head, its gradient)
         axes = ["h", *axes]

@@ -7,6 +7,8 @@ entry per JSON key, beside the phrases both languages use.  The terms are those 
 
 from __future__ import annotations
 
+import re
+
 ZH_TITLES = {
     "inputs": "输入", "positional": "位置编码", "normalized_inputs": "归一化后的输入", "context": "上下文",
     "weight_query_down": "查询的降维投影", "bias_query_down": "查询降维投影的偏置", "latent_queries": "潜在查询",
@@ -46,6 +48,35 @@ PHRASES = {
            "layer_of": "layers[{j}]（第 {i} 层）：",
            "stack_output": "整个堆叠的输出（第 {n} 层的最终结果）"},
 }
+# the English words of a formula as the stage list writes it (compute's titles, the page's), in Chinese: literal
+# notes, then patterns of the rotary formula (``pairs (i, i + 1), θ = 10000, last 2 of 3 dims``)
+ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
+                    " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
+                    " (given)": "（给定）"}
+ZH_FORMULA_PATTERNS = (
+    (r"(?<![\w(])pairs (\([^()]*\))", r"配对 \1"), (r" written as (\([^()]*\))", r"（写作 \1）"),
+    (r"(?<!\w)last ([0-9]+) of ([0-9]+) dims", r"后 \1 维（共 \2 维）"),
+    (r"(?<!\w)first ([0-9]+) of ([0-9]+) dims", r"前 \1 维（共 \2 维）"),
+    (r"(\w+) scaling ×", r"\1 缩放 ×"), (r"([A-Za-z′]+) = given\Z", r"\1 = 给定"), (r"\Af: given\Z", "f：给定"),
+)
+
+
+def formula(text: str, lang: str) -> str:
+    """A formula as a title shows it in ``lang``: the symbols as they are, the English words around them in Chinese.
+
+    >>> formula("dK = dL/dK (summed over the group)", "zh")
+    'dK = dL/dK（对组内求和）'
+    >>> formula("pairs (i, i + 1), θ = 10000, last 2 of 3 dims", "zh")
+    '配对 (i, i + 1), θ = 10000, 后 2 维（共 3 维）'
+
+    """
+    if lang != "zh":
+        return text
+    for english, chinese in ZH_FORMULA_WORDS.items():
+        text = text.replace(english, chinese)
+    for pattern, chinese in ZH_FORMULA_PATTERNS:
+        text = re.sub(pattern, chinese, text)
+    return text
 
 
 def phrase(lang: str, which: str, **values: object) -> str:

@@ -24,7 +24,7 @@ from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, al
 from attncli.outputs.titles import phrase
 from attncli.views.colours import FEW_COLOURS, heat_style, ink_style
 
-MASKED = "masked"
+MASKED = {"en": "masked", "zh": "已屏蔽"}  # a masked cell, in the language of the titles
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class MatrixTable:
                 if i is None:
                     column.append("⋮")
                 elif self.masked is not None and self.masked[i, j]:
-                    column.append(MASKED)
+                    column.append(MASKED.get(self.view.lang, MASKED["en"]))
                 else:
                     column.append(format_number(self.matrix[i, j], self.view.precision, self.whole))
             self._texts[j] = column
@@ -98,7 +98,7 @@ class MatrixTable:
 
     def column_width(self, j: int) -> int:
         """Columns a table column takes: its widest cell or label, padding 2, one rule."""
-        return max(cell_len(visible(self.columns[j])), *(len(c) for c in self.cells(j))) + 3
+        return max(cell_len(visible(self.columns[j])), *(cell_len(c) for c in self.cells(j))) + 3
 
     def label_width(self, width: int) -> int:
         labels = [cell_len(visible(self.rows[i])) for i in self.row_index if i is not None]
@@ -168,7 +168,7 @@ class MatrixTable:
                 if j is None:
                     cells.append(_pad("…"))
                 elif self.masked is not None and self.masked[i, j]:
-                    cells.append(_pad(Text(MASKED, style="dim italic")))
+                    cells.append(_pad(Text(self.cells(j)[r], style="dim italic")))
                 else:
                     text = self.cells(j)[r]
                     cells.append(_pad(text, shading(self.matrix[i, j]) if self.heat else ""))

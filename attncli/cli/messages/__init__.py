@@ -85,8 +85,8 @@ def lookup(message: str, depth: int = 0) -> str | None:
         match = regex.match(message)
         if not match:
             continue
-        values = [(lookup(value, depth + 1) or value) if depth < DEPTH else value for value in match.groups()]
-        result = chinese.format(*values)
+        values = [(_phrase(value, depth + 1) or value) if depth < DEPTH else value for value in match.groups()]
+        result = _fill(chinese, values, match.groups())
         english = len(WORDS.findall(re.sub(r"'[^']*'", "", result))) if joint else 0
         if not english:
             return result
@@ -95,11 +95,56 @@ def lookup(message: str, depth: int = 0) -> str | None:
     return best
 
 
+def _phrase(field: str, depth: int) -> str | None:
+    """A field in Chinese: a phrase whole, else a phrase before its first colon (``row 1, column 2: nan``)."""
+    whole = lookup(field, depth)
+    if whole is not None:
+        return whole
+    head, colon, rest = field.partition(": ")
+    place = lookup(head, depth) if colon and not head.startswith("'") else None
+    return f"{place}：{rest}" if place is not None else None
+
+
+def _cjk(char: str) -> bool:
+    """Whether ``char`` is a Chinese character or full-width punctuation (no space is written beside one)."""
+    return "\u2e80" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef" or "\u3000" <= char <= "\u303f"
+
+
+def _fill(chinese: str, values: list[str], english: tuple[str, ...]) -> str:
+    """``chinese`` with its fields filled; the template's space between Chinese text and a field that was
+    translated into Chinese is dropped (``是 {}`` + ``映射`` is ``是映射``; ``{} 有`` + ``第 2 行`` is ``第 2 行有``).
+    """
+    out, auto, after = "", 0, False
+    for text, name, _, _ in string.Formatter().parse(chinese):
+        if out and text.startswith(" ") and len(text) > 1 and _cjk(out[-1]) and _cjk(text[1]) and after:
+            text = text[1:]
+        out += text
+        after = False
+        if name is None:
+            continue
+        index = int(name) if name else auto
+        auto += 0 if name else 1
+        value = values[index]
+        translated = value != english[index]
+        if translated and value and _cjk(value[0]) and out.endswith(" ") and len(out) > 1 and _cjk(out[-2]):
+            out = out[:-1]
+        out += value
+        after = translated
+    return out
+
+
+def _suffix(message: str) -> str:
+    """The length a shortened value shows, in Chinese (``… (3000 characters)`` is ``…（共 3000 个字符）``)."""
+    message = re.sub(r"…(\S*) \(([0-9]+) characters\)", r"…\1（共 \2 个字符）", message)
+    return re.sub(r"… \((about )?([0-9]+) digits\)", lambda m: f"…（{'约' if m[1] else '共'} {m[2]} 位数字）", message)
+
+
 def translate(message: str, language: str | None = None) -> str:
     """``message`` in ``language`` (the run's when None): Chinese when a template matches, else as it is."""
     if (language or current()) != "zh" or len(message) > LONGEST:
         return message
-    return lookup(message) or message
+    chinese = lookup(message)
+    return _suffix(chinese) if chinese is not None else message
 
 
 def error_line(error: AttnError, language: str | None = None) -> str:
@@ -108,6 +153,7 @@ def error_line(error: AttnError, language: str | None = None) -> str:
     The message is translated whole, then shortened as :class:`AttnError` shortens it (the limits hold in both).
     """
     message = shorten(translate(error.message, language), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+    message = _suffix(message) if (language or current()) == "zh" else message
     return f"{error.where}: {message}" if error.where else message
 
 

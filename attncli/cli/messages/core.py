@@ -12,6 +12,10 @@ CATALOGUE = {
         "q 有 {} 个头，但 k 和 v 有 {} 个：分组查询注意力需要键值头数能整除查询头数",
     "{} overflow float64 at {}row {} ({}); the numbers in the document are too large to compute with":
         "{} 在{}第 {} 行（{}）超出了 float64 的范围；文档中的数太大，无法计算",
+    "scores overflow float64 at {}row {} ({}); the numbers in the document are too large to compute with":
+        "得分在{}第 {} 行（{}）超出了 float64 的范围；文档中的数太大，无法计算",
+    "scaled scores overflow float64 at {}row {} ({}); the numbers in the document are too large to compute with":
+        "缩放后的得分在{}第 {} 行（{}）超出了 float64 的范围；文档中的数太大，无法计算",
     "Add & Norm overflows float64 at row {} ({}): the variance of the residual (or γ) is too large to compute wit" "h":
         "Add & Norm 在第 {} 行（{}）超出了 float64 的范围：残差（或 γ）的方差太大，无法计算",
     "{} overflow float64 at row {} ({}): the {} of the row is too large to normalise":

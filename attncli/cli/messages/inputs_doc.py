@@ -45,7 +45,8 @@ CATALOGUE = {
     "gives gates of width {} per head but the values have d_v = {} (H ⊙ G needs {}×{}·{})":
         "给出的门控每个头宽 {}，但值的 d_v = {}（H ⊙ G 需要 {}×{}·{}）",
     "is {}; expected a vector of length {}": "是 {}；应为长度 {} 的向量",
-    "has length {} but {} {} {} columns (need {})": "长度为 {0}，但 {1} 有 {3} 列（需要 {4}）",
+    "has length {} but {} give {} columns (need {})": "长度为 {}，但{}有 {} 列（需要 {}）",
+    "has length {} but {} gives {} columns (need {})": "长度为 {}，但 {} 有 {} 列（需要 {}）",
     "makes Q, K and V from inputs; it is not used with queries, keys and values given directly":
         "用输入算出 Q、K 和 V；直接给出查询、键和值时不使用它",
     "is {} but the concatenated heads have {}·{} = {} columns (need {}×d_out)":

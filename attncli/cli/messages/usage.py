@@ -13,13 +13,14 @@ from collections.abc import Callable
 _NAME = r"(?P<name>['\"]?[^'\"\s]+?['\"]?)"  # an option, argument or command name, quoted or not
 
 CLICK_VALUE_KINDS = {"integer": "整数", "float": "数", "boolean": "布尔值", "choice": "选项", "integer range": "整数",
-                     "float range": "数"}
+                     "float range": "数", "int range": "整数", "int": "整数"}
+_ENGLISH = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")  # an English phrase left in a translation
 
 
 def _value(rest: str, translate: Callable[[str], str | None]) -> str:
     """What is wrong with an option's value: our own message (a callback's), or one of Click's checks."""
-    ours = translate(rest)
-    if ours is not None:
+    ours = translate(rest)  # (kept only if it is Chinese throughout: a loose template may match Click's wording)
+    if ours is not None and not _ENGLISH.search(re.sub(r"'[^']*'", "", ours)):
         return ours
     kinds = "|".join(sorted(CLICK_VALUE_KINDS, key=len, reverse=True))
     for pattern, chinese in (
@@ -33,7 +34,7 @@ def _value(rest: str, translate: Callable[[str], str | None]) -> str:
             fields = match.groupdict()
             fields["kind"] = CLICK_VALUE_KINDS.get((fields.get("kind") or "").lower(), "")
             return chinese.format(**fields)
-    return rest
+    return ours or rest
 
 
 def usage(message: str, translate: Callable[[str], str | None]) -> str | None:

@@ -196,7 +196,7 @@ def _output(trace: Trace, key: str, h: int, i: int, c: int, p: int) -> Work | No
     words = {"head": h + 1, "c": c + 1, "col": col + 1, "q": f"“{q}”"}
     if spec.w_o is None:
         value = g["grad_output"][i, col]
-        return Work("dH_h = dY[:, columns of head h]", [("grad_head_outputs", words)], [], value,
+        return Work(f"dH_h = dY[:, (h − 1)·{d_v} + 1 … h·{d_v}]", [("grad_head_outputs", words)], [], value,
                     [f"dH[{q}, {c + 1}] = dY[{q}, {col + 1}] = {number(value, p)}"])
     terms = list(zip(g["grad_output"][i], spec.w_o[col], strict=True))
     return Work("dH = dY·W_Oᵀ", [("grad_head_outputs_wo", words)],

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.trace import Trace
+from attncli.outputs import titles
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import all_whole, format_number, pick
 from attncli.teach.texts import texts
@@ -64,11 +65,9 @@ def title(shown: Shown, trace: Trace, lang: str) -> str:
         return block.heading
     t = texts(lang)
     key = "embedded" if block.key == "positional" and block.text == "X + P" else block.key  # P, then X + P
-    name = t["label"].get(key) or PAGE_ZH["names"].get(key, block.name)
+    name = t["label"].get(key) or PAGE_ZH["names"].get(key) or titles.title(key, block.name, lang)
     name = name.split("  ")[0]
-    formula = block.text
-    for english, chinese in PAGE_ZH["formula_words"].items():
-        formula = formula.replace(english, chinese)
+    formula = titles.formula(block.text, lang)
     spec = trace.spec
     if shown.head is None or spec.heads == 1:
         return f"{name}  {formula}"

@@ -17,19 +17,19 @@ GRADS = {
     "delta": "D_i 是这一行 dA 按 a 加权的平均值，Σ_j a_ij·dA_ij。" + BACKWARD["no_storage"],
     "grad_scaled_scores": "softmax 让每一行的和保持为 1（减去 sink 的份额），"
                           "一个权重要变大，同一行的其他权重就必须变小："
-                          "传到分数上的是 a_ij·(dA_ij − D_i)，其中 D_i 是这一行 dA 按 a 加权的平均值。"
+                          "传到得分上的是 a_ij·(dA_ij − D_i)，其中 D_i 是这一行 dA 按 a 加权的平均值。"
                           "这里是查询 {q} 和键 {key}。",
     "masked": "对查询 {q} 来说，键 {key} 被屏蔽了：它的权重正好是 0，所以无论 dA 是多少，dZ = 0·(dA − D) = 0。"
-              "梯度传不到被屏蔽的分数：掩码是固定的，不是学出来的，而且损失不依赖权重为 0 的分数。",
+              "梯度传不到被屏蔽的得分：掩码是固定的，不是学出来的，而且损失不依赖权重为 0 的得分。",
     "grad_scores": "softmax 读入的是 Z = scale·S（scale 为 {scale}），所以每个 dS 都是 dZ 乘以这个缩放系数。"
-                   "同一个系数也会出现在 dQ 和 dK 里：没有它，分数以及每一行的集中程度都会随 d_k 增大。",
+                   "同一个系数也会出现在 dQ 和 dK 里：没有它，得分以及每一行的集中程度都会随 d_k 增大。",
     "grad_scores_cap": "softmax 读入的是 Z = c·tanh(scale·S / c)（scale 为 {scale}，软上限 c = {cap}），"
-                       "所以 dS 是 dZ 乘以它的导数 scale·(1 − tanh²(scale·S / c))：接近上限的分数几乎传不回梯度。",
-    "queries": "S_ij = q_i·k_j，所以 q_i 一变，它这一行的每个分数都跟着变：dQ_i = Σ_j dS_ij·k_j = "
-               "scale·Σ_j dZ_ij·k_j，即 {q} 看得到的键，各自乘以它的分数的梯度（被屏蔽的键不起作用：它的 dZ 是 0）。"
+                       "所以 dS 是 dZ 乘以它的导数 scale·(1 − tanh²(scale·S / c))：接近上限的得分几乎传不回梯度。",
+    "queries": "S_ij = q_i·k_j，所以 q_i 一变，它这一行的每个得分都跟着变：dQ_i = Σ_j dS_ij·k_j = "
+               "scale·Σ_j dZ_ij·k_j，即 {q} 看得到的键，各自乘以它的得分的梯度（被屏蔽的键不起作用：它的 dZ 是 0）。"
                "这里写的是第 {c} 列。",
-    "keys": "S_ij = q_i·k_j，所以 k_j 一变，它这一列的每个分数都跟着变：dK_j = Σ_i dS_ij·q_i = "
-            "scale·Σ_i dZ_ij·q_i，即看得到键 {key} 的查询，各自乘以它的分数的梯度。这里写的是第 {c} 列。",
+    "keys": "S_ij = q_i·k_j，所以 k_j 一变，它这一列的每个得分都跟着变：dK_j = Σ_i dS_ij·q_i = "
+            "scale·Σ_i dZ_ij·q_i，即看得到键 {key} 的查询，各自乘以它的得分的梯度。这里写的是第 {c} 列。",
     "values": "H_i = Σ_j a_ij·v_j，所以键 {key} 的值会传到每个给它权重的查询：dV_j = Σ_i a_ij·dH_i，"
               "这里写的是第 {c} 列。",
     "group": "键和值的头是共享的（分组查询注意力）：这个头服务第 {first} 到第 {last} 个查询头，它们的和要加在一起。",

@@ -42,7 +42,7 @@ PAGE = {
               "grad_normalized_output": "post_norm(Y) 的梯度",
               "grad_output": "Y 的梯度", "grad_gated_head_outputs": "H ⊙ G 的梯度", "grad_gate": "G 的梯度",
               "grad_head_outputs": "H 的梯度", "grad_weights": "A 的梯度", "delta": "D（FlashAttention 的）",
-              "grad_scaled_scores": "缩放分数的梯度", "grad_scores": "S 的梯度",
+              "grad_scaled_scores": "缩放后得分的梯度", "grad_scores": "S 的梯度",
               "grad_kernel_queries": "核所用查询的梯度", "grad_kernel_keys": "核所用键的梯度",
               "grad_queries_rotated": "Q′ 的梯度", "grad_keys_rotated": "K′ 的梯度",
               "grad_normalized_queries": "Q̂ 的梯度", "grad_normalized_keys": "K̂ 的梯度",
@@ -58,7 +58,4 @@ PAGE = {
               "grad_qk_norm_gamma_key": "qk_norm 的 γ（键）的梯度",
               "grad_qk_norm_beta_query": "qk_norm 的 β（查询）的梯度",
               "grad_qk_norm_beta_key": "qk_norm 的 β（键）的梯度", "grad_sinks": "sink 的梯度"},
-    # the English words of a gradient's formula, as its table writes it (compute's titles), in Chinese
-    "formula_words": {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
-                      " per head": "（每个头）"},
 }
