@@ -30,7 +30,6 @@ from attncli.cli.options import (
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
-from attncli.inputs.stacked import layer_place
 
 
 @app.command()
@@ -189,6 +188,7 @@ def compute(
             from attncli.views.tables import View, compute_tables
 
             index = head_index(selected, trace.spec.heads)
+            from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
             from attncli.outputs.titles import phrase
 
             named = phrase(language, "layer", i=layer) if layer_place(doc) else ""  # --layer N: "Layer N · …"

@@ -27,7 +27,6 @@ from attncli.cli.options import (
 from attncli.cli.run import run
 from attncli.cli.write import check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
-from attncli.inputs.stacked import layer_place
 
 BUILTIN = "data/illustrated.yaml"
 
@@ -99,6 +98,8 @@ def explain(
         doc, builtin = _document(file, layer, changes)
         builtin = builtin and not any(value is not None for value in changes.values())  # (its notes say scale: none)
         shape = outline(doc.data, changes)  # the options against what the document says, before any matrix is read
+        from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
+
         if step == "backward" and layer_place(doc):  # a stacked document's layer (gradient: is refused in a stack)
             raise AttnError("a stack of layers has no backward pass here (gradient: is refused in a stacked "
                             "document): there is no dZ to explain", "--step")

@@ -26,7 +26,6 @@ from attncli.cli.options import (
 from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError
-from attncli.inputs.stacked import layer_place
 
 DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")  # n × m matrices
 
@@ -94,6 +93,8 @@ def heatmap(
         shape = outline(doc.data, changes)
         if of == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
+        from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
+
         if of.startswith("grad_") and layer_place(doc):
             raise AttnError("a stack of layers has no backward pass here (gradient: is refused in a stacked "
                             "document): there is no gradient to draw", "--of")

@@ -22,7 +22,6 @@ from attncli.cli.options import (
 )
 from attncli.cli.run import run
 from attncli.cli.write import emit
-from attncli.inputs.stacked import layer_place
 
 
 @app.command()
@@ -72,6 +71,8 @@ def page(
         doc = read(file, layer, changes)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
+        from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
+
         if layer_place(doc):  # a stacked document's layer: which one the page shows
             from attncli.outputs.titles import phrase
 
