@@ -92,3 +92,14 @@ def answer_checked(runner, tmp_path, doc: dict, answer: dict, *args) -> dict:
     result = runner.invoke(app, ["check", str(path), "--format", "json", *args])
     assert result.exit_code == 1, result.output
     return json.loads(result.stdout)
+
+
+@pytest.fixture
+def language_from_environment(monkeypatch):
+    """The language comes from ATTNCLI_LANG alone (as for a command given no --lang): no language chosen by an
+    earlier command, no locale variable."""
+    from attncli.cli import language
+
+    monkeypatch.setattr(language, "_chosen", None)
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)

@@ -15,7 +15,7 @@ import pytest
 from test_errors import CASES, write_case
 
 import attncli.cli.run as cli_run
-from attncli.cli import app, language
+from attncli.cli import app
 from attncli.cli.main import main
 from attncli.cli.messages import CATALOGUE, PHRASES, dynamic, language_in, lookup, translate
 from attncli.cli.messages.sites import raise_sites
@@ -37,12 +37,7 @@ DYNAMIC = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_chosen_language(monkeypatch):
-    """The language comes from ATTNCLI_LANG in these tests (as a command that was given no --lang)."""
-    monkeypatch.setattr(language, "_chosen", None)
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("language_from_environment")  # (conftest)
 
 
 def english_run(text: str) -> str | None:

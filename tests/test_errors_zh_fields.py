@@ -8,7 +8,7 @@ import re
 import pytest
 from test_errors_zh import _usage
 
-from attncli.cli import app, language
+from attncli.cli import app
 from attncli.cli.messages import translate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -16,11 +16,7 @@ SPACED = re.compile(r"[\u4e00-\u9fff\uff08-\uff1f] [\u4e00-\u9fff]")  # (a space
 ENGLISH = re.compile(r"(?<![\w.])[A-Za-z]{2,}[ ,]+[A-Za-z]{2,}(?![\w.])")  # two English words in a row
 
 
-@pytest.fixture(autouse=True)
-def no_chosen_language(monkeypatch):
-    monkeypatch.setattr(language, "_chosen", None)
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("language_from_environment")  # (conftest)
 
 
 def _english(text: str) -> str | None:

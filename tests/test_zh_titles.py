@@ -10,7 +10,7 @@ import pytest
 from conftest import EXAMPLES
 
 import attncli
-from attncli.cli import app, language
+from attncli.cli import app
 from attncli.outputs.blocks import blocks
 from attncli.outputs.titles import formula
 from attncli.teach.texts import page_grads_zh, page_zh
@@ -18,11 +18,7 @@ from attncli.teach.texts import page_grads_zh, page_zh
 ENGLISH = re.compile(r"(?<![\w'.])[A-Za-z]{3,} [A-Za-z]{2,}(?![\w'])")  # two English words in a row
 
 
-@pytest.fixture(autouse=True)
-def no_chosen_language(monkeypatch):
-    monkeypatch.setattr(language, "_chosen", None)
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("language_from_environment")  # (conftest)
 
 
 @pytest.fixture
