@@ -57,3 +57,26 @@ def test_chinese_pointer_names_the_step_as_explain_does(runner, tmp_path):
     assert title.startswith("附加步骤")
     en = " ".join(runner.invoke(app, ["check", str(path)], env={"COLUMNS": "200"}).stdout.split())
     assert "Read step residual with your numbers beside it:" in en
+
+
+def test_the_explain_command_too_long_for_a_line_continues_with_a_backslash(runner, tmp_path, monkeypatch):
+    """The suggested command, too wide for 80 columns with its path, breaks between words with `` \\`` line ends
+    and no trailing space: the lines pasted together into a shell are the one command."""
+    import shutil
+    from pathlib import Path
+
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(tmp_path)  # (a path named relative to it: 85 characters of command, each word under 80)
+    folder = Path("a-long-folder-name-" * 2)
+    folder.mkdir()
+    doc = folder / "homework.yaml"
+    shutil.copy(EXAMPLES / "check" / "homework.yaml", doc)
+    result = runner.invoke(app, ["check", str(doc)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1 and all(line == line.rstrip() for line in lines)
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("attncli explain"))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
+    assert end > start and all(len(line) <= 80 for line in lines[start:end + 1])
+    pasted = " ".join(line.strip().removesuffix(" \\").strip() for line in lines[start:end + 1])
+    assert pasted == f"attncli explain {doc} --step 7 --query 1"

@@ -80,9 +80,26 @@ class Indented:
         if command is None or cell_len(self.text) <= width:
             lines = wrap_cjk(self.text, width)
         else:
-            lines = wrap_cjk(self.text[:command.start()].rstrip(), width) + ["  " + command.group()]
+            lines = wrap_cjk(self.text[:command.start()].rstrip(), width) + shell_lines(command.group(), width)
         for line in lines:
             yield Text(" " * self.indent + visible(line), style=self.style)
+
+
+def shell_lines(command: str, width: int) -> list[str]:
+    r"""A command on lines of its own, two cells in: broken where it must be between its words, each broken line
+    ending in a backslash, so that the lines copied together still run as one command.
+
+    >>> shell_lines("attncli explain /a/long/path/homework.yaml --step 7", 44)
+    ['  attncli explain \\', '    /a/long/path/homework.yaml --step 7']
+    """
+    lines, line = [], "  "
+    for word in command.split(" "):
+        if line.strip() and cell_len(f"{line} {word} \\") > width:
+            lines.append(line + " \\")
+            line = "    " + word
+        else:
+            line = f"{line} {word}" if line.strip() else line + word
+    return [*lines, line]
 
 
 def check_json(report, tokens: list[str], key_tokens: list[str], tol: float, lang: str = "en") -> bytes:
