@@ -99,14 +99,7 @@ def build(torch, transformers, family: str, folder: Path, given=None) -> Path:
     tok = tiny_models.tokenizer(transformers, "gpt2")
     cfg, head = given or configs(transformers)[family]
     cfg.vocab_size = len(tok)
-    model = getattr(transformers, head)(cfg)
-    generator = torch.Generator().manual_seed(sum(map(ord, family)))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
-    model.save_pretrained(folder, safe_serialization=True)
-    tok.save_pretrained(folder)
-    return folder
+    return tiny_models.save_random(torch, getattr(transformers, head)(cfg), tok, family, folder)
 
 
 @pytest.fixture(scope="module")

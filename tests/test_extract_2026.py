@@ -76,13 +76,7 @@ def folders(hf, tmp_path_factory):
     for family in LAYERS:
         tok = tiny_models.tokenizer(transformers, "llama")
         model = transformers.AutoModel.from_config(configs(transformers, len(tok))[family])
-        generator = torch.Generator().manual_seed(sum(map(ord, family)))
-        with torch.no_grad():
-            for p in model.parameters():
-                p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
-        model.save_pretrained(root / family, safe_serialization=True)
-        tok.save_pretrained(root / family)
-        built[family] = root / family
+        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
     return built
 
 

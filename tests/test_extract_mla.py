@@ -44,9 +44,7 @@ CASES = {  # name: (config class, its fields, the class with a head, what the do
 
 @pytest.fixture(scope="module")
 def hf():
-    torch, transformers = tiny_models.offline_transformers()
-    pytest.importorskip("tokenizers")
-    return torch, transformers
+    return tiny_models.hf_and_tokenizers()
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +58,7 @@ def folders(hf, tmp_path_factory):
         if config == "DeepseekV2Config":
             fields = {k: v for k, v in fields.items() if k not in ("n_group", "topk_group")}
         cfg = getattr(transformers, config)(**fields, vocab_size=len(tok))
-        model = getattr(transformers, head)(cfg)
-        generator = torch.Generator().manual_seed(sum(map(ord, name)))
-        with torch.no_grad():
-            for p in model.parameters():
-                p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
-        model.save_pretrained(root / name, safe_serialization=True)
-        tok.save_pretrained(root / name)
-        made[name] = root / name
+        made[name] = tiny_models.save_random(torch, getattr(transformers, head)(cfg), tok, name, root / name)
     return made
 
 

@@ -94,9 +94,7 @@ def test_the_progress_line_replaces_itself_and_is_cleared(monkeypatch):
 
 @pytest.fixture(scope="module")
 def hf():
-    torch, transformers = tiny_models.offline_transformers()
-    pytest.importorskip("tokenizers")
-    return torch, transformers
+    return tiny_models.hf_and_tokenizers()
 
 
 @pytest.fixture(scope="module")

@@ -141,8 +141,12 @@ def build(torch, transformers, family: str, folder: Path, dtype=None, **save) ->
     """The tiny model of ``family`` with random weights, saved with its tokenizer into ``folder``."""
     tok = tokenizer(transformers, family)
     cfg, head = config(transformers, family, len(tok))
-    model = getattr(transformers, head)(cfg)
-    generator = torch.Generator().manual_seed(sum(map(ord, family)))
+    return save_random(torch, getattr(transformers, head)(cfg), tok, family, folder, dtype, **save)
+
+
+def save_random(torch, model, tok, name: str, folder: Path, dtype=None, **save) -> Path:
+    """``model`` with random weights N(0, 0.3²), seeded by ``name``, saved with ``tok`` into ``folder``."""
+    generator = torch.Generator().manual_seed(sum(map(ord, name)))
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
