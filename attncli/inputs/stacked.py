@@ -93,14 +93,13 @@ def top_level_place(error: AttnError, doc: Document) -> AttnError:
         return error
     base, index = found.group(1), int(found.group(2))
     shared = ("tokens", "positions") + (("inputs", "positional") if index == 0 else ())
-    for key in shared:
-        for tail in (f": {key}", f": {key}."):
-            if error.where.startswith(doc.name + tail) or error.where == doc.name + tail.rstrip("."):
-                moved = copy.copy(error)  # (the same message, at another place)
-                moved.where = base + error.where[len(doc.name):]
-                moved.args = (str(moved),)
-                return moved
-    return error
+    rest = error.where[len(doc.name):] if error.where.startswith(doc.name) else ""
+    if re.match(rf": ({'|'.join(shared)})(\.|:|\[| |$)", rest) is None:  # (the key, or a place in it)
+        return error
+    moved = copy.copy(error)  # (the same message, at another place)
+    moved.where = base + rest
+    moved.args = (str(moved),)
+    return moved
 
 
 def layer_index(doc: Document) -> int | None:
