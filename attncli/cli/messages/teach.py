@@ -1,6 +1,11 @@
 """Chinese for the messages of writing results and of teaching (attncli.outputs, attncli.teach)."""
 
 CATALOGUE = {
+    "gives {} twice, as {} and as {}: keep one": "两次给出了 {}，分别写作 {} 和 {}：请只保留一个",
+    "is a list: query: picks the row the answer is for (a number from 1, or a token); did you mean queries: for the "
+    "numbers of Q?":
+        "是一个列表：query: 用来选择答案对应的那一行（从 1 开始的编号，或一个词元）；"
+        "你是想用 queries: 写出 Q 的数值吗？",
     "no draw of whole numbers in {} keeps every weight at or below {} for these sizes (the scores grow with d_model "
     "and d_k): try a smaller --d-model, more --heads, or a larger --max-weight":
         "在 {} 次抽取中，没有一组整数能让每个权重都不超过 {}（得分随 d_model 和 d_k 变大）：请减小 --d-model、"
