@@ -55,7 +55,7 @@ class Mods:
                 made = self.score_mod(score, *idx)
                 if not getattr(made, "requires_grad", False):
                     return np.zeros_like(d_z)  # a score_mod that does not read the score
-                (grad,) = torch.autograd.grad(made, score, grad_outputs=torch.from_numpy(np.ascontiguousarray(
+                (grad,) = torch.autograd.grad(made, score, grad_outputs=torch.from_numpy(np.array(
                     np.broadcast_to(d_z, made.shape))), allow_unused=True)
             return np.zeros_like(d_z) if grad is None else grad.numpy()
         try:

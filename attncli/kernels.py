@@ -99,6 +99,7 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     where, keyed, queries, keys, values, g = _sequences(layout, q, k, v, cu_seqlens_q, cu_seqlens_k, k_cache, v_cache,
                                                  block_table, cache_seqlens)
     h, d_k, d_v = q.shape[-2 if layout != "bhsd" else 1], q.shape[-1], values[0].shape[-1] if values else 0
+    m_max = max((len(x) for x in keys), default=0)  # the masks' and weights' s_k: the keys as given
     if seqused_k is not None:
         used = integers("seqused_k", seqused_k)
         _same_count("seqused_k", used, len(keys))
@@ -106,8 +107,9 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
             raise ArgumentError(f"seqused_k is {used.tolist()[:8]} but the sequences have {[len(x) for x in keys][:8]}"
                                 " keys")
         keys, values = [x[:u] for x, u in zip(keys, used)], [x[:u] for x, u in zip(values, used)]
-    n_max, m_max = max((len(x) for x in queries), default=0), max((len(x) for x in keys), default=0)
-    for name, given, real in (("max_seqlen_q", max_seqlen_q, n_max), ("max_seqlen_k", max_seqlen_k, m_max)):
+    n_max = max((len(x) for x in queries), default=0)
+    longest = max((len(x) for x in keys), default=0)
+    for name, given, real in (("max_seqlen_q", max_seqlen_q, n_max), ("max_seqlen_k", max_seqlen_k, longest)):
         if given is not None and number(name, given) < real:
             raise ArgumentError(f"{name} is {given} but the longest sequence has {real}")
     rules = _rules(h, len(queries), d_k, scale, causal, window, softcap, alibi_slopes, sinks, dropout_p,
