@@ -108,8 +108,8 @@ def main() -> None:
             diff = float(np.abs(mine[key] - theirs[key]).max() / np.abs(theirs[key]).max())
             print(f"{key}: largest difference / largest value {diff:.1e}")
     ratios = sorted(a / b for a, b in zip(times["attncli"], times["torch"]))
-    print(f"attncli ÷ torch (median times): {statistics.median(times['attncli']) / statistics.median(times['torch']):.2f}"
-          f"  (rounds {ratios[0]:.2f}–{ratios[-1]:.2f})")
+    ratio = statistics.median(times["attncli"]) / statistics.median(times["torch"])
+    print(f"attncli ÷ torch (median times): {ratio:.2f}  (rounds {ratios[0]:.2f}–{ratios[-1]:.2f})")
     size = 8 * np.prod(shape)
     arrays = 8 * size + 8 * args.batch * args.heads * args.n  # q, k, v, dO in; out, dq, dk, dv and lse out
     threads = min(len(os.sched_getaffinity(0)), 2 * args.batch * args.heads)
