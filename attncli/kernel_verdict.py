@@ -29,17 +29,22 @@ def merge(outs, lses, *, layout: str | None = None):
 
     lse = ln Σ_i e^{lse_i}, out = Σ_i e^{lse_i − lse}·out_i (FlashAttention's combine); an empty split is
     (0, −inf), and a query no split gives a key gets (0, −inf).  lse is the natural log, (…, h, s) beside out
-    (…, s, h, d) as in "bshd" and "thd" (the default), or (b, h, s) beside (b, h, s, d) with ``layout="bhsd"``.
+    (…, s, h, d) as in "bshd" and "thd", or (b, h, s) beside (b, h, s, d) as in "bhsd": the shapes tell which,
+    and where they fit both (as many heads as rows) ``layout`` does ("bshd" when not given).
     """
     torch_out = any(is_tensor(x) for x in (*outs, *lses))
     outs = [floats(f"outs[{i}]", o) for i, o in enumerate(outs)]
     lses = [floats(f"lses[{i}]", x, finite=False) for i, x in enumerate(lses)]
     if not outs or len(outs) != len(lses):
         raise ArgumentError(f"merge takes as many lses as outs, at least one: got {len(outs)} and {len(lses)}")
+    o0, x0 = outs[0], lses[0]
+    swapped = (*o0.shape[:-3], o0.shape[-2], o0.shape[-3]) if o0.ndim >= 3 else None  # "bshd", "thd"
+    if layout is None:  # what the shapes say; "bshd" where they fit both (as many heads as rows)
+        layout = "bhsd" if x0.shape == o0.shape[:-1] and x0.shape != swapped else "bshd"
     heads_last = layout != "bhsd"
     for i, (o, x) in enumerate(zip(outs, lses)):
-        expected = (*o.shape[:-3], o.shape[-2], o.shape[-3]) if heads_last and o.ndim >= 3 else o.shape[:-1]
-        if x.shape != expected or o.shape != outs[0].shape:
+        expected = swapped if heads_last and o.ndim >= 3 else o0.shape[:-1]
+        if x.shape != expected or o.shape != o0.shape:
             raise ArgumentError(f"outs[{i}] is {shape_of(o.shape)} and lses[{i}] {shape_of(x.shape)}: each lse "
                                 f"must be {shape_of(expected)} and every out {shape_of(outs[0].shape)}")
     lse = np.stack(lses)  # (splits, …, h, s)

@@ -137,6 +137,10 @@ def test_merged_splits_are_the_whole():
     out, lse = attncli.merge(outs, lses)
     close(out, whole.out)
     close(lse, whole.lse)
+    bhsd = [o.transpose(0, 2, 1, 3) for o in outs]  # (b, h, s, d) beside lse (b, h, s): SDPA's layout
+    out, lse = attncli.merge(bhsd, lses)
+    close(out, whole.out.transpose(0, 2, 1, 3))
+    close(lse, whole.lse)
 
 
 def test_a_query_with_no_key_gets_zero_and_minus_infinity_or_the_sink():
