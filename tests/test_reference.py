@@ -192,5 +192,5 @@ def test_import_attncli_imports_no_torch_yaml_rich_or_typer():
     code = ("import sys, attncli, numpy as np; r = attncli.reference(np.ones((1, 2, 1, 2)), np.ones((1, 2, 1, 2)), "
             "np.ones((1, 2, 1, 2)), dout=np.ones((1, 2, 1, 2))); attncli.merge([r.out], [r.lse]); "
             "print(sorted(m for m in ('torch', 'yaml', 'rich', 'typer') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
