@@ -225,6 +225,11 @@ def _cached(layout, q, k, v, k_cache, v_cache, table, lengths):
     if k is not None or v is not None:
         k, v = floats("k", k, (4,)), floats("v", v, (4,))
         where = Layout(layout)
+        b_k, m_k, g_k, _ = sizes(layout, k)
+        if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
+            raise ArgumentError(f"k is {shape_of(k.shape)} and v {shape_of(v.shape)} beside k_cache "
+                                f"{shape_of(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
+                                f"{g} kv heads and head dim {d_k} ({layout})")
         keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
         values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
     where = Layout(layout)

@@ -109,18 +109,33 @@ def test_paged_is_unpaged(layout):
     d_o = normal(rng, b, n, h, d_v)
     if layout == "bhsd":
         q, d_o = q.transpose(0, 2, 1, 3), d_o.transpose(0, 2, 1, 3)
-    r = attncli.reference(q, k_cache=k_cache, v_cache=v_cache, block_table=table, cache_seqlens=lengths,
-                          causal=True, layout=layout, dout=d_o)
+    k_new, v_new = normal(rng, b, 2, g, d_k), normal(rng, b, 2, g, d_v)  # appended after each cache
+    if layout == "bhsd":
+        k_new, v_new = k_new.transpose(0, 2, 1, 3), v_new.transpose(0, 2, 1, 3)
+    r = attncli.reference(q, k_new, v_new, k_cache=k_cache, v_cache=v_cache, block_table=table,
+                          cache_seqlens=lengths, causal=True, layout=layout, dout=d_o)
     assert r.dk is None and r.dv is None
     for i in range(b):
         keys = k_cache[table[i]].reshape(-1, g, d_k)[: lengths[i]]
         values = v_cache[table[i]].reshape(-1, g, d_v)[: lengths[i]]
+        new_k, new_v = (x[i].transpose(1, 0, 2) if layout == "bhsd" else x[i] for x in (k_new, v_new))
+        keys, values = np.concatenate([keys, new_k]), np.concatenate([values, new_v])
         if layout == "bhsd":
             keys, values = keys.transpose(1, 0, 2), values.transpose(1, 0, 2)
         alone = attncli.reference(q[i:i + 1], keys[None], values[None], causal=True, layout=layout,
                                   dout=d_o[i:i + 1])
         for key in ("out", "lse", "dq"):
             close(getattr(r, key)[i:i + 1], getattr(alone, key))
+
+
+def test_a_cache_without_a_block_table_is_per_sequence():
+    rng = np.random.default_rng(6)
+    q, k_cache, v_cache = normal(rng, 2, 3, 2, 4), normal(rng, 2, 8, 1, 4), normal(rng, 2, 8, 1, 2)
+    r = attncli.reference(q, k_cache=k_cache, v_cache=v_cache, cache_seqlens=[5, 8], window=(2, 0))
+    for i, length in enumerate((5, 8)):
+        alone = attncli.reference(q[i:i + 1], k_cache[i:i + 1, :length], v_cache[i:i + 1, :length], window=(2, 0))
+        close(r.out[i:i + 1], alone.out)
+        close(r.lse[i:i + 1], alone.lse)
 
 
 def test_merged_splits_are_the_whole():
