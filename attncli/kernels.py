@@ -1,23 +1,6 @@
 """``attncli.reference``: a kernel's float64 truth in one call (FlashAttention's, SDPA's and FlexAttention's arguments).
 
-The readings (FlashAttention's where it has one), for query i and key j of a sequence of s_q queries, s_k keys:
-
-    Z = scale·q·kᵀ  → c·tanh(Z / c) (softcap)  → − slope_h·|i + s_k − s_q − j| (alibi_slopes)
-      → + attn_mask (additive)  → score_mod(Z, b, h, q_idx, kv_idx)
-    masks, all of which must allow a key: a boolean attn_mask (True = attend), mask_mod, causal, window, seqused_k
-    causal=True or "bottom_right": j ≤ i + s_k − s_q (FlashAttention's);  "upper_left": j ≤ i (SDPA's is_causal)
-    window=(left, right): i + s_k − s_q − left ≤ j ≤ i + s_k − s_q + right, −1 unbounded; causal makes right 0
-    a_ij = e^{z_ij} / (Σ_j e^{z_ij} (+ e^{σ_h}, sinks))        lse_i = ln(Σ_j e^{z_ij} (+ e^{σ_h}))
-    out = (A ⊙ keep)·V / (1 − p) with dropout_mask (True = kept); ``weights`` are A before dropout
-
-A query with no allowed key: out 0 and lse −inf, or with sinks lse = σ_h (the sink takes the whole row), and no
-gradient.  (FlashAttention-2 writes out 0 and lse +inf there; FlexAttention out 0 and lse −inf.)
-
-Shapes: out as q in the layout given (d_v wide); lse (b, h, s_q) for "bshd" and "bhsd", (h, total_q) for "thd",
-as flash_attn_varlen_func; weights (b, h, s_q, s_k) (with "thd": the longest sequences', zero beyond each);
-dq, dk, dv as q, k, v; dsinks (h,).  Paged KV: sequence b's keys are ``k_cache[block_table[b]]`` flattened, its
-first ``cache_seqlens[b]``, then ``k`` if given (appended, as flash_attn_with_kvcache does); with a cache, ``dq``
-only.  attn_mask and dropout_mask broadcast to (b, h, s_q, s_k) (with "thd" and a cache: the longest sequences').
+The readings are in :func:`reference`'s docstring; the computation is :mod:`attncli.core.reference`'s.
 """
 
 from __future__ import annotations
@@ -82,7 +65,33 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
               v_cache=None, block_table=None, cache_seqlens=None, dropout_p: float = 0.0, dropout_mask=None,
               dout=None, lse_base: str | int = "e", return_weights: bool = False,
               threads: int | None = None) -> Reference:
-    """The float64 attention (and with ``dout`` its backward) of q, k, v: see the module's docstring.
+    """The float64 attention of q, k, v (and with ``dout`` its backward pass), as a kernel computes it.
+
+    The readings (FlashAttention's where it has one), for query i and key j of a sequence of s_q queries, s_k keys:
+
+        Z = scale·q·kᵀ  → c·tanh(Z / c) (softcap)  → − slope_h·|i + s_k − s_q − j| (alibi_slopes)
+          → + attn_mask (additive)  → score_mod(Z, b, h, q_idx, kv_idx)
+        masks, all of which must allow a key: a boolean attn_mask (True = attend), mask_mod, causal, window, seqused_k
+        causal=True or "bottom_right": j ≤ i + s_k − s_q (FlashAttention's);  "upper_left": j ≤ i (SDPA's is_causal)
+        window=(left, right): i + s_k − s_q − left ≤ j ≤ i + s_k − s_q + right, −1 unbounded; causal makes right 0
+        a_ij = e^{z_ij} / (Σ_j e^{z_ij} (+ e^{σ_h}, sinks))        lse_i = ln(Σ_j e^{z_ij} (+ e^{σ_h}))
+        out = (A ⊙ keep)·V / (1 − p) with dropout_mask (True = kept); ``weights`` are A before dropout
+
+    A query with no allowed key: out 0 and lse −inf, or with sinks lse = σ_h (the sink takes the whole row), and no
+    gradient.  (FlashAttention-2 writes out 0 and lse +inf there; FlexAttention out 0 and lse −inf.)
+
+    Inputs: numpy arrays or torch tensors (any float dtype, any device; torch float64 tensors come back when a tensor
+    is given).  layout "bshd" (batch, seqlen, heads, dim: FlashAttention's, the default), "bhsd" (SDPA's and
+    FlexAttention's), "thd" (packed tokens, heads, dim with cu_seqlens_q / cu_seqlens_k; positions restart in each
+    sequence); fewer key/value heads than query heads is grouped-query attention; d_v may differ from d_k.
+    score_mod and mask_mod get broadcast index arrays (b 0-d, h (G, 1, 1), q_idx (1, rows, 1), kv_idx (1, 1, keys))
+    and the scores (G, rows, keys), as tensors when the inputs are tensors (:mod:`attncli.kernel_mods`).
+
+    Shapes: out as q in the layout given (d_v wide); lse (b, h, s_q) for "bshd" and "bhsd", (h, total_q) for "thd",
+    as flash_attn_varlen_func; weights (b, h, s_q, s_k) (with "thd": the longest sequences', zero beyond each);
+    dq, dk, dv as q, k, v; dsinks (h,).  Paged KV: sequence b's keys are ``k_cache[block_table[b]]`` flattened, its
+    first ``cache_seqlens[b]``, then ``k`` if given (appended, as flash_attn_with_kvcache does); with a cache, ``dq``
+    only.  attn_mask and dropout_mask broadcast to (b, h, s_q, s_k) (with "thd" and a cache: the longest sequences').
 
     >>> import numpy as np, attncli
     >>> q = k = v = np.ones((1, 3, 2, 4))                      # (batch, seqlen, heads, dim)
