@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.kernel_arrays import ArgumentError, shape_of
+from attncli.kernel_arrays import ArgumentError, floats, integers, shape_of
 
 LAYOUTS = ("bshd", "bhsd", "thd")
 NAMES = {"bshd": "batch × seqlen × heads × dim", "bhsd": "batch × heads × seqlen × dim",
@@ -118,3 +118,51 @@ def gathered(name: str, cache: np.ndarray, table: np.ndarray | None, lengths: np
         raise ArgumentError(f"block_table[{i}] names page {int(pages.max())} but {name} is {shape_of(cache.shape)} "
                             f"({cache.shape[0]} pages)")
     return cache[pages].reshape(-1, *cache.shape[2:])[: lengths[i]]
+
+
+def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
+    """Keys and values gathered from a (paged) cache, the new k and v appended."""
+    if layout == "thd":
+        raise ArgumentError("k_cache takes layout 'bshd' or 'bhsd' (flash_attn_with_kvcache's q)")
+    k_cache, v_cache = floats("k_cache", k_cache, (4,)), floats("v_cache", v_cache, (4,))
+    b, _, h, d_k = sizes(layout, q)
+    g = k_cache.shape[2]
+    if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d_k or g == 0 or h % g:
+        raise ArgumentError(f"q is {shape_of(q.shape)} ({layout}), k_cache {shape_of(k_cache.shape)}, v_cache "
+                            f"{shape_of(v_cache.shape)}: the caches are (pages or batch, page size"
+                            ", kv heads, dim) with q's head dim, and kv heads dividing q's heads")
+    if table is not None:
+        table = integers("block_table", table, 2)
+        same_count("block_table", table, b)
+        capacity = table.shape[1] * k_cache.shape[1]
+    else:
+        if k_cache.shape[0] != b:
+            raise ArgumentError(f"k_cache is {shape_of(k_cache.shape)} without block_table: its first axis "
+                                f"is the batch, {b} as q's")
+        capacity = k_cache.shape[1]
+    lengths = np.full(b, capacity) if lengths is None else integers("cache_seqlens", lengths)
+    if len(lengths) == 1 and b > 1:
+        lengths = np.full(b, lengths[0])
+    same_count("cache_seqlens", lengths, b)
+    if (lengths > capacity).any():
+        raise ArgumentError(f"cache_seqlens holds {int(lengths.max())} but the cache holds {capacity} keys per "
+                            "sequence")
+    keys = [gathered("k_cache", k_cache, table, lengths, i) for i in range(b)]
+    values = [gathered("v_cache", v_cache, table, lengths, i) for i in range(b)]
+    if k is not None or v is not None:
+        k, v = floats("k", k, (4,)), floats("v", v, (4,))
+        where = Layout(layout)
+        b_k, m_k, g_k, _ = sizes(layout, k)
+        if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
+            raise ArgumentError(f"k is {shape_of(k.shape)} and v {shape_of(v.shape)} beside k_cache "
+                                f"{shape_of(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
+                                f"{g} kv heads and head dim {d_k} ({layout})")
+        keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
+        values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
+    where = Layout(layout)
+    return where, where, [where.rows(q, i) for i in range(b)], keys, values, g
+
+
+def same_count(name: str, a: np.ndarray, count: int) -> None:
+    if len(a) != count:
+        raise ArgumentError(f"{name} is {shape_of(a.shape)} but there are {count} sequences")

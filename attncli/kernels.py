@@ -23,7 +23,7 @@ from attncli.kernel_arrays import (
     returned,
     shape_of,
 )
-from attncli.kernel_layouts import LAYOUTS, Layout, check_4d, check_thd, gathered, sizes
+from attncli.kernel_layouts import LAYOUTS, NAMES, Layout, cached, check_4d, check_thd, same_count, sizes
 from attncli.kernel_mods import Mods
 
 CAUSAL = {True: "bottom_right", "bottom_right": "bottom_right", "lower_right": "bottom_right",
@@ -104,18 +104,12 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
         layout = "thd"  # flash_attn_varlen_func's call: 3-axis q with cumulative lengths is packed, never bshd
     if layout not in LAYOUTS:
         raise ArgumentError(f"layout is {layout!r} but must be one of {', '.join(LAYOUTS)}")
-    q = floats("q", q, (3,) if layout == "thd" else (4,))
+    q = _queries(layout, q)
     where, keyed, queries, keys, values, g = _sequences(layout, q, k, v, cu_seqlens_q, cu_seqlens_k, k_cache, v_cache,
                                                  block_table, cache_seqlens)
     h, d_k, d_v = q.shape[-2 if layout != "bhsd" else 1], q.shape[-1], values[0].shape[-1] if values else 0
     m_max = max((len(x) for x in keys), default=0)  # the masks' and weights' s_k: the keys as given
-    if seqused_k is not None:
-        used = integers("seqused_k", seqused_k)
-        _same_count("seqused_k", used, len(keys))
-        if (used > [len(x) for x in keys]).any():
-            raise ArgumentError(f"seqused_k is {used.tolist()[:8]} but the sequences have {[len(x) for x in keys][:8]}"
-                                " keys")
-        keys, values = [x[:u] for x, u in zip(keys, used)], [x[:u] for x, u in zip(values, used)]
+    keys, values = _used(seqused_k, keys, values)
     n_max = max((len(x) for x in queries), default=0)
     longest = max((len(x) for x in keys), default=0)
     for name, given, real in (("max_seqlen_q", max_seqlen_q, n_max), ("max_seqlen_k", max_seqlen_k, longest)):
@@ -153,6 +147,28 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
                      lse_base="e" if base == "e" else "2", problem=problem)
 
 
+def _queries(layout: str, q) -> np.ndarray:
+    q = floats("q", q)
+    if q.ndim != (3 if layout == "thd" else 4):
+        hint = "; packed tokens (total, heads, dim) are layout='thd' with cu_seqlens_q and cu_seqlens_k" \
+            if q.ndim == 3 else ""
+        raise ArgumentError(f"q is {shape_of(q.shape)} but layout={layout!r} takes {NAMES[layout]} "
+                            f"({3 if layout == 'thd' else 4} axes){hint}")
+    return q
+
+
+def _used(seqused_k, keys: list, values: list) -> tuple[list, list]:
+    """The first seqused_k[b] keys and values of each sequence (all of them without seqused_k)."""
+    if seqused_k is None:
+        return keys, values
+    used = integers("seqused_k", seqused_k)
+    same_count("seqused_k", used, len(keys))
+    if (used > [len(x) for x in keys]).any():
+        raise ArgumentError(f"seqused_k is {used.tolist()[:8]} but the sequences have {[len(x) for x in keys][:8]} "
+                            "keys")
+    return [x[:u] for x, u in zip(keys, used)], [x[:u] for x, u in zip(values, used)]
+
+
 def _outputs(layout, q, k, v, d_o, out_shape, h, full, return_weights, paged) -> tuple:
     """(out, lse, weights, dq, dk, dv) to be filled, in the layout (None where not asked for)."""
     grads = d_o is not None
@@ -180,7 +196,7 @@ def _sequences(layout, q, k, v, cu_q, cu_k, k_cache, v_cache, table, lengths):
     """(the queries' Layout, the keys', the queries, keys and values of each sequence as (rows, heads, dim), key/value
     heads)."""
     if k_cache is not None:
-        return _cached(layout, q, k, v, k_cache, v_cache, table, lengths)
+        return cached(layout, q, k, v, k_cache, v_cache, table, lengths)
     if k is None or v is None:
         raise ArgumentError("k and v are needed (or k_cache and v_cache)")
     k, v = floats("k", k, (q.ndim,)), floats("v", v, (q.ndim,))
@@ -202,54 +218,6 @@ def _sequences(layout, q, k, v, cu_q, cu_k, k_cache, v_cache, table, lengths):
     return where, where, rows[0], rows[1], rows[2], sizes(layout, k)[2]
 
 
-def _cached(layout, q, k, v, k_cache, v_cache, table, lengths):
-    """Keys and values gathered from a (paged) cache, the new k and v appended."""
-    if layout == "thd":
-        raise ArgumentError("k_cache takes layout 'bshd' or 'bhsd' (flash_attn_with_kvcache's q)")
-    k_cache, v_cache = floats("k_cache", k_cache, (4,)), floats("v_cache", v_cache, (4,))
-    b, _, h, d_k = sizes(layout, q)
-    g = k_cache.shape[2]
-    if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d_k or g == 0 or h % g:
-        raise ArgumentError(f"q is {shape_of(q.shape)} ({layout}), k_cache {shape_of(k_cache.shape)}, v_cache "
-                            f"{shape_of(v_cache.shape)}: the caches are (pages or batch, page size"
-                            ", kv heads, dim) with q's head dim, and kv heads dividing q's heads")
-    if table is not None:
-        table = integers("block_table", table, 2)
-        _same_count("block_table", table, b)
-        capacity = table.shape[1] * k_cache.shape[1]
-    else:
-        if k_cache.shape[0] != b:
-            raise ArgumentError(f"k_cache is {shape_of(k_cache.shape)} without block_table: its first axis "
-                                f"is the batch, {b} as q's")
-        capacity = k_cache.shape[1]
-    lengths = np.full(b, capacity) if lengths is None else integers("cache_seqlens", lengths)
-    if len(lengths) == 1 and b > 1:
-        lengths = np.full(b, lengths[0])
-    _same_count("cache_seqlens", lengths, b)
-    if (lengths > capacity).any():
-        raise ArgumentError(f"cache_seqlens holds {int(lengths.max())} but the cache holds {capacity} keys per "
-                            "sequence")
-    keys = [gathered("k_cache", k_cache, table, lengths, i) for i in range(b)]
-    values = [gathered("v_cache", v_cache, table, lengths, i) for i in range(b)]
-    if k is not None or v is not None:
-        k, v = floats("k", k, (4,)), floats("v", v, (4,))
-        where = Layout(layout)
-        b_k, m_k, g_k, _ = sizes(layout, k)
-        if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
-            raise ArgumentError(f"k is {shape_of(k.shape)} and v {shape_of(v.shape)} beside k_cache "
-                                f"{shape_of(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
-                                f"{g} kv heads and head dim {d_k} ({layout})")
-        keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
-        values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
-    where = Layout(layout)
-    return where, where, [where.rows(q, i) for i in range(b)], keys, values, g
-
-
-def _same_count(name: str, a: np.ndarray, count: int) -> None:
-    if len(a) != count:
-        raise ArgumentError(f"{name} is {shape_of(a.shape)} but there are {count} sequences")
-
-
 def _rules(h, batch, d_k, scale, causal, window, softcap, alibi, sinks, dropout_p, score_mod, mask_mod,
            weights) -> Rules:
     try:
@@ -257,10 +225,11 @@ def _rules(h, batch, d_k, scale, causal, window, softcap, alibi, sinks, dropout_
     except (KeyError, TypeError):
         raise ArgumentError(f"causal is {causal!r} but must be True (or 'bottom_right'), 'upper_left' or False"
                             ) from None
+    window = (-1, -1) if window is None else window
     if not isinstance(window, (tuple, list)) or len(window) != 2 or not all(
             isinstance(w, (int, np.integer)) and not isinstance(w, bool) and w >= -1 for w in window):
         raise ArgumentError(f"window is {window!r} but must be (left, right): whole numbers, −1 for unbounded")
-    cap = number("softcap", softcap, 0.0)
+    cap = 0.0 if softcap is None else number("softcap", softcap, 0.0)
     slopes = None
     if alibi is not None:
         slopes = floats("alibi_slopes", alibi, (1, 2))
