@@ -209,3 +209,48 @@ def test_import_attncli_imports_no_torch_yaml_rich_or_typer():
             "print(sorted(m for m in ('torch', 'yaml', 'rich', 'typer') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
+
+
+def naive(q, k, v, scale, causal, window, softcap, slopes, sinks):
+    """The readings of the docstring, one query and one key at a time ("bshd", one batch element)."""
+    n, h, _ = q.shape
+    m, g, d_v = v.shape
+    out, lse = np.zeros((n, h, d_v)), np.zeros((h, n))
+    off = 0 if causal == "upper_left" else m - n
+    left, right = window
+    right = 0 if causal else right
+    for head in range(h):
+        kv = head // (h // g)
+        for i in range(n):
+            z = {}
+            for j in range(m):
+                if (left >= 0 and j < i + off - left) or (right >= 0 and j > i + off + right):
+                    continue
+                score = scale * float(q[i, head] @ k[j, kv])
+                score = softcap * math.tanh(score / softcap) if softcap else score
+                z[j] = score - slopes[head] * abs(i + m - n - j)
+            terms = [math.exp(x) for x in z.values()] + ([math.exp(sinks[head])] if sinks is not None else [])
+            total = sum(terms)
+            lse[head, i] = math.log(total) if total > 0 else -math.inf
+            for j, x in z.items():
+                out[i, head] += math.exp(x) / total * v[j, kv]
+    return out, lse
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_readings_one_cell_at_a_time(seed):
+    """Causal alignments, the window's bounds, soft cap, ALiBi and sinks against a loop over queries and keys."""
+    rng = np.random.default_rng(30 + seed)
+    n, m, g = int(rng.integers(1, 7)), int(rng.integers(1, 9)), int(rng.integers(1, 3))
+    h = g * int(rng.integers(1, 3))
+    q, k, v = normal(rng, 1, n, h, 3), normal(rng, 1, m, g, 3), normal(rng, 1, m, g, 2)
+    causal = (False, True, "upper_left")[seed % 3]
+    window = (int(rng.integers(-1, 4)), int(rng.integers(-1, 4)))
+    softcap = (0.0, 2.5)[seed % 2]
+    slopes = rng.uniform(0, 1, h)
+    sinks = normal(rng, h) if seed >= 3 else None
+    r = attncli.reference(q, k, v, scale=0.7, causal=causal, window=window, softcap=softcap, alibi_slopes=slopes,
+                          sinks=sinks)
+    out, lse = naive(q[0], k[0], v[0], 0.7, causal, window, softcap, slopes, sinks)
+    close(r.out[0], out)
+    close(r.lse[0], lse)
