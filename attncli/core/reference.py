@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.core.backward import mix_back, scale_back, scores_back, sink_back, softmax_back
+from attncli.core.scores import dot_scores
 from attncli.core.scores import softcap as capped
 from attncli.core.softmax import softmax_parts
 from attncli.core.threads import run_parallel
@@ -146,7 +147,7 @@ def _block(rules: Rules, s: Sequence, j: int, heads: slice, lo: int, hi: int, s0
     b, t = hi - lo, s1 - s0
     q = np.ascontiguousarray(s.q[lo:hi, heads].transpose(1, 0, 2))  # (G, b, d_k)
     group = q.shape[0]
-    scores = (q.reshape(-1, q.shape[2]) @ k.T).reshape(group, b, t)  # S = Q·Kᵀ, one product for the group
+    scores = dot_scores(q, k[None])  # S = Q·Kᵀ (G, b, t), the group's heads against their one key head
     z = rules.scale * scores
     if rules.softcap is not None:
         z = capped(z, rules.softcap)
