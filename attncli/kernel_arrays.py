@@ -3,8 +3,8 @@
 A torch tensor (any float dtype, any device) is read through its own methods (``detach().cpu().double()``), and a
 result is made a tensor with the ``torch`` module the tensor came from: attncli itself never imports torch.
 Every check names the argument and the shapes; a wrong type is a ``TypeError``, anything else an
-:class:`ArgumentError` (both an :class:`~attncli.core.errors.AttnError` and a ``ValueError``).  These errors are the
-Python API's own: the command line never raises them, so they have no Chinese template.
+:class:`ArgumentError` (both an :class:`~attncli.core.errors.AttnError` and a ``ValueError``), whose messages
+have their Chinese templates in :mod:`attncli.cli.messages.kernels` as every AttnError's.
 """
 
 from __future__ import annotations
