@@ -199,3 +199,26 @@ def test_any_float_tensor_is_read_and_float64_comes_back(torch):
     r = attncli.reference(q, q.half(), q.float(), causal=True)
     assert r.out.dtype == torch.float64 and r.lse.dtype == torch.float64
     close(r.lse[0, 0], torch.tensor([2.0, 2.0 + math.log(2), 2.0 + math.log(3)], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_torch_low_precision_sdpa_is_within_the_budget_and_a_bug_is_not(torch, dtype):
+    """A real low-precision kernel (PyTorch's SDPA and its backward in bf16 / fp16) passes assert_close; the same
+    kernel with the causal mask shifted by one key does not."""
+    rng = np.random.default_rng(40)
+    s = dict(b=2, h=4, g=2, n=24, m=24, d_k=16, d_v=16)
+    (q, k, v, d_o), _ = tensors(torch, rng, s, "bhsd")
+    r = attncli.reference(q, k, v, layout="bhsd", causal="upper_left", dout=d_o)
+    low = getattr(torch, dtype)
+
+    def kernel(shift: int):
+        leaves = [x.to(low).requires_grad_() for x in (q, k, v)]
+        i, j = torch.arange(s["n"])[:, None], torch.arange(s["m"])[None]
+        out = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=j <= i + shift, enable_gqa=True)
+        out.backward(d_o.to(low))
+        return dict(out=out, dq=leaves[0].grad, dk=leaves[1].grad, dv=leaves[2].grad)
+
+    found = attncli.assert_close(r, dtype=getattr(torch, dtype), **kernel(0))
+    assert all(f.within for f in found.values())
+    with pytest.raises(AssertionError, match=r"is outside the (bf16|fp16) budget at batch \d, head \d, row \d+"):
+        attncli.assert_close(r, dtype=dtype, **kernel(1))
