@@ -41,13 +41,13 @@ def floats(name: str, x: Any, ndim: tuple[int, ...] | None = None, finite: bool 
     never +inf or NaN); None: any value (a kernel's result under judgement).
     """
     if is_tensor(x):
-        if x.is_complex():
-            raise TypeError(f"{name} is a complex tensor ({x.dtype}): attention takes real numbers")
+        if x.is_complex() or str(x.dtype) == "torch.bool":
+            raise TypeError(f"{name} is a tensor of {x.dtype}: attention takes real numbers (float or int)")
         x = x.detach().cpu().double().numpy()
     elif isinstance(x, (str, bytes)) or x is None or isinstance(x, dict):
         raise TypeError(f"{name} must be an array or a tensor of real numbers, not {type(x).__name__}")
     a = np.asarray(x)
-    if a.dtype.kind not in "fiub":
+    if a.dtype.kind not in "fiu":
         raise TypeError(f"{name} has dtype {a.dtype}: attention takes real numbers (float or int)")
     a = a.astype(np.float64, copy=False)
     if ndim is not None and a.ndim not in ndim:

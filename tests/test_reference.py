@@ -197,6 +197,8 @@ def test_a_bhsd_array_given_as_bshd_is_refused_naming_the_layout_that_fits():
         attncli.reference(q, k, k, layout="bhsd", causal="diagonal")
     with pytest.raises(TypeError, match="complex"):
         attncli.reference(q + 1j, k, k, layout="bhsd")
+    with pytest.raises(TypeError, match="bool"):
+        attncli.reference(q > 0, k, k, layout="bhsd")
     with pytest.raises(ArgumentError, match=r"sinks is 3 long but q has 8 heads"):
         attncli.reference(q, k, k, layout="bhsd", sinks=[1.0, 2.0, 3.0])
     with pytest.raises(ArgumentError, match=r"attn_mask is 3 × 3.*2 × 8 × 5 × 7"):
