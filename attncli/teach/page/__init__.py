@@ -10,6 +10,7 @@ from __future__ import annotations
 from attncli.core.errors import AttnError
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
+from attncli.teach.page.decode import decode_data
 from attncli.teach.page.gradient_tables import Budget, gradient_cells, is_gradient, signed_scale
 from attncli.teach.page.sums import WORDS
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
@@ -49,6 +50,7 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
         "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
         "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
         "tables": tables, "focus": focus, "steps": steps, "S": strings.items,
+        "decode": decode_data(trace, precision),
     }
 
 

@@ -33,5 +33,20 @@ PAGE = {
     "legend": "Weights, and the scores from the smallest to the largest of each table: the deeper the colour, the "
               "larger the number; masked cells are hatched.",
     "tables": "Tables",
+    "decode": "Decoding with a KV cache",
+    "decode_intro": "A model that generates text computes this causal attention one token at a time: each new "
+                    "token's key and value join a cache, and its query is scored against the keys the cache holds. "
+                    "Step t gives exactly row t of the tables below: the cache only saves computing the earlier "
+                    "rows again.",
+    "decode_step": "Step {t} of {n}: '{token}' arrives; the cache holds {size} keys and values.",
+    "decode_evicted": "The sliding window of {w} lets the oldest go.",
+    "decode_key": "cached key",
+    "decode_score": "scaled score z",
+    "decode_weight": "weight a",
+    "decode_new": "(new)",
+    "decode_same": "Output {out}: the same numbers as row {t} of the weights and head outputs tables.",
+    "decode_differs": "Output {out}: row {t} of the full computation differs here (it sees keys the cache does not).",
+    "decode_prev": "Previous token",
+    "decode_next": "Next token",
     "names": {},  # (in English the tables keep compute's titles)
 }

@@ -30,6 +30,20 @@ PAGE = {
     "given": "这个数来自文档本身，不需要计算。",
     "legend": "权重，以及每张表里从最小到最大的得分：颜色越深，数越大；被屏蔽的格子画有斜线。",
     "tables": "表格",
+    "decode": "用 KV 缓存逐个解码",
+    "decode_intro": "生成文本的模型一次只算一个词元的因果注意力：每来一个新词元，它的键和值就存入缓存，"
+                    "它的查询再与缓存里的键逐一打分。第 t 步得到的正是下面各表的第 t 行："
+                    "缓存只是省去了重算前面各行，不改变任何数值。",
+    "decode_step": "第 {t} 步（共 {n} 步）：'{token}' 到来；缓存里有 {size} 个键和值。",
+    "decode_evicted": "宽度为 {w} 的滑动窗口让最早的那个离开缓存。",
+    "decode_key": "缓存中的键",
+    "decode_score": "缩放后的得分 z",
+    "decode_weight": "权重 a",
+    "decode_new": "（新）",
+    "decode_same": "输出 {out}：与注意力权重表和头的输出表的第 {t} 行完全相同。",
+    "decode_differs": "输出 {out}：完整计算的第 {t} 行在这里不同（它看到了缓存里没有的键）。",
+    "decode_prev": "上一个词元",
+    "decode_next": "下一个词元",
     # the tables explain has no name for (explain's own names are in texts/zh.py's "label")
     "names": {"rope_frequencies": "旋转频率", "rope_attention_factor": "旋转注意力系数",
               "query_temperature": "查询温度", "sink_weights": "汇（sink）所占份额", "lse": "对数求和指数",

@@ -279,6 +279,36 @@
     $("next").disabled = pathAt >= list.length - 1;
   }
 
+  // -- the KV-cache timeline: decoding one token at a time (teach/page/decode.py)
+  let decodeAt = 0;
+  function drawDecode() {
+    if (!D.decode) return;
+    const steps = D.decode.heads[Number($("decode-head").value) || 0];
+    decodeAt = Math.max(0, Math.min(decodeAt, steps.length - 1));
+    const step = steps[decodeAt];
+    const t = decodeAt;
+    $("decode-status").textContent = fill(ui("decode_step"), {
+      t: t + 1, n: D.decode.n, token: D.tokens[t], size: step.cache.length }) +
+      (D.decode.window !== null && step.cache.length === D.decode.window && t + 1 > D.decode.window
+        ? " " + fill(ui("decode_evicted"), { w: D.decode.window }) : "");
+    const table = $("decode-cache");
+    table.textContent = "";
+    const head = el("tr");
+    for (const k of ["decode_key", "decode_score", "decode_weight"]) head.appendChild(el("th", { scope: "col" }, ui(k)));
+    table.appendChild(head);
+    step.cache.forEach((j, c) => {
+      const row = el("tr", { "data-j": String(j) });
+      row.appendChild(el("th", { scope: "row" }, D.tokens[j] + (j === t ? " " + ui("decode_new") : "")));
+      row.appendChild(el("td", {}, step.z[c]));
+      row.appendChild(el("td", {}, step.a[c]));
+      table.appendChild(row);
+    });
+    $("decode-out").textContent = fill(ui(step.same ? "decode_same" : "decode_differs"),
+      { out: "[" + step.out.join(", ") + "]", t: t + 1 });
+    $("decode-prev").disabled = decodeAt <= 0;
+    $("decode-next").disabled = decodeAt >= steps.length - 1;
+  }
+
   // -- language, theme, heads
   function setLang(to) {
     lang = to;
@@ -291,7 +321,17 @@
     fillHeads();
     label();
     drawPath();
+    fillDecodeHeads();
+    drawDecode();
     if (opened) showCell();
+  }
+  function fillDecodeHeads() {
+    if (!D.decode) return;
+    const select = $("decode-head"), was = select.value;
+    select.textContent = "";
+    D.decode.heads.forEach((_, h) => select.appendChild(el("option", { value: String(h) }, fill(ui("head"), { h: h + 1 }))));
+    select.value = was || "0";
+    $("decode-head-pick").hidden = D.decode.heads.length < 2;
   }
   function dark() {
     const set = document.documentElement.getAttribute("data-theme");
@@ -367,6 +407,12 @@
   });
   $("prev").addEventListener("click", () => { pathAt = Math.max(0, pathAt - 1); drawPath(); });
   $("next").addEventListener("click", () => { pathAt += 1; drawPath(); });
+  if (D.decode) {
+    $("decode").hidden = false;
+    $("decode-head").addEventListener("change", drawDecode);
+    $("decode-prev").addEventListener("click", () => { decodeAt -= 1; drawDecode(); });
+    $("decode-next").addEventListener("click", () => { decodeAt += 1; drawDecode(); });
+  }
   setLang(D.lang === "zh" ? "zh" : "en");
   document.documentElement.setAttribute("data-ready", String(Math.round(performance.now())));
 })();
