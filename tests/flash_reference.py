@@ -6,18 +6,19 @@ and written again for float64 on the CPU, without einops, keeping what these tes
 ``seqused`` keys of each sequence, as FlashAttention's ``seqused_k`` reads them), an additive ``attn_bias``,
 dropout with an explicit mask, causal, the local window, the soft cap; ``attention_ref`` also returns the
 log-sum-exp of the scores it gives the softmax (FlashAttention's kernels return it; its reference does not).
-Layout (batch, seqlen, heads, dim), grouped heads repeated as its reference repeats them.
+Layout (batch, seqlen, heads, dim), grouped heads repeated as its reference repeats them.  torch is imported in
+each function (the file is collected for doctests without torch too).
 """
 
 from __future__ import annotations
 
 import math
 
-import torch
-
 
 def construct_local_mask(seqlen_q: int, seqlen_k: int, window_size=(-1, -1), key_padding_mask=None):
     """True where a query may NOT attend (FlashAttention's convention here): (s_q, s_k) or (b, 1, s_q, s_k)."""
+    import torch
+
     row = torch.arange(seqlen_q).view(-1, 1)
     col = torch.arange(seqlen_k)
     sk = seqlen_k if key_padding_mask is None else key_padding_mask.sum(-1).view(-1, 1, 1, 1)
@@ -32,6 +33,8 @@ def construct_local_mask(seqlen_q: int, seqlen_k: int, window_size=(-1, -1), key
 def attn_bias_from_alibi_slopes(slopes, seqlen_q: int, seqlen_k: int, key_padding_mask=None):
     """−slope·|i + s_k − s_q − j| (b, h, s_q, s_k), its non-causal form (the causal one differs by a constant a
     row: the same softmax, another lse)."""
+    import torch
+
     slopes = slopes.view(*slopes.shape, 1, 1)
     row = torch.arange(seqlen_q).view(-1, 1)
     col = torch.arange(seqlen_k)
@@ -42,6 +45,8 @@ def attn_bias_from_alibi_slopes(slopes, seqlen_q: int, seqlen_k: int, key_paddin
 def attention_ref(q, k, v, key_padding_mask=None, attn_bias=None, dropout_p=0.0, dropout_mask=None, causal=False,
                   window_size=(-1, -1), softcap=0.0, scale=None):
     """(output (b, s_q, h, d_v), attention (b, h, s_q, s_k) before dropout, lse (b, h, s_q))."""
+    import torch
+
     if causal:
         window_size = (window_size[0], 0)
     group = q.shape[2] // k.shape[2]
@@ -72,6 +77,8 @@ def attention_ref(q, k, v, key_padding_mask=None, attn_bias=None, dropout_p=0.0,
 
 def attention_combine_ref(out_partial, lse_partial):
     """out_partial (splits, b, s, h, d), lse_partial (splits, b, h, s) -> (out (b, s, h, d), lse (b, h, s))."""
+    import torch
+
     lse = torch.logsumexp(lse_partial, dim=0)
     scale = torch.exp(lse_partial - lse)
     scale = torch.where(torch.isinf(scale) | torch.isnan(scale), torch.zeros_like(scale), scale)

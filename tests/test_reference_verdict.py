@@ -127,3 +127,17 @@ def test_score_mod_and_dropout_have_an_eager_budget_too():
     assert all(f.within for f in attncli.assert_close(r, out=r.out, dq=r.dq, dk=r.dk).values())
     with pytest.raises(AssertionError, match="dq is outside"):
         attncli.assert_close(r, dq=np.asarray(r.dq) * 1.1)
+
+
+def test_a_packed_cell_is_named_by_its_sequence_and_row():
+    rng = np.random.default_rng(4)
+    cu = np.array([0, 3, 3, 8])
+    q, k, v, d_o = (rng.normal(size=(8, 2, 4)) for _ in range(4))
+    r = attncli.reference(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, causal=True, dout=d_o)
+    dq, lse = np.array(r.dq), np.array(r.lse)
+    dq[5, 1, 3] += 1.0  # sequence 2 (the third; the second is empty), its row 2
+    lse[0, 4] += 1.0  # sequence 2, row 1
+    with pytest.raises(AssertionError, match=r"^dq is outside the bf16 budget at batch 2, head 1, row 2, column 3"):
+        attncli.assert_close(r, dq=dq)
+    with pytest.raises(AssertionError, match=r"^lse is outside the bf16 budget at batch 2, head 0, row 1 \("):
+        attncli.assert_close(r, lse=lse)
