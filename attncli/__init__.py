@@ -171,7 +171,8 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarr
             raise AttnError(f"q has {q.shape[-3]} heads but k and v have {k.shape[-3]}: grouped-query attention needs "
                             "the key/value heads to divide the query heads")
     if allowed is not None and allowed.shape != (q.shape[-2], k.shape[-2]):
-        raise AttnError(f"allowed is {shape(allowed.shape)} but q and k give {q.shape[-2]} queries × {k.shape[-2]} keys")
+        raise AttnError(f"allowed is {shape(allowed.shape)} but q and k give {q.shape[-2]} queries × "
+                        f"{k.shape[-2]} keys")
 
 
 def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:

@@ -79,7 +79,8 @@ def test_compute_refuses_each_hostile_array_as_a_documents_matrix(case):
     value, said = HOSTILE[case]
     said = {"None": "required", "a string": "neither a matrix", "a 0-d array": "single number"}.get(case, said)
     if case == "a huge shape":  # read (a view costs nothing), but its n × n scores are refused before they are made
-        with pytest.raises(attncli.AttnError, match=r"^attncli.compute needs the scores .* 2000000 × 2000000, .*memory"):
+        refused = r"^attncli.compute needs the scores .* 2000000 × 2000000, .*memory"
+        with pytest.raises(attncli.AttnError, match=refused):
             attncli.compute({"inputs": value})
         return
     _raises_naming(lambda: attncli.compute({"inputs": value}), "inputs", said)

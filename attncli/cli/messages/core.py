@@ -66,7 +66,8 @@ CATALOGUE = {
     "holds {} at [{}]; expected finite numbers": "在 [{1}] 处含有 {0}；应为有限的数",
     "is {}, not a number": "是 {}，不是数",
     "is {}; expected a finite number": "是 {}；应为有限的数",
-    "holds itself (a mapping or list that contains itself cannot be read)": "包含它自己（包含自身的映射或列表无法读取）",
+    "holds itself (a mapping or list that contains itself cannot be read)":
+        "包含它自己（包含自身的映射或列表无法读取）",
     "q is {} but k is {}: their leading axes do not match": "q 是 {}，但 k 是 {}：它们的前导轴不一致",
     "overflow float64: q·kᵀ (or the weights times v) is too large to compute with":
         "超出了 float64 的范围：q·kᵀ（或权重乘以 v）太大，无法计算",
