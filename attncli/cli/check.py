@@ -143,7 +143,7 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
         raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
     truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
     d_o = trace.grad_head_outputs if gradients else None
-    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype.value)
+    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype.value, "--dtype")
     findings = judge(truths, results, emulated, dtype.value)
     tokens = (trace.spec.tokens, trace.spec.context_tokens)
     if format is TableOrJson.json:

@@ -71,4 +71,8 @@ CATALOGUE = {
     "q is {} but k is {}: their leading axes do not match": "q 是 {}，但 k 是 {}：它们的前导轴不一致",
     "overflow float64: q·kᵀ (or the weights times v) is too large to compute with":
         "超出了 float64 的范围：q·kᵀ（或权重乘以 v）太大，无法计算",
+    "{} overflows {}'s range (±{}) at {} ({}): the eager computation in {} holds inf there, as PyTorch's would (bf"
+    "16 and fp32 reach ±3.4e38)":
+        "{0} 在 {3}（{4}）超出了 {1} 的范围（±{2}）：{5} 的 eager 计算在那里得到 inf，PyTorch 也是如此"
+        "（bf16 和 fp32 可达 ±3.4e38）",
 }
