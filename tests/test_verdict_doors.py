@@ -71,8 +71,8 @@ def test_check_against_in_fp16_names_the_overflow_at_dtype(runner, tmp_path):
 
 
 @pytest.mark.parametrize("kind", [".npz", ".npy"])
-@pytest.mark.parametrize("bad, said", [(1e9j, "holds complex numbers (complex128)"), ("bool", "holds True/False values (bool)"),
-                                       ("text", "holds text")])
+@pytest.mark.parametrize("bad, said", [(1e9j, "holds complex numbers (complex128)"),
+                                       ("bool", "holds True/False values (bool)"), ("text", "holds text")])
 def test_a_result_that_is_not_real_numbers_is_refused_not_cast(runner, tmp_path, kind, bad, said):
     """head_outputs + 1e9j was judged within budget: numpy's cast had dropped the imaginary part."""
     doc = _doc(tmp_path, 1.0)
