@@ -19,16 +19,17 @@ Importing ``attncli`` loads numpy only when it is used; no YAML, Rich or Typer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from os import PathLike
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
 __version__ = "0.2.0"
 __all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "show", "to_dict", "__version__"]
 
-if TYPE_CHECKING:  # pragma: no cover
+TYPE_CHECKING = False  # (not typing's: `attncli` imports nothing at first, so Ctrl-C at start-up meets the command
+if TYPE_CHECKING:  # line's own guard in attncli.cli, and an API user's `import attncli` costs nothing)
+    from collections.abc import Mapping
+    from os import PathLike
+    from pathlib import Path
+    from typing import Any
+
     import numpy as np
 
     from attncli.core.errors import AttnError
@@ -44,6 +45,10 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     top-level keys as the command line's options do (``scale="none"``, ``mask="causal"``).
     Raises :class:`AttnError` with the message the command line would print.
     """
+    from collections.abc import Mapping
+    from os import PathLike
+    from pathlib import Path
+
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, read_document
 
@@ -66,6 +71,8 @@ def _plain(mapping: Mapping) -> dict[str, Any]:
 
 def _plain_value(value: Any, where: str, inside: frozenset, listed: bool) -> Any:
     """:func:`_plain` of one value at ``where`` (a key path), ``inside`` the ids of the mappings and lists around it."""
+    from collections.abc import Mapping
+
     import numpy as np
 
     from attncli.core.errors import AttnError
