@@ -113,6 +113,11 @@ def test_to_dict_and_show_refuse_what_is_not_a_trace_naming_it(case):
             function(HOSTILE[case][0])
     with pytest.raises(TypeError, match="^trace: .* not an int"):
         attncli.to_dict(5)
+    from attncli import notebook
+
+    for function in (notebook.page, notebook.inline):
+        with pytest.raises(TypeError, match="^trace: expected what attncli.compute returns"):
+            function(HOSTILE[case][0])
 
 
 def test_to_dict_refuses_a_string_for_only():
