@@ -19,11 +19,6 @@ Importing ``attncli`` loads numpy only when it is used; no YAML, Rich or Typer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from os import PathLike
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
 __version__ = "0.2.0"
 __all__ = ["AttnError", "Reference", "Spec", "Trace", "assert_close", "attention", "compute", "load", "merge",
@@ -31,7 +26,13 @@ __all__ = ["AttnError", "Reference", "Spec", "Trace", "assert_close", "attention
 _KERNELS = {"reference": "attncli.kernels", "Reference": "attncli.kernels", "merge": "attncli.kernel_verdict",
             "assert_close": "attncli.kernel_verdict"}  # a kernel's float64 truth (docs/kernels.md), imported when used
 
-if TYPE_CHECKING:  # pragma: no cover
+TYPE_CHECKING = False  # (not typing's: `attncli` imports nothing at first, so Ctrl-C at start-up meets the command
+if TYPE_CHECKING:  # line's own guard in attncli.cli, and an API user's `import attncli` costs nothing)
+    from collections.abc import Mapping
+    from os import PathLike
+    from pathlib import Path
+    from typing import Any
+
     import numpy as np
 
     from attncli.core.errors import AttnError
@@ -47,6 +48,10 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     top-level keys as the command line's options do (``scale="none"``, ``mask="causal"``).
     Raises :class:`AttnError` with the message the command line would print.
     """
+    from collections.abc import Mapping
+    from os import PathLike
+    from pathlib import Path
+
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, read_document
 
@@ -55,26 +60,39 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     elif isinstance(document, (str, PathLike)):
         doc = read_document(str(document))
     else:
-        raise TypeError(f"expected a path or a mapping, not {type(document).__name__}")
+        raise TypeError(f"document: expected a path or a mapping, not {_type_name(document)}")
     return build_spec(doc, overrides or None)
 
 
 def _plain(mapping: Mapping) -> dict[str, Any]:
     """The mapping with numpy scalars (``np.True_``, ``np.int64(4)``, the entries of ``list(array)``) as the Python
     values a document would hold, in nested mappings and lists too, and an array inside a list as its nested list;
-    an array given as a whole value is left as it is (it is read as a .npy file's data is)."""
+    an array given as a whole value is left as it is (it is read as a .npy file's data is).  A mapping or list that
+    holds itself (``d["weights"] = d``) is an AttnError naming the key where it comes round, not a RecursionError."""
+    return _plain_value(mapping, "", frozenset(), False)
+
+
+def _plain_value(value: Any, where: str, inside: frozenset, listed: bool) -> Any:
+    """:func:`_plain` of one value at ``where`` (a key path), ``inside`` the ids of the mappings and lists around it."""
+    from collections.abc import Mapping
+
     import numpy as np
 
-    def plain(value: Any, listed: bool = False) -> Any:
-        if isinstance(value, np.generic):
-            return value.item()
-        if isinstance(value, Mapping):
-            return _plain(value)
-        if isinstance(value, list):  # a row of Python values is kept as it is: a large matrix is not walked twice
-            return value if set(map(type, value)) <= {float, int, bool, str} else [plain(e, True) for e in value]
-        return value.tolist() if listed and isinstance(value, np.ndarray) else value
+    from attncli.core.errors import AttnError
 
-    return {key: plain(value) for key, value in mapping.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (Mapping, list)):
+        if id(value) in inside:
+            raise AttnError("holds itself (a mapping or list that contains itself cannot be read)", where).at("<dict>")
+        if isinstance(value, list) and set(map(type, value)) <= {float, int, bool, str}:
+            return value  # a row of Python values is kept as it is: a large matrix is not walked twice
+        inside = inside | {id(value)}
+        if isinstance(value, list):
+            return [_plain_value(e, f"{where}[{i}]", inside, True) for i, e in enumerate(value)]
+        return {key: _plain_value(e, f"{where}.{key}" if where else str(key), inside, False)
+                for key, e in value.items()}
+    return value.tolist() if listed and isinstance(value, np.ndarray) else value
 
 
 def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) -> Trace:
@@ -84,15 +102,17 @@ def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) 
     float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).  In a notebook the
     result shows as the explorable page of ``attncli page`` (:mod:`attncli.notebook`); :func:`show` opens it.
     """
-    from attncli.core.pipeline import attend
     from attncli.core.spec import Spec
     from attncli.notebook import result
+    from attncli.plan import compute_in_full
 
     if isinstance(document, Spec):
         if overrides:
             raise TypeError("compute(spec) takes no overrides: pass them to attncli.load(document, ...)")
-        return result(attend(document))
-    return result(attend(load(document, **overrides)))
+        spec = document
+    else:
+        spec = load(document, **overrides)
+    return result(compute_in_full(spec, ".npz", "attncli.compute"))  # refused before its n × m matrices when too big
 
 
 def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
@@ -101,7 +121,7 @@ def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
     shows the page."""
     from attncli.notebook import show as _show
 
-    return _show(trace, title, lang)
+    return _show(_a_trace(trace, "trace"), title, lang)
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,
@@ -115,35 +135,54 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
     """
     import numpy as np
 
+    from attncli.core import arguments
     from attncli.core.attention import attention as _attention
 
-    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
-    _check_shapes(q, k, v, allowed)
-    return _attention(q, k, v, scale=scale, allowed=None if allowed is None else np.asarray(allowed, dtype=bool))
+    q, k, v = (arguments.real_array(a, name, min_ndim=2) for a, name in ((q, "q"), (k, "k"), (v, "v")))
+    mask = None if allowed is None else arguments.mask_array(allowed, "allowed")
+    _check_shapes(q, k, v, mask)
+    scale = None if scale is None else arguments.number(scale, "scale")
+    arguments.ensure_room("the weights", (*_leading(q, k), q.shape[-2], k.shape[-2]), copies=3)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out, weights = _attention(q, k, v, scale=scale, allowed=mask)
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        from attncli.core.errors import AttnError
+
+        raise AttnError("overflow float64: q·kᵀ (or the weights times v) is too large to compute with", "q, k, v")
+    return out, weights
 
 
-def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: Any) -> None:
-    """q (…, h, n, d_k), k (…, g, m, d_k), v (…, g, m, d_v): what attention() can take, or an AttnError saying why."""
+def _leading(q: np.ndarray, k: np.ndarray) -> tuple[int, ...]:
+    """The leading (batch, head) axes of the result, or an AttnError when q's and k's do not broadcast."""
     import numpy as np
 
+    from attncli.core.arguments import shape_text
     from attncli.core.errors import AttnError
 
-    def shape(a: np.ndarray) -> str:
-        return " × ".join(map(str, a.shape)) or "a number"
+    try:
+        return np.broadcast_shapes(q.shape[:-3], k.shape[:-3]) + q.shape[-3:-2]
+    except ValueError:
+        raise AttnError(f"q is {shape_text(q.shape)} but k is {shape_text(k.shape)}: their leading axes do not "
+                        "match") from None
 
-    if min(q.ndim, k.ndim, v.ndim) < 2:
-        raise AttnError(f"q, k and v need at least 2 axes (rows × width); got {shape(q)}, {shape(k)}, {shape(v)}")
+
+def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None) -> None:
+    """q (…, h, n, d_k), k (…, g, m, d_k), v (…, g, m, d_v): what attention() can take, or an AttnError saying why."""
+    from attncli.core.arguments import shape_text as shape
+    from attncli.core.errors import AttnError
+
     if q.shape[-1] != k.shape[-1]:
-        raise AttnError(f"q is {shape(q)} but k is {shape(k)}: queries and keys need the same width d_k")
+        raise AttnError(f"q is {shape(q.shape)} but k is {shape(k.shape)}: queries and keys need the same width d_k")
     if k.shape[:-1] != v.shape[:-1]:
-        raise AttnError(f"k is {shape(k)} but v is {shape(v)}: keys and values need the same leading axes and rows")
+        raise AttnError(f"k is {shape(k.shape)} but v is {shape(v.shape)}: keys and values need the same leading axes "
+                        "and rows")
     if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
-        if k.shape[-3] == 0 or q.shape[-3] % k.shape[-3]:
+        if q.shape[-3] % k.shape[-3]:
             raise AttnError(f"q has {q.shape[-3]} heads but k and v have {k.shape[-3]}: grouped-query attention needs "
                             "the key/value heads to divide the query heads")
-    if allowed is not None and np.shape(allowed) != (q.shape[-2], k.shape[-2]):
-        raise AttnError(f"allowed is {' × '.join(map(str, np.shape(allowed)))} but q and k give "
-                        f"{q.shape[-2]} queries × {k.shape[-2]} keys")
+    if allowed is not None and allowed.shape != (q.shape[-2], k.shape[-2]):
+        raise AttnError(f"allowed is {shape(allowed.shape)} but q and k give {q.shape[-2]} queries × "
+                        f"{k.shape[-2]} keys")
 
 
 def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
@@ -154,7 +193,25 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
     from attncli.outputs.serialize import check_only
     from attncli.outputs.serialize import to_dict as _to_dict
 
-    return _to_dict(trace, check_only(only), native=True)
+    if only is not None and (isinstance(only, (str, bytes)) or not all(isinstance(key, str) for key in only)):
+        raise TypeError(f"only: expected a list of key names (['weights']), not {_type_name(only)}")
+    return _to_dict(_a_trace(trace, "trace"), check_only(only), native=True)
+
+
+def _a_trace(value: Any, name: str) -> Trace:
+    """``value`` if it is a :class:`Trace` (what :func:`compute` returns), else a TypeError naming ``name``."""
+    from attncli.core.trace import Trace
+
+    if not isinstance(value, Trace):
+        raise TypeError(f"{name}: expected what attncli.compute returns (a Trace), not {_type_name(value)}")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    from attncli.core.arguments import type_name
+
+    return type_name(value)
+
 
 
 def __dir__() -> list[str]:

@@ -37,6 +37,10 @@ def page(trace: Trace, title: str = "attncli", lang: str = "en") -> str:
     """The page of ``attncli page`` for ``trace``, as text, opening in ``lang`` (en or zh)."""
     from attncli.teach.page import page_html
 
+    if not isinstance(trace, Trace):  # (inline and show come here too)
+        from attncli.core.arguments import type_name
+
+        raise TypeError(f"trace: expected what attncli.compute returns (a Trace), not {type_name(trace)}")
     return page_html(trace, title, lang=lang)
 
 

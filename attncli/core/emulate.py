@@ -23,6 +23,7 @@ from attncli.core.errors import AttnError
 from attncli.core.spec import Spec
 
 MANTISSA = {"bf16": 7, "fp16": 10, "fp32": 23}  # stored fraction bits
+LARGEST = {"bf16": 3.3895313892515355e38, "fp16": 65504.0, "fp32": 3.4028234663852886e38}  # largest finite value
 DTYPES = tuple(MANTISSA)
 KEYS = ("head_outputs", "lse", "weights", "grad_kernel_queries", "grad_kernel_keys", "grad_values")
 
@@ -38,6 +39,20 @@ def rounded(x: np.ndarray, dtype: str) -> np.ndarray:
     bits = x32.view(np.uint32)
     odd = (bits >> 16) & 1
     return ((bits + np.uint32(0x7FFF) + odd) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def within_range(x: np.ndarray, dtype: str, name: str, option: str = "--emulate") -> np.ndarray:
+    """x rounded to ``dtype``, or an AttnError when a value is beyond its range: the eager computation would hold inf
+    there (PyTorch's ``.half()`` of 1e6 is inf, and every product after it inf or NaN), so it is named, never shown
+    as inf or NaN, never judged with (FORMAT.md, ``emulate``)."""
+    y = rounded(x, dtype)
+    if np.isfinite(y).all():
+        return y
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(y))[0])
+    where = ", ".join(f"{axis} {i + 1}" for axis, i in zip(("head", "row", "column")[-len(index):], index))
+    raise AttnError(f"{name} overflows {dtype}'s range (±{LARGEST[dtype]:g}) at {where} ({float(x[index]):.4g}): "
+                    f"the eager computation in {dtype} holds inf there, as PyTorch's would (bf16 and fp32 reach "
+                    "±3.4e38)", option)
 
 
 def ulp(magnitude: float, dtype: str) -> float:
@@ -76,17 +91,19 @@ def _softmax32(z: np.ndarray, sinks: np.ndarray | None) -> tuple[np.ndarray, np.
 
 @np.errstate(over="ignore", invalid="ignore")
 def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarray | None, dtype: str,
-          modify=None, keep: tuple[np.ndarray, float] | None = None) -> dict[str, np.ndarray]:
+          modify=None, keep: tuple[np.ndarray, float] | None = None, option: str = "--emulate"
+          ) -> dict[str, np.ndarray]:
     """The eager computation in ``dtype`` from the kernel's view Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v) and dO
-    (h, n, d_v) -> the arrays of :data:`KEYS` (the gradients only with dO), in float64.
+    (h, n, d_v) -> the arrays of :data:`KEYS` (the gradients only with dO), in float64.  A value beyond the dtype's
+    range, given or made, is an AttnError at ``option`` naming the quantity (:func:`within_range`).
 
     For ``attncli.reference``: ``modify(Z)`` -> (score_mod(Z), its derivative), both float32, after the bias and
     before the mask (dS is multiplied by the derivative); ``keep`` = (mask (h, n, m), p): dropout as FlashAttention's
     reference, O = (P ⊙ keep)·V / (1 − p) with that product rounded, dP = dO·Vᵀ ⊙ keep / (1 − p)."""
     softmax_of_dots(spec, "the eager computation")
-    r = lambda x: rounded(x, dtype)  # noqa: E731
+    r = lambda x, name: within_range(x, dtype, name, option)  # noqa: E731
     h, g = q.shape[0], k.shape[0]
-    q, k, v = r(q), r(k), r(v)
+    q, k, v = r(q, "kernel_queries"), r(k, "kernel_keys"), r(v, "values")
     k_h, v_h = (x if g == h else np.repeat(x, h // g, axis=0) for x in (k, v))
     scale = np.float32(spec.scale)
     z = (q @ k_h.transpose(0, 2, 1)) * scale  # (h, n, m) float32
@@ -103,13 +120,13 @@ def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarr
     if spec.allowed is not None:
         z = np.where(spec.allowed, z, np.float32(-np.inf))
     p, lse = _softmax32(z, spec.sinks)
-    p = r(p)
+    p = r(p, "weights")
     kept = None if keep is None else keep[0].astype(np.float32) / np.float32(1.0 - keep[1])  # (h, n, m)
-    dropped = p if kept is None else r(p * kept)
-    o = r(dropped @ v_h)
+    dropped = p if kept is None else r(p * kept, "weights")
+    o = r(dropped @ v_h, "head_outputs")
     out = {"head_outputs": o, "lse": lse, "weights": p}
     if d_o is not None:
-        d_o = r(d_o)
+        d_o = r(d_o, "grad_head_outputs (the gradient dO)")
         d_p = d_o @ v_h.transpose(0, 2, 1)
         if kept is not None:
             d_p = d_p * kept
@@ -117,10 +134,10 @@ def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarr
         d_s = p * (d_p - delta[..., None])
         if slope is not None:
             d_s = np.where(d_s == 0, np.float32(0), d_s * slope)
-        d_s = r(d_s if cap is None else d_s * (1 - cap * cap))
-        out.update(grad_values=r(grouped(dropped.transpose(0, 2, 1) @ d_o, g)),
-                   grad_kernel_queries=r((d_s @ k_h) * scale),
-                   grad_kernel_keys=r(grouped(d_s.transpose(0, 2, 1) @ q, g) * scale))
+        d_s = r(d_s if cap is None else d_s * (1 - cap * cap), "grad_kernel_scores (dS)")
+        out.update(grad_values=r(grouped(dropped.transpose(0, 2, 1) @ d_o, g), "grad_values"),
+                   grad_kernel_queries=r((d_s @ k_h) * scale, "grad_kernel_queries"),
+                   grad_kernel_keys=r(grouped(d_s.transpose(0, 2, 1) @ q, g) * scale, "grad_kernel_keys"))
     return {key: value.astype(np.float64) for key, value in out.items()}
 
 

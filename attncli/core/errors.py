@@ -7,8 +7,8 @@ into ``Error: …`` on standard error and exit code 2, in one place.
 
 from __future__ import annotations
 
-import bisect
 import difflib
+import heapq
 import re
 from collections.abc import Iterable
 
@@ -99,13 +99,19 @@ def nearest(word: str, names: Iterable[str], n: int = 1, cutoff: float = 0.6) ->
     if len(names) <= NEAREST_POOL:
         return difflib.get_close_matches(word, names, n=n, cutoff=cutoff)
     share = NEAREST_POOL // 6
-    starts = sorted(names)
-    i = bisect.bisect_left(starts, word)
-    ends = sorted(name[::-1] for name in names)
-    j = bisect.bisect_left(ends, word[::-1])
-    pool = starts[max(i - share, 0): i + share] + [end[::-1] for end in ends[max(j - share, 0): j + share]]
+    ends, drow = [name[::-1] for name in names], word[::-1]
+    pool = _beside(word, names, share) + [end[::-1] for end in _beside(drow, ends, share)]
     pool += _holding_numbers(word, names, 2 * share)
     return difflib.get_close_matches(word, list(dict.fromkeys(pool)), n=n, cutoff=cutoff)
+
+
+def _beside(word: str, names: list[str], share: int) -> list[str]:
+    """The ``share`` names just before ``word`` in sorted order and the ``share`` from it on, as a sort of all the
+    names and a bisection would find them, in one pass of comparisons (C's) and two small heaps: no sort of 300,000
+    names."""
+    before = heapq.nlargest(share, filter(word.__gt__, names))
+    after = heapq.nsmallest(share, filter(word.__le__, names))
+    return before[::-1] + after
 
 
 def _holding_numbers(word: str, names: list[str], limit: int) -> list[str]:

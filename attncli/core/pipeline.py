@@ -99,7 +99,19 @@ def backward(spec: Spec, a: Arrays, attention: Backward | None = None,
     for key, value in flowing.items():
         if gradient_key(key) in wanted:
             kept.setdefault(key, value)
-    return {gradient_key(key): value for key, value in kept.items() if gradient_key(key) in GRADIENT_KEYS}
+    return {gradient_key(key): as_given(spec, key, value) for key, value in kept.items()
+            if gradient_key(key) in GRADIENT_KEYS}
+
+
+def as_given(spec: Spec, key: str, gradient: np.ndarray) -> np.ndarray:
+    """A parameter's gradient in the shape the document gave the parameter (PyTorch's rule, FORMAT.md Part 3): a
+    weight given per head, h × d_in × d, gets its d_in × h·d gradient back as h × d_in × d; the rest as they come."""
+    name = key.removeprefix("weight_")
+    if name == key or name not in spec.per_head:
+        return gradient
+    heads = spec.w_g.shape[0] if name == "gate" else {"query": spec.heads}.get(name, spec.kv_heads)
+    d_in, width = gradient.shape
+    return gradient.reshape(d_in, heads, width // heads).transpose(1, 0, 2)  # (h, d_in, d), a view
 
 
 def _made(stage: Stage) -> tuple[str, ...]:

@@ -67,6 +67,7 @@ class Spec:
     latent: Latent | None = None  # multi-head latent attention: w_q, w_k, w_v are W_Q (or W_UQ), W_UK, W_UV per head
     gradient: np.ndarray | None = None  # dL/d(the block's last quantity): the backward pass's seed (Part 3)
     given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
+    per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
 
     @property
     def heads(self) -> int:

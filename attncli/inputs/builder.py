@@ -70,6 +70,7 @@ class _Builder:
         self.data, self.folder = data, folder
         self.cache: dict[str, np.ndarray] = {}
         self.files: set[Path] = set()
+        self.per_head: set[str] = set()  # the weights the document gives per head (3-D): their gradients are 3-D too
         self.weights = self._section("weights", WEIGHT_KEYS)
         self.bias = self._section("bias", (*PROJECTIONS, *LATENT_BIASES))
 
@@ -167,6 +168,7 @@ class _Builder:
             mask_name=mask_name,
             identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None),
             files=frozenset(self.files),
+            per_head=frozenset(self.per_head),
             score_bias=score_bias,
             w_g=w_g,
             b_g=b_g,
@@ -277,6 +279,7 @@ class _Builder:
             if heads is not None and w.shape[0] != heads:
                 raise AttnError(f"is 3-D with {plural(w.shape[0], 'head')} but heads is {heads}", key)
             blocks = w
+            self.per_head.add(name)
         elif w.ndim == 2:
             h = heads or 1
             if w.shape[1] % h and value is None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.arguments import ensure_room, shape_text
 from attncli.core.errors import AttnError, describe, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, read_tensor
@@ -266,6 +267,9 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         raise AttnError(f"holds {what}; expected a matrix of numbers", name)
     if array.dtype.kind == "b" and not boolean:  # as inline true/false: a boolean is a mask's value, not a number
         raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
+    if array.size == 0:
+        raise AttnError(f"is empty ({shape_text(array.shape)})", name)
+    ensure_room(name, array.shape, copies=2)  # (a broadcast view of 10¹¹ zeros costs nothing until cast)
     # A long double beyond float64 becomes inf, a signalling NaN (bfloat16's, float32's) a quiet one: each is named
     # below, so the cast's floating-point flags (a RuntimeWarning on stderr) are not wanted.
     with np.errstate(all="ignore"):

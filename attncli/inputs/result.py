@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attncli.core.arguments import real_array
 from attncli.core.errors import AttnError, quoted
 from attncli.inputs.tensorfiles import _widen, read_every_tensor
 
@@ -37,25 +38,33 @@ def read_result(name: str, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
             raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
         except ValueError:
             raise AttnError("is not a readable .npy file of numbers (pickles are refused)", name) from None
-        if array.dtype.kind not in "fiu":
-            raise AttnError(f"holds {array.dtype} values, not numbers", name)
-        return {path.stem: array.astype(np.float64)}
+        return {path.stem: _real(array, path.stem, name)}
     if not path.is_file():
         raise AttnError("no such file", name)
     if suffix == ".npz":
         try:
             with np.load(path, allow_pickle=False) as archive:
                 _known(archive.files, keys, name)
-                found = {key: archive[key].astype(np.float64) for key in keys if key in archive.files}
+                found = {key: _real(archive[key], key, name) for key in keys if key in archive.files}
         except (OSError, ValueError):
             raise AttnError("is not a readable .npz archive of numbers (pickles are refused)", name) from None
     else:
         tensors = read_every_tensor(path, name)
         _known(list(tensors), keys, name)
-        found = {key: _widen(raw, kind).astype(np.float64) for key, (kind, raw) in tensors.items() if key in keys}
+        found = {key: _real(_widen(raw, kind), key, name) for key, (kind, raw) in tensors.items() if key in keys}
     if not found:
         raise AttnError(f"holds none of {', '.join(keys)}", name)
     return found
+
+
+def _real(array: np.ndarray, key: str, name: str) -> np.ndarray:
+    """A result's array at its door: real numbers only (complex, bool, text refused, never cast: a verdict never
+    passes what it did not read); NaN and ±inf kept, a kernel's bug is judged, not refused; the shape is judged
+    against the truth's (:func:`attncli.core.verdict.judge`)."""
+    try:
+        return real_array(array, key, finite=False)
+    except AttnError as e:
+        raise e.at(name) from None
 
 
 def _known(names: list[str], keys: tuple[str, ...], name: str) -> None:

@@ -43,6 +43,7 @@ NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and why
     "gradient": "attncli has no backward pass through a stack of layers; leave gradient out",
 }
 LAYER_KEYS = tuple(key for key in TOP_KEYS if key not in NOT_IN_A_LAYER)
+MAX_LAYERS = 1024  # layers in one stack (the deepest published models have about 130): docs/format.md says so
 
 
 def is_stacked(data: dict[str, Any]) -> bool:
@@ -62,6 +63,9 @@ def stack_of(doc: Document) -> list[dict[str, Any]]:
     if not isinstance(layers, list) or not layers:
         shown = "an empty list" if isinstance(layers, list) else describe(layers)
         raise AttnError(f"is {shown}; expected a list of one or more layer mappings", "layers").at(doc.name)
+    if len(layers) > MAX_LAYERS:  # refused before any layer is read or computed
+        raise AttnError(f"holds {len(layers)} layers; a stack has at most {MAX_LAYERS} (the deepest models have "
+                        "about 130)", "layers").at(doc.name)
     if doc.data.get("inputs") is None:
         raise AttnError("is required: the first layer's X, n × d_model", "inputs").at(doc.name)
     for i, layer in enumerate(layers):

@@ -11,6 +11,7 @@ the array is laid out and cut, and refuses what would not fit in memory.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 from collections.abc import Callable
@@ -121,10 +122,19 @@ def _table(header: bytes, where: str) -> dict:
 
     if not header.lstrip(b" ").startswith(b"{"):
         raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
+    # 300,000 entries are a million new containers, none in a cycle: the collector's passes over them cost more
+    # than the parse itself. Parsed with it off, then set aside from its later passes (gc.freeze: the table is
+    # kept for the run, and a freed one is still freed by its reference counts); benchmarks/tensor_names.py
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         table = json.loads(header)
     except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
         raise AttnError("is not a readable .safetensors file: its header is not valid JSON", where) from None
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
     if not isinstance(table, dict):
         raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
     return table

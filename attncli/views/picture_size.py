@@ -60,6 +60,9 @@ class Size:
         would = "would be at least" if at_least else "would be"
         if self.suffix == ".png":
             width, height = self.pixels(lines)
+            # under a memory limit (ulimit -v, a cgroup, ATTNCLI_MEMORY) memory is named first: it is the cause there
+            ensure_fits(PNG_BYTES_PER_PIXEL * width * height, f"drawing this PNG of {lines:,} lines", self.where,
+                        self._advice())
             if max(width, height) > PNG_MAX_SIDE or width * height > PNG_MAX_PIXELS:
                 size = f"{height:,} pixels tall" if at_least else f"{width:,} × {height:,} pixels"
                 self._refuse(f"the picture {would} {size} ({lines:,} lines of text), more than a PNG may be "
@@ -72,13 +75,13 @@ class Size:
         """``text`` (what was laid out) as a picture: its lines within the limits,
         its drawing within the memory budget."""
         lines = text.count("\n")
-        self.check(lines)
         need = PAGE_BYTES_PER_CHAR.get(self.suffix, 0) * len(text)
         if self.suffix == ".png":
             width, height = self.pixels(lines)
             need += PNG_BYTES_PER_PIXEL * width * height
         kind = self.suffix.lstrip(".").upper()
-        ensure_fits(need, f"drawing this {kind} of {lines:,} lines", self.where, self._advice())
+        ensure_fits(need, f"drawing this {kind} of {lines:,} lines", self.where, self._advice())  # memory first
+        self.check(lines)
 
     def _refuse(self, why: str) -> None:
         raise AttnError(why + self._advice(), self.where)

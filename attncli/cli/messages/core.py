@@ -52,4 +52,27 @@ CATALOGUE = {
     "writing .png needs the optional package resvg-py (a wheel, no system libraries): pip install 'attncli[png]'":
         "写出 .png 需要可选的包 resvg-py（一个 wheel，不需要系统库）：pip install 'attncli[png]'",
     "{}{}": "{}{}",
+    # attncli.core.arguments: every array at its door (the Python API, check --against)
+    "is None, not an array of numbers": "是 None，不是数组",
+    "is a string, not an array of numbers": "是字符串，不是数组",
+    "is bytes, not an array of numbers": "是字节串，不是数组",
+    "is {}, not an array of numbers": "是 {}，不是数组",
+    "is not an array of numbers (its rows are not all the same length)": "不是数组（它的各行长度不一）",
+    "holds {} ({}); expected True/False values": "存放的是{}（{}）；应为 True/False 值",
+    "holds {} ({}); expected real numbers (floating point or integers)": "存放的是{}（{}）；应为实数（浮点数或整数）",
+    "is {}; expected at least {} axes": "是 {}；至少需要 {} 个轴",
+    "is empty ({})": "是空的（{}）",
+    "is {}; expected {}": "是 {}；应为 {}",
+    "holds {} at [{}]; expected finite numbers": "在 [{1}] 处含有 {0}；应为有限的数",
+    "is {}, not a number": "是 {}，不是数",
+    "is {}; expected a finite number": "是 {}；应为有限的数",
+    "holds itself (a mapping or list that contains itself cannot be read)":
+        "包含它自己（包含自身的映射或列表无法读取）",
+    "q is {} but k is {}: their leading axes do not match": "q 是 {}，但 k 是 {}：它们的前导轴不一致",
+    "overflow float64: q·kᵀ (or the weights times v) is too large to compute with":
+        "超出了 float64 的范围：q·kᵀ（或权重乘以 v）太大，无法计算",
+    "{} overflows {}'s range (±{}) at {} ({}): the eager computation in {} holds inf there, as PyTorch's would (bf"
+    "16 and fp32 reach ±3.4e38)":
+        "{0} 在 {3}（{4}）超出了 {1} 的范围（±{2}）：{5} 的 eager 计算在那里得到 inf，PyTorch 也是如此"
+        "（bf16 和 fp32 可达 ±3.4e38）",
 }

@@ -36,4 +36,6 @@ CATALOGUE = {
     "layers do not nest": "各层不能嵌套",
     "attncli has no backward pass through a stack of layers; leave gradient out":
         "attncli 没有穿过层堆叠的反向传播；请去掉 gradient",
+    "holds {} layers; a stack has at most {} (the deepest models have about 130)":
+        "含有 {} 层；一个堆叠最多 {} 层（最深的模型约有 130 层）",
 }

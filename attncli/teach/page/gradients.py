@@ -214,7 +214,8 @@ def written(trace: Trace, key: str) -> bool:
     if key in KEY_KEYS:
         return key in ("grad_kernel_keys", f"grad_{last_key(spec, 'keys')}")
     if key in ("grad_weight_query", "grad_weight_key", "grad_weight_value", "grad_weight_output"):
-        return spec.clip_qkv is None
+        per_head = key.removeprefix("grad_weight_") in spec.per_head  # (its tables are a head each: not written yet)
+        return spec.clip_qkv is None and not per_head
     if key == "grad_inputs":
         return (spec.clip_qkv is None and spec.w_g is None and spec.pre_norm is None and not spec.residual
                 and spec.add_norm is None)

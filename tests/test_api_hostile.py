@@ -1,0 +1,127 @@
+"""The Python API under hostile input: every public function, given None, a string, an object array, an empty
+array, NaN, a 0-d array or a huge shape (a broadcast view: no memory until it is computed with), raises AttnError
+or TypeError naming the argument — never numpy's own error, a RecursionError, a MemoryError or a silent NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attncli
+
+OK = np.ones((3, 4))
+HOSTILE = {  # name: (value, what the message says of it)
+    "None": (None, "None"),
+    "a string": ("abc", "string"),
+    "an object array": (np.array([[1.0, None]], dtype=object), "Python objects"),
+    "an empty array": (np.zeros((0, 4)), "empty"),
+    "NaN": (np.array([[1.0, np.nan], [0.0, 1.0]]), "NaN"),
+    "a 0-d array": (np.array(2.0), "number"),
+    "a huge shape": (np.broadcast_to(0.0, (2_000_000, 4)), "memory"),
+    "complex numbers": (np.ones((2, 4)) + 1e9j, "complex"),
+}
+
+
+def _raises_naming(call, argument: str, said: str):
+    with pytest.raises((attncli.AttnError, TypeError)) as caught:
+        call()
+    message = str(caught.value)
+    assert message.startswith(f"{argument}: ") or f": {argument}: " in message, message
+    assert said.lower() in message.lower(), message
+    return message
+
+
+@pytest.mark.parametrize("argument", ["q", "k", "v"])
+@pytest.mark.parametrize("case", HOSTILE)
+def test_attention_refuses_each_hostile_array_naming_it(case, argument):
+    value, said = HOSTILE[case]
+    arrays = {"q": OK, "k": OK, "v": OK} | {argument: value}
+    if case == "a huge shape":  # the weights (n × m) are what would not fit: refused before they are made
+        arrays = {name: np.broadcast_to(0.0, (2_000_000, 4)) for name in "qkv"}
+        argument = "the weights"
+    _raises_naming(lambda: attncli.attention(arrays["q"], arrays["k"], arrays["v"]), argument, said)
+
+
+@pytest.mark.parametrize("case", ["None", "a string", "an object array", "NaN", "a 0-d array", "complex numbers"])
+def test_attention_refuses_a_hostile_mask_or_scale(case):
+    value, _ = HOSTILE[case]
+    with pytest.raises(attncli.AttnError, match="^allowed: "):
+        attncli.attention(OK, OK, OK, allowed=np.ones((3, 3)) if case == "None" else value)
+    if case != "None":  # (None is the default scale)
+        with pytest.raises(attncli.AttnError, match="^scale: "):
+            attncli.attention(OK, OK, OK, scale=value)
+
+
+def test_attention_refuses_inf_and_a_query_row_of_minus_inf_instead_of_returning_nan():
+    q = OK.copy()
+    q[1] = -np.inf  # the issue's case: the weights of this row were NaN, silently
+    assert "holds -inf at [1, 0]" in _raises_naming(lambda: attncli.attention(q, OK, OK), "q", "finite")
+    k = OK.copy()
+    k[2, 3] = np.inf
+    assert "holds inf at [2, 3]" in _raises_naming(lambda: attncli.attention(OK, k, OK), "k", "finite")
+    _raises_naming(lambda: attncli.attention(OK, OK, OK, scale=float("nan")), "scale", "finite")
+
+
+def test_attention_overflowing_scores_is_an_error_not_nan():
+    big = np.full((2, 3), 1e200)  # finite inputs whose q·kᵀ is beyond float64
+    with pytest.raises(attncli.AttnError, match="overflow float64"):
+        attncli.attention(big, big, OK[:2, :3])
+
+
+def test_attention_with_lists_of_numbers_still_works():
+    out, weights = attncli.attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [3.0]], scale=1.0)
+    e = np.exp([1.0, 0.0])
+    assert np.allclose(weights, [e / e.sum()], rtol=1e-14) and np.allclose(out, [[(e[0] + 3 * e[1]) / e.sum()]])
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_compute_refuses_each_hostile_array_as_a_documents_matrix(case):
+    value, said = HOSTILE[case]
+    said = {"None": "required", "a string": "neither a matrix", "a 0-d array": "single number"}.get(case, said)
+    if case == "a huge shape":  # read (a view costs nothing), but its n × n scores are refused before they are made
+        refused = r"^attncli.compute needs the scores .* 2000000 × 2000000, .*memory"
+        with pytest.raises(attncli.AttnError, match=refused):
+            attncli.compute({"inputs": value})
+        return
+    _raises_naming(lambda: attncli.compute({"inputs": value}), "inputs", said)
+
+
+@pytest.mark.parametrize("function", [attncli.compute, attncli.load])
+@pytest.mark.parametrize("case", ["None", "an object array", "NaN", "a 0-d array", "complex numbers"])
+def test_compute_and_load_refuse_what_is_not_a_document_naming_it(function, case):
+    with pytest.raises(TypeError, match="^document: expected a path or a mapping"):
+        function(HOSTILE[case][0])
+
+
+def test_a_mapping_or_list_that_holds_itself_is_an_attn_error_not_a_recursion_error():
+    doc = {"inputs": [[1.0, 2.0]]}
+    doc["weights"] = doc
+    with pytest.raises(attncli.AttnError, match=r"^<dict>: weights: holds itself"):
+        attncli.compute(doc)
+    rows = [[1.0, 2.0]]
+    rows.append(rows)
+    with pytest.raises(attncli.AttnError, match=r"^<dict>: inputs\[1\]: holds itself"):
+        attncli.compute({"inputs": rows})
+    shared = [1.0, 2.0]  # the same row twice is not a cycle
+    assert attncli.compute({"inputs": [shared, shared], "scale": "none"}).weights.shape == (1, 2, 2)
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_to_dict_and_show_refuse_what_is_not_a_trace_naming_it(case):
+    for function in (attncli.to_dict, attncli.show):
+        with pytest.raises(TypeError, match="^trace: expected what attncli.compute returns"):
+            function(HOSTILE[case][0])
+    with pytest.raises(TypeError, match="^trace: .* not an int"):
+        attncli.to_dict(5)
+    from attncli import notebook
+
+    for function in (notebook.page, notebook.inline):
+        with pytest.raises(TypeError, match="^trace: expected what attncli.compute returns"):
+            function(HOSTILE[case][0])
+
+
+def test_to_dict_refuses_a_string_for_only():
+    trace = attncli.compute({"inputs": [[1.0, 0.0], [0.0, 1.0]]})
+    with pytest.raises(TypeError, match="^only: expected a list of key names"):
+        attncli.to_dict(trace, only="weights")
+    assert list(attncli.to_dict(trace, only=["weights"])).count("weights") == 1
