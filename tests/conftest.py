@@ -67,6 +67,7 @@ QUICK = ("test_illustrated.py", "test_compute.py", "test_check.py", "test_explai
          "test_init.py", "test_page.py", "test_extract.py", "test_cli.py", "test_api.py",
          "test_backward_views.py::test_a_hand_worked_example")
 NOT_QUICK = ("slow", "torch", "browser")
+QUICK_LEAVES_OUT = ("test_explain.py::test_every_example_every_step_every_language",)  # 16 s: every example and step
 
 
 def pytest_collection_modifyitems(items):
@@ -75,8 +76,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if set(getattr(item, "fixturenames", ())) & set(ORACLE_FIXTURES):
             item.add_marker(pytest.mark.torch)
-        named = item.path.name in QUICK or f"{item.path.name}::{getattr(item, 'originalname', '')}" in QUICK
-        if named and not any(item.get_closest_marker(name) for name in NOT_QUICK):
+        test = f"{item.path.name}::{getattr(item, 'originalname', '')}"
+        if (item.path.name in QUICK or test in QUICK) and test not in QUICK_LEAVES_OUT \
+                and not any(item.get_closest_marker(name) for name in NOT_QUICK):
             item.add_marker(pytest.mark.quick)
 
 

@@ -71,7 +71,8 @@ def text_png(family: str, fontconfig: Path) -> bytes:
            f'font-family="{family}" font-size="12">Ab</text></svg>')
     code = "import sys; from attncli.views.picture import to_png; sys.stdout.buffer.write(to_png(sys.argv[1]))"
     env = {**os.environ, "FONTCONFIG_FILE": str(fontconfig)}
-    return subprocess.run([sys.executable, "-c", code, svg], capture_output=True, env=env, check=True).stdout
+    return subprocess.run([sys.executable, "-c", code, svg], capture_output=True, env=env, check=True,
+                          timeout=120).stdout
 
 
 @linux
