@@ -60,13 +60,26 @@ def runner() -> CliRunner:
 
 
 ORACLE_FIXTURES = ("torch", "hf", "save_file", "minilm")  # fixtures that import PyTorch or transformers (importorskip)
+# The quick subset (`pytest -m quick`, README): the tests of these files (or FILE::test) but the slow, torch and
+# browser ones. Every command and the core maths once (forward against hand-worked numbers and a naive loop, scale and
+# masks, the backward pass by hand), in under a minute on 2 cores; tests/test_suite_hygiene.py checks each command.
+QUICK = ("test_illustrated.py", "test_compute.py", "test_check.py", "test_explain.py", "test_heatmap.py",
+         "test_init.py", "test_page.py", "test_extract.py", "test_cli.py", "test_api.py",
+         "test_backward_views.py::test_a_hand_worked_example")
+NOT_QUICK = ("slow", "torch", "browser")
+QUICK_LEAVES_OUT = ("test_explain.py::test_every_example_every_step_every_language",)  # 16 s: every example and step
 
 
 def pytest_collection_modifyitems(items):
-    """A test that takes an oracle fixture is a comparison: marked torch, so that `pytest -m torch` runs it."""
+    """A test that takes an oracle fixture is a comparison: marked torch, so that `pytest -m torch` runs it. A test
+    of a QUICK file that is neither slow nor a comparison is marked quick."""
     for item in items:
         if set(getattr(item, "fixturenames", ())) & set(ORACLE_FIXTURES):
             item.add_marker(pytest.mark.torch)
+        test = f"{item.path.name}::{getattr(item, 'originalname', '')}"
+        if (item.path.name in QUICK or test in QUICK) and test not in QUICK_LEAVES_OUT \
+                and not any(item.get_closest_marker(name) for name in NOT_QUICK):
+            item.add_marker(pytest.mark.quick)
 
 
 def read_within(stream, size: int, seconds: float = 60) -> bytes:

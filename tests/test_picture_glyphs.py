@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import struct
-from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES
@@ -98,14 +97,6 @@ def test_with_a_font_for_every_character_the_png_is_drawn(runner, tmp_path, monk
     english = tmp_path / "causal.png"
     assert runner.invoke(app, ["heatmap", str(EXAMPLES / "causal.yaml"), "--export", str(english)]).exit_code == 0
     assert english.is_file()
-
-
-def test_the_machine_fonts_are_looked_for_where_resvg_reads_them(monkeypatch):
-    monkeypatch.setattr("sys.platform", "linux")
-    monkeypatch.setenv("XDG_DATA_DIRS", "/opt/share:/usr/share")
-    dirs = fonts.font_dirs()
-    assert dirs[:2] == [Path("/opt/share/fonts"), Path("/usr/share/fonts")]
-    assert Path.home() / ".local/share/fonts" in dirs
 
 
 @pytest.mark.parametrize("suffix", [".svg", ".html"])
