@@ -1,8 +1,17 @@
 """The command line: one module per command, sharing the app, the options and the error handler.
 
-``main`` is the console entry point (``attncli``) and ``python -m attncli``.
+``main`` is the console entry point (``attncli``) and ``python -m attncli``: it imports the command it runs, not
+all seven. ``app`` is the Typer app with every command registered on it (for typer.testing's CliRunner).
 """
 
-from attncli.cli.main import app, main
+from attncli.cli.main import every_command, main
 
 __all__ = ["app", "main"]
+
+globals().pop("app")  # the submodule attncli.cli.app, bound here by its import: ``app`` is the Typer app (below)
+
+
+def __getattr__(name: str):
+    if name == "app":
+        return every_command()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
