@@ -19,7 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LAZY = (
     "attncli.cli.messages",  # the translator and its catalogue: an error, and Chinese
     "attncli.cli.check", "attncli.cli.explain", "attncli.cli.extract", "attncli.cli.heatmap", "attncli.cli.init",
-    "attncli.cli.page", "attncli.cli.stack",  # the other commands; a stack of layers
+    "attncli.cli.page", "attncli.cli.card", "attncli.cli.stack",  # the other commands; a stack of layers
     "attncli.inputs.stacked",  # a stacked document (layers:)
     "attncli.core.emulate",  # --emulate
     "attncli.outputs.blocks", "attncli.outputs.paste", "attncli.views.tables",  # tables, markdown, latex, csv

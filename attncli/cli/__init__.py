@@ -1,7 +1,7 @@
 """The command line: one module per command, sharing the app, the options and the error handler.
 
 ``main`` is the console entry point (``attncli``) and ``python -m attncli``: it imports the command it runs, not
-all seven. ``app`` is the Typer app with every command registered on it (for typer.testing's CliRunner).
+all eight. ``app`` is the Typer app with every command registered on it (for typer.testing's CliRunner).
 """
 
 from attncli.cli.main import every_command, main

@@ -21,8 +21,8 @@ from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["main"]  # and app (below)
 
-COMMANDS = ("check", "compute", "explain", "extract", "heatmap", "init", "page")  # --help lists them in this order;
-# each is the module attncli.cli.NAME, whose import registers it on the app
+# --help lists them in this order; each is the module attncli.cli.NAME, whose import registers it on the app
+COMMANDS = ("check", "compute", "explain", "extract", "heatmap", "init", "page", "card")
 
 
 def every_command() -> typer.Typer:
@@ -42,7 +42,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 def the_command(args: list[str]) -> None:
     """Register what the run needs: the command ``args`` starts with alone (each start would otherwise import and
-    build all seven), or every command for anything else (``--help``, a misspelt name, shell completion)."""
+    build all eight), or every command for anything else (``--help``, a misspelt name, shell completion)."""
     completing = any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ)
     if args and args[0] in COMMANDS and not completing:
         importlib.import_module(f"attncli.cli.{args[0]}")

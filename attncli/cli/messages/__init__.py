@@ -72,11 +72,13 @@ def catalogues() -> tuple[dict[str, str], dict[str, str]]:
         models,
         teach,
     )
+    from attncli.cli.messages import kernels as kernel_api
     from attncli.cli.messages import stack as stacked
 
     return {
         **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
         **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
+        **kernel_api.CATALOGUE,
     }, fragments.CATALOGUE
 
 
