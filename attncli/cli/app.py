@@ -10,22 +10,26 @@ import sys
 from typing import Annotated
 
 import typer
-import typer.core
-
-_make_metavar = typer.core.TyperArgument.make_metavar
+from typer.core import TyperCommand
 
 
-def _plain_metavar(self, *args, **kwargs) -> str:
-    """A required argument as FILE in the usage line, as Click writes it (Typer 0.28 writes {FILE}).
+class Command(TyperCommand):
+    """A command whose usage line names a required argument as Click writes it, FILE (Typer 0.27 and 0.28 write
+    {FILE}; 0.26 FILE already): Click's own hook for the usage line, through ``app.command(cls=…)``."""
 
-    The arguments are passed on as they come: older Typer versions take no ``usage`` keyword."""
-    var = _make_metavar(self, *args, **kwargs)
-    return var[1:-1] if kwargs.get("usage") and var.startswith("{") and var.endswith("}") else var
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
 
 
-typer.core.TyperArgument.make_metavar = _plain_metavar
+class App(typer.Typer):
+    """The Typer app, each of whose commands is a :class:`Command` unless it names another ``cls``."""
 
-app = typer.Typer(
+    def command(self, *args, cls=None, **kwargs):
+        return super().command(*args, cls=cls or Command, **kwargs)
+
+
+app = App(
     name="attncli",
     help="See every number of self-attention: Q, K, V, scores, softmax weights and outputs.",
     no_args_is_help=True,

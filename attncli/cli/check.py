@@ -1,6 +1,5 @@
 """attncli check: a learner's hand calculation (the document's ``answer:``) against the computed numbers."""
 
-from enum import Enum
 from typing import Annotated, Optional
 
 import typer
@@ -10,6 +9,7 @@ from attncli.cli.language import choose
 from attncli.cli.load import load, read
 from attncli.cli.options import (
     Debug,
+    DType,
     FileArg,
     HeadsOption,
     LangOption,
@@ -21,12 +21,6 @@ from attncli.cli.options import (
 )
 from attncli.cli.run import run
 from attncli.cli.write import emit, render_text
-
-
-class DType(str, Enum):
-    bf16 = "bf16"
-    fp16 = "fp16"
-    fp32 = "fp32"
 
 
 @app.command()

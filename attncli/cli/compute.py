@@ -6,12 +6,12 @@ from typing import Annotated, Optional
 import typer
 
 from attncli.cli.app import app
-from attncli.cli.check import DType
 from attncli.cli.checks import head_index, only_present
 from attncli.cli.language import choose
 from attncli.cli.load import attend_within_memory, input_paths, load, read
 from attncli.cli.options import (
     Debug,
+    DType,
     ExportOption,
     FileArg,
     HeadsOption,
@@ -126,8 +126,8 @@ def compute(
     language = choose(lang)
 
     def action() -> None:
+        from attncli.inputs.document import is_stacked
         from attncli.inputs.outline import outline
-        from attncli.inputs.stacked import is_stacked
         from attncli.outputs.serialize import check_only
 
         keys = check_only(only)
@@ -232,10 +232,12 @@ def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: 
 
 def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
     """--only with --emulate names only what the eager computation gives (else nothing would be shown)."""
+    if emulate is None:
+        return
     from attncli.core.emulate import KEYS
 
     other = [key for key in keys or [] if key not in KEYS]
-    if emulate is not None and other:
+    if other:
         raise AttnError(f"--emulate gives {', '.join(KEYS)} (the last three with gradient:), not "
                         f"{', '.join(other)}", "--only")
 
@@ -243,14 +245,15 @@ def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
 def _check_selection(selected: Optional[int], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,
                      output: Optional[Path]) -> None:
     """--head and --only against what the format holds: JSON every head, a .npy one array, a CSV the heads it has."""
-    from attncli.outputs.blocks import PER_HEAD
-
     if chosen is OutputFormat.json and selected is not None:
         raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
     if binary and output.suffix.lower() == ".npy" and len(keys or []) != 1:
         raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
-    if chosen is OutputFormat.csv and selected is not None and keys[0] not in PER_HEAD:
-        raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
+    if chosen is OutputFormat.csv and selected is not None:
+        from attncli.outputs.blocks import PER_HEAD
+
+        if keys[0] not in PER_HEAD:
+            raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
 
 
 def _written_as(chosen: OutputFormat, full: bool) -> str:

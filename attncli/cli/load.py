@@ -19,20 +19,25 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
     from attncli.inputs.builder import build_spec
-    from attncli.inputs.stacked import layer_index, top_level_place
-    from attncli.outputs.titles import phrase
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
     try:
         spec = build_spec(doc, overrides)
     except AttnError as e:  # a stack's top-level key (tokens, the first layer's inputs) is named where it is
+        from attncli.inputs.stacked import top_level_place
+
         raise top_level_place(e, doc) from None
     try:
         trace = (compute or attend)(spec)
     except AttnError as e:  # overflow or memory: the document is the place to look
         raise (e.at(doc.name) if e.where is None else e) from None
-    hint = _convention_hint(spec) if trace.empty_queries else ""
+    if not trace.empty_queries:
+        return trace
+    from attncli.inputs.stacked import layer_index
+    from attncli.outputs.titles import phrase
+
+    hint = _convention_hint(spec)
     index = layer_index(doc)  # a stacked document's layer: which one, as the key path and counted from 1
     place = "" if index is None else phrase(current(), "layer_of", j=index, i=index + 1)
     for i in trace.empty_queries:  # in the language the command chose
@@ -57,8 +62,7 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
     A stacked document (``layers:``) gives its layer ``--layer N`` (from 1) as a one-layer document, the layers
     before it computed for its inputs; without ``layer`` it is refused unless the command takes ``stacks``.
     """
-    from attncli.inputs.document import read_document
-    from attncli.inputs.stacked import compute_stack, is_stacked, last_key, layer_document, layer_number, stack_of
+    from attncli.inputs.document import is_stacked, read_document
 
     if file == "-" and sys.stdin is not None:
         try:
@@ -68,6 +72,10 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
         if waiting:
             say(words(current())["stdin"] + "\n")
     doc = read_document(file)
+    if layer is None and not is_stacked(doc.data):  # (one layer: the stack's module is not needed)
+        return doc
+    from attncli.inputs.stacked import compute_stack, last_key, layer_document, layer_number, stack_of
+
     index = layer_number(layer, doc)
     if index is not None:
         before = compute_stack(doc, overrides, lambda d, o: load(file, o, doc=d), index)

@@ -5,6 +5,7 @@ Exit codes: 0 success, 2 a problem with the document or the options (one
 traceback), 130 interrupted with Ctrl-C, 143 / 129 stopped by SIGTERM / SIGHUP.
 """
 
+import importlib
 import os
 import re
 import signal
@@ -13,16 +14,40 @@ import warnings
 
 import typer
 
-from attncli.cli import compute  # noqa: F401  (registers the commands: --help lists them in this order)
-
-from attncli.cli import check, explain, extract, heatmap, init, page, card  # noqa: F401  # isort: skip
-from attncli.cli.app import app
+from attncli.cli.app import app as _app  # as the commands imported so far have registered on it (``app``: all)
 from attncli.cli.language import current
-from attncli.cli.messages import language_in, translate, usage_error
-from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals
+from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals, translated
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
-__all__ = ["app", "main"]
+__all__ = ["main"]  # and app (below)
+
+# --help lists them in this order; each is the module attncli.cli.NAME, whose import registers it on the app
+COMMANDS = ("check", "compute", "explain", "extract", "heatmap", "init", "page", "card")
+
+
+def every_command() -> typer.Typer:
+    """The app with every command registered on it, in the order of COMMANDS."""
+    for name in COMMANDS:
+        importlib.import_module(f"attncli.cli.{name}")
+    _app.registered_commands.sort(key=lambda command: COMMANDS.index(command.name or command.callback.__name__))
+    return _app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the app with every command (:func:`every_command`), for typer.testing and anyone who imports it."""
+    if name == "app":
+        return every_command()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def the_command(args: list[str]) -> None:
+    """Register what the run needs: the command ``args`` starts with alone (each start would otherwise import and
+    build all eight), or every command for anything else (``--help``, a misspelt name, shell completion)."""
+    completing = any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ)
+    if args and args[0] in COMMANDS and not completing:
+        importlib.import_module(f"attncli.cli.{args[0]}")
+    else:
+        every_command()
 
 
 def main(args: list[str] | None = None) -> None:
@@ -32,8 +57,9 @@ def main(args: list[str] | None = None) -> None:
     # floating-point flag that NumPy reports as a RuntimeWarning (with a source path) has been checked for and named
     hold_standard_streams()
     stop_cleanly_on_signals()
+    the_command(sys.argv[1:] if args is None else list(args))
     try:
-        code = app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
+        code = _app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
         if sys.stdout is not None:
             sys.stdout.flush()  # (--help, --version)
     except typer.Abort:  # (a prompt's end of input; attncli asks nothing)
@@ -51,7 +77,7 @@ def main(args: list[str] | None = None) -> None:
         except typer.Exit:
             code = 0
     except OSError as e:  # --help or --version into a full disk
-        say(f"Error: standard output: {translate(f'cannot be written ({e.strerror or e})')}\n")
+        say(f"Error: standard output: {translated(f'cannot be written ({e.strerror or e})')}\n")
         code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
@@ -63,6 +89,8 @@ def main(args: list[str] | None = None) -> None:
             message = re.sub(r"'([^']{41,})'", lambda m: quoted(m.group(1)),  # a 10 kB value,
                              " ".join(message.split()))
             message = re.sub(r"[^\s']{61,}", lambda m: shorten(m.group()), message)  # option or command name
+            from attncli.cli.messages import language_in, usage_error  # (only to print the error)
+
             language = language_in(sys.argv[1:] if args is None else list(args)) or current()
             message = shorten(usage_error(message, language), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
             see = "（见 {} --help）" if language == "zh" else " (see {} --help)"

@@ -29,6 +29,14 @@ class Lang(str, Enum):
     zh = "zh"
 
 
+class DType(str, Enum):
+    """check's --dtype and compute's --emulate: the kernel's precision."""
+
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp32 = "fp32"
+
+
 # -o FILE's extension picks compute's format (unless --format is given, which must then agree): the format, and how
 # the file is made: "text" (what the format prints), "picture" (the tables drawn as --export draws them) or "arrays".
 # Any other extension, or none, takes --format (default: table). (A raster picture, .png, goes in here and in

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import typer
 
-from attncli.cli.messages import error_line, translate
+from attncli.cli.language import current
 from attncli.core.errors import AttnError, visible
 from attncli.core.memory import MEMORY_ENV
 
@@ -55,11 +55,11 @@ def run(action: Callable[[], None], debug: bool) -> None:
     except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
         if debug:
             traceback.print_exc()
-        _fail(f"Error: memory: {translate(OUT_OF_MEMORY)}", EXIT_USER)
+        _fail(f"Error: memory: {translated(OUT_OF_MEMORY)}", EXIT_USER)
     except KeyboardInterrupt:
-        _fail(translate("Interrupted."), EXIT_INTERRUPTED)
+        _fail(translated("Interrupted."), EXIT_INTERRUPTED)
     except Stopped as e:
-        _fail(translate(f"Stopped by {signal.Signals(e.signo).name}."), 128 + e.signo)
+        _fail(translated(f"Stopped by {signal.Signals(e.signo).name}."), 128 + e.signo)
     except BrokenPipeError:
         quiet_broken_pipe()
     except typer.Exit:
@@ -74,6 +74,23 @@ def run(action: Callable[[], None], debug: bool) -> None:
                 "run again with --debug for the traceback)\n"
             )
         raise typer.Exit(EXIT_INTERNAL) from None
+
+
+def error_line(error: AttnError) -> str:
+    """``error`` as its ``Error:`` line says it (:func:`attncli.cli.messages.error_line`, imported when one is)."""
+    from attncli.cli import messages
+
+    return messages.error_line(error)
+
+
+def translated(message: str) -> str:
+    """``message`` in the run's language: the catalogue (:func:`attncli.cli.messages.translate`) is imported only for
+    a Chinese message (not in English, nor then while memory is short or a second Ctrl-C may come)."""
+    if current() != "zh":
+        return message
+    from attncli.cli.messages import translate
+
+    return translate(message)
 
 
 def _fail(message: str, code: int) -> None:

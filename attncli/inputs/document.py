@@ -34,6 +34,11 @@ class Document:
     # became these inputs (normalized, residual or output: attncli.inputs.stacked.last_key)
 
 
+def is_stacked(data: dict[str, Any]) -> bool:
+    """Whether the document is a stack of layers (it has ``layers:``; :mod:`attncli.inputs.stacked` reads it)."""
+    return "layers" in data
+
+
 class OutOfRange(float):
     """A number written in the document that float64 cannot hold (``1e999``): infinite, but named as written."""
 

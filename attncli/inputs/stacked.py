@@ -26,7 +26,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe
 from attncli.inputs.builder import TOP_KEYS
-from attncli.inputs.document import Document
+from attncli.inputs.document import Document, is_stacked
 from attncli.inputs.values import unknown_key
 
 SHARED = ("tokens", "inputs", "positions", "positional")  # given once, at the top of a stacked document
@@ -44,11 +44,6 @@ NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and why
 }
 LAYER_KEYS = tuple(key for key in TOP_KEYS if key not in NOT_IN_A_LAYER)
 MAX_LAYERS = 1024  # layers in one stack (the deepest published models have about 130): docs/format.md says so
-
-
-def is_stacked(data: dict[str, Any]) -> bool:
-    """Whether the document is a stack of layers (it has ``layers:``)."""
-    return "layers" in data
 
 
 def stack_of(doc: Document) -> list[dict[str, Any]]:

@@ -22,18 +22,8 @@ import re
 import string
 
 from attncli.cli.language import current
-from attncli.cli.messages import cli, core, dynamic, fragments, inputs_doc, inputs_files, inputs_parts, models, teach
-from attncli.cli.messages import kernels as kernel_api
-from attncli.cli.messages import stack as stacked
-from attncli.cli.messages import usage as click_usage
 from attncli.core.errors import MESSAGE_CHARS, AttnError, shorten
 
-CATALOGUE: dict[str, str] = {  # whole messages, as raised
-    **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
-    **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
-    **kernel_api.CATALOGUE,
-}
-PHRASES: dict[str, str] = fragments.CATALOGUE  # what a field of a message may hold (never a message alone)
 LONGEST = 2 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: none is) stays English
 DEPTH = 3  # fields translated within fields
 # a field: a quoted value whole if it can be (its text may hold " (" or ": "), a shortened number whole
@@ -68,9 +58,41 @@ def _compile(catalogue: dict[str, str]) -> list[tuple[re.Pattern, str, bool]]:
 
 
 @functools.cache
+def catalogues() -> tuple[dict[str, str], dict[str, str]]:
+    """The whole messages, as raised (``CATALOGUE``), and what a field of a message may hold, never a message alone
+    (``PHRASES``): imported when the first message is translated, not at every start."""
+    from attncli.cli.messages import (
+        cli,
+        core,
+        dynamic,
+        fragments,
+        inputs_doc,
+        inputs_files,
+        inputs_parts,
+        models,
+        teach,
+    )
+    from attncli.cli.messages import kernels as kernel_api
+    from attncli.cli.messages import stack as stacked
+
+    return {
+        **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
+        **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
+        **kernel_api.CATALOGUE,
+    }, fragments.CATALOGUE
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    """``CATALOGUE`` and ``PHRASES`` (:func:`catalogues`), read on first use."""
+    if name in ("CATALOGUE", "PHRASES"):
+        return catalogues()[name == "PHRASES"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
 def compiled() -> tuple[list, list]:
     """The whole messages' templates and the phrases', compiled once."""
-    return _compile(CATALOGUE), _compile(PHRASES)
+    return tuple(_compile(catalogue) for catalogue in catalogues())
 
 
 def lookup(message: str, depth: int = 0) -> str | None:
@@ -163,7 +185,9 @@ def usage_error(message: str, language: str | None = None) -> str:
     """A usage error of the parser (Click's, one line) in ``language``: Chinese for the common kinds, else as it is."""
     if (language or current()) != "zh" or len(message) > LONGEST:
         return message
-    return click_usage.usage(message, lookup) or message
+    from attncli.cli.messages.usage import usage
+
+    return usage(message, lookup) or message
 
 
 def language_in(args: list[str]) -> str | None:
