@@ -79,9 +79,13 @@ def test_vectorised_exp_within_one_ulp_of_numpy(fresh, monkeypatch):
 
 
 @needs_mkl
-def test_streamed_output_with_the_vectorised_exp(fresh, monkeypatch):
+@pytest.mark.parametrize("n, d, heads", [(512, 256, 4), (512, 768, 12)])
+def test_streamed_output_with_the_vectorised_exp(fresh, monkeypatch, n, d, heads):
+    # BERT-base's shape (tiles of 512 × 512): mkl_umath's exp in place took some values' exp twice there
     rng = np.random.default_rng(3)
-    document = {"inputs": rng.normal(size=(300, 32)).tolist(), "heads": 4, "mask": "causal"}
+    x = rng.normal(size=(n, d))
+    w = {c: rng.normal(0.0, d**-0.5, (d, d)) for c in "qkv"}
+    document = {"inputs": x, "heads": heads, "weights": {"query": w["q"], "key": w["k"], "value": w["v"]}}
     spec = build_spec(Document(document, "doc", Path(".")))
     monkeypatch.setenv("ATTNCLI_EXP", "numpy")
     with_numpy = attend_streamed(spec).output
@@ -90,15 +94,15 @@ def test_streamed_output_with_the_vectorised_exp(fresh, monkeypatch):
     monkeypatch.setattr(fresh, "_numpy_vectorises", lambda: False)
     assert fresh.exp_for(fresh.WORTH) is not np.exp
     with_mkl = attend_streamed(spec).output
-    # a naive softmax loop in numpy as the reference for both
-    x = np.array(document["inputs"])
-    heads = []
-    for h in range(4):
-        q = x[:, 8 * h: 8 * h + 8]
-        z = q @ q.T / np.sqrt(8.0) + np.triu(np.full((300, 300), -np.inf), 1)
+    q, k, v = (x @ w[c] for c in "qkv")  # a naive softmax in numpy as the reference for both
+    d_k = d // heads
+    parts = []
+    for h in range(heads):
+        cols = slice(h * d_k, (h + 1) * d_k)
+        z = q[:, cols] @ k[:, cols].T / np.sqrt(d_k)
         a = np.exp(z - z.max(axis=1, keepdims=True))
-        heads.append((a / a.sum(axis=1, keepdims=True)) @ q)
-    want = np.concatenate(heads, axis=1)
+        parts.append((a / a.sum(axis=1, keepdims=True)) @ v[:, cols])
+    want = np.concatenate(parts, axis=1)
     scale = np.abs(want).max()
     assert np.abs(with_numpy - want).max() <= 1e-13 * scale
     assert np.abs(with_mkl - want).max() <= 1e-13 * scale

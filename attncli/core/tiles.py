@@ -135,6 +135,7 @@ class _Workspace:
 
     def __init__(self, rows: int, keys: int, d_k: int, d_v: int) -> None:
         self.z = np.empty(rows * keys)  # Z, then e, of one tile
+        self.e: np.ndarray | None = None  # e apart from Z, for an exp that cannot write over its input (exponential)
         self.q = np.empty((rows, d_k))  # scale·Q_b
         self.acc = np.empty((rows, d_v))  # Σ e·V so far
         self.part = np.empty((rows, d_v))  # one tile's e·V
@@ -195,12 +196,19 @@ class _Blocks:
                 if allowed is not None:
                     np.copyto(z, -np.inf, where=blocked)  # out of the row maximum, and exp(−inf) = 0
                 self.subtract_top(z, w, rows)
-            self.exp(z, out=z)
+            z = self.exp(z, out=z if self.exp is np.exp else self.apart(w, z))
             if allowed is not None and not shifted:
                 np.copyto(z, 0.0, where=blocked)  # after exp: exp(−inf) takes numpy's slow path for special values
             acc[rows] += np.matmul(z, v[s0:s1], out=w.part[: r1 - r0])  # (rows, d_v)
             total[rows] += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[: r1 - r0])  # (rows,)
         self.finish(h, lo, hi, w, shifted)
+
+    @staticmethod
+    def apart(w: _Workspace, z: np.ndarray) -> np.ndarray:
+        """A tile of the thread's own for e beside Z (mkl_umath's exp in place took some values' exp twice)."""
+        if w.e is None:
+            w.e = np.empty(w.z.size)
+        return w.e[: z.size].reshape(z.shape)
 
     def finish(self, h: int, lo: int, hi: int, w: _Workspace, shifted: bool) -> None:
         """H_b = acc / total, after the sink's exp(s_h − c_b) joins the total; lse = c_b + ln(total), the sink's share
