@@ -4,9 +4,10 @@
 
 The layer of benchmarks/inprocess.py (projections, attention, W_O; float64, no mask, output only), one thread
 each.  Three runs in rounds, the order reversed every other round: attncli (``attend_streamed``), the same with
-``np.exp`` in its tiles replaced by nothing (the numbers are then wrong: this is a measurement of time only),
+the exp of its tiles replaced by nothing (the numbers are then wrong: this is a measurement of time only),
 and torch (projections and the fused SDPA kernel).  Then numpy's and torch's exp alone over 12 × n × n float64
-values.  The difference of the first two is what attncli's exponentials cost; the rest of attncli is compared
+values (and mkl_umath's, where attncli[fast-exp] is installed: attncli takes it then; ATTNCLI_EXP=numpy
+measures numpy's).  The difference of the first two is what attncli's exponentials cost; the rest of attncli is compared
 with the rest of torch.  It asserts nothing.
 """
 
@@ -32,12 +33,14 @@ def main() -> None:
     from cases import write_inputs
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    import attncli.core.exponential as exponential
     import attncli.core.tiles as tiles
     from attncli.core.stream import attend_streamed
     from attncli.inputs.builder import build_spec
     from attncli.inputs.document import read_document
 
     torch.set_num_threads(1)
+    vectorised_exp(exponential)
     folder = Path(tempfile.mkdtemp(prefix="attncli-exp-"))
     write_inputs(folder, [N])
     spec = build_spec(read_document(str(folder / f"doc{N}.yaml")))
@@ -50,23 +53,18 @@ def main() -> None:
             h = torch.nn.functional.scaled_dot_product_attention(q, k, v)
         return h[0].transpose(0, 1).reshape(N, HEADS * D_K) @ w["o"]
 
-    class WithoutExp:  # numpy as tiles.py sees it, but exp leaves its tile as it is
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-        @staticmethod
-        def exp(z, out=None):
-            return z if out is None else out
+    def no_exp(values):  # the exp tiles.py takes (attncli.core.exponential.exp_for), leaving its tile as it is
+        return lambda z, out=None: z if out is None else out
 
     def attncli():
         return attend_streamed(spec, threads=1).output
 
     def attncli_without_exp():
-        tiles.np = WithoutExp()
+        chosen, tiles.exp_for = tiles.exp_for, no_exp
         try:
             return attend_streamed(spec, threads=1).output
         finally:
-            tiles.np = np
+            tiles.exp_for = chosen
 
     runs = (attncli, attncli_without_exp, torch_layer)
     for run in runs:
@@ -93,8 +91,18 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         return 1e3 * statistics.median(times)
 
+    vectorised = exponential.exp_for(0)
+    mkl = "" if vectorised is np.exp else f"mkl_umath {median_ms(lambda: vectorised(z, out=out)):.1f} ms, "
     print(f"  exp of {HEADS} × {N} × {N} float64 values: numpy {median_ms(lambda: np.exp(z, out=out)):.1f} ms, "
-          f"torch {median_ms(lambda: torch.exp(zt)):.1f} ms")
+          f"{mkl}torch {median_ms(lambda: torch.exp(zt)):.1f} ms")
+    print(f"  attncli's exp: {'numpy' if vectorised is np.exp else 'mkl_umath (attncli[fast-exp])'}")
+
+
+def vectorised_exp(exponential) -> None:
+    """Take mkl_umath's exp from the first call if it is installed (attncli.core.exponential imports it once a
+    process has done enough exponentials to pay for the import; a benchmark of many rounds gets there anyway)."""
+    if exponential.os.environ.get("ATTNCLI_EXP", "").lower() != "numpy":
+        exponential.exp_for(exponential.WORTH)
 
 
 if __name__ == "__main__":

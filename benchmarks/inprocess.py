@@ -132,6 +132,11 @@ def compare(n: int, rounds: int, threads: int | None, folder: Path, idle: float 
 
     threads = threads or cores()
     torch.set_num_threads(threads)
+    from exp_share import vectorised_exp
+
+    import attncli.core.exponential as exponential
+
+    vectorised_exp(exponential)  # mkl_umath's exp where attncli[fast-exp] is installed (ATTNCLI_EXP=numpy: numpy's)
     write_inputs(folder, [n])
     spec = build_spec(read_document(str(folder / f"doc{n}.yaml")))
     x = torch.from_numpy(np.load(folder / f"x{n}.npy"))
@@ -176,6 +181,7 @@ def compare(n: int, rounds: int, threads: int | None, folder: Path, idle: float 
           f"torch.set_num_threads({threads}), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}); "
           f"{rounds} rounds, the order alternating; "
           f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+          + f"; exp: {'numpy' if exponential.exp_for(0) is np.exp else 'mkl_umath'}"
           + (f"; each round after 0.5 s with the cores {idle:.0%} idle ({skipped} waits)" if idle else ""))
     for name, label in (("attncli", "attncli, attend_streamed"), ("torch", "torch, projections + fused SDPA")):
         found = sorted(times[name])

@@ -3,6 +3,7 @@
     python benchmarks/run.py            # n = 512, 2048, 8192, no mask and causal (several minutes on 2 cores)
     python benchmarks/run.py --long     # and n = 16384
     python benchmarks/run.py --sizes 512,2048 --skip-process
+    python benchmarks/run.py --sizes 8192 --skip-alone --skip-inprocess  # whole processes only (a bisect)
     python benchmarks/run.py --repeat 1 # one round instead of 3
     python benchmarks/run.py --llama    # and the Llama-style layer of benchmarks/llama.py
     python benchmarks/run.py --mla      # and the DeepSeek-V2-Lite-shaped latent attention layer (benchmarks/mla.py)
@@ -116,6 +117,8 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="also n = 16384")
     parser.add_argument("--sizes", help="comma-separated n (default 512,2048,8192)")
     parser.add_argument("--skip-process", action="store_true", help="skip the whole-process comparisons")
+    parser.add_argument("--skip-alone", action="store_true",
+                        help="skip the computation alone in a process of its own (the first table)")
     parser.add_argument("--llama", action="store_true",
                         help="also the Llama-style layer (benchmarks/llama.py), n = 8192")
     parser.add_argument("--qwen3", action="store_true", help="also the Qwen3-shaped layer (benchmarks/qwen3.py)")
@@ -147,10 +150,11 @@ def main() -> None:
         peak = header(folder, has_torch, repeat)
         if has_torch and not args.skip_inprocess:
             print(spawn([sys.executable, str(ROOT / "benchmarks" / "inprocess.py")])[2])
-        table_header(repeat)
-        for n in sizes:
-            for causal in (False, True):
-                report(n, causal, folder, has_torch, repeat, peak)
+        if not args.skip_alone:
+            table_header(repeat)
+            for n in sizes:
+                for causal in (False, True):
+                    report(n, causal, folder, has_torch, repeat, peak)
         if not args.skip_process:
             sys.path.insert(0, str(ROOT / "benchmarks"))
             import whole

@@ -41,7 +41,7 @@ ALLOWED = {
     "main": {"cli"},  # attncli/__main__.py: python -m attncli
 }
 THIRD_PARTY = {  # what each layer may import from outside the standard library
-    "core": {"numpy"},
+    "core": {"numpy", "mkl_umath"},  # mkl_umath: the optional vectorised exp (attncli[fast-exp], core/exponential.py)
     "inputs": {"numpy", "yaml"},
     "outputs": {"numpy", "orjson"},
     "views": {"numpy", "rich", "resvg_py"},  # resvg_py: the optional .png pictures (attncli[png])

@@ -40,6 +40,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from attncli.core.exponential import exp_for
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.threads import cache_bytes, cores, run_parallel
@@ -116,6 +117,7 @@ def run_tiles(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec, heads: np
     jobs = [(h, *span) for h in range(spec.heads) for span in spans]  # a head's K and V stay in cache
     blocks_of = _Blocks(q, k, v, spec, heads, checked, shift, rows, keys, empty)
     blocks_of.lse, blocks_of.sink = lse, sink
+    blocks_of.exp = exp_for(sum((hi - lo) * (stop - start) for _, lo, hi, start, stop in jobs))
     run_parallel(blocks_of, jobs, progress, threads)
 
 
@@ -133,6 +135,7 @@ class _Workspace:
 
     def __init__(self, rows: int, keys: int, d_k: int, d_v: int) -> None:
         self.z = np.empty(rows * keys)  # Z, then e, of one tile
+        self.e: np.ndarray | None = None  # e apart from Z, for an exp that cannot write over its input (exponential)
         self.q = np.empty((rows, d_k))  # scale·Q_b
         self.acc = np.empty((rows, d_v))  # Σ e·V so far
         self.part = np.empty((rows, d_v))  # one tile's e·V
@@ -157,6 +160,7 @@ class _Blocks:
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()
         self.band: dict[tuple[int, int, int, int], tuple[np.ndarray | None, np.ndarray | None, bool]] = {}
+        self.exp: Callable = np.exp  # or a vectorised one (attncli.core.exponential)
 
     def workspace(self) -> _Workspace:
         w = getattr(self.local, "w", None)
@@ -192,12 +196,19 @@ class _Blocks:
                 if allowed is not None:
                     np.copyto(z, -np.inf, where=blocked)  # out of the row maximum, and exp(−inf) = 0
                 self.subtract_top(z, w, rows)
-            np.exp(z, out=z)
+            z = self.exp(z, out=z if self.exp is np.exp else self.apart(w, z))
             if allowed is not None and not shifted:
                 np.copyto(z, 0.0, where=blocked)  # after exp: exp(−inf) takes numpy's slow path for special values
             acc[rows] += np.matmul(z, v[s0:s1], out=w.part[: r1 - r0])  # (rows, d_v)
             total[rows] += np.matmul(z, w.ones[: s1 - s0], out=w.part_total[: r1 - r0])  # (rows,)
         self.finish(h, lo, hi, w, shifted)
+
+    @staticmethod
+    def apart(w: _Workspace, z: np.ndarray) -> np.ndarray:
+        """A tile of the thread's own for e beside Z (mkl_umath's exp in place took some values' exp twice)."""
+        if w.e is None:
+            w.e = np.empty(w.z.size)
+        return w.e[: z.size].reshape(z.shape)
 
     def finish(self, h: int, lo: int, hi: int, w: _Workspace, shifted: bool) -> None:
         """H_b = acc / total, after the sink's exp(s_h − c_b) joins the total; lse = c_b + ln(total), the sink's share
