@@ -21,9 +21,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from attncli.core.attention import Trace
 from attncli.core.errors import visible
 from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import format_number, pick
 from attncli.views.colours import FEW_COLOURS, heat_style, signed_style, signed_swatches, swatches
 from attncli.views.heatmap_grid import choose, numbered_rows, panels

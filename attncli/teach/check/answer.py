@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.stages import QUANTITIES
+from attncli.core.trace import Trace
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
+from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
 from attncli.teach.check.arith import arithmetic_slips

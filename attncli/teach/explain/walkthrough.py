@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core import formulas
-from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import backward, facts, latent, modern, notes, part3, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs

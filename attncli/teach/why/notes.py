@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import Trace, softmax
+from attncli.core.attention import softmax
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import number
 from attncli.teach.explain.facts import quoted, symmetric_weights
 from attncli.teach.explain.notes import same_projection

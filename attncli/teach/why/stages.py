@@ -20,8 +20,9 @@ import dataclasses
 
 import numpy as np
 
-from attncli.core.attention import Trace, softmax
+from attncli.core.attention import softmax
 from attncli.core.errors import AttnError
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain.step import Focus, Numbers, Step, context, kv_head
 from attncli.teach.texts import texts
