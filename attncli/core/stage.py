@@ -79,3 +79,24 @@ class Stage:
     def parameters(self) -> tuple[Quantity, ...]:
         """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
         return tuple(q for q in self.writes if q.parameter)
+
+
+# ---------------------------------------------------------------- what several stages' steps share
+
+
+def rows_in(spec: Spec, a: Arrays):
+    """The rows the projections and the gate read (n, d_model): X̂ with pre_norm, else X₀ = X (+ P)."""
+    return spec.embedded if a.get("normalized_inputs") is None else a["normalized_inputs"]
+
+
+def rows_key(spec: Spec) -> str:
+    """The JSON key of :func:`rows_in`'s rows: where a backward step sends their gradient."""
+    return "normalized_inputs" if spec.pre_norm is not None else "inputs"
+
+
+def added(out: Arrays, key: str, value) -> None:
+    """``out[key]`` += ``value``, in place: ``out``'s arrays are the step's own (no third n × d_model array)."""
+    if key in out:
+        out[key] += value
+    else:
+        out[key] = value

@@ -16,10 +16,10 @@ import numpy as np
 
 from attncli.core import attention as maths
 from attncli.core import formulas as f
+from attncli.core import gradients as grad
 from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
-from attncli.core.gradients import BACKWARD
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
@@ -190,7 +190,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
                (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:"),),
-          lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
+          lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
+          backward=grad.pre_norm),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
     latent_stage(QUERIES, KEYS, VALUES),
@@ -205,9 +206,10 @@ STAGES: tuple[Stage, ...] = (
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
            VALUES),
-          _projections, lambda spec: spec.latent is None),
+          _projections, lambda spec: spec.latent is None, backward=grad.projections),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
-          (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None),
+          (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
+          backward=grad.clip),
     qknorm.QK_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
@@ -218,17 +220,17 @@ STAGES: tuple[Stage, ...] = (
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
-          _rotations, lambda spec: spec.rope is not None),
+          _rotations, lambda spec: spec.rope is not None, backward=grad.rope),
     qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
-           _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel),
+           _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel, backward=grad.kernel),
     absorb_stage(kernel_queries, QK_READS),
     Stage("scores", "S = Q′·K′ᵀ", QK_READS,
           (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex))),),
           _scores, part="attention",
-          block=_scores_block, tiled=lambda spec: spec.score == "dot"),
+          block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
                masked=True),),
@@ -237,37 +239,38 @@ STAGES: tuple[Stage, ...] = (
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True),),
-          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True),
+          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),
            sinks.SINK_WEIGHTS, sinks.LSE),
-          sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax"),
+          sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
+          backward=grad.weights),
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),
-          _mix, part="attention", block=_mix_block, tiled=lambda spec: True),
+          _mix, part="attention", block=_mix_block, tiled=lambda spec: True, backward=grad.mix),
     GATE,
     GATING,
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs", "gated_head_outputs"),
           (_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)))),
-          _output, part="after"),
+          _output, part="after", backward=grad.output),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:"),),
-          _post_norm, lambda spec: spec.post_norm is not None, part="after"),
+          _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm),
     Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
                (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true"),
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
                "add_norm:")),
-          _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),
+          _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
+          backward=grad.residual),
 )
 
-STAGES = tuple(replace(stage, backward=BACKWARD.get(stage.name)) for stage in STAGES)  # each with its backward step
 BY_NAME = {stage.name: stage for stage in STAGES}
 QUANTITIES: dict[str, Quantity] = {**{q.key: q for stage in STAGES for q in stage.writes},
                                    **{q.key: q for q in GRADIENTS}}  # the gradients last, as the backward makes them
