@@ -49,6 +49,12 @@ class Quantity:
         return self.shape.startswith("g ")
 
     @property
+    def rows(self) -> str | None:
+        """The axis role of its rows: ``"query"`` (one per query, n), ``"key"`` (one per key, m), or None."""
+        dims = self.shape.split()
+        return "query" if "n" in dims else "key" if "m" in dims else None
+
+    @property
     def matrix(self) -> bool:
         """An n × m matrix per head: kept only by the full computation."""
         return self.shape.startswith("h n m")

@@ -26,9 +26,6 @@ from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
 
-QK_READS = ("queries", "keys", "queries_rotated", "keys_rotated", "normalized_queries", "normalized_keys",
-            "query_temperature")  # every query and key stage: what the kernel's view and the scores read
-
 
 def last_queries(a: Arrays, spec: Spec) -> np.ndarray:
     """The last query stage before the temperature (h, n, d_k): normalised after the rotation, rotated, normalised,
@@ -182,7 +179,7 @@ QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inp
                          latent_aware(_projected("K", "Keys", "g m d_k", "source")),
                          latent_aware(_projected("V", "Values", "g m d_v", "source")))
 
-STAGES: tuple[Stage, ...] = (
+_UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every stage the kernel's view may read
     Stage("document", "X, P: the document's inputs and positional encoding", (),
           (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),
            _q_("positional", "P", "Positional encoding", "n d_model", f.symbol("P"), "positional:", "positional")),
@@ -223,6 +220,18 @@ STAGES: tuple[Stage, ...] = (
           _rotations, lambda spec: spec.rope is not None, backward=grad.rope),
     qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
+)
+# What the kernel's view (and the scores, and absorb) read: the last query and key stage the document has, which is
+# any array a stage before it made (the stages that make them are the ones ``--only scores`` needs).
+QK_READS = tuple(dict.fromkeys(key for stage in _UP_TO_THE_KERNEL for key in stage.keys))
+# The query and key stages the tiles need not keep (stream lets them go): what the stages from the first that makes
+# Q (latent or the projections) up to the kernel's view make with a row per query or key, except the values.
+_FIRST_Q = next(i for i, stage in enumerate(_UP_TO_THE_KERNEL) if "queries" in stage.keys)
+QK_ROWS = tuple(dict.fromkeys(q.key for stage in _UP_TO_THE_KERNEL[_FIRST_Q:] for q in stage.writes
+                              if not q.parameter and q.rows and " " in q.shape and not q.shape.endswith("d_v")))
+
+STAGES: tuple[Stage, ...] = (
+    *_UP_TO_THE_KERNEL,
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
            _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel, backward=grad.kernel),
