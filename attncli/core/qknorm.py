@@ -201,9 +201,9 @@ def _qk_norm_after_rope_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 NORMALIZED = (Quantity("normalized_queries", f"Q{HAT}", "Normalised queries", "h n d_k", "qk_norm:", "", False,
-                       _text("Q"), _latex("Q")),
+                       _text("Q"), _latex("Q"), checkable=True),
               Quantity("normalized_keys", f"K{HAT}", "Normalised keys", "g m d_k", "qk_norm:", "", False,
-                       _text("K"), _latex("K")))
+                       _text("K"), _latex("K"), checkable=True))
 
 # Two places in the list, one of them present: before the rotation (the usual), or after it (after_rope: true).
 QK_NORM = Stage("qk_norm", "Q̂, K̂ = qk_norm(Q), qk_norm(K)", ("queries", "keys"), NORMALIZED,

@@ -39,6 +39,7 @@ class Quantity:
     latex: Callable[[Spec, Callable[[str], str]], str] = lambda spec, up: ""  # as LaTeX, ``up`` naming the head
     note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
     masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
+    checkable: bool = False  # a learner may give it in check's ``answer:`` (its row for ``query:`` from ``rows``)
 
     @property
     def per_head(self) -> bool:
@@ -53,6 +54,12 @@ class Quantity:
         """The axis role of its rows: ``"query"`` (one per query, n), ``"key"`` (one per key, m), or None."""
         dims = self.shape.split()
         return "query" if "n" in dims else "key" if "m" in dims else None
+
+    @property
+    def row_axis(self) -> int | None:
+        """The axis of its rows (one per query, or else one per key), or None: ``h n d_k`` -> 1, ``m r_kv`` -> 0."""
+        dims = self.shape.split()
+        return dims.index("n") if "n" in dims else dims.index("m") if "m" in dims else None
 
     @property
     def matrix(self) -> bool:

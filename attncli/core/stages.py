@@ -132,8 +132,8 @@ def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
 # ---------------------------------------------------------------- the list
 
 
-def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False):
-    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked)
+def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False, checkable=False):
+    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked, checkable)
 
 
 def _p_(key, symbol, title, shape, needs, source):
@@ -143,7 +143,7 @@ def _p_(key, symbol, title, shape, needs, source):
 def _projected(sym: str, title: str, shape: str, source: str):
     weight, bias = f"W_{sym}", f"b_{sym}"
     return _q_(title.lower(), sym, title, shape, (f.projection_text(sym, weight, bias, source),
-                                                  f.projection_latex(sym, weight, bias, source)))
+                                                  f.projection_latex(sym, weight, bias, source)), checkable=True)
 
 
 def _kernel_view(key: str, sym: str, title: str, shape: str) -> Quantity:
@@ -186,7 +186,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           lambda spec, a: {}),
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
-               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:"),),
+               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
           backward=grad.pre_norm),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
@@ -210,9 +210,11 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
     qknorm.QK_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
-                                              (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:"), "Q"),
+                                              (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:",
+                                              checkable=True), "Q"),
            qknorm.rotated_from_normalized(_q_("keys_rotated", "K′", "Rotated keys", "g m d_k",
-                                              (f.rotated_text("K"), f.rotated_latex("K")), "rope:"), "K"),
+                                              (f.rotated_text("K"), f.rotated_latex("K")), "rope:",
+                                              checkable=True), "K"),
            _q_("rope_frequencies", "f", "Rotary frequencies", "dims/2", (f.frequencies_text, f.frequencies_latex),
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
@@ -237,45 +239,50 @@ STAGES: tuple[Stage, ...] = (
            _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel, backward=grad.kernel),
     absorb_stage(kernel_queries, QK_READS),
     Stage("scores", "S = Q′·K′ᵀ", QK_READS,
-          (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex))),),
+          (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex),
+                                           checkable=True)),),
           _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
-               masked=True),),
+               masked=True, checkable=True),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
           tiled=lambda spec: True),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
-               (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True),),
+               (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
+               checkable=True),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
-                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),
+                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
+               checkable=True),
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights),
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
-               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),
+               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
           _mix, part="attention", block=_mix_block, tiled=lambda spec: True, backward=grad.mix),
     GATE,
     GATING,
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs", "gated_head_outputs"),
           (_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
-           _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)))),
+           _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
+               checkable=True)),
           _output, part="after", backward=grad.output),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
-               (f.normalized_output_text, f.normalized_output_latex), "post_norm:"),),
+               (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
           _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm),
     Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
-               (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true"),
+               (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true",
+               checkable=True),
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
-               "add_norm:")),
+               "add_norm:", checkable=True)),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
           backward=grad.residual),
 )
