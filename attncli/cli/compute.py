@@ -29,7 +29,7 @@ from attncli.cli.options import (
     overrides,
 )
 from attncli.cli.run import run
-from attncli.cli.write import check_export, emit, make_picture, render_text
+from attncli.cli.write import FEWER, check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -169,7 +169,6 @@ def compute(
     run(action, debug)
 
 
-FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
 
 
 def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,
