@@ -33,7 +33,7 @@ from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
 from attncli.teach.check.arith import arithmetic_slips
 from attncli.teach.check.modern import modern_slips
-from attncli.teach.check.other import other_part, rounded_right, shape_hint
+from attncli.teach.check.near_misses import other_part, rounded_right, shape_hint
 from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
