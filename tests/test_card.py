@@ -247,7 +247,6 @@ def test_the_card_on_a_terminal_and_in_chinese(runner, tmp_path):
 
 @pytest.mark.parametrize(("extra", "args", "where"), [
     ({"normalize": "sum"}, [], "normalize"), ({"score": "additive", "additive_dim": 2}, [], "score"),
-    ({}, ["--library", "cudnn"], "--library"),
 ])
 def test_what_no_kernel_computes_is_one_line(runner, tmp_path, extra, args, where):
     path = tmp_path / "d.json"

@@ -113,6 +113,16 @@ def compute(
                            lang=language)
             compute_stack(file, doc, changes, keys, kind, output, options)
             return
+        from attncli.inputs.batch import is_batch
+
+        if is_batch(doc.data):  # layout: a batch of sequences, each computed as its own document
+            from attncli.cli.batch import compute_batch
+
+            kind = "arrays" if binary else "picture" if drawn else chosen.value
+            compute_batch(file, doc, changes, keys, kind, output, dict(
+                emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
+                lang=language))
+            return
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
         head_index(selected, shape.heads)

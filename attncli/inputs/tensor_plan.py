@@ -8,6 +8,7 @@ kept (:class:`TensorPlan`), checked against the tensor's shape as soon as a file
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,9 @@ from attncli.core.memory import ensure_fits
 LAYOUTS = ("rows", "torch")
 NAME_CHARS = 60  # of a tensor name a message shows (names such as model.layers.31.self_attn.q_proj.weight)
 NEAREST = 3  # names a message suggests for an unknown tensor
+# how many axes an array may have: 3 (heads, rows, columns), or 4 while a batch's queries, keys and values are read
+# (attncli.inputs.batch, layout: bshd / bhsd)
+AXES: ContextVar[int] = ContextVar("AXES", default=3)
 
 
 class TensorPlan:
@@ -46,7 +50,9 @@ class TensorPlan:
     def check(self, shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
         """The shape the document will see; every reason the mapping cannot apply to ``shape`` is an error here."""
         what = f"tensor {self.shown} in {shorten(self.file)} is " + (shape_str(shape) if shape else "a single number")
-        if len(shape) == 0 or len(shape) > 3 or 0 in shape:
+        if len(shape) == 0 or len(shape) > AXES.get() or 0 in shape:
+            if AXES.get() > 3:
+                raise AttnError(f"{what} ({dtype}); a batch's arrays have 1 to 4 axes, none empty")
             raise AttnError(f"{what} ({dtype}); expected 1 to 3 axes, not empty")
         if self.layout == "torch" and len(shape) == 3:
             raise AttnError(f"torch transposes a 2-D nn.Linear weight, but {what}", "layout")
