@@ -9,8 +9,8 @@ the ``context``, and ``positions: [p]`` (the context's positions default to 0 â€
   last W âˆ’ 1 keys of a sliding layer; the document keeps every key and says ``window: W``): the weights of the keys
   HF kept, 0 for the rest, the sink's share and Y agree.
 
-Llama 4's chunked decode step is in tests/test_part3_torch.py and Llama's in tests/test_modern_torch.py.  HF's
-float32 steps (Qwen3's RMSNorm, the eager softmax) are put back in float64 with the same formula; the rotary
+Llama 4's chunked decode step is in tests/test_temperature_gate_torch.py and Llama's in tests/test_modern_torch.py.
+HF's float32 steps (Qwen3's RMSNorm, the eager softmax) are put back in float64 with the same formula; the rotary
 tables are made in float64 here.
 """
 

@@ -32,7 +32,7 @@ DYNAMIC = {
     ("attncli/cli/write.py", "PNG_NEEDS"): "views/picture.py's constant: its template is checked there",
     ("attncli/inputs/reading.py", "reasons.get(e.errno, f'cannot be read ({e.strerror or type(e).__name__})')"):
         "an errno's reason: each is in messages/dynamic.py, and 'cannot be read ({})' is a template",
-    ("attncli/models/families.py", "families_mla.REFUSED[model_type]"): "each refusal is in messages/dynamic.py",
+    ("attncli/models/families.py", "latent_families.REFUSED[model_type]"): "each refusal is in messages/dynamic.py",
     ("attncli/inputs/stacked.py", "NOT_IN_A_LAYER[key]"): "each reason is in messages/stack.py",
 }
 
@@ -61,8 +61,7 @@ def test_every_raise_site_has_a_chinese_template():
 
 
 def test_dynamic_messages_have_chinese():
-    import attncli.models.families  # noqa: F401  (before families_mla, which it imports)
-    from attncli.models.families_mla import REFUSED
+    from attncli.models.latent_families import REFUSED
     from attncli.views.picture import PNG_NEEDS
 
     for message in [*REFUSED.values(), PNG_NEEDS, *dynamic.CATALOGUE]:

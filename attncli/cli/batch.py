@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Optional
 
 from attncli.cli.load import input_paths, load
-from attncli.cli.write import emit, make_picture, render_text
+from attncli.cli.write import FEWER, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -53,7 +53,6 @@ def compute_batch(file: str, doc, changes: dict, keys: Optional[list[str]], chos
 def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
             drawn: bool) -> None:
     from attncli.cli.checks import head_index
-    from attncli.cli.compute import FEWER
     from attncli.outputs.titles import phrase
     from attncli.views.tables import View, compute_tables
 

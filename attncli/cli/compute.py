@@ -9,6 +9,7 @@ from attncli.cli.app import app
 from attncli.cli.checks import head_index, only_present
 from attncli.cli.language import choose
 from attncli.cli.load import attend_within_memory, input_paths, load, read
+from attncli.cli.only_help import ONLY_HELP
 from attncli.cli.options import (
     Debug,
     DType,
@@ -28,7 +29,7 @@ from attncli.cli.options import (
     overrides,
 )
 from attncli.cli.run import run
-from attncli.cli.write import check_export, emit, make_picture, render_text
+from attncli.cli.write import FEWER, check_export, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -43,43 +44,7 @@ def compute(
                                         "csv: the one matrix --only names, at full precision.")] = None,
     only: Annotated[Optional[list[str]],
                     typer.Option("--only",
-                                 help="Keep just this key (repeatable): inputs, positional, normalized_inputs, "
-                                      "context, latent_queries, latent_kv, queries, keys, values, "
-                                      "normalized_queries, normalized_keys, queries_rotated, keys_rotated, "
-                                      "rope_frequencies, rope_attention_factor, query_temperature, "
-                                      "absorbed_queries, scores, score_bias, scaled_scores, weights, sink_weights, "
-                                      "lse, head_outputs, gate, gated_head_outputs, output, normalized_output, "
-                                      "residual, normalized; shown only when named: the projections weight_query, "
-                                      "bias_query, weight_key, bias_key, weight_value, bias_value, weight_gate, "
-                                      "bias_gate, weight_output, bias_output, the latent's weight_query_down, "
-                                      "bias_query_down, weight_query_up, weight_kv_down, bias_kv_down, weight_kv_up, "
-                                      "and the kernel's view kernel_queries, kernel_keys. With gradient: (the "
-                                      "backward pass): grad_normalized, grad_residual, grad_normalized_output, "
-                                      "grad_output, grad_gated_head_outputs, "
-                                      "grad_gate, grad_head_outputs, grad_weights, delta, grad_scaled_scores, "
-                                      "grad_scores, grad_queries_rotated, grad_keys_rotated, grad_normalized_queries, "
-                                      "grad_normalized_keys, grad_queries, grad_keys, grad_values, "
-                                      "grad_latent_queries, grad_latent_kv, "
-                                      "grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, "
-                                      "grad_bias_query, grad_weight_key, grad_bias_key, grad_weight_value, "
-                                      "grad_bias_value, grad_weight_output, grad_bias_output, grad_weight_gate, "
-                                      "grad_bias_gate, grad_weight_query_down, grad_bias_query_down, "
-                                      "grad_weight_query_up, grad_weight_kv_down, grad_bias_kv_down, "
-                                      "grad_weight_kv_up (grad_bias_query_up, grad_bias_kv_up: never, the "
-                                      "up-projections take no bias), "
-                                      "grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, "
-                                      "grad_post_norm_beta, grad_add_norm_gamma, grad_add_norm_beta, "
-                                      "grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, "
-                                      "grad_qk_norm_beta_key, grad_latent_query_norm_gamma, grad_latent_kv_norm_gamma, "
-                                      "grad_sinks; shown only when named: grad_kernel_queries, "
-                                      "grad_kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_DQ, b_DQ, "
-                                      "c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, Q_abs, W_Q, b_Q, Q, "
-                                      "W_K, b_K, K, W_V, b_V, V, Q̂, K̂, Q′ (or Q'), K′, f, a_rope, τ, S (scores), "
-                                      "B, Z (scaled), A (weights), σ, LSE, H, W_G, b_G, G, W_O, b_O, Y (output), "
-                                      "R, N; the gradients dN, dR, dY, dG, dH, dA, D, dZ, dS, dQ′, dK′, dQ̂, dK̂, dQ, "
-                                      "dK, dV, dc_Q, dc_KV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, "
-                                      "db_O, dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, "
-                                      "d_sinks.")] = None,
+                                 help=ONLY_HELP)] = None,
     precision: Precision = 4,
     head: Annotated[Optional[str], typer.Option("--head",
                                                 help="Show one head's tables (counting from 1), "
@@ -214,7 +179,6 @@ def compute(
     run(action, debug)
 
 
-FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
 
 
 def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Optional
 
 from attncli.cli.load import input_paths, load
-from attncli.cli.write import emit, make_picture, render_text
+from attncli.cli.write import FEWER, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
@@ -62,7 +62,6 @@ def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional
             drawn: bool) -> None:
     """Each layer's tables, each title starting ``Layer i · ``, then the stack's output (not with --only)."""
     from attncli.cli.checks import head_index
-    from attncli.cli.compute import FEWER
     from attncli.outputs.numbers import dims
     from attncli.outputs.stacked import stack_output
     from attncli.outputs.titles import phrase

@@ -126,6 +126,9 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
         raise AttnError("is the same file as --output; choose another name", "--export")
 
 
+FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for compute's picture too large
+
+
 def make_picture(make: Callable[[bool], list], export: Optional[Path], title: str, theme=None, fewer: str = "",
                  where: str = "--export") -> Optional[tuple[Path, bytes]]:
     """``make(color)`` as --export asks (None without it): in colour (unless NO_COLOR) for .svg/.png/.html,

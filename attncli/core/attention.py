@@ -34,9 +34,8 @@ from attncli.core.softmax import normalize as weights_of
 from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
 from attncli.core.threads import matmul
-from attncli.core.trace import Trace
 
-__all__ = ["Trace", "attention", "project", "softmax"]
+__all__ = ["attention", "project", "softmax"]
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncli.core import backward as b
 from attncli.core.attention import check_finite, project
 from attncli.core.formulas import symbol
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.stage import Arrays, Quantity, Stage, rows_in, rows_key
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -33,7 +34,7 @@ def gate_of(x_hat: np.ndarray, w_g: np.ndarray, b_g: np.ndarray | None) -> np.nd
 
 
 def _gate(spec: Spec, a: Arrays) -> Arrays:
-    x = spec.embedded if a.get("normalized_inputs") is None else a["normalized_inputs"]  # what the queries see
+    x = rows_in(spec, a)  # what the queries see
     logits = project(x, spec.w_g, spec.b_g)  # (h, n, d_v)
     check_finite(logits, "gate", spec.tokens)
     return {"gate": sigmoid(logits)}
@@ -41,6 +42,24 @@ def _gate(spec: Spec, a: Arrays) -> Arrays:
 
 def _gating(spec: Spec, a: Arrays) -> Arrays:
     return {"gated_head_outputs": a["head_outputs"] * a["gate"]}  # (h, n, d_v)
+
+
+# ---------------------------------------------------------------- the stage backwards (core.pipeline.backward runs it)
+
+
+def _gate_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    """G = σ(X̂·W_G + b_G): dlogits = dG ⊙ G(1 − G), then as a projection."""
+    g = a["gate"]
+    dx, dw, db = b.project_back(rows_in(spec, a), spec.w_g, d["gate"] * g * (1.0 - g))
+    out = {rows_key(spec): dx, "weight_gate": dw}
+    if spec.b_g is not None:
+        out["bias_gate"] = db
+    return out
+
+
+def _gating_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    d_hg = d["gated_head_outputs"]
+    return {"head_outputs": d_hg * a["gate"], "gate": d_hg * a["head_outputs"]}
 
 
 def gated_or_not(a: Arrays) -> np.ndarray:
@@ -64,8 +83,8 @@ GATE = Stage("gate", "G = σ(X̂·W_G + b_G)", ("inputs", "positional", "normali
                        *symbol("W_G")),
               Quantity("bias_gate", "b_G", "Gate bias", "h d_v", "bias.gate:", "b_g", True, *symbol("b_G")),
               Quantity("gate", "G", "Gate", "h n d_v", "weights.gate:", text=_gate_text, latex=_gate_latex)),
-             _gate, _present, part="after")
+             _gate, _present, part="after", backward=_gate_back)
 GATING = Stage("gating", "H ⊙ G", ("head_outputs", "gate"),
                (Quantity("gated_head_outputs", "H ⊙ G", "Gated head output", "h n d_v", "weights.gate:",
                          text=lambda spec: "H ⊙ G", latex=lambda spec, up: rf"{up('H')} \odot {up('G')}"),),
-               _gating, _present, part="after")
+               _gating, _present, part="after", backward=_gating_back)

@@ -15,11 +15,20 @@ from dataclasses import replace
 
 import numpy as np
 
+from attncli.core import backward as b
 from attncli.core.attention import check_finite, project
 from attncli.core.formulas import symbol
-from attncli.core.latent import absorbed, keys_of, latent_kv, latent_queries
+from attncli.core.latent import (
+    absorbed,
+    keys_of,
+    kv_up_back,
+    latent_kv,
+    latent_kv_back,
+    latent_queries,
+    latent_queries_back,
+)
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.stage import Arrays, Quantity, Stage, added, rows_in, rows_key
 
 LATENT_READS = ("inputs", "positional", "normalized_inputs", "context")
 QUERY_ROWS = ("latent_queries", "queries")
@@ -28,7 +37,7 @@ QUERY_ROWS = ("latent_queries", "queries")
 def latent_forward(spec: Spec, a: Arrays) -> Arrays:
     """c_Q, c_KV and the Q, K and V expanded from them (before a clamp)."""
     lat = spec.latent
-    x = spec.embedded if a.get("normalized_inputs") is None else a["normalized_inputs"]  # X̂ (n, d_model)
+    x = rows_in(spec, a)  # X̂ (n, d_model)
     source = x if spec.context is None else spec.context  # C (m, d_ctx)
     c_q = latent_queries(x, lat)  # (n, r_q), or None
     c_kv, k_r = latent_kv(source, lat.kv_down, lat.kv_down_bias, lat.kv_norm, lat.d_rope)  # (m, r_kv), (m, d_r)
@@ -98,6 +107,49 @@ def latent_aware(q: Quantity) -> Quantity:
     return replace(q, text=text, latex=latex)
 
 
+# ---------------------------------------------------------------- the stage backwards (core.pipeline.backward runs it)
+
+
+def _latent_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    """The latent projections (core.latent): Q, K and V to c_Q and c_KV, to X̂ (or X₀) and C, and every latent weight.
+
+    dc_Q = dQ·W_UQᵀ;  dc_KV = dK_nope·W_UKᵀ + dV·W_UVᵀ;  dk_r = Σ_h dK_r,h (the rotary key every head shares)."""
+    out = _queries_back(spec, a, d["queries"]) if d.get("queries") is not None else {}
+    lat, d_k, d_v = spec.latent, d.get("keys"), d.get("values")
+    if d_k is None and d_v is None:
+        return out
+    source, to = (rows_in(spec, a), rows_key(spec)) if spec.context is None else (spec.context, "context")
+    c_kv = a.get("latent_kv")
+    if c_kv is None:  # let go by the streamed path: made again
+        c_kv = latent_kv(source, lat.kv_down, lat.kv_down_bias, lat.kv_norm, lat.d_rope)[0]
+    d_k_r = np.zeros((c_kv.shape[0], lat.d_rope)) if d_k is None else d_k[:, :, lat.d_nope:].sum(axis=0)  # (m, d_r)
+    d_c, d_w_up = kv_up_back(c_kv, lat.kv_up, spec.heads, lat.d_nope,
+                             None if d_k is None else d_k[:, :, :lat.d_nope], d_v)
+    d_source, d_w, d_b, d_gamma = latent_kv_back(source, lat, d_c, d_k_r)
+    added(out, to, d_source)
+    out.update(latent_kv=d_c, weight_kv_up=d_w_up, weight_kv_down=d_w, latent_kv_norm_gamma=d_gamma)
+    if lat.kv_down_bias is not None:
+        out["bias_kv_down"] = d_b
+    return out
+
+
+def _queries_back(spec: Spec, a: Arrays, d_q: np.ndarray) -> Arrays:
+    """Q = X̂·W_Q (+ b_Q), or c_Q·W_UQ with c_Q = query_norm(X̂·W_DQ + b_DQ), backwards."""
+    lat, x = spec.latent, rows_in(spec, a)
+    if lat.query_down is None:
+        dx, dw, db = b.project_back(x, spec.w_q, d_q)
+        return {rows_key(spec): dx, "weight_query": dw} | ({} if spec.b_q is None else {"bias_query": db})
+    c_q = a.get("latent_queries")
+    c_q = latent_queries(x, lat) if c_q is None else c_q  # let go by the streamed path: made again
+    d_c, d_w_up, _ = b.project_back(c_q, spec.w_q, d_q)
+    dx, d_w_down, d_b, d_gamma = latent_queries_back(x, lat, d_c)
+    out = {rows_key(spec): dx, "latent_queries": d_c, "weight_query_up": d_w_up, "weight_query_down": d_w_down,
+           "latent_query_norm_gamma": d_gamma}
+    if lat.query_down_bias is not None:
+        out["bias_query_down"] = d_b
+    return out
+
+
 def _p(key: str, sym: str, title: str, shape: str, needs: str, source: str) -> Quantity:
     return Quantity(key, sym, title, shape, needs, source, True, *symbol(sym))
 
@@ -110,18 +162,18 @@ def latent_stage(queries: Quantity, keys: Quantity, values: Quantity) -> Stage:
         _p("bias_query_down", "b_DQ", "Query down-projection bias", "r_q", "bias.query_down:",
            "latent.query_down_bias"),
         Quantity("latent_queries", "c_Q", "Latent queries", "n r_q", "weights.query_down:", text=_c_q_text,
-                 latex=_latex(_c_q_text)),
+                 latex=_latex(_c_q_text), checkable=True),
         _p("weight_query_up", "W_UQ", "Query up-projection", "r_q h·d_k", "weights.query_up:", "latent.query_up"),
         _p("weight_kv_down", "W_DKV", "Key/value down-projection", "d_ctx r_kv+d_r", "latent:", "latent.kv_down"),
         _p("bias_kv_down", "b_DKV", "Key/value down-projection bias", "r_kv+d_r", "bias.kv_down:",
            "latent.kv_down_bias"),
         Quantity("latent_kv", "c_KV", "Latent keys and values", "m r_kv", "latent:", text=_c_kv_text,
-                 latex=_latex(_c_kv_text)),
+                 latex=_latex(_c_kv_text), checkable=True),
         _p("weight_kv_up", "W_UKV", "Key/value up-projection", "r_kv h·(d_nope+d_v)", "latent:", "latent.kv_up"),
         queries, keys, values)
     return Stage("latent", "c_Q = query_norm(X̂·W_DQ + b_DQ)   c_KV = kv_norm(C·W_DKV + b_DKV)   "
                  "K_h = (c_KV·W_UK,h | k_r)   V_h = c_KV·W_UV,h", LATENT_READS, writes, latent_forward,
-                 lambda spec: spec.latent is not None)
+                 lambda spec: spec.latent is not None, backward=_latent_back)
 
 
 def _absorbed_text(spec: Spec) -> str:

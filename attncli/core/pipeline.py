@@ -12,7 +12,6 @@ too, and the ``attention`` ones block by block.  The :class:`Trace` is made here
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import fields
 
 import numpy as np
 
@@ -23,11 +22,11 @@ from attncli.core.gradients import seed_key
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
 from attncli.core.stages import STAGES, writer
-from attncli.core.trace import Trace
+from attncli.core.trace import TRACE_ARRAYS, Trace
 
 Step = Callable[[Spec, Arrays], Arrays]
 Backward = Callable[[Spec, Arrays, Arrays], Arrays]
-COMPUTED = tuple(f.name for f in fields(Trace) if f.name not in ("spec", "empty_queries", "gradients"))  # its arrays
+COMPUTED = TRACE_ARRAYS  # its arrays, by JSON key
 
 
 def run(spec: Spec, arrays: Arrays | None = None, *, stages: Iterable[Stage] = STAGES,

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from attncli.core import backward as b
 from attncli.core.attention import check_finite
 from attncli.core.errors import AttnError, quoted
 from attncli.core.formulas import norm_text
@@ -162,15 +163,54 @@ def scores_of_normalized(q: Quantity) -> Quantity:
     return replace(q, text=text, latex=latex)
 
 
+# ---------------------------------------------------------------- the stage backwards (core.pipeline.backward runs it)
+
+
+def _qk(spec: Spec, a: Arrays, d: Arrays, sources: tuple[str, str]) -> Arrays:
+    """qk_norm's gradients, to ``sources`` (the queries and keys it normalised) and to its γ and β."""
+    norm = spec.qk_norm
+    axes = (-1,) if norm.scope == "head" else (0, -1)
+    out: Arrays = {}
+    for what, made, source in zip(("query", "key"), ("normalized_queries", "normalized_keys"), sources, strict=True):
+        dy = d.get(made)
+        if dy is None:
+            continue
+        gamma, beta = getattr(norm, f"gamma_{what}"), getattr(norm, f"beta_{what}")
+        d_k = dy.shape[-1]
+        dx, cells = b.norm_back(a[source], dy, gamma.reshape(-1, 1, d_k), norm.kind, norm.eps, axes)
+        out[source] = dx
+        out[f"qk_norm_gamma_{what}"] = _to_shape(cells, gamma)
+        if beta is not None:
+            out[f"qk_norm_beta_{what}"] = _to_shape(dy, beta)
+    return out
+
+
+def _to_shape(cells: np.ndarray, param: np.ndarray) -> np.ndarray:
+    """Cells (h, n, d_k) summed to a qk_norm parameter's shape: (d_k,), (h, d_k) or (h·d_k,)."""
+    per_head = cells.sum(axis=1)  # (h, d_k)
+    return per_head.sum(axis=0) if param.size == cells.shape[-1] else per_head.reshape(param.shape)
+
+
+def _qk_norm_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    return _qk(spec, a, d, ("queries", "keys"))
+
+
+def _qk_norm_after_rope_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
+    rotated = spec.rope is not None
+    return _qk(spec, a, d, ("queries_rotated", "keys_rotated") if rotated else ("queries", "keys"))
+
+
 NORMALIZED = (Quantity("normalized_queries", f"Q{HAT}", "Normalised queries", "h n d_k", "qk_norm:", "", False,
-                       _text("Q"), _latex("Q")),
+                       _text("Q"), _latex("Q"), checkable=True),
               Quantity("normalized_keys", f"K{HAT}", "Normalised keys", "g m d_k", "qk_norm:", "", False,
-                       _text("K"), _latex("K")))
+                       _text("K"), _latex("K"), checkable=True))
 
 # Two places in the list, one of them present: before the rotation (the usual), or after it (after_rope: true).
 QK_NORM = Stage("qk_norm", "Q̂, K̂ = qk_norm(Q), qk_norm(K)", ("queries", "keys"), NORMALIZED,
-                lambda spec, a: _normalized(spec, a["queries"], a["keys"]), before_rope)
+                lambda spec, a: _normalized(spec, a["queries"], a["keys"]), before_rope,
+                backward=_qk_norm_back)
 QK_NORM_AFTER_ROPE = Stage("qk_norm_after_rope", "Q̂, K̂ = qk_norm(Q′), qk_norm(K′)",
                            ("queries", "keys", "queries_rotated", "keys_rotated"), NORMALIZED,
                            lambda spec, a: _normalized(spec, _last(a, "queries"), _last(a, "keys")),
-                           lambda spec: spec.qk_norm is not None and spec.qk_norm.after_rope)
+                           lambda spec: spec.qk_norm is not None and spec.qk_norm.after_rope,
+                           backward=_qk_norm_after_rope_back)

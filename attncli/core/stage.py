@@ -39,6 +39,7 @@ class Quantity:
     latex: Callable[[Spec, Callable[[str], str]], str] = lambda spec, up: ""  # as LaTeX, ``up`` naming the head
     note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
     masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
+    checkable: bool = False  # a learner may give it in check's ``answer:`` (its row for ``query:`` from ``rows``)
 
     @property
     def per_head(self) -> bool:
@@ -47,6 +48,18 @@ class Quantity:
     @property
     def per_kv_head(self) -> bool:
         return self.shape.startswith("g ")
+
+    @property
+    def rows(self) -> str | None:
+        """The axis role of its rows: ``"query"`` (one per query, n), ``"key"`` (one per key, m), or None."""
+        dims = self.shape.split()
+        return "query" if "n" in dims else "key" if "m" in dims else None
+
+    @property
+    def row_axis(self) -> int | None:
+        """The axis of its rows (one per query, or else one per key), or None: ``h n d_k`` -> 1, ``m r_kv`` -> 0."""
+        dims = self.shape.split()
+        return dims.index("n") if "n" in dims else dims.index("m") if "m" in dims else None
 
     @property
     def matrix(self) -> bool:
@@ -79,3 +92,24 @@ class Stage:
     def parameters(self) -> tuple[Quantity, ...]:
         """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
         return tuple(q for q in self.writes if q.parameter)
+
+
+# ---------------------------------------------------------------- what several stages' steps share
+
+
+def rows_in(spec: Spec, a: Arrays):
+    """The rows the projections and the gate read (n, d_model): X̂ with pre_norm, else X₀ = X (+ P)."""
+    return spec.embedded if a.get("normalized_inputs") is None else a["normalized_inputs"]
+
+
+def rows_key(spec: Spec) -> str:
+    """The JSON key of :func:`rows_in`'s rows: where a backward step sends their gradient."""
+    return "normalized_inputs" if spec.pre_norm is not None else "inputs"
+
+
+def added(out: Arrays, key: str, value) -> None:
+    """``out[key]`` += ``value``, in place: ``out``'s arrays are the step's own (no third n × d_model array)."""
+    if key in out:
+        out[key] += value
+    else:
+        out[key] = value

@@ -16,18 +16,15 @@ import numpy as np
 
 from attncli.core import attention as maths
 from attncli.core import formulas as f
+from attncli.core import gradients as grad
 from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
-from attncli.core.gradients import BACKWARD
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
-
-QK_READS = ("queries", "keys", "queries_rotated", "keys_rotated", "normalized_queries", "normalized_keys",
-            "query_temperature")  # every query and key stage: what the kernel's view and the scores read
 
 
 def last_queries(a: Arrays, spec: Spec) -> np.ndarray:
@@ -135,8 +132,8 @@ def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
 # ---------------------------------------------------------------- the list
 
 
-def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False):
-    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked)
+def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False, checkable=False):
+    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked, checkable)
 
 
 def _p_(key, symbol, title, shape, needs, source):
@@ -146,7 +143,7 @@ def _p_(key, symbol, title, shape, needs, source):
 def _projected(sym: str, title: str, shape: str, source: str):
     weight, bias = f"W_{sym}", f"b_{sym}"
     return _q_(title.lower(), sym, title, shape, (f.projection_text(sym, weight, bias, source),
-                                                  f.projection_latex(sym, weight, bias, source)))
+                                                  f.projection_latex(sym, weight, bias, source)), checkable=True)
 
 
 def _kernel_view(key: str, sym: str, title: str, shape: str) -> Quantity:
@@ -182,15 +179,16 @@ QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inp
                          latent_aware(_projected("K", "Keys", "g m d_k", "source")),
                          latent_aware(_projected("V", "Values", "g m d_v", "source")))
 
-STAGES: tuple[Stage, ...] = (
+_UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every stage the kernel's view may read
     Stage("document", "X, P: the document's inputs and positional encoding", (),
           (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),
            _q_("positional", "P", "Positional encoding", "n d_model", f.symbol("P"), "positional:", "positional")),
           lambda spec, a: {}),
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
-               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:"),),
-          lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None),
+               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True),),
+          lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
+          backward=grad.pre_norm),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
     latent_stage(QUERIES, KEYS, VALUES),
@@ -205,69 +203,90 @@ STAGES: tuple[Stage, ...] = (
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
            VALUES),
-          _projections, lambda spec: spec.latent is None),
+          _projections, lambda spec: spec.latent is None, backward=grad.projections),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
-          (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None),
+          (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
+          backward=grad.clip),
     qknorm.QK_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
-                                              (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:"), "Q"),
+                                              (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:",
+                                              checkable=True), "Q"),
            qknorm.rotated_from_normalized(_q_("keys_rotated", "K′", "Rotated keys", "g m d_k",
-                                              (f.rotated_text("K"), f.rotated_latex("K")), "rope:"), "K"),
+                                              (f.rotated_text("K"), f.rotated_latex("K")), "rope:",
+                                              checkable=True), "K"),
            _q_("rope_frequencies", "f", "Rotary frequencies", "dims/2", (f.frequencies_text, f.frequencies_latex),
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
-          _rotations, lambda spec: spec.rope is not None),
+          _rotations, lambda spec: spec.rope is not None, backward=grad.rope),
     qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
+)
+# What the kernel's view (and the scores, and absorb) read: the last query and key stage the document has, which is
+# any array a stage before it made (the stages that make them are the ones ``--only scores`` needs).
+QK_READS = tuple(dict.fromkeys(key for stage in _UP_TO_THE_KERNEL for key in stage.keys))
+# The query and key stages the tiles need not keep (stream lets them go): what the stages from the first that makes
+# Q (latent or the projections) up to the kernel's view make with a row per query or key, except the values.
+_FIRST_Q = next(i for i, stage in enumerate(_UP_TO_THE_KERNEL) if "queries" in stage.keys)
+QK_ROWS = tuple(dict.fromkeys(q.key for stage in _UP_TO_THE_KERNEL[_FIRST_Q:] for q in stage.writes
+                              if not q.parameter and q.rows and " " in q.shape and not q.shape.endswith("d_v")))
+
+STAGES: tuple[Stage, ...] = (
+    *_UP_TO_THE_KERNEL,
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
-           _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel),
+           _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel, backward=grad.kernel),
     absorb_stage(kernel_queries, QK_READS),
     Stage("scores", "S = Q′·K′ᵀ", QK_READS,
-          (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex))),),
+          (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex),
+                                           checkable=True)),),
           _scores, part="attention",
-          block=_scores_block, tiled=lambda spec: spec.score == "dot"),
+          block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
-               masked=True),),
+               masked=True, checkable=True),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
           tiled=lambda spec: True),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
-               (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True),),
-          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True),
+               (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
+               checkable=True),),
+          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
-                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}")),
+                                                    f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
+               checkable=True),
            sinks.SINK_WEIGHTS, sinks.LSE),
-          sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax"),
+          sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
+          backward=grad.weights),
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
-               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}")),),
-          _mix, part="attention", block=_mix_block, tiled=lambda spec: True),
+               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
+          _mix, part="attention", block=_mix_block, tiled=lambda spec: True, backward=grad.mix),
     GATE,
     GATING,
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs", "gated_head_outputs"),
           (_p_("weight_output", "W_O", "Output projection", "h·d_v d_out", "weights.output:", "w_o"),
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
-           _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)))),
-          _output, part="after"),
+           _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
+               checkable=True)),
+          _output, part="after", backward=grad.output),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
-               (f.normalized_output_text, f.normalized_output_latex), "post_norm:"),),
-          _post_norm, lambda spec: spec.post_norm is not None, part="after"),
+               (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
+          _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm),
     Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
-               (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true"),
+               (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true",
+               checkable=True),
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
-               "add_norm:")),
-          _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after"),
+               "add_norm:", checkable=True)),
+          _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
+          backward=grad.residual),
 )
 
-STAGES = tuple(replace(stage, backward=BACKWARD.get(stage.name)) for stage in STAGES)  # each with its backward step
 BY_NAME = {stage.name: stage for stage in STAGES}
 QUANTITIES: dict[str, Quantity] = {**{q.key: q for stage in STAGES for q in stage.writes},
                                    **{q.key: q for q in GRADIENTS}}  # the gradients last, as the backward makes them

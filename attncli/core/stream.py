@@ -35,14 +35,13 @@ from attncli.core.pipeline import backward, needed, run, trace_of
 from attncli.core.sinks import has_lse
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Stage
-from attncli.core.stages import STAGES, kernel_keys, kernel_queries
+from attncli.core.stages import QK_ROWS, STAGES, kernel_keys, kernel_queries
 from attncli.core.stream_backward import attention_backward
 from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
 
-QK_STAGES = ("queries", "keys", "normalized_queries", "normalized_keys", "queries_rotated", "keys_rotated",
-             "latent_queries", "latent_kv")
+QK_STAGES = QK_ROWS  # the query and key stages (Q, K, Q̂, Q′, c_Q …), from the stage list
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
 GENERIC_BLOCK_BYTES = 64 << 20  # all heads' block when the scores are additive or not a softmax
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import stat
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from attncli.inputs.archives import ARCHIVE_KINDS, check_spelling, is_archive, r
 from attncli.inputs.document import OutOfRange
 from attncli.inputs.fastmatrix import FastMatrix
 from attncli.inputs.reading import decode_utf8, file_status, npy_header, read_exactly
+from attncli.inputs.tensor_plan import AXES  # (a checkpoint's tensor is held to it too)
 from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
@@ -31,9 +31,6 @@ FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
 _AXES = ("head", "row", "column")
 NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
 
-# how many axes an array may have: 3 (heads, rows, columns), or 4 while a batch's queries, keys and values are read
-# (attncli.inputs.batch, layout: bshd / bhsd)
-AXES: ContextVar[int] = ContextVar("AXES", default=3)
 
 
 def read_value(

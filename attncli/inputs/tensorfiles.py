@@ -5,7 +5,7 @@ JSON, dtype, shape, byte range; the ``.npy`` header of an archive's member)
 before it believes it, reads only the named array's bytes (read, never mapped: see
 :func:`attncli.inputs.reading.read_exactly`),
 and says what is wrong in one line that shows no more of the file than a
-shortened tensor name.  The :class:`attncli.inputs.archives.TensorPlan` says how
+shortened tensor name.  The :class:`attncli.inputs.tensor_plan.TensorPlan` says how
 the array is laid out and cut, and refuses what would not fit in memory.
 """
 
@@ -16,16 +16,14 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from attncli.core.errors import AttnError, quoted, shape_str, shorten
 from attncli.core.memory import ensure_fits, size_text
 from attncli.inputs.reading import npy_header, read_exactly
-
-if TYPE_CHECKING:
-    from attncli.inputs.archives import TensorPlan
+from attncli.inputs.tensor_plan import TensorPlan
 
 HEADER_LIMIT = 100_000_000  # bytes of a .safetensors header: the safetensors package's own limit
 HEADER_MEMORY = 12  # bytes of memory per byte of JSON header while it is parsed (measured: about 6)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError
-from attncli.models.families import Plan
+from attncli.models.family import Plan
 
 
 def run(torch: Any, model: Any, plan: Plan, inputs: dict[str, Any], float64: bool, attentions: str,
@@ -90,7 +90,7 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
     upcast = []
     for module in model.modules():
         if hasattr(module, "variance_epsilon") and getattr(module, "weight", None) is not None and \
-                type(module).__name__ not in plan.float64.get("not_rms", ()):  # (a LayerNorm: families_2026)
+                type(module).__name__ not in plan.float64.get("not_rms", ()):  # (a LayerNorm: other_outlines)
             handles.append(module.register_forward_hook(_rms64, prepend=True))  # (before the hooks that catch X̂)
         elif hasattr(module, "inv_freq") and "rope" in plan.float64:
             handles.append(module.register_forward_hook(_rope64(torch, plan.float64["rope"]), with_kwargs=True))
@@ -99,7 +99,7 @@ def float64_steps(torch: Any, model: Any, plan: Plan) -> Iterator[None]:
         if getattr(module, "reorder_and_upcast_attn", False):
             module.reorder_and_upcast_attn = False
             upcast.append(module)
-    for install in plan.float64.get("install", ()):  # a family's own float64 switches (families_2025, capture_2026)
+    for install in plan.float64.get("install", ()):  # a family's own float64 switches (llama_outline, float64_switches)
         handles += install(torch, model)
     functional.softmax = softmax64
     try:

@@ -20,7 +20,8 @@ import numpy as np
 
 from attncli.core.errors import AttnError, quoted, shorten
 from attncli.models import capture, loading, weights
-from attncli.models.families import Param, Plan, family_of
+from attncli.models.families import family_of
+from attncli.models.family import Param, Plan
 from attncli.models.render import render
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}  # max |difference| allowed (float32: relative to the largest value)

@@ -1,7 +1,10 @@
 """Each model family's attention layer, as the keys of a document and the modules that hold its numbers.
 
-A family function gets the transformers config and the loaded model (its base model, whose module and parameter
-names are relative to it) and returns a :class:`Plan`: the document keys, with each weight a :class:`Param`
+This module is the registry (:data:`FAMILIES`, :func:`family_of`), with the families of the first releases
+(BERT, DistilBERT, GPT-2, Llama, BLOOM, T5); the others are in the modules it imports, each named by the layer's
+outline, and every family builds its plan from :mod:`attncli.models.family`'s parts (so no family module imports
+this one).  A family function gets the transformers config and the loaded model (its base model, whose module and
+parameter names are relative to it) and returns a :class:`Plan`: the document keys, with each weight a :class:`Param`
 (a parameter's name, its layout and the columns to keep) that :mod:`attncli.models.extract` turns into a
 ``{file, tensor, layout, columns}`` reference into the checkpoint, and where the hooks of
 :mod:`attncli.models.capture` catch the layer's input X, its normalised input X̂, the attention output Y, the
@@ -10,72 +13,13 @@ residual R and the Add & Norm N.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from attncli.core.errors import AttnError, quoted
+from attncli.models import latent_families, llama_outline, other_outlines
+from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
-STACKS = ("encoder", "decoder")
-
-
-@dataclass(frozen=True)
-class Param:
-    """One of the model's parameters, as the document reads it from the checkpoint."""
-
-    name: str  # relative to the base model, e.g. encoder.layer.3.attention.self.query.weight
-    layout: str = "rows"  # torch: an nn.Linear.weight (transposed on reading)
-    columns: tuple[tuple[int, int], ...] = ()  # the blocks kept (all when empty), side by side
-
-
-@dataclass
-class Plan:
-    """Layer L of one model: the document's keys and the hook points."""
-
-    keys: dict[str, Any]  # heads, weights, bias, pre_norm, rope, mask, score_bias, … (Params inside)
-    block: str  # the layer: its input is X
-    output: str  # the attention's output projection: its output is Y
-    pre_norm: str | None = None  # its output is X̂
-    residual: tuple[str, str] | None = None  # (module, "input" | "output"): where R = X + Y is seen
-    normalized: str | None = None  # its output is N = LayerNorm(R) (post-norm models)
-    float64: dict[str, Any] = field(default_factory=dict)  # what capture switches to float64 (rope, alibi)
-    limit: int | None = None  # the model's positions (None: relative positions, no limit)
-    attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
-
-
-@dataclass(frozen=True)
-class Family:
-    model_class: str  # the transformers class that loads the base model
-    layers: Callable[[Any], int]
-    plan: Callable[[Any, Any, int, str], Plan]
-    attentions: str = "attentions"  # the field of the model's output holding the attention probabilities
-
-
-def _linear(module: str, has_bias: bool) -> tuple[Param, Param | None]:
-    return Param(f"{module}.weight", "torch"), Param(f"{module}.bias") if has_bias else None
-
-
-def _projections(model: Any, names: dict[str, str]) -> dict[str, Any]:
-    """``weights`` and ``bias`` of four nn.Linear modules (query, key, value, output): biases where they exist."""
-    weights, bias = {}, {}
-    for key, path in names.items():
-        weights[key], b = _linear(path, model.get_submodule(path).bias is not None)
-        if b is not None:
-            bias[key] = b
-    return {"weights": weights, **({"bias": bias} if bias else {})}
-
-
-def _scale(scaling: float, d_k: int) -> dict[str, Any]:
-    """The ``scale`` key: nothing for 1/√d_k, none for 1, else the number."""
-    if scaling == 1.0:
-        return {"scale": "none"}
-    if abs(scaling - d_k**-0.5) <= 1e-15:
-        return {}
-    return {"scale": float(scaling)}
-
-
-def _layer_norm(module: Any, path: str) -> dict[str, Any]:
-    return {"gamma": Param(f"{path}.weight"), "beta": Param(f"{path}.bias"), "eps": float(module.eps)}
+__all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
 
 
 # ---------------------------------------------------------------- encoders: BERT, RoBERTa, DistilBERT
@@ -138,7 +82,7 @@ def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
     head_dim = attn.head_dim
     rotary = model.rotary_emb
     if rotary.rope_type in ("yarn", "longrope"):  # their attention factor: written as rope.scaling (issue 28)
-        return families_2025.mixtral(config, model, layer, stack)
+        return llama_outline.mixtral(config, model, layer, stack)
     if rotary.rope_type == "default":
         theta = float(config.rope_parameters["rope_theta"])
         rope: dict[str, Any] = {"base": theta}
@@ -219,7 +163,6 @@ def _t5_layers(config: Any, stack: str = "encoder") -> int:
     return config.num_decoder_layers if stack == "decoder" else config.num_layers
 
 
-from attncli.models import families_2025, families_2026, families_mla  # noqa: E402  (their plans use the helpers above)
 
 FAMILIES: dict[str, Family] = {
     "bert": Family("AutoModel", lambda c: c.num_hidden_layers, _bert),
@@ -231,31 +174,31 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
     "t5": Family("T5EncoderModel", _t5_layers, _t5),
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
-    "qwen3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.qwen3),
-    "qwen3_moe": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.qwen3),
-    "gemma3_text": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.gemma3),
-    "olmo2": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.olmo2),
-    "olmo3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.olmo2),
-    "gpt_oss": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.gpt_oss),
-    "phi3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.phi3),
-    "granite": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.granite),
-    "smollm3": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.smollm3),
-    "mixtral": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.mixtral),
-    "starcoder2": Family("AutoModel", lambda c: c.num_hidden_layers, families_2025.starcoder2),
-    **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(families_2026, f)(*a))
+    "qwen3": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.qwen3),
+    "qwen3_moe": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.qwen3),
+    "gemma3_text": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.gemma3),
+    "olmo2": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.olmo2),
+    "olmo3": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.olmo2),
+    "gpt_oss": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.gpt_oss),
+    "phi3": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.phi3),
+    "granite": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.granite),
+    "smollm3": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.smollm3),
+    "mixtral": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.mixtral),
+    "starcoder2": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.starcoder2),
+    **{name: Family("AutoModel", lambda c: c.num_hidden_layers, lambda *a, f=plan: getattr(other_outlines, f)(*a))
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
                           ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
-                          ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (families_2026.py)
-    "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, families_mla.deepseek),
-    "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, families_mla.deepseek),
+                          ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (other_outlines.py)
+    "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
+    "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
 }
 
 
 def family_of(model_type: str, stack: str | None, where: str) -> tuple[Family, str]:
     """The family of ``model_type`` and the stack to read (``encoder`` unless T5's decoder is asked for)."""
     family = FAMILIES.get(model_type)
-    if model_type in families_mla.REFUSED:
-        raise AttnError(families_mla.REFUSED[model_type], f"{where}/config.json")
+    if model_type in latent_families.REFUSED:
+        raise AttnError(latent_families.REFUSED[model_type], f"{where}/config.json")
     if family is None:
         known = ", ".join(FAMILIES)
         raise AttnError(f"model_type {quoted(model_type) if model_type else '(none)'} is not supported; extract "

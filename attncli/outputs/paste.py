@@ -19,8 +19,8 @@ import re
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, visible
+from attncli.core.trace import Trace
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.latex_labels import CJK_NOTE, Frame, has_cjk
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick

@@ -8,9 +8,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, quoted, unknown_key
 from attncli.core.stages import QUANTITIES
+from attncli.core.trace import Trace
 from attncli.outputs.files import Streamed
 
 ALWAYS = ("tokens", "context_tokens", "heads", "kv_heads", "d_k", "d_v", "scale")

@@ -11,7 +11,7 @@ from attncli.core import stream
 from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.pipeline import needed
 from attncli.core.spec import Spec
-from attncli.core.stages import MATRIX_KEYS
+from attncli.core.stages import MATRIX_KEYS, QUANTITIES, STAGES
 from attncli.core.threads import cores
 from attncli.core.tiles import tile_keys
 
@@ -44,33 +44,60 @@ def full_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
 
 def written_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
     """Memory for showing or writing the arrays other than the n × m matrices as ``kind`` (bytes)."""
-    h, n, m, d_model = spec.heads, spec.n, spec.m, spec.inputs.shape[1]
-    d_ctx = d_model if spec.context is None else spec.context.shape[1]
-    d_out = h * spec.d_v if spec.w_o is None else spec.w_o.shape[1]
-    sizes = {"inputs": n * d_model, "positional": 0 if spec.positional is None else n * d_model,
-             "context": 0 if spec.context is None else m * d_ctx, "queries": h * n * spec.d_k, "keys": h * m * spec.d_k,
-             "values": h * m * spec.d_v, "head_outputs": h * n * spec.d_v, "output": n * d_out,
-             "gate": 0 if spec.w_g is None else h * n * spec.d_v,
-             "gated_head_outputs": 0 if spec.w_g is None else h * n * spec.d_v,
-             "residual": 0 if spec.add_norm is None else n * d_out,
-             "normalized": 0 if spec.add_norm is None else n * d_out,
-             "lse": h * n, "sink_weights": 0 if spec.sinks is None else h * n, **_latent_sizes(spec)}
-    asked = {"kernel_queries": h * n * spec.d_k, "kernel_keys": spec.kv_heads * m * spec.d_k}  # only when named
-    numbers = sum(size for key, size in sizes.items() if keys is None or key in keys)
-    numbers += sum(size for key, size in asked.items() if keys is not None and key in keys)
+    n, m = spec.n, spec.m
+    sizes = {key: numbers(q.shape, spec) if present(key, spec) else 0 for key, q in QUANTITIES.items()
+             if not q.parameter and not q.matrix and key not in GRADIENT_KEYS}  # each stage's arrays, by its shape
+    asked = {key: numbers(q.shape, spec) for key, q in QUANTITIES.items()  # the kernel's view: only when named
+             if q.parameter and not q.source and key not in GRADIENT_KEYS and present(key, spec)}
+    numbers_written = sum(size for key, size in sizes.items() if keys is None or key in keys)
+    numbers_written += sum(size for key, size in asked.items() if keys is not None and key in keys)
     labels = 0
     if kind in ("json", "csv"):  # every label, written out (a control character in 6 bytes), in a buffer of twice that
         labels = 12 * (sum(map(len, spec.tokens)) + sum(map(len, spec.context_tokens)) + 4 * (n + m))
-    return WRITTEN.get(kind, 0) * numbers + READ.get(kind, 0) * max(sizes.values()) + labels
+    return WRITTEN.get(kind, 0) * numbers_written + READ.get(kind, 0) * max(sizes.values()) + labels
+
+
+def present(key: str, spec: Spec) -> bool:
+    """Whether this document has the array ``key``: its stage runs (the document's own array: the Spec has it)."""
+    source = QUANTITIES[key].source
+    if source:
+        return spec.given(source) is not None
+    return any(stage.present(spec) for stage in STAGES if key in (q.key for q in stage.writes))
+
+
+def numbers(shape: str, spec: Spec) -> int:
+    """How many numbers an array of ``shape`` (a Quantity's: ``h n d_k``, ``r_kv+d_r`` …) holds for this document."""
+    dims = _dims(spec)
+    total = 1
+    for dim in shape.split():
+        total *= sum(_product(term, dims) for term in dim.strip("()").split("+"))
+    return total
+
+
+def _product(term: str, dims: dict[str, int]) -> int:
+    out = 1
+    for name in term.replace("(", "").replace(")", "").split("·"):
+        out *= int(name) if name.isdigit() else dims[name]
+    return out
+
+
+def _dims(spec: Spec) -> dict[str, int]:
+    """The letters of a Quantity's shape, for this document."""
+    d_model = spec.inputs.shape[1]
+    lat, rope = spec.latent, spec.rope
+    return {"h": spec.heads, "g": spec.kv_heads, "n": spec.n, "m": spec.m, "d_k": spec.d_k, "d_v": spec.d_v,
+            "d_model": d_model, "d_ctx": d_model if spec.context is None else spec.context.shape[1],
+            "d_out": spec.heads * spec.d_v if spec.w_o is None else spec.w_o.shape[1],
+            "dims/2": 0 if rope is None else rope.frequencies.shape[0],
+            "r_q": 0 if lat is None else lat.r_q or 0, "r_kv": 0 if lat is None else lat.r_kv,
+            "d_r": 0 if lat is None else lat.d_rope}
 
 
 def _latent_sizes(spec: Spec) -> dict[str, int]:
     """The numbers of latent_queries, latent_kv and absorbed_queries (none without ``latent``)."""
-    lat = spec.latent
-    if lat is None:
+    if spec.latent is None:
         return {}
-    return {"latent_queries": spec.n * (lat.r_q or 0), "latent_kv": spec.m * lat.r_kv,
-            "absorbed_queries": spec.heads * spec.n * (lat.r_kv + lat.d_rope)}
+    return {key: numbers(QUANTITIES[key].shape, spec) for key in ("latent_queries", "latent_kv", "absorbed_queries")}
 
 
 def beyond_base(written: int) -> int:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from attncli.core.errors import AttnError, shape_str, shorten
 from attncli.outputs.yamltext import escape_c1, yaml_string
-from attncli.teach.starter_part3 import GATE_COMMENT, qk_norm_lines, sinks_lines, temperature_lines
 from attncli.teach.starter_rope import rope_scaling_lines
+from attncli.teach.starter_stages import GATE_COMMENT, qk_norm_lines, sinks_lines, temperature_lines
 
 INITS = ("xavier", "kaiming", "normal", "uniform")
 MASKS = ("none", "causal")

@@ -21,17 +21,16 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from attncli.core.attention import Trace
 from attncli.core.errors import visible
 from attncli.core.formulas import bias_text, scale_text, score_formula, weights_formula
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import format_number, pick
 from attncli.views.colours import FEW_COLOURS, heat_style, signed_style, signed_swatches, swatches
-from attncli.views.heatmap_grid import choose, numbered_rows, panels
+from attncli.views.heatmap_grid import LABEL_WIDTH, choose, fit, numbered_rows, panels
 from attncli.views.words import words
 
 SHADES = " ░▒▓█"
 HATCH = "╱"
-LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
@@ -50,19 +49,6 @@ class Scale:
 
     def t(self, x: float) -> float:
         return float(min(max((x - self.lo) / (self.hi - self.lo), 0.0), 1.0)) if self.hi > self.lo else 0.5
-
-
-def fit(label: str, width: int, align: str = "left") -> str:
-    """``label`` in exactly ``width`` terminal cells: padded, or cut with an ellipsis (CJK counts double)."""
-    label = " ".join(label.split())  # no newlines or tabs inside a grid
-    if cell_len(label) > width:
-        kept = label
-        while kept and cell_len(kept) > width - 1:  # a wide character cut in half is dropped whole
-            kept = kept[:-1]
-        label = kept + "…"
-    room = width - cell_len(label)
-    left = {"left": 0, "right": room, "center": room // 2}[align]
-    return " " * left + label + " " * (room - left)
 
 
 def shade(t: float) -> str:

@@ -9,18 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
 
 from attncli.outputs.numbers import pick
 
-if TYPE_CHECKING:
-    from attncli.views.heatmap import HeatMap
-
 BUDGET = 49  # lines of the picture: with the blank line after it, 50 (a screen)
 GAP = 3  # spaces between two panels
+LABEL_WIDTH = 12  # query labels longer than this are cut, with an ellipsis
+HeatMap = Any  # a views.heatmap.HeatMap, which draws its panels with this module (its import would circle)
+
+
+def fit(label: str, width: int, align: str = "left") -> str:
+    """``label`` in exactly ``width`` terminal cells: padded, or cut with an ellipsis (CJK counts double)."""
+    label = " ".join(label.split())  # no newlines or tabs inside a grid
+    if cell_len(label) > width:
+        kept = label
+        while kept and cell_len(kept) > width - 1:  # a wide character cut in half is dropped whole
+            kept = kept[:-1]
+        label = kept + "…"
+    room = width - cell_len(label)
+    left = {"left": 0, "right": room, "center": room // 2}[align]
+    return " " * left + label + " " * (room - left)
 
 
 @dataclass(frozen=True)
@@ -40,8 +52,6 @@ def numbered_rows(hm: HeatMap, numbered: bool) -> bool:
 
 def row_labels(hm: HeatMap, rows: list, numbered: bool) -> tuple[list[str], int]:
     """The query labels of ``rows`` (``⋮`` for the ones left out) and the width they take."""
-    from attncli.views.heatmap import LABEL_WIDTH, fit
-
     tokens = [" ".join(t.split()) for t in hm.spec.tokens]
     digits = len(str(len(tokens))) if numbered_rows(hm, numbered) else -1  # -1: no number, nor its space
     label_w = min(max(cell_len(t) for t in tokens), LABEL_WIDTH) + digits + 1
@@ -52,8 +62,6 @@ def row_labels(hm: HeatMap, rows: list, numbered: bool) -> tuple[list[str], int]
 def ruler(cols: list, width: int, labels: list[str] | None) -> str:
     """The line above a panel's cells: each key's label, or numbers spaced apart (``1 2 … 9 10  12``; one cell a
     key: ``1···5····10``) so that no two run together."""
-    from attncli.views.heatmap import fit
-
     if labels is not None:
         return "".join(fit("…" if j is None else labels[j], width, "left") for j in cols)
     line = list(("·" if width == 1 else " ") * (len(cols) * width))
@@ -98,8 +106,6 @@ def choose(hm: HeatMap, room: int) -> Layout:
 
 def panels(hm: HeatMap, layout: Layout, room: int) -> Iterator[Text]:
     """The rows of panels: a line of head names, a line of key labels, one line per query."""
-    from attncli.views.heatmap import fit
-
     rows = pick(hm.spec.n, *hm.limits(True), hm.full)
     cols = pick(hm.spec.m, *hm.limits(True), hm.full, fits=max(1, (room // 2) // layout.width))
     labels, label_w = row_labels(hm, rows, layout.numbered)

@@ -16,24 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.stages import QUANTITIES
+from attncli.core.trace import Trace
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
-CHECKABLE = ("normalized_inputs", "latent_queries", "latent_kv", "queries", "keys", "values", "queries_rotated",
-             "keys_rotated", "scores",
-             "score_bias", "scaled_scores", "weights", "head_outputs", "output", "normalized_output", "residual",
-             "normalized", "normalized_queries", "normalized_keys")
+CHECKABLE = tuple(key for key, q in QUANTITIES.items() if q.checkable)  # what a stage lets a learner give, in order
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
-PER_QUERY_AXIS = {"normalized_inputs": 0, "latent_queries": 0, "queries": 1, "queries_rotated": 1, "scores": 1,
-                  "score_bias": 1,
-                  "scaled_scores": 1, "weights": 1, "head_outputs": 1, "output": 0, "normalized_output": 0,
-                  "residual": 0, "normalized": 0, "normalized_queries": 1}
-PER_KEY_AXIS = {"latent_kv": 0, "keys": 1, "values": 1, "keys_rotated": 1, "normalized_keys": 1}  # one row per key
+PER_QUERY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "query"}
+PER_KEY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "key"}  # a row per key
 NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
 KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 

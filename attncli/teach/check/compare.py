@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attncli.core.attention import Trace
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, visible
+from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
 from attncli.teach.check.arith import arithmetic_slips
 from attncli.teach.check.modern import modern_slips
-from attncli.teach.check.other import other_part, rounded_right, shape_hint
+from attncli.teach.check.near_misses import other_part, rounded_right, shape_hint
 from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
 from attncli.teach.texts import texts
 
@@ -272,9 +272,22 @@ def _explained(slip, g: Given, answer: Answer, trace: Trace, tol: float) -> floa
     return None
 
 
-def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:
-    from attncli.teach.check.view import cell_name
+def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str],
+              words: dict | None = None) -> str:
+    """Name a cell as people count: ``head 1, row 2 ('Input 2'), column 3`` (``words``: another language's)."""
+    words = words or texts("en")["check"]["cell"]
+    parts = []
+    names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
+    for name, i in zip(names, cell):
+        token = ""
+        if name == "row":
+            labels = key_tokens if key in ("keys", "values", "keys_rotated") else tokens
+            token = words["token"].format(token=visible(labels[i])) if i < len(labels) else ""
+        parts.append(words[name].format(i=i + 1) + token)
+    return words["sep"].join(parts)
 
+
+def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:
     spec = trace.spec
     name = cell_name((*row, 0), key, spec.tokens, spec.context_tokens, words["cell"])  # row: (head, row) or (row,)
     return name.rsplit(words["cell"]["sep"], 1)[0]  # without the column

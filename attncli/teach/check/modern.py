@@ -27,9 +27,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from attncli.core.attention import Trace, concat_heads, output_projection
+from attncli.core.attention import concat_heads, output_projection
 from attncli.core.norms import layer_norm
 from attncli.core.positions import rotate
+from attncli.core.trace import Trace
 from attncli.teach.check.latent import latent_slips
 from attncli.teach.check.qknorm import qk_norm_slips, regrouped
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun

@@ -1,7 +1,7 @@
 """The normalisations done wrong in the norm stages beyond pre_norm and add_norm (:func:`attncli.teach.check.arith.
 norm_slips`), for ``attncli check``'s hints: post_norm, qk_norm (RMSNorm or LayerNorm, over each head or over the
 whole projection) and latent's kv_norm and query_norm. Each is the computation done again with one change, the
-stage's norm computed by :func:`~attncli.teach.check.arith.norm_variants` (over the tokens instead of the features,
+stage's norm computed by :func:`norm_variants` (over the tokens instead of the features,
 d − 1, ε left out or outside the root, no root, the other norm, γ or β left out, γ and β swapped), and for qk_norm
 its scope swapped (over the whole projection instead of each head, or the reverse); the same slip on the queries and
 the keys.
@@ -27,6 +27,41 @@ def norm_stage_slips(trace: Trace, add) -> None:
     latent_norm_slips(trace, add)
 
 
+def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray | None,
+                  eps: float, features: tuple[int, ...] = (-1,), tokens: int = 0) -> dict[str, np.ndarray]:
+    """A normalisation of x over its ``features`` axes (a row of (n, d); qk_norm's (h, n, d_k): each head's row,
+    or a token's every head) done wrong in one way each, by the slip's name; ``tokens``: the axis of the rows."""
+    beta = np.zeros_like(gamma) if beta is None else beta
+    d = int(np.prod([x.shape[axis] for axis in features]))
+
+    def norm(x, kind=kind, axis=features, ddof=0, eps=eps, outside=False, root=True, gamma=gamma, beta=beta):
+        count = int(np.prod([x.shape[a] for a in axis]))
+        if kind == "rms":
+            spread, centred = np.mean(x * x, axis=axis, keepdims=True), x
+            spread = spread * count / (count - ddof)
+        else:
+            centred = x - x.mean(axis=axis, keepdims=True)
+            spread = x.var(axis=axis, keepdims=True, ddof=ddof)
+        scale = np.sqrt(spread) + eps if outside else np.sqrt(spread + eps) if root else spread + eps
+        return gamma * centred / scale + (beta if kind == "layer" else 0.0)
+
+    out = {"norm_other": norm(x, kind="layer" if kind == "rms" else "rms")}
+    if x.shape[tokens] > 1:
+        out["norm_axis"] = norm(x, axis=(tokens,))
+    if d > 1:
+        out["norm_ddof"] = norm(x, ddof=1)
+    if eps > 0:
+        out["norm_eps_left_out"], out["norm_eps_outside"] = norm(x, eps=0.0), norm(x, outside=True)
+    out["norm_no_root"] = norm(x, root=False)
+    if not np.all(gamma == 1):
+        out["norm_gamma_left_out"] = norm(x, gamma=np.ones_like(gamma))
+    if kind == "layer" and np.any(beta != 0):
+        out["norm_beta_left_out"] = norm(x, beta=np.zeros_like(beta))
+        if gamma.shape == beta.shape and not np.array_equal(gamma, beta):  # γ ⊙ x̂ + β written β ⊙ x̂ + γ
+            out["norm_gamma_beta_swapped"] = norm(x, gamma=beta, beta=gamma)
+    return out
+
+
 def _words(kind: str, where: str, d: int, eps: float, **more) -> dict:
     other = "layer" if kind == "rms" else "rms"
     return dict(where=where, norm=NAMES[kind], other=NAMES[other], d=d, eps=f"{eps:g}", **more)
@@ -34,8 +69,6 @@ def _words(kind: str, where: str, d: int, eps: float, **more) -> dict:
 
 def post_norm_slips(trace: Trace, add) -> None:
     """post_norm(Y) done wrong: the residual (and LayerNorm of it) from the wrong normalised output."""
-    from attncli.teach.check.arith import norm_variants
-
     norm = trace.spec.post_norm
     if norm is None or trace.normalized_output is None:
         return
@@ -47,8 +80,6 @@ def post_norm_slips(trace: Trace, add) -> None:
 
 def qk_norm_slips(trace: Trace, add) -> None:
     """qk_norm done wrong in one way, on the queries and on the keys alike; everything after it computed again."""
-    from attncli.teach.check.arith import norm_variants
-
     spec = trace.spec
     norm = spec.qk_norm
     if norm is None or trace.normalized_queries is None:
@@ -97,8 +128,6 @@ def _redone(trace: Trace, stage: str, step):
 
 def latent_norm_slips(trace: Trace, add) -> None:
     """latent's kv_norm (and query_norm) done wrong: the keys and values (queries) from the wrong latent."""
-    from attncli.teach.check.arith import norm_variants
-
     spec = trace.spec
     lat = spec.latent
     if lat is None or trace.latent_kv is None:

@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.text import Text
 
 from attncli.core.errors import visible
-from attncli.teach.check.compare import shown
+from attncli.teach.check.compare import cell_name, shown
 from attncli.teach.explain.view import GLUE, glued, wrap_cjk
 from attncli.teach.texts import texts
 
@@ -138,18 +138,3 @@ def number_or_null(value: float | None) -> float | None:
 def place(f, tokens: list[str], key_tokens: list[str], words: dict) -> str:
     """A finding's first wrong cell in words; for one row given without query:, in the row it was compared with."""
     return cell_name(((*f.row, *f.cell) if f.row is not None else f.cell), f.key, tokens, key_tokens, words)
-
-
-def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str],
-              words: dict | None = None) -> str:
-    """Name a cell as people count: ``head 1, row 2 ('Input 2'), column 3`` (``words``: another language's)."""
-    words = words or texts("en")["check"]["cell"]
-    parts = []
-    names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
-    for name, i in zip(names, cell):
-        token = ""
-        if name == "row":
-            labels = key_tokens if key in ("keys", "values", "keys_rotated") else tokens
-            token = words["token"].format(token=visible(labels[i])) if i < len(labels) else ""
-        parts.append(words[name].format(i=i + 1) + token)
-    return words["sep"].join(parts)

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.softmax import softmax
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import number
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, paragraphs
 from attncli.teach.lines import vector

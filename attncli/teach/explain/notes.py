@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core import formulas
-from attncli.core.attention import Trace
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import facts
 from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head, scored

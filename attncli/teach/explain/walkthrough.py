@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core import formulas
-from attncli.core.attention import Trace
 from attncli.core.stages import QUANTITIES
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import backward, facts, latent, modern, notes, part3, qknorm, step
+from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -175,11 +175,11 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p, kv = trace.spec, focus.head, focus.query, focus.precision, kv_head(trace.spec, focus.head)
     s, z, allowed = trace.scores[h, i], trace.scaled_scores[h, i], allowed_row(trace, i, h)
     q, k, prime = step.scored(trace)  # Q′ with rope, Q̂ when normalised last
-    q = part3.scored_queries(trace)  # times τ with a temperature
+    q = gate_temperature.scored_queries(trace)  # times τ with a temperature
     unbiased = (z if trace.score_bias is None
                 else z - np.where(np.isneginf(trace.score_bias[h, i]), 0.0, trace.score_bias[h, i]))
     hidden, lines, numbers = notes.additive(trace, focus, t) if spec.score == "additive" else (None, [], [])
-    tau_lines, tau_keys, tau_words = part3.temperature_lines(trace, focus)
+    tau_lines, tau_keys, tau_words = gate_temperature.temperature_lines(trace, focus)
     lines = tau_lines + lines
     for j in range(min(spec.m, MAX_LINES)):
         qi, kj = f"{'τ·' if tau_lines else ''}q{prime}{subscript(i + 1)}", f"k{prime}{subscript(j + 1)}"
@@ -204,7 +204,7 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += facts.bias_keys(trace, focus, modern.bias_keys(spec))
     if spec.mask is not None:
         keys.append("mask_score_bias" if spec.mask_name == "none" else f"mask_{spec.mask_name}")
-    chunk_keys, chunk_words = part3.chunk_words(trace, focus)
+    chunk_keys, chunk_words = gate_temperature.chunk_words(trace, focus)
     symmetry, words = notes.symmetry(trace, focus, t)  # is the score of i for j that of j for i?
     keys += chunk_keys + ([] if tau_keys else symmetry)  # (with τ a score is τ·q′·k: no longer a plain dot product)
     chosen, chosen_words = facts.default_words(trace, focus, t)  # why this query, when --query is left out
@@ -326,7 +326,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
             numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens,
                                    dims(trace.concat.shape[1])))
         numbers.append(Numbers("output", t["label"]["output"], trace.output, spec.tokens, dims(trace.output.shape[1])))
-    lines, gated, gate_keys = part3.gate_lines(trace, focus, t)
+    lines, gated, gate_keys = gate_temperature.gate_lines(trace, focus, t)
     return Step(8, t["matrix"]["title"], formula, paragraphs(t, "matrix", keys + gate_keys, ctx), lines,
                 numbers[:2] + gated + numbers[2:])
 

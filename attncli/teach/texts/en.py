@@ -5,9 +5,9 @@ query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncl
 """
 
 from attncli.teach.texts.backward_en import BACKWARD
+from attncli.teach.texts.block_steps_en import MODERN
 from attncli.teach.texts.check_en import CHECK, SLIPS
 from attncli.teach.texts.facts_en import FACTS
-from attncli.teach.texts.modern_en import MODERN
 from attncli.teach.texts.why_en import WHY
 
 TEXTS = {

@@ -4,9 +4,9 @@
 """
 
 from attncli.teach.texts.backward_zh import BACKWARD
+from attncli.teach.texts.block_steps_zh import MODERN
 from attncli.teach.texts.check_zh import CHECK, SLIPS
 from attncli.teach.texts.facts_zh import FACTS
-from attncli.teach.texts.modern_zh import MODERN
 from attncli.teach.texts.why_zh import WHY
 
 TEXTS = {

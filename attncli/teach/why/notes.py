@@ -11,18 +11,36 @@
 >>> import numpy as np
 >>> jacobian_peak(np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])).tolist()
 [0.25, 0.0]
+>>> divide_rows(np.array([[1.0, 3.0], [2.0, -2.0]]))[0].tolist()
+[[0.25, 0.75], [0.0, 0.0]]
+>>> divide_rows(np.array([[1e-14, 3e-14]]))[0].tolist()
+[[0.25, 0.75]]
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import Trace, softmax
+from attncli.core.attention import softmax
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import number
 from attncli.teach.explain.facts import quoted, symmetric_weights
 from attncli.teach.explain.notes import same_projection
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row
 from attncli.teach.lines import subscript, vector
+
+
+def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Each row divided by its own sum, (n, m) -> (n, m); a row summing to 0 stays 0 and is listed.
+
+    (Seed 002 writes ``r / r.sum(axis=1)``, which broadcasts the sums along the
+    columns instead of the rows; here ``keepdims`` divides each row by its own sum.)
+    "Adds up to 0" is relative to the row: relevances of 1e-14 are small, not zero.
+    """
+    total = r.sum(axis=1, keepdims=True)  # (n, 1)
+    zero = np.abs(total[:, 0]) <= 1e-12 * np.abs(r).sum(axis=1)  # cancelled out, relative to the row's size
+    w = np.divide(r, total, out=np.zeros_like(r, dtype=float), where=~zero[:, None])
+    return w, [int(i) for i in np.flatnonzero(zero)]
 
 
 def jacobian_peak(a: np.ndarray) -> np.ndarray:
@@ -44,8 +62,6 @@ def _pair(matrix: np.ndarray, i: int) -> tuple[int, int]:
 
 def query_key(trace: Trace, focus: Focus, w: dict, ctx: dict, qk: np.ndarray) -> list[str]:
     """Stage c: the relevance both ways, and the dictionary."""
-    from attncli.teach.why.stages import divide_rows
-
     spec, i, p = trace.spec, focus.query, focus.precision
     token = lambda k: f"“{spec.tokens[k]}”"  # noqa: E731
     out = []

@@ -6,12 +6,6 @@ the value rows; (b) symmetric relevance X·Xᵀ, each row divided by its own sum
 and (e) why the scale (seed 003's argument: a saturated softmax has a vanishing gradient).
 The intuitions told next to the numbers are in :mod:`attncli.teach.why.notes`.
 Also: marking the step where a learner's ``answer:`` first goes wrong.
-
->>> import numpy as np
->>> divide_rows(np.array([[1.0, 3.0], [2.0, -2.0]]))[0].tolist()
-[[0.25, 0.75], [0.0, 0.0]]
->>> divide_rows(np.array([[1e-14, 3e-14]]))[0].tolist()
-[[0.25, 0.75]]
 """
 
 from __future__ import annotations
@@ -20,25 +14,14 @@ import dataclasses
 
 import numpy as np
 
-from attncli.core.attention import Trace, softmax
+from attncli.core.attention import softmax
 from attncli.core.errors import AttnError
+from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain.step import Focus, Numbers, Step, context, kv_head
 from attncli.teach.texts import texts
 from attncli.teach.why import notes as intuitions
-
-
-def divide_rows(r: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Each row divided by its own sum, (n, m) -> (n, m); a row summing to 0 stays 0 and is listed.
-
-    (Seed 002 writes ``r / r.sum(axis=1)``, which broadcasts the sums along the
-    columns instead of the rows; here ``keepdims`` divides each row by its own sum.)
-    "Adds up to 0" is relative to the row: relevances of 1e-14 are small, not zero.
-    """
-    total = r.sum(axis=1, keepdims=True)  # (n, 1)
-    zero = np.abs(total[:, 0]) <= 1e-12 * np.abs(r).sum(axis=1)  # cancelled out, relative to the row's size
-    w = np.divide(r, total, out=np.zeros_like(r, dtype=float), where=~zero[:, None])
-    return w, [int(i) for i in np.flatnonzero(zero)]
+from attncli.teach.why.notes import divide_rows
 
 
 def why_steps(trace: Trace, focus: Focus) -> list[Step]:

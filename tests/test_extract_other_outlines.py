@@ -1,9 +1,9 @@
-"""attncli extract for StableLM, GLM-4, Cohere, Cohere 2 and ModernBERT (attncli/models/families_2026.py).
+"""attncli extract for StableLM, GLM-4, Cohere, Cohere 2 and ModernBERT (attncli/models/other_outlines.py).
 
 Tiny models are built here from configs with random weights (never downloaded) and saved; each extracted document
 is computed with the plain ``attncli compute`` and compared with the model run here, in float64, as a user runs
 it (``output_attentions``, hooks on the layer and its output projection), its float32 steps switched to float64 by
-replacing the classes' methods in this test (independently of attncli.models.capture_2026).
+replacing the classes' methods in this test (independently of attncli.models.float64_switches).
 """
 
 from __future__ import annotations

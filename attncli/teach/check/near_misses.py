@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.errors import AttnError
 from attncli.core.stages import writer
+from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check.answer import (
     NOT_PER_HEAD,

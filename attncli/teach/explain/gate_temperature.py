@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import Trace
 from attncli.core.temperature import tempered
+from attncli.core.trace import Trace
 from attncli.teach.explain.step import Focus, Numbers, scored
 from attncli.teach.lines import vector
 

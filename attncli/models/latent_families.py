@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from attncli.core.errors import AttnError
-from attncli.models.families import Param, Plan, _scale
-from attncli.models.families_2025 import rope_hook, rope_key, rope_table
+from attncli.models.family import Param, Plan, _scale
+from attncli.models.llama_outline import rope_hook, rope_key, rope_table
 
 # model_type -> why extract cannot read the folder (it never runs code from a model folder)
 REFUSED = {"kimi_k2": "Kimi K2's config (model_type kimi_k2) and its tiktoken tokenizer load only with the "

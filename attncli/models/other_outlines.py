@@ -1,7 +1,7 @@
 """The attention layers of StableLM, GLM-4, Cohere (Command R), Cohere 2 and ModernBERT, as document keys.
 
 Each function is a family's ``plan`` (see :mod:`attncli.models.families`); the steps transformers computes in
-float32 are switched to float64 by :mod:`attncli.models.capture_2026`.  A variant that a document cannot write
+float32 are switched to float64 by :mod:`attncli.models.float64_switches`.  A variant that a document cannot write
 is refused in one sentence, before anything is run.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from attncli.core.errors import AttnError, quoted
-from attncli.models import capture_2026
-from attncli.models.families import Param, Plan, _layer_norm, _projections, _scale
+from attncli.models import float64_switches
+from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale
 
 
 def _rope(config: Any, rotary: Any, head_dim: int, style: str, kind: str | None = None) -> tuple[dict, list[float]]:
@@ -76,7 +76,7 @@ def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
         keys["residual"] = True
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=None if config.use_parallel_residual else (f"{block}.post_attention_layernorm", "input"),
-                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                float64={"install": (float64_switches.rope64({None: frequencies}, "half"),)},
                 limit=config.max_position_embeddings)
 
 
@@ -99,7 +99,7 @@ def glm4(config: Any, model: Any, layer: int, stack: str) -> Plan:
             "rope": rope, "residual": True}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=(f"{block}.post_attention_layernorm", "input"),
-                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                float64={"install": (float64_switches.rope64({None: frequencies}, "half"),)},
                 limit=config.max_position_embeddings)
 
 
@@ -116,10 +116,10 @@ def cohere(config: Any, model: Any, layer: int, stack: str) -> Plan:
     keys["mask"] = {"causal": True, "window": int(window)} if window else "causal"
     keys["pre_norm"] = {"kind": "layer", "gamma": Param(f"{block}.input_layernorm.weight"),
                         "eps": float(norm.variance_epsilon)}
-    install: list[Any] = [capture_2026.keep_float64,
-                          capture_2026.layer_norms64(("CohereLayerNorm", "Cohere2LayerNorm"))]
+    install: list[Any] = [float64_switches.keep_float64,
+                          float64_switches.layer_norms64(("CohereLayerNorm", "Cohere2LayerNorm"))]
     rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "interleaved")
-    install.append(capture_2026.rope64({None: frequencies}, "interleaved"))  # (every layer: X of later layers)
+    install.append(float64_switches.rope64({None: frequencies}, "interleaved"))  # (every layer: X of later layers)
     if config.model_type == "cohere" or window:  # (Cohere 2's full-attention layers have no positions)
         keys["rope"] = rope
     if getattr(config, "use_qk_norm", False):
@@ -163,7 +163,7 @@ def modernbert(config: Any, model: Any, layer: int, stack: str) -> Plan:
                       for k in model.rotary_emb.layer_types}
     return Plan(keys, block, f"{p}.Wo", pre_norm=f"{block}.attn_norm" if "pre_norm" in keys else None,
                 residual=(f"{block}.mlp_norm", "input"),
-                float64={"install": (capture_2026.keep_float64, capture_2026.rope64(frequencies_of, "half"))},
+                float64={"install": (float64_switches.keep_float64, float64_switches.rope64(frequencies_of, "half"))},
                 limit=config.max_position_embeddings)
 
 
@@ -196,7 +196,7 @@ def mpt(config: Any, model: Any, layer: int, stack: str) -> Plan:
             "mask": "causal", "score_bias": {"alibi": True},  # (MPT's slope · (j − n + 1): the same softmax)
             "pre_norm": _bias_free_norm(model, f"{block}.norm_1"), "residual": True}
     return Plan(keys, block, f"{p}.out_proj", pre_norm=f"{block}.norm_1", residual=(f"{block}.norm_2", "input"),
-                float64={"install": (capture_2026.keep_float64, capture_2026.mpt_alibi64)},
+                float64={"install": (float64_switches.keep_float64, float64_switches.mpt_alibi64)},
                 limit=config.max_seq_len)
 
 
@@ -210,7 +210,7 @@ def dbrx(config: Any, model: Any, layer: int, stack: str) -> Plan:
             **_scale(attn.scaling, hd), **({"clip_qkv": float(attn.clip_qkv)} if attn.clip_qkv else {}),
             "mask": "causal", "pre_norm": _bias_free_norm(model, f"{norms}.norm_1"), "rope": rope, "residual": True}
     return Plan(keys, block, f"{p}.out_proj", pre_norm=f"{norms}.norm_1", residual=(f"{norms}.norm_2", "input"),
-                float64={"install": (capture_2026.rope64({None: frequencies}, "half"),)},
+                float64={"install": (float64_switches.rope64({None: frequencies}, "half"),)},
                 limit=config.max_seq_len)
 
 
@@ -236,7 +236,7 @@ def llama4(config: Any, model: Any, layer: int, stack: str) -> Plan:
         keys["query_temperature"] = {"floor_scale": float(attn.floor_scale), "attn_scale": float(attn.attn_scale)}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=(f"{block}.post_attention_layernorm", "input"),
-                float64={"install": (capture_2026.keep_float64_ints, capture_2026.complex_rope64(frequencies))},
+                float64={"install": (float64_switches.keep_float64_ints, float64_switches.complex_rope64(frequencies))},
                 limit=config.max_position_embeddings)
 
 
@@ -274,8 +274,9 @@ def qwen3_next(config: Any, model: Any, layer: int, stack: str) -> Plan:
                              "eps": float(attn.q_norm.eps)}})
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=(f"{block}.post_attention_layernorm", "input"),
-                float64={"install": (capture_2026.keep_float64, capture_2026.eager_experts, capture_2026.gated_norms64,
-                                     capture_2026.rope64({None: frequencies}, "half")),
+                float64={"install": (float64_switches.keep_float64, float64_switches.eager_experts,
+                                     float64_switches.gated_norms64,
+                                     float64_switches.rope64({None: frequencies}, "half")),
                          "not_rms": ("Qwen3NextRMSNormGated",)},
                 limit=config.max_position_embeddings,
                 attentions_index=config.layer_types[:layer].count("full_attention"))  # (only these give attentions)

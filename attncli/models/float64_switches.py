@@ -1,4 +1,4 @@
-"""The float64 switches of the families of :mod:`attncli.models.families_2026`, installed by
+"""The float64 switches of the families of :mod:`attncli.models.other_outlines`, installed by
 :func:`attncli.models.capture.float64_steps` (``plan.float64["install"]``): each returns handles with ``remove``.
 
 - :func:`keep_float64`: ``Tensor.float()`` leaves a float64 tensor as it is (ModernBERT's and Cohere's
@@ -7,7 +7,7 @@
   or the heads × d_k of its qk norm) computed in float64, ``γ · (x − mean) / √(var + ε)``;
 - :func:`rope64`: a rotary module's cos and sin from float64 frequencies (and attention factor), in its own layout
   (``half``: the angles written twice, as Llama, or once, as gpt-oss; ``interleaved``: each angle twice in a row,
-  as Cohere), by layer type (ModernBERT, Gemma 3); families_2025's scaled ropes use it too.
+  as Cohere), by layer type (ModernBERT, Gemma 3); llama_outline's scaled ropes use it too.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ projection), ``rope.scaling`` (YaRN, LongRoPE, …, derived from the config as H
 ``sinks`` (gpt-oss), ``residual: {scale}`` and a ``scale`` (Granite), no rotation on SmolLM3's NoPE layers.
 
 While capture runs the model in float64, :func:`rope_hook` gives every rotary module cos and sin computed in
-float64 (by :func:`attncli.models.capture_2026.rope64`) from the document's own ``rope`` key
+float64 (by :func:`attncli.models.float64_switches.rope64`) from the document's own ``rope`` key
 (``attncli.core.rope_scaling``, checked against Hugging Face's ``_compute_*_parameters`` by
 tests/test_rope_scaling_torch.py), and :func:`gemma_norms64` computes Gemma's
 RMSNorm, ``(1 + w) ⊙ x / √(mean(x²) + ε)``, in float64.
@@ -22,8 +22,8 @@ import numpy as np
 from attncli.core.errors import AttnError, quoted
 from attncli.core.positions import rope_frequencies
 from attncli.core.rope_scaling import Scaling, scaled
-from attncli.models import capture_2026
-from attncli.models.families import Param, Plan, _layer_norm, _projections, _scale
+from attncli.models import float64_switches
+from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale
 
 SCALING = {"linear": (), "dynamic": (), "llama3": ("low_freq_factor", "high_freq_factor"),
            "yarn": ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"),
@@ -84,7 +84,7 @@ def rope_table(rope: dict[str, Any], head_dim: int, top: float) -> tuple[np.ndar
 
 
 def rope_hook(tables: dict[str | None, tuple[dict[str, Any], int]]) -> Any:
-    """An installer for capture (:func:`capture_2026.rope64`): every rotary module's cos and sin in float64 from the
+    """An installer for capture (:func:`float64_switches.rope64`): every rotary module's cos and sin in float64 from the
     document's ``rope`` keys (one per layer type: Gemma 3's rotary module is called with the type), times the
     attention factor."""
 
@@ -92,7 +92,7 @@ def rope_hook(tables: dict[str | None, tuple[dict[str, Any], int]]) -> Any:
         rope, head_dim = tables.get(layer_type) or tables[None]
         return rope_table(rope, head_dim, top)
 
-    return capture_2026.rope64(table)
+    return float64_switches.rope64(table)
 
 
 def gemma_norms64(torch: Any, model: Any) -> list[Any]:
