@@ -111,29 +111,40 @@ def chunk_transform(k: np.ndarray, beta: np.ndarray, big_g: np.ndarray) -> np.nd
     return np.linalg.solve(np.eye(c) + a, beta[..., :, None] * np.eye(c))  # unit lower triangular: exact solve
 
 
+GROUP_BYTES = 1 << 26  # the intra-chunk arrays of this many bytes at a time (KDA's Γ is C × C × d_k per chunk)
+
+
 def chunked(q: np.ndarray, k: np.ndarray, v: np.ndarray, beta: np.ndarray, g: np.ndarray,
-            s0: np.ndarray | None = None, chunk: int = 64):
+            s0: np.ndarray | None = None, chunk: int = 64, keep_chunks: bool = False):
     """The same numbers chunk by chunk, as kernels compute them (FLA's chunk_gated_delta_rule).
 
-    Shapes as :func:`recurrent` -> o, u (h × n × d_v), the state after each chunk (h × N × d_k × d_v), the last.
+    Shapes as :func:`recurrent` -> o, u (h × n × d_v), the state after each chunk (h × N × d_k × d_v, with
+    ``keep_chunks``, else None), the last state.
     """
     h, n, d_k = k.shape
     d_v = v.shape[-1]
     qc, kc, vc = _chunks(q, chunk), _chunks(k, chunk), _chunks(v, chunk)  # (h, N, C, d)
     bc, big_g = _chunks(beta, chunk), np.cumsum(_chunks(_per_channel(g), chunk), axis=2)  # G: (h, N, C, d_k or 1)
-    t = chunk_transform(kc, bc, big_g)  # (h, N, C, C): all chunks at once, none needs the state
-    w = t @ (kc * np.exp(big_g))  # (h, N, C, d_k): T·(e^G ⊙ K), what reading the state before the chunk costs
-    u0 = t @ vc  # (h, N, C, d_v): T·V
-    qk = decayed_products(qc, kc, big_g)  # (h, N, C, C): Q̂K̂ᵀ ∘ Γ ∘ lower
-    q_in = qc * np.exp(big_g)  # (h, N, C, d_k)
-    last = big_g[:, :, -1:, :]  # (h, N, 1, d_k or 1)
-    k_out = kc * np.exp(last - big_g)  # (h, N, C, d_k): each key decayed to the chunk's end
-    s = np.zeros((h, d_k, d_v)) if s0 is None else np.array(s0, dtype=np.float64)
     count = qc.shape[1]
-    o, u, states = np.zeros((h, count, chunk, d_v)), np.zeros((h, count, chunk, d_v)), np.zeros((h, count, d_k, d_v))
-    for i in range(count):
-        u[:, i] = u0[:, i] - w[:, i] @ s  # U = TV − T(e^G ⊙ K)S
-        o[:, i] = q_in[:, i] @ s + qk[:, i] @ u[:, i]  # O = (Q ⊙ e^G)S + (QKᵀ∘Γ∘lower)U
-        s = np.exp(last[:, i, 0])[:, :, None] * s + np.swapaxes(k_out[:, i], -1, -2) @ u[:, i]
-        states[:, i] = s
+    o, u = np.zeros((h, count, chunk, d_v)), np.zeros((h, count, chunk, d_v))
+    states = np.zeros((h, count, d_k, d_v)) if keep_chunks else None
+    s = np.zeros((h, d_k, d_v)) if s0 is None else np.array(s0, dtype=np.float64)
+    group = max(1, GROUP_BYTES // (8 * h * chunk * chunk * big_g.shape[-1]))
+    for first in range(0, count, group):
+        part = slice(first, first + group)  # chunks whose intra-chunk arrays are made at once: none needs S
+        gs = big_g[:, part]
+        t = chunk_transform(kc[:, part], bc[:, part], gs)  # (h, N′, C, C)
+        w = t @ (kc[:, part] * np.exp(gs))  # (h, N′, C, d_k): T·(e^G ⊙ K), how U reads the state before the chunk
+        u0 = t @ vc[:, part]  # (h, N′, C, d_v): T·V
+        qk = decayed_products(qc[:, part], kc[:, part], gs)  # (h, N′, C, C): Q̂K̂ᵀ ∘ Γ ∘ lower
+        q_in = qc[:, part] * np.exp(gs)  # (h, N′, C, d_k)
+        last = gs[:, :, -1:, :]  # (h, N′, 1, d_k or 1)
+        k_out = kc[:, part] * np.exp(last - gs)  # (h, N′, C, d_k): each key decayed to the chunk's end
+        for j in range(t.shape[1]):
+            i = first + j
+            u[:, i] = u0[:, j] - w[:, j] @ s  # U = TV − T(e^G ⊙ K)S
+            o[:, i] = q_in[:, j] @ s + qk[:, j] @ u[:, i]  # O = (Q ⊙ e^G)S + (QKᵀ∘Γ∘lower)U
+            s = np.exp(last[:, j, 0])[:, :, None] * s + np.swapaxes(k_out[:, j], -1, -2) @ u[:, i]
+            if states is not None:
+                states[:, i] = s
     return o.reshape(h, -1, d_v)[:, :n], u.reshape(h, -1, d_v)[:, :n], states, s
