@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import delta_reference as ref
 import numpy as np
 import pytest
 from hf_modules import T, config, randomize
 
-import delta_reference as ref
 from attncli.core.linear import run
 from attncli.inputs.document import Document
 from attncli.inputs.linear import read_linear

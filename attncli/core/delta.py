@@ -36,7 +36,8 @@ def softplus(x: np.ndarray) -> np.ndarray:
 
 
 def causal_conv(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Depthwise causal conv1d: x (n × c), kernel (c × w) -> (n × c), out[t, c] = Σ_j kernel[c, j]·x[t − w + 1 + j, c]."""
+    """Depthwise causal conv1d: x (n × c), kernel (c × w) -> (n × c),
+    out[t, c] = Σ_j kernel[c, j]·x[t − w + 1 + j, c]."""
     n, w = x.shape[0], kernel.shape[1]
     padded = np.concatenate([np.zeros((w - 1, x.shape[1])), x])  # (n + w − 1) × c: zeros before the first token
     out = np.zeros_like(x)

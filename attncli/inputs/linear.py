@@ -66,7 +66,7 @@ class _Reader:
         value = self.block.get(key)
         if value is None:
             if default is None:
-                raise AttnError(f"is required: {what}", "linear." + key)
+                raise AttnError(f"is required ({what} = {shape_str(shape)})", "linear." + key)
             return np.full(shape, default)
         array = self.read("linear." + key, value, shape)
         if array.shape != shape:
@@ -83,8 +83,9 @@ class _Reader:
         spec = self._given(common) if given else self._projected(common)
         try:
             spec.scale, spec.scale_name = scale_of(self.block.get("scale", "sqrt"), spec.d_k)
-        except AttnError as e:
-            raise AttnError(e.message, "linear.scale") from None
+        except AttnError as e:  # (scale_of names the top-level key: here it is the block's)
+            e.where = "linear.scale"
+            raise
         spec.initial_state = self._initial(spec)
         spec.files = self.files
         return spec
@@ -117,7 +118,7 @@ class _Reader:
         if w.ndim != 2 or w.shape[0] != rows:
             raise AttnError(f"is {shape_str(w.shape)}; expected {what} with {plural(rows, 'row')}", key)
         if columns is not None and w.shape[1] != columns or heads is not None and w.shape[1] % heads:
-            need = f"{columns} columns" if columns is not None else f"columns a multiple of {heads}"
+            need = plural(columns, "column") if columns is not None else f"columns a multiple of {heads}"
             raise AttnError(f"is {shape_str(w.shape)}; expected {what}: {need}", key)
         return w
 
@@ -144,7 +145,7 @@ class _Reader:
         if weights.get("output") is not None:
             w["output"] = self._weight(weights, "output", h_v * d_v, "h_v·d_v × d_out")
         conv = self._conv(2 * h_k * d_k + h_v * d_v)
-        a_log = self.array("A_log", (h_v,), "one number per value head, h_v")
+        a_log = self.array("A_log", (h_v,), "h_v")
         dt_bias = self.array("dt_bias", (h_v * d_k,) if kda else (h_v,), "h_v·d_k" if kda else "h_v", 0.0)
         tokens = token_labels(self.data.get("tokens"), n, "x", "tokens", "inputs")
         return LinearSpec(tokens=tokens, heads=h_k, value_heads=h_v, d_k=d_k, d_v=d_v, scale=1.0, scale_name="",
