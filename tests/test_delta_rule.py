@@ -200,7 +200,7 @@ def test_bad_documents_are_one_line_naming_the_key(runner, tmp_path, doc, place,
 def test_other_commands_say_only_compute_computes_it(runner, tmp_path):
     path = tmp_path / "doc.yaml"
     path.write_text(yaml.safe_dump({"linear": GOOD}), encoding="utf-8")
-    result = runner.invoke(app, ["explain", str(path)])
+    result = runner.invoke(app, ["heatmap", str(path)])
     assert result.exit_code == 2 and "only attncli compute" in result.stderr and "linear" in result.stderr
 
 
@@ -209,3 +209,28 @@ def test_an_error_in_chinese(runner, tmp_path, monkeypatch):
     path.write_text(yaml.safe_dump({"linear": {**GOOD, "kind": "mamba"}}), encoding="utf-8")
     result = runner.invoke(app, ["compute", str(path), "--lang", "zh"])
     assert result.exit_code == 2 and "不是线性注意力的一种" in result.stderr and "linear.kind" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["gated_delta", "kda"])
+def test_explain_writes_the_state_out_for_one_token(runner, tmp_path, kind):
+    path = tmp_path / "doc.yaml"
+    path.write_text(yaml.safe_dump({"linear": {"kind": kind, **HAND, "g": HAND_G[kind]}}), encoding="utf-8")
+    result = runner.invoke(app, ["explain", str(path), "--query", "3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["query"], out["token"], out["head"]) == (3, "q3", 1)
+    states = [line["state"] for line in out["steps"][0]["lines"] if line["state"] is not None]
+    decayed = {"gated_delta": [[0.5], [4]], "kda": [[0.5], [2]]}[kind]
+    # before, after the decay, k̂·uᵀ (u = 2.5 along k̂ = [1, 0]), after: the hand-worked numbers above
+    for mine, expected in zip(states, [[[0.5], [4]], decayed, [[2.5], [0]], [[a] for a in HAND_STATES[kind][2]]]):
+        assert_close(mine, expected)
+    texts = " ".join(line["text"] for line in out["steps"][0]["lines"])
+    assert "[2.5000]" in texts and f"o = Sᵀq̂ = [{HAND_OUT[kind][2]:.4f}]" in texts
+
+
+def test_explain_in_chinese(runner, tmp_path):
+    path = tmp_path / "doc.yaml"
+    path.write_text(yaml.safe_dump({"linear": GOOD}), encoding="utf-8")
+    result = runner.invoke(app, ["explain", str(path), "--lang", "zh"])
+    assert result.exit_code == 0, result.output
+    assert "衰减" in result.stdout and "词元 2 之后的 S" in result.stdout

@@ -58,3 +58,48 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
 
 
 FEWER = "--only KEY or --head N"  # what shows less, for a picture too large
+
+
+def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, why: bool, lang: str, precision: int,
+                   as_json: bool, export: Optional[Path], theme) -> None:
+    """attncli explain on a linear: document: the delta rule's step for one token and one value head (each head
+    in turn with --head all)."""
+    from attncli.cli.checks import head_index, query_index
+    from attncli.cli.write import emit, make_picture, render_text
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.teach.explain.delta import delta_step
+
+    if why or step != "all":
+        raise AttnError("a linear: document has one step to explain, the delta rule; leave out --step and --why",
+                        "--why" if why else "--step")
+    spec = read_linear(doc)
+    heads = range(spec.value_heads) if head is None else [head_index(head, spec.value_heads)]
+    t = query_index(query, spec.tokens) if query is not None else min(1, spec.n - 1)  # (the first with an S to decay)
+    try:
+        trace = run(spec, keep_state=False)
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    steps = [(j, delta_step(trace, t, j, lang, precision)) for j in heads]
+    if as_json:
+        from attncli.outputs.linear import explained_json
+
+        header = {"query": t + 1, "token": spec.tokens[t], "head": heads[0] + 1 if head is not None else "all",
+                  "lang": lang}
+        emit(explained_json(header, steps), None, set())
+        return
+    from rich.text import Text
+
+    from attncli.outputs.numbers import dims
+    from attncli.views.tables import View, matrix_table
+
+    view = View(precision, lang=lang)
+    items = []
+    for _, lines in steps:
+        for text, m in lines:
+            items.append(Text(text, style="bold" if m is None and not items else ""))
+            if m is not None:
+                items.append(matrix_table("S", m, [f"k{i}" for i in range(1, spec.d_k + 1)], dims(spec.d_v), view))
+        items.append(Text(""))
+    emit(render_text(items, to_terminal=True), None, set(),
+         make_picture(lambda color: items, export, "attncli explain", theme, "--head N"))

@@ -98,3 +98,13 @@ def to_binary(trace: LinearTrace, keys: list[str] | None, suffix: str) -> Stream
         return Streamed(lambda file: write_npy(file, array))
     scale = np.float64(trace.spec.scale)
     return Streamed(lambda file: np.savez(file, **arrays, scale=scale))
+
+
+def explained_json(header: dict, steps: list) -> bytes:
+    """attncli explain --format json on a linear: document: ``header`` and, per value head, its lines (text, and
+    the state they show or None)."""
+    import orjson
+
+    data = {**header, "steps": [{"head": j + 1, "lines": [{"text": text, "state": None if m is None else m.tolist()}
+                                                            for text, m in lines]} for j, lines in steps]}
+    return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)

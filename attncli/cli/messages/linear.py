@@ -38,5 +38,7 @@ CATALOGUE = {
     "is not used with linear: (a layer of linear attention takes tokens, inputs and linear only)":
         "不与 linear: 一起使用（线性注意力层只接受 tokens、inputs 和 linear）",
     "unknown key {} for a linear: document (its keys: {})": "linear: 文档没有键 {}（它的键：{}）",
+    "a linear: document has one step to explain, the delta rule; leave out --step and --why":
+        "linear: 文档只有一步可讲解，即 delta 规则；请去掉 --step 和 --why",
     "{} is not in this document's result (it needs {})": "{} 不在这个文档的结果中（它需要 {}）",
 }
