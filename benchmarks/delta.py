@@ -92,7 +92,7 @@ def main() -> None:
     print(f"Gated DeltaNet n = {args.n}, {args.heads} heads, d = {args.d}, float64, whole process, "
           f"{args.repeat} rounds; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"attncli (chunked)        {median(mine):7.2f} s   (rounds: {', '.join(f'{t:.2f}' for t in mine)})")
-    threads = f"{args.torch_threads} thread" + "s" * (args.torch_threads != 1) if args.torch_threads else "default threads"
+    threads = f"torch.set_num_threads({args.torch_threads})" if args.torch_threads else "default threads"
     print(f"torch recurrent float64 ({threads})")
     print(f"                         {median(theirs):7.2f} s   (rounds: {', '.join(f'{t:.2f}' for t in theirs)})")
     print(f"ratio attncli / torch    {median(mine) / median(theirs):7.2f}   (target ≤ 0.5); outputs differ by "
