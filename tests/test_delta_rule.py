@@ -234,3 +234,27 @@ def test_explain_in_chinese(runner, tmp_path):
     result = runner.invoke(app, ["explain", str(path), "--lang", "zh"])
     assert result.exit_code == 0, result.output
     assert "衰减" in result.stdout and "词元 2 之后的 S" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["gated_delta", "kda"])
+def test_gradients_are_central_differences_of_the_naive_loop(kind):
+    """linear.gradient without torch: each gradient against (L(x + h) − L(x − h)) / 2h of the Python loop above."""
+    q, k, v, beta, g, s0 = random_rule(21, 1, 4, kind == "kda", d_k=3, d_v=2)
+    seed = np.random.default_rng(5).normal(size=v.shape)
+    arrays = dict(queries=q, keys=k, values=v, beta=beta, g=g, initial_state=s0)
+    trace = computed(dict(kind=kind, **arrays, l2norm=False, scale="none", gradient=seed))
+
+    def loss(changed: dict) -> float:
+        a = {**arrays, **changed}
+        outs, _ = naive(*(a[key][0].tolist() for key in ("queries", "keys", "values", "beta", "g", "initial_state")))
+        return float(np.sum(np.array(outs) * seed[0]))
+
+    for key, grad in (("queries", "grad_queries"), ("keys", "grad_keys"), ("values", "grad_values"),
+                      ("beta", "grad_beta"), ("g", "grad_g"), ("initial_state", "grad_initial_state")):
+        numeric = np.zeros_like(arrays[key])
+        for index in np.ndindex(arrays[key].shape):
+            up, down = arrays[key].copy(), arrays[key].copy()
+            up[index] += 1e-6
+            down[index] -= 1e-6
+            numeric[index] = (loss({key: up}) - loss({key: down})) / 2e-6
+        assert_close(trace[grad], numeric, 1e-7)

@@ -183,3 +183,20 @@ def test_given_arrays_are_transformers_kimi_delta_attention(torch, hf, n, chunk)
     o, states, final = ref.recurrent(q, k, v, g, beta, s0)
     close(trace["head_outputs"], o[0].transpose(0, 1), 1e-12, "head_outputs against the float64 transcription")
     close(trace["final_state"], final[0], 1e-12, "final_state against the float64 transcription")
+
+
+@pytest.mark.parametrize("kind, h_k, h_v, n", [("gated_delta", 2, 4, 13), ("kda", 2, 2, 9), ("gated_delta", 1, 1, 1)])
+def test_gradients_are_torch_autograds(torch, kind, h_k, h_v, n):
+    """linear.gradient (dL/d head_outputs): every gradient of the given arrays against autograd through the float64
+    transcription (the l2 norm, the scale, the repeat of the query/key heads and the recurrence)."""
+    leaves = [t.clone().requires_grad_() for t in kernel_inputs(torch, 40 + n, h_k, h_v, n, kind == "kda")]
+    q, k, v, g, beta, s0 = leaves
+    seed = torch.randn(1, n, h_v, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(n))
+    doc = given_document(kind, *(t.detach() for t in leaves), chunk=4)
+    trace = computed({**doc, "gradient": seed[0].transpose(0, 1).numpy()})
+    o, _, _ = ref.recurrent(q, k, v, g, beta, s0)
+    (o * seed).sum().backward()
+    per_head = lambda t: t.grad[0].transpose(0, 1)  # noqa: E731
+    for key, leaf in (("grad_queries", q), ("grad_keys", k), ("grad_values", v), ("grad_g", g), ("grad_beta", beta)):
+        close(trace[key], per_head(leaf), 1e-12, key)
+    close(trace["grad_initial_state"], s0.grad[0], 1e-12, "grad_initial_state")

@@ -149,3 +149,43 @@ def chunked(q: np.ndarray, k: np.ndarray, v: np.ndarray, beta: np.ndarray, g: np
             if states is not None:
                 states[:, i] = s
     return o.reshape(h, -1, d_v)[:, :n], u.reshape(h, -1, d_v)[:, :n], states, s
+
+
+def recurrent_backward(q: np.ndarray, k: np.ndarray, v: np.ndarray, beta: np.ndarray, g: np.ndarray,
+                       s0: np.ndarray | None, states: np.ndarray, d_o: np.ndarray):
+    """The gradients of L = Σ d_o ⊙ o through the recurrence, token by token from the last.
+
+    Shapes as :func:`recurrent`; ``states`` its state after every token (h × n × d_k × d_v), d_o (h × n × d_v)
+    -> dq, dk (h × n × d_k), dv (h × n × d_v), dβ (h × n), dg (as g), dS₀ (h × d_k × d_v).
+    """
+    h, n, d_k = k.shape
+    per_channel = g.ndim == 3
+    decay = np.exp(_per_channel(g))  # (h, n, d_k or 1)
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    dbeta, dg = np.zeros_like(beta), np.zeros_like(g)
+    ds = np.zeros(states.shape[:1] + states.shape[2:])  # dL/dS_t, from the tokens after t
+    for t in range(n - 1, -1, -1):
+        before = states[:, t - 1] if t else (np.zeros_like(ds) if s0 is None else s0)
+        a = before * decay[:, t, :, None]  # (h, d_k, d_v): the decayed state the token reads
+        p = np.einsum("hkv,hk->hv", a, k[:, t])  # Sᵀk
+        u = beta[:, t, None] * (v[:, t] - p)
+        ds = ds + q[:, t, :, None] * d_o[:, t, None, :]  # o = Sᵀq
+        dq[:, t] = np.einsum("hkv,hv->hk", states[:, t], d_o[:, t])
+        du = np.einsum("hkv,hk->hv", ds, k[:, t])  # S = A + k·uᵀ
+        dk[:, t] = np.einsum("hkv,hv->hk", ds, u)
+        dbeta[:, t] = np.sum(du * (v[:, t] - p), axis=-1)  # u = β(v − p)
+        dv[:, t] = beta[:, t, None] * du
+        dp = -beta[:, t, None] * du
+        da = ds + k[:, t, :, None] * dp[:, None, :]  # p = Aᵀk
+        dk[:, t] += np.einsum("hkv,hv->hk", a, dp)
+        da_a = np.sum(a * da, axis=-1)  # (h, d_k): dL/dg per key channel
+        dg[:, t] = da_a if per_channel else np.sum(da_a, axis=-1)
+        ds = da * decay[:, t, :, None]  # A = e^g·S_{t−1}
+    return dq, dk, dv, dbeta, dg, ds
+
+
+def l2norm_backward(x: np.ndarray, dy: np.ndarray, eps: float = L2_EPS) -> np.ndarray:
+    """dL/dx of y = x / √(Σx² + ε): r·(dy − y·(y·dy)), r = 1/√(Σx² + ε)."""
+    r = 1.0 / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) + eps)
+    y = x * r
+    return r * (dy - y * np.sum(y * dy, axis=-1, keepdims=True))

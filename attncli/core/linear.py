@@ -19,7 +19,8 @@ from attncli.core.threads import run_parallel
 # The arrays of the result in the order of the computation (the JSON's order); ON_REQUEST only with --only.
 KEYS = ("inputs", "projected_queries", "projected_keys", "projected_values", "queries", "keys", "values",
         "normalized_queries", "normalized_keys", "beta", "g", "initial_state", "u", "state", "final_state",
-        "head_outputs", "gate", "gated_head_outputs", "output", "chunk_states")
+        "head_outputs", "gate", "gated_head_outputs", "output", "grad_head_outputs", "grad_queries", "grad_keys",
+        "grad_values", "grad_beta", "grad_g", "grad_initial_state", "chunk_states")
 ON_REQUEST = ("chunk_states",)
 ACTIVATIONS = {"silu": delta.silu, "sigmoid": delta.sigmoid}
 
@@ -44,6 +45,7 @@ class LinearSpec:
     norm: tuple[np.ndarray, float, str] | None = None  # γ (d_v), ε, the gate's activation
     initial_state: np.ndarray | None = None  # h_v × d_k × d_v
     given: dict[str, np.ndarray] | None = None  # queries, keys, values, beta, g as the kernel receives them
+    gradient: np.ndarray | None = None  # dL/d head_outputs, h_v × n × d_v (with them given directly)
     files: set[Path] = field(default_factory=set)
 
     @property
@@ -87,6 +89,22 @@ def _projections(spec: LinearSpec, arrays: dict) -> tuple[np.ndarray, ...]:
     return q, k, v, beta, g
 
 
+def _backward(spec: LinearSpec, arrays: dict, q, k, v, beta, g) -> None:
+    """The gradients of L = Σ gradient ⊙ head_outputs, through the recurrence, the scale, the l2 norm and the
+    repeat of the query/key heads (a query/key head's gradient sums its value heads')."""
+    dq, dk, dv, dbeta, dg, ds0 = delta.recurrent_backward(q, k, v, beta, g, spec.initial_state, arrays["state"],
+                                                          spec.gradient)
+    group = spec.value_heads // spec.heads
+    dq = spec.scale * dq.reshape(spec.heads, group, *dq.shape[1:]).sum(axis=1)  # h_k × n × d_k
+    dk = dk.reshape(spec.heads, group, *dk.shape[1:]).sum(axis=1)
+    if spec.l2:
+        dq, dk = delta.l2norm_backward(arrays["queries"], dq), delta.l2norm_backward(arrays["keys"], dk)
+    arrays.update(grad_head_outputs=spec.gradient, grad_queries=dq, grad_keys=dk, grad_values=dv, grad_beta=dbeta,
+                  grad_g=dg)
+    if spec.initial_state is not None:
+        arrays["grad_initial_state"] = ds0
+
+
 def _chunked_by_heads(q, k, v, beta, g, s0, chunk: int, keep_chunks: bool):
     """:func:`attncli.core.delta.chunked`, the heads (independent) shared among our threads, one BLAS thread each:
     OpenBLAS's own threads on products of 64 rows wait for each other (17 times slower on a busy machine)."""
@@ -108,12 +126,17 @@ def _chunked_by_heads(q, k, v, beta, g, s0, chunk: int, keep_chunks: bool):
 
 def run(spec: LinearSpec, keep_state: bool = True, keep_chunks: bool = False) -> LinearTrace:
     """Every intermediate of the layer; ``keep_state``: the state after every token too (the recurrence)."""
+    keep_state = keep_state or spec.gradient is not None  # (the backward pass reads the state after every token)
     if keep_state:
+        hint = ("; the backward pass reads it: fewer tokens or heads" if spec.gradient is not None
+                else "; --only without state (e.g. --only output) keeps none")
         ensure_fits(spec.state_bytes(), f"the state after every token (state, {spec.value_heads} × {spec.n} × "
-                    f"{spec.d_k} × {spec.d_v})", hint="; --only without state (e.g. --only output) keeps none")
+                    f"{spec.d_k} × {spec.d_v})", hint=hint)
     with np.errstate(over="ignore", invalid="ignore"):
         arrays = _arrays(spec, keep_state, keep_chunks)
-    for key in ("u", "final_state", "head_outputs", "output"):
+    for key in ("u", "final_state", "head_outputs", "output", "grad_queries", "grad_keys", "grad_g"):
+        if key not in arrays:
+            continue
         if not np.isfinite(arrays[key]).all():
             raise AttnError(f"{key} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)",
                             "linear")
@@ -141,6 +164,8 @@ def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, 
         arrays["chunk_states"] = chunks
     if keep_state:
         arrays["state"] = delta.recurrent(q, k, v, beta, g, spec.initial_state)[2]
+    if spec.gradient is not None:
+        _backward(spec, arrays, q, k, v, beta, g)
     y = o
     gate = None
     if "gate" in spec.weights:

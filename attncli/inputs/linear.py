@@ -20,7 +20,7 @@ from attncli.inputs.values import head_count, mapping_of, number_of, scale_of, t
 
 TOP = ("tokens", "inputs", "linear")  # a linear: document's top-level keys
 KEYS = ("kind", "heads", "value_heads", "weights", "conv", "A_log", "dt_bias", "norm", "l2norm", "scale", "chunk",
-        "initial_state", "queries", "keys", "values", "beta", "g")
+        "initial_state", "queries", "keys", "values", "beta", "g", "gradient")
 GIVEN = ("queries", "keys", "values", "beta", "g")  # what a kernel receives, instead of inputs and weights
 FROM_INPUTS = ("weights", "conv", "A_log", "dt_bias", "norm")
 WEIGHTS = ("query", "key", "value", "beta", "decay", "gate", "output")
@@ -123,6 +123,9 @@ class _Reader:
         return w
 
     def _projected(self, common: dict) -> LinearSpec:
+        if self.block.get("gradient") is not None:
+            raise AttnError("(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
+                            "in linear:, or leave gradient out", "linear.gradient")
         if self.data.get("inputs") is None:
             raise AttnError("is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
         x = self.read("inputs", self.data["inputs"])
@@ -212,7 +215,20 @@ class _Reader:
                 raise AttnError(f"is {stated} but the given arrays have {count}", "linear." + key)
         tokens = token_labels(self.data.get("tokens"), n, "q", "tokens", "queries")
         return LinearSpec(tokens=tokens, heads=h_k, value_heads=h_v, d_k=d_k, d_v=v.shape[2], scale=1.0,
-                          scale_name="", given=arrays, **common)
+                          scale_name="", given=arrays, gradient=self._gradient(v.shape), **common)
+
+    def _gradient(self, shape: tuple[int, int, int]) -> np.ndarray | None:
+        """dL/d head_outputs: h_v × n × d_v, or n × h_v·d_v (dL/d output, the heads side by side)."""
+        if self.block.get("gradient") is None:
+            return None
+        h_v, n, d_v = shape
+        seed = self.read("linear.gradient", self.block["gradient"], shape)
+        if seed.shape == (n, h_v * d_v):
+            seed = seed.reshape(n, h_v, d_v).transpose(1, 0, 2)
+        if seed.shape != shape:
+            raise AttnError(f"is {shape_str(seed.shape)}; expected dL/d head_outputs, h_v × n × d_v = "
+                            f"{shape_str(shape)} (or n × h_v·d_v)", "linear.gradient")
+        return np.ascontiguousarray(seed)
 
     def _initial(self, spec: LinearSpec) -> np.ndarray | None:
         if self.block.get("initial_state") is None:

@@ -17,10 +17,13 @@ ALWAYS = ("tokens", "kind", "heads", "value_heads", "d_k", "d_v", "scale", "chun
 SYMBOLS = {"X": "inputs", "q": "queries", "k": "keys", "v": "values", "q̂": "normalized_queries",
            "Qhat": "normalized_queries", "k̂": "normalized_keys", "Khat": "normalized_keys", "β": "beta",
            "S₀": "initial_state", "S0": "initial_state", "S": "state", "S_n": "final_state", "o": "head_outputs",
-           "y": "gated_head_outputs", "Y": "output"}
+           "y": "gated_head_outputs", "Y": "output", "do": "grad_head_outputs", "dq": "grad_queries", "dk": "grad_keys",
+           "dv": "grad_values", "dβ": "grad_beta", "dg": "grad_g", "dS₀": "grad_initial_state"}
 NEEDS = {"inputs": "inputs", "projected_queries": "conv", "projected_keys": "conv", "projected_values": "conv",
          "normalized_queries": "l2norm", "normalized_keys": "l2norm", "initial_state": "initial_state",
-         "gate": "weights.gate", "gated_head_outputs": "norm or weights.gate"}
+         "gate": "weights.gate", "gated_head_outputs": "norm or weights.gate",
+         **{key: "gradient" for key in KEYS if key.startswith("grad_")},
+         "grad_initial_state": "gradient and initial_state"}
 
 
 def key_of(name: str) -> str | None:

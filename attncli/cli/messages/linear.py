@@ -40,5 +40,10 @@ CATALOGUE = {
     "unknown key {} for a linear: document (its keys: {})": "linear: 文档没有键 {}（它的键：{}）",
     "a linear: document has one step to explain, the delta rule; leave out --step and --why":
         "linear: 文档只有一步可讲解，即 delta 规则；请去掉 --step 和 --why",
+    "(the backward pass) is given for q, k, v, β and g given directly only, so far: give them in linear:, or leave "
+    "gradient out":
+        "（反向传播）目前只适用于直接给出的 q、k、v、β 和 g：请在 linear: 中给出它们，或去掉 gradient",
+    "is {}; expected dL/d head_outputs, h_v × n × d_v = {} (or n × h_v·d_v)":
+        "是 {}；应为 dL/d head_outputs，h_v × n × d_v = {}（或 n × h_v·d_v）",
     "{} is not in this document's result (it needs {})": "{} 不在这个文档的结果中（它需要 {}）",
 }
