@@ -26,7 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
 __version__ = "0.2.0"
-__all__ = ["AttnError", "Spec", "Trace", "attention", "compute", "load", "show", "to_dict", "__version__"]
+__all__ = ["AttnError", "Reference", "Spec", "Trace", "assert_close", "attention", "compute", "load", "merge",
+           "reference", "show", "to_dict", "__version__"]
+_KERNELS = {"reference": "attncli.kernels", "Reference": "attncli.kernels", "merge": "attncli.kernel_verdict",
+            "assert_close": "attncli.kernel_verdict"}  # a kernel's float64 truth (docs/kernels.md), imported when used
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -159,7 +162,12 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
-    """``attncli.Trace``, ``attncli.Spec`` and ``attncli.AttnError``, imported when first used."""
+    """``attncli.Trace``, ``attncli.Spec``, ``attncli.AttnError`` and the kernel engineer's ``attncli.reference``,
+    ``attncli.merge``, ``attncli.assert_close`` (:mod:`attncli.kernels`), imported when first used."""
+    if name in _KERNELS:
+        import importlib
+
+        return getattr(importlib.import_module(_KERNELS[name]), name)
     if name == "Trace":
         from attncli.core.trace import Trace
 

@@ -98,6 +98,7 @@ def test_tokens_are_text_not_markup_or_control_codes(tmp_path, command):
     (["compute", "doc.yaml", "-p", "99"], ["'--precision'", "17"]),
     (["compute", "doc.yaml", "--format", "yaml"], ["'yaml' is not one of", "'json'"]),
     (["heatmap", "doc.yaml", "--of", "nope"], ["'--of'", "attncli heatmap --help"]),
+    (["card", "doc.yaml", "--library", "cudnn"], ["'--library'", "attncli card --help"]),
     (["nosuch"], ["No such command 'nosuch'", "attncli --help"]),
 ])
 def test_option_errors_are_one_line(args, names):

@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 from test_help_examples import help_examples
 
-COMMANDS = ("compute", "check", "explain", "heatmap", "init", "extract")
+COMMANDS = ("compute", "check", "explain", "heatmap", "init", "extract", "card")
 
 
 def shown(runner, *args: str) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from conftest import EXAMPLES
 
 BIN = Path(sys.executable).parent
-COMMANDS = ("compute", "check", "explain", "heatmap", "init", "page")
+COMMANDS = ("compute", "check", "explain", "heatmap", "init", "page", "card")
 
 
 def help_examples(command: str) -> list[str]:

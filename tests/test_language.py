@@ -262,7 +262,7 @@ def test_check_against_verdict_in_chinese():
     assert "头 1，查询 2 ('b')，键 1 ('a')" in text
 
 
-@pytest.mark.parametrize("command", ["compute", "heatmap", "explain", "check", "init", "extract", "page"])
+@pytest.mark.parametrize("command", ["compute", "heatmap", "explain", "check", "init", "extract", "page", "card"])
 def test_every_command_has_lang_and_says_the_precedence(runner, command):
     text = " ".join(invoke(runner, [command, "--help"], {"COLUMNS": "300"}).stdout.split())
     assert "--lang" in text and "ATTNCLI_LANG" in text and "LC_ALL" in text

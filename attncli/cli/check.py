@@ -117,9 +117,8 @@ _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget
 def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
              format: TableOrJson = TableOrJson.table, layer: int | None = None, lang: str = "en") -> None:
     """``check --against RESULT --dtype D``: the verdict on a kernel's result (its text in ``lang``)."""
-    from attncli.core.emulate import KEYS, eager, softmax_of_dots
+    from attncli.core.emulate import KEYS, softmax_of_dots
     from attncli.core.errors import AttnError
-    from attncli.core.verdict import judge
     from attncli.inputs.result import read_result
     from attncli.plan import compute_in_full
     from attncli.views.verdict import report, report_json
@@ -137,17 +136,22 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
             raise e.at(doc.name) from None
         return compute_in_full(spec, "check", "check")
 
+    from attncli.inputs.batch import is_batch
+
+    if is_batch(doc.data):
+        from attncli.cli.batch import against_batch
+
+        _OUTSIDE[:] = [] if against_batch(file, doc, changes, results, dtype.value, format.value, lang,
+                                          attention) else [True]
+        return
+    from attncli.cli.checks import verdict
+
     trace = load(file, changes, doc=doc, compute=attention)
-    gradients = [key for key in results if key.startswith("grad_")]
-    if gradients and trace.spec.gradient is None:
-        raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
-    truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
-    d_o = trace.grad_head_outputs if gradients else None
-    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype.value)
-    findings = judge(truths, results, emulated, dtype.value)
+    findings = verdict(trace, results, dtype.value, file)
     tokens = (trace.spec.tokens, trace.spec.context_tokens)
     if format is TableOrJson.json:
         emit(report_json(findings, dtype.value, *tokens), None, set())
     else:
         emit(render_text(report(findings, dtype.value, *tokens, lang), to_terminal=True), None, set())
     _OUTSIDE[:] = [True] if not all(f.within for f in findings) else []
+

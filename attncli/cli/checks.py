@@ -103,3 +103,18 @@ def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
         return tokens.index(query)
     shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
     raise AttnError(f"{quoted(query)} is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
+
+
+def verdict(trace, results: dict, dtype: str, file: str) -> list:
+    """The low-precision verdict on one sequence's ``results`` (attncli's keys and shapes) against ``trace``."""
+    from attncli.core.emulate import eager
+    from attncli.core.errors import AttnError
+    from attncli.core.verdict import judge
+
+    gradients = [key for key in results if key.startswith("grad_")]
+    if gradients and trace.spec.gradient is None:
+        raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
+    truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
+    d_o = trace.grad_head_outputs if gradients else None
+    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype)
+    return judge(truths, results, emulated, dtype)

@@ -137,15 +137,16 @@ def compute(
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes, stacks=True)  # the options against what the document says, before any
         kind = "arrays" if binary else "picture" if drawn else chosen.value
-        if _linear(file, doc, only, refused, kind, output, contradiction,
-                   dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme)):
-            return
+        options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
+                       lang=language)
         if is_stacked(doc.data):  # matrix is read (a stack of layers: all of them, chained)
             from attncli.cli.stack import compute_stack
 
-            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
-                           lang=language)
+            _raise(refused)
             compute_stack(file, doc, changes, keys, kind, output, options)
+            return
+        if _linear(file, doc, only, refused, kind, output, contradiction, options) or \
+                _batch(file, doc, changes, keys, kind, output, options):  # linear: or layout: (a batch of sequences)
             return
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
@@ -204,6 +205,25 @@ def compute(
 
 
 FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for a picture too large
+
+
+def _raise(refused: Optional[AttnError]) -> None:
+    """--only's error, held until the document was read, for a document that is not a linear: one."""
+    if refused is not None:
+        raise refused
+
+
+def _batch(file: str, doc, changes: dict, keys: Optional[list[str]], kind: str, output: Optional[Path],
+           options: dict) -> bool:
+    """A batch of sequences (layout:), each computed as its own document, and written; False for any other."""
+    from attncli.inputs.batch import is_batch
+
+    if not is_batch(doc.data):
+        return False
+    from attncli.cli.batch import compute_batch
+
+    compute_batch(file, doc, changes, keys, kind, output, options)
+    return True
 
 
 def _only_keys(only: Optional[list[str]]) -> tuple[Optional[list[str]], Optional[AttnError]]:

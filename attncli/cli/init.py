@@ -91,9 +91,15 @@ def init_command(
                                          help="Write every number out (exact floats) "
                                               "instead of seeded random specs.")] = False,
     integers: Annotated[bool, typer.Option("--integers",
-                                           help="Write every matrix out in small whole numbers (−2 to 2, from the "
-                                                "seeds) instead of random floats: for working it out by hand.")
-                        ] = False,
+                                           help="Write every matrix out in small whole numbers (−2 to 2, W_Q and "
+                                                "W_K −1 to 1, from the seeds) instead of random floats, for "
+                                                "working it out by hand: drawn again (W_Q and W_K sparser each "
+                                                "time) until no weight is above --max-weight, so that the softmax "
+                                                "is worth working out.")] = False,
+    max_weight: Annotated[Optional[float], typer.Option(
+        "--max-weight", min=0.0, max=1.0, metavar="P",
+        help="With --integers: the largest weight a row may have (a row with one key to weigh, under a causal "
+             "mask, is 1 whatever the draw). 1 keeps the first draw.", show_default="0.95")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", parser=output_path, metavar="FILE",
                                                    help="Write the document to this file (atomically) instead of "
                                                         "standard output; an existing file is refused unless "
@@ -107,7 +113,7 @@ def init_command(
 ) -> None:
     """Write a ready-to-edit, commented document (YAML; JSON for -o FILE.json) that computes as it is.
 
-    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4,4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give; with --integers every matrix is small whole numbers (−2 to 2), for working attention out by hand. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm, --qk-norm, --sinks, --gate and --query-temperature add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm, sinks, weights.gate, query_temperature). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
+    The matrices are seeded random specs ({random: xavier, seed: 1, shape: [4,4]}: short, and the same numbers every time); with --inline every number is written out, exactly the numbers the specs give; with --integers every matrix is small whole numbers (−2 to 2), for working attention out by hand, drawn so that no weight of a row is above 0.95 (--max-weight) and the softmax step is worth doing. The inputs take --seed, the query, key, value and output weights the next seeds. --kv-heads, --rope, --pre-norm, --qk-norm, --sinks, --gate and --query-temperature add the keys of today's decoders (kv_heads, rope, pre_norm with residual: true, qk_norm, sinks, weights.gate, query_temperature). Options that cannot go together (--mask causal with --context other than the number of tokens, --heads that does not divide --d-model without --d-k, --kv-heads that does not divide --heads, --rope with an odd d_k) are refused with exit code 2.
 
     [bold]Examples[/bold]
 
@@ -123,13 +129,18 @@ def init_command(
     language = choose(lang)
 
     def action() -> None:
-        from attncli.teach.starter import as_json, document
+        from attncli.core.errors import AttnError
+        from attncli.teach.starter import MAX_WEIGHT, as_json, document
+
+        if max_weight is not None and not integers:
+            raise AttnError("needs --integers: it is the rule by which the whole numbers are drawn", "--max-weight")
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope_scaling.value if rope_scaling else rope,
                         None if pre_norm is None else pre_norm.value,
                         qk_norm=None if qk_norm is None else qk_norm.value, integers=integers,
-                        sinks=sinks, gate=gate, temperature=query_temperature, lang=language)
+                        sinks=sinks, gate=gate, temperature=query_temperature, lang=language,
+                        max_weight=MAX_WEIGHT if max_weight is None else max_weight)
         if output is not None and output.suffix.lower() == ".json":
             text = as_json(text)
         if output is not None and not force:

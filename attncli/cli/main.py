@@ -15,7 +15,7 @@ import typer
 
 from attncli.cli import compute  # noqa: F401  (registers the commands: --help lists them in this order)
 
-from attncli.cli import check, explain, extract, heatmap, init, page  # noqa: F401  # isort: skip
+from attncli.cli import check, explain, extract, heatmap, init, page, card  # noqa: F401  # isort: skip
 from attncli.cli.app import app
 from attncli.cli.language import current
 from attncli.cli.messages import language_in, translate, usage_error

@@ -75,10 +75,14 @@ def _softmax32(z: np.ndarray, sinks: np.ndarray | None) -> tuple[np.ndarray, np.
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarray | None, dtype: str
-          ) -> dict[str, np.ndarray]:
+def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarray | None, dtype: str,
+          modify=None, keep: tuple[np.ndarray, float] | None = None) -> dict[str, np.ndarray]:
     """The eager computation in ``dtype`` from the kernel's view Q (h, n, d_k), K (g, m, d_k), V (g, m, d_v) and dO
-    (h, n, d_v) -> the arrays of :data:`KEYS` (the gradients only with dO), in float64."""
+    (h, n, d_v) -> the arrays of :data:`KEYS` (the gradients only with dO), in float64.
+
+    For ``attncli.reference``: ``modify(Z)`` -> (score_mod(Z), its derivative), both float32, after the bias and
+    before the mask (dS is multiplied by the derivative); ``keep`` = (mask (h, n, m), p): dropout as FlashAttention's
+    reference, O = (P ⊙ keep)·V / (1 − p) with that product rounded, dP = dO·Vᵀ ⊙ keep / (1 − p)."""
     softmax_of_dots(spec, "the eager computation")
     r = lambda x: rounded(x, dtype)  # noqa: E731
     h, g = q.shape[0], k.shape[0]
@@ -93,19 +97,29 @@ def eager(spec: Spec, q: np.ndarray, k: np.ndarray, v: np.ndarray, d_o: np.ndarr
     if spec.score_bias is not None:
         bias = spec.score_bias.full(h, spec.query_positions, spec.key_positions)
         z = z + np.where(np.isneginf(bias), 0.0, bias).astype(np.float32)
+    slope = None
+    if modify is not None:
+        z, slope = modify(z)
     if spec.allowed is not None:
         z = np.where(spec.allowed, z, np.float32(-np.inf))
     p, lse = _softmax32(z, spec.sinks)
     p = r(p)
-    o = r(p @ v_h)
+    kept = None if keep is None else keep[0].astype(np.float32) / np.float32(1.0 - keep[1])  # (h, n, m)
+    dropped = p if kept is None else r(p * kept)
+    o = r(dropped @ v_h)
     out = {"head_outputs": o, "lse": lse, "weights": p}
     if d_o is not None:
         d_o = r(d_o)
         d_p = d_o @ v_h.transpose(0, 2, 1)
+        if kept is not None:
+            d_p = d_p * kept
         delta = np.einsum("hnd,hnd->hn", d_o, o, dtype=np.float32)
         d_s = p * (d_p - delta[..., None])
+        if slope is not None:
+            d_s = np.where(d_s == 0, np.float32(0), d_s * slope)
         d_s = r(d_s if cap is None else d_s * (1 - cap * cap))
-        out.update(grad_values=r(grouped(p.transpose(0, 2, 1) @ d_o, g)), grad_kernel_queries=r((d_s @ k_h) * scale),
+        out.update(grad_values=r(grouped(dropped.transpose(0, 2, 1) @ d_o, g)),
+                   grad_kernel_queries=r((d_s @ k_h) * scale),
                    grad_kernel_keys=r(grouped(d_s.transpose(0, 2, 1) @ q, g) * scale))
     return {key: value.astype(np.float64) for key, value in out.items()}
 

@@ -127,7 +127,11 @@ class TensorPlan:
     def check(self, shape: tuple[int, ...], dtype: str) -> tuple[int, ...]:
         """The shape the document will see; every reason the mapping cannot apply to ``shape`` is an error here."""
         what = f"tensor {self.shown} in {shorten(self.file)} is " + (shape_str(shape) if shape else "a single number")
-        if len(shape) == 0 or len(shape) > 3 or 0 in shape:
+        from attncli.inputs.matrices import AXES
+
+        if len(shape) == 0 or len(shape) > AXES.get() or 0 in shape:
+            if AXES.get() > 3:
+                raise AttnError(f"{what} ({dtype}); a batch's arrays have 1 to 4 axes, none empty")
             raise AttnError(f"{what} ({dtype}); expected 1 to 3 axes, not empty")
         if self.layout == "torch" and len(shape) == 3:
             raise AttnError(f"torch transposes a 2-D nn.Linear weight, but {what}", "layout")

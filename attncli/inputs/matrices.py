@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import stat
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,10 @@ TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
 _AXES = ("head", "row", "column")
 NPY_DTYPE_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+
+# how many axes an array may have: 3 (heads, rows, columns), or 4 while a batch's queries, keys and values are read
+# (attncli.inputs.batch, layout: bshd / bhsd)
+AXES: ContextVar[int] = ContextVar("AXES", default=3)
 
 
 def read_value(
@@ -115,7 +120,9 @@ def _nested_shape(value: list) -> tuple[int, ...]:
             raise AttnError("is empty" if not shape else "holds an empty row")
         shape.append(len(probe))
         probe = probe[0]
-    if len(shape) > 3:
+    if len(shape) > AXES.get():
+        if AXES.get() > 3:
+            raise AttnError(f"is nested {len(shape)} lists deep; a batch's arrays have at most 4 axes")
         raise AttnError(f"is nested {len(shape)} lists deep; a matrix has at most 3 axes (heads, rows, columns)")
     return tuple(shape)
 
@@ -314,8 +321,10 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], bool, np.
     if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
         raise AttnError(f"is not a readable .npy file: its header gives the shape ({', '.join(map(shorten, shape))})",
                         name)
-    if len(shape) == 0 or len(shape) > 3 or 0 in shape:
+    if len(shape) == 0 or len(shape) > AXES.get() or 0 in shape:
         shown = shape_str(shape) if shape else "()"
+        if AXES.get() > 3:
+            raise AttnError(f"holds an array of shape {shown}; a batch's arrays have 1 to 4 axes, none empty", name)
         raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
     need, whole = math.prod(shape) * dtype.itemsize, path.stat().st_size
     size = whole - offset

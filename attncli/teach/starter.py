@@ -168,15 +168,83 @@ def _check_choices(qk_norm: str | None, init: str, seed: int) -> None:
                         f"must stay below 2^63, so at most {MAX_SEED}", "--seed")
 
 
+MAX_WEIGHT = 0.95  # init --integers: no row's largest weight above this (1: the first draw, whatever it gives)
+ATTEMPTS = 1000  # draws tried before the sizes are said to be too large for whole numbers
+
+
 def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
              rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None,
              integers: bool = False, sinks: bool = False, gate: bool = False, temperature: bool = False,
-             lang: str = "en") -> str:
+             lang: str = "en", max_weight: float = MAX_WEIGHT) -> str:
     """The commented YAML document for these options (see ``attncli init --help``); ``integers``: every matrix
-    written out in whole numbers from −2 to 2 (seeded), for working it out by hand; ``lang``: its comments' language
+    written out in whole numbers (seeded), for working it out by hand, drawn again until no weight of a row with two
+    keys or more is above ``max_weight`` (see :func:`unsaturated`); ``lang``: its comments' language
     (zh: :mod:`attncli.teach.texts.starter_zh`)."""
+    options = dict(tokens=tokens, n=n, d_model=d_model, d_k=d_k, d_v=d_v, heads=heads, context=context, mask=mask,
+                   init=init, seed=seed, inline=inline, kv_heads=kv_heads, rope=rope, pre_norm=pre_norm,
+                   qk_norm=qk_norm, sinks=sinks, gate=gate, temperature=temperature)
+    if not integers:
+        return _in_language(_document(**options), lang)
+    return _in_language(unsaturated(lambda attempt: _document(**options, integers=True, attempt=attempt),
+                                    max_weight), lang)
+
+
+def unsaturated(draw, max_weight: float) -> str:
+    """The first of ``draw(0)``, ``draw(1)`` … whose every row with two keys or more to weigh keeps its largest
+    weight at ``max_weight`` or below (with sinks, the sink's share counts as a weight): a softmax worth working out
+    by hand, not a row of 1 and 0s. Refused in one line when none of ATTEMPTS draws does."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from attncli.core.pipeline import attend
+    from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import Document, parse_text
+
+    for attempt in range(ATTEMPTS if max_weight < 1 else 1):
+        text = draw(attempt)
+        if attempt == 0 and max_weight < 1:
+            keys = _keys_of(text)
+            if max_weight * keys < 1:  # m weights summing to 1: one is at least 1/m
+                raise AttnError(f"is {max_weight:g}: a row over {keys} keys has a weight of at least 1/{keys}, so "
+                                f"give {1 / keys:.3g} or more", "--max-weight")
+        trace = attend(build_spec(Document(parse_text(text, "<init>"), "<init>", Path.cwd())))
+        weights = trace.weights if trace.sink_weights is None else np.concatenate(
+            [trace.weights, trace.sink_weights[..., None]], axis=-1)
+        allowed = np.ones(trace.weights.shape, dtype=bool) if trace.spec.allowed is None else trace.spec.allowed
+        rows = allowed.sum(axis=-1) + (trace.sink_weights is not None) >= 2  # (h, n) rows with a choice to make
+        if max_weight >= 1 or not rows.any() or weights.max(axis=-1)[rows].max() <= max_weight:
+            return text
+    raise AttnError(f"no draw of whole numbers in {ATTEMPTS} keeps every weight at or below {max_weight:g} for "
+                    "these sizes (the scores grow with d_model and d_k): try a smaller --d-model, more --heads, "
+                    "or a larger --max-weight", "--integers")
+
+
+def _keys_of(text: str) -> int:
+    """m, the keys every query may weigh at most (the rows of the context, or of the inputs)."""
+    from attncli.inputs.document import parse_text
+
+    data = parse_text(text, "<init>")
+    return len(data.get("context") or data["inputs"])
+
+
+def _in_language(text: str, lang: str) -> str:
+    if lang == "zh":
+        from attncli.teach.texts.starter_zh import in_chinese
+
+        return in_chinese(text)
+    return text
+
+
+def _document(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k: int | None = None,
+              d_v: int | None = None, heads: int = 1, context: int | None = None, mask: str = "none",
+              init: str = "xavier", seed: int = 0, inline: bool = False, kv_heads: int | None = None,
+              rope: bool | str = False, pre_norm: str | None = None, qk_norm: str | None = None,
+              integers: bool = False, sinks: bool = False, gate: bool = False, temperature: bool = False,
+              attempt: int = 0) -> str:
+    """The document's English text; ``attempt`` k > 0 draws the whole numbers again (see :func:`whole_numbers`)."""
     s = sizes(tokens, n, d_model, d_k, d_v, heads, context, mask, kv_heads, rope, pre_norm, inline or integers)
     _check_choices(qk_norm, init, seed)
     shapes = _shapes(s) | ({"gate": (s.d_model, s.heads * s.d_v)} if gate else {})
@@ -188,8 +256,8 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
         spec = f"{{random: {kinds[name]}, seed: {seeds[name]}, shape: [{shapes[name][0]}, {shapes[name][1]}]}}"
         if integers:
             return [f"{indent}{name}:   # {comment + ', ' if comment else ''}whole numbers, for working by hand",
-                    *(f"{indent}  - [{', '.join(str(x) for x in row)}]" for row in whole_numbers(seeds[name],
-                                                                                          shapes[name]))]
+                    *(f"{indent}  - [{', '.join(str(x) for x in row)}]" for row in whole_numbers(
+                        seeds[name], shapes[name], attempt, *((1, True) if name in ("query", "key") else (2, False))))]
         if not inline:
             return [f"{indent}{name + ':':<{7 if indent else 0}} {spec}{'   # ' + comment if comment else ''}"]
         from attncli.inputs.initialisers import random_matrix
@@ -296,22 +364,26 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
             "# before the norm, R = X + Y (the residual of Llama's decoder layer).",
             "residual: true",
         ]
-    if lang == "zh":
-        from attncli.teach.texts.starter_zh import in_chinese
-
-        return in_chinese("\n".join(lines) + "\n")
     return "\n".join(lines) + "\n"
 
 
-def whole_numbers(seed: int, shape: tuple[int, int]) -> list[list[int]]:
-    """Small whole numbers, −2 … 2, the same for the same seed: a matrix a learner can multiply by hand.
+def whole_numbers(seed: int, shape: tuple[int, int], attempt: int = 0, largest: int = 2,
+                  sparse: bool = False) -> list[list[int]]:
+    """Small whole numbers, −largest … largest, the same for the same seed and attempt: a matrix a learner can
+    multiply by hand (attempt 0 draws from the seed alone, a later attempt from the pair).  ``sparse``: a share
+    min(0.97, attempt / 250) of the entries set to 0, so that later attempts give smaller scores (W_Q and W_K of a
+    wide document, whose first draws saturate the softmax).
 
     >>> whole_numbers(0, (2, 3))
     [[2, 1, 0], [-1, -1, -2]]
     """
     import numpy as np
 
-    return np.random.default_rng(seed).integers(-2, 3, size=shape).tolist()
+    rng = np.random.default_rng(seed if attempt == 0 else [seed, attempt])
+    drawn = rng.integers(-largest, largest + 1, size=shape)
+    if sparse and attempt:
+        drawn[rng.random(shape) < min(0.97, attempt / 250)] = 0
+    return drawn.tolist()
 
 
 def _pre_norm(s: Sizes) -> list[str]:

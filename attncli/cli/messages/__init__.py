@@ -22,18 +22,9 @@ import re
 import string
 
 from attncli.cli.language import current
-from attncli.cli.messages import (
-    cli,
-    core,
-    dynamic,
-    fragments,
-    inputs_doc,
-    inputs_files,
-    inputs_parts,
-    linear,
-    models,
-    teach,
-)
+from attncli.cli.messages import cli, core, dynamic, fragments, inputs_doc, inputs_files, inputs_parts, models, teach
+from attncli.cli.messages import kernels as kernel_api
+from attncli.cli.messages import linear as linear_attention
 from attncli.cli.messages import stack as stacked
 from attncli.cli.messages import usage as click_usage
 from attncli.core.errors import MESSAGE_CHARS, AttnError, shorten
@@ -41,7 +32,7 @@ from attncli.core.errors import MESSAGE_CHARS, AttnError, shorten
 CATALOGUE: dict[str, str] = {  # whole messages, as raised
     **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
     **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
-    **linear.CATALOGUE,
+    **kernel_api.CATALOGUE, **linear_attention.CATALOGUE,
 }
 PHRASES: dict[str, str] = fragments.CATALOGUE  # what a field of a message may hold (never a message alone)
 LONGEST = 2 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: none is) stays English

@@ -1,6 +1,44 @@
 """Chinese for the messages of reading the document and its values (attncli.inputs)."""
 
 CATALOGUE = {
+    # a batch of sequences (attncli.inputs.batch, attncli.cli.batch)
+    "emulates one sequence's kernel; check --against judges a whole batch":
+        "模拟的是单个序列的内核；check --against 可以判断整个批次",
+    "writes one sequence's matrices: write the batch as JSON, tables or a .npz":
+        "只写出单个序列的矩阵：请把批次写成 JSON、表格或 .npz",
+    "{} (batch[{}] has none)": "{}（batch[{}] 没有）",
+    "is {}; expected one of {} ({})": "是 {}；应为 {} 之一（{}）",
+    "with layout: give dO as an array in the queries' layout (with d_v), not a random spec":
+        "有 layout: 时，请把 dO 按查询的布局（以 d_v 为宽度）给成数组，而不是随机规格",
+    "with layout: takes causal, window and chunk (rules every sequence follows), not a matrix or key flags sized for "
+    "one sequence":
+        "有 layout: 时只接受 causal、window 和 chunk（每个序列都遵循的规则），不接受按单个序列大小给出的矩阵或键标记",
+    "with layout: takes alibi and relative, not a matrix sized for one sequence":
+        "有 layout: 时只接受 alibi 和 relative，不接受按单个序列大小给出的矩阵",
+    "queries, keys and values (and the gradient) need the same batch size: they have {}":
+        "queries、keys 和 values（以及 gradient）需要相同的批大小：它们分别是 {}",
+    "gives the lengths of both queries and keys: leave out cu_seqlens_q and cu_seqlens_k":
+        "同时给出了查询和键的长度：请去掉 cu_seqlens_q 和 cu_seqlens_k",
+    "has {} sequences but cu_seqlens_q has {}": "有 {} 个序列，但 cu_seqlens_q 有 {} 个",
+    "have {} rows but the keys {}": "有 {} 行，但键有 {} 行",
+    "has {} rows but the queries {}": "有 {} 行，但查询有 {} 行",
+    "needs cu_seqlens_q (or cu_seqlens): where each packed sequence starts":
+        "需要 cu_seqlens_q（或 cu_seqlens）：每个打包序列从哪里开始",
+    "expected a list of whole numbers: 0, then where each sequence ends":
+        "应为整数列表：先是 0，然后是每个序列结束的位置",
+    "must start at 0, grow at every sequence (none empty) and end at the {} rows of the {}":
+        "必须从 0 开始，每个序列都要增长（不能有空序列），并以 {} 的 {} 行结束",
+    "holds {} sequences; at most {} are computed (one at a time)": "有 {} 个序列；最多计算 {} 个（逐个计算）",
+    "is {}; the batch's layout gives it as {}": "是 {}；按批次的布局它应为 {}",
+    "needs queries, keys and values given directly (a batch is what a kernel receives)":
+        "需要直接给出 queries、keys 和 values（批次就是内核收到的东西）",
+    "cannot be given for a whole batch: each sequence is labelled and placed from 0":
+        "不能为整个批次给出：每个序列各自编号，位置从 0 开始",
+    "is {}; layout: {} takes {} (4 axes)": "是 {}；layout: {} 接受 {}（4 个轴）",
+    "is {}; layout: thd takes {} (3 axes)": "是 {}；layout: thd 接受 {}（3 个轴）",
+    "of packed sequences have no one shape: judge head_outputs and lse (or give a bshd batch)":
+        "打包序列的这一项没有统一的形状：请判断 head_outputs 和 lse（或给出 bshd 批次）",
+    "goes with layout: thd (packed sequences)": "要与 layout: thd（打包序列）一起使用",
     "{} is not valid JSON (strict JSON has no NaN or Infinity)":
         "{} 不是有效的 JSON（严格的 JSON 没有 NaN 或 Infinity）",
     "line {}: the tag {} is not allowed (attncli reads plain data only)":

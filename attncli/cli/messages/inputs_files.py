@@ -20,6 +20,10 @@ CATALOGUE = {
     "{} is not rows (as stored) or torch (an nn.Linear.weight, transposed)":
         "{} 既不是 rows（按存储方式）也不是 torch（nn.Linear.weight，需转置）",
     "{} ({}); expected 1 to 3 axes, not empty": "{}（{}）；应有 1 到 3 个轴，且不能为空",
+    "{} ({}); a batch's arrays have 1 to 4 axes, none empty": "{}（{}）；批次的数组应有 1 到 4 个轴，且都不能为空",
+    "is nested {} lists deep; a batch's arrays have at most 4 axes": "嵌套了 {} 层列表；批次的数组最多有 4 个轴",
+    "holds an array of shape {}; a batch's arrays have 1 to 4 axes, none empty":
+        "存放的数组形状为 {}；批次的数组应有 1 到 4 个轴，且都不能为空",
     "torch transposes a 2-D nn.Linear weight, but {}": "torch 会转置二维的 nn.Linear 权重，但 {}",
     "rows and columns cut a matrix, but {}": "rows 和 columns 用来截取矩阵，但 {}",
     "a vector is one row: cut its entries with columns": "向量就是一行：请用 columns 截取它的元素",

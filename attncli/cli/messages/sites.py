@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3]  # the folder that holds attncli/
+RAISED = ("AttnError", "ArgumentError")  # the error type, and the Python API's subclass of it
 
 
 def templates(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
@@ -33,14 +34,15 @@ def templates(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
 
 
 def raise_sites(package: Path = PACKAGE) -> list[tuple[str, int, list[str] | None, str]]:
-    """(file, line, templates or None, the argument's source) for every ``AttnError(...)`` call."""
+    """(file, line, templates or None, the argument's source) for every ``AttnError(...)`` call (and its subclass
+    ``ArgumentError(...)``, the Python API's, :mod:`attncli.kernel_arrays`)."""
     sites = []
     for path in sorted((package / "attncli").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         constants = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign)
                      for t in n.targets if isinstance(t, ast.Name)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "AttnError":
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in RAISED:
                 argument = node.args[0] if node.args else node.keywords[0].value
                 sites.append((str(path.relative_to(package)), node.lineno, templates(argument, constants),
                               ast.unparse(argument)))

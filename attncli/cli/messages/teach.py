@@ -1,6 +1,19 @@
 """Chinese for the messages of writing results and of teaching (attncli.outputs, attncli.teach)."""
 
 CATALOGUE = {
+    "gives {} twice, as {} and as {}: keep one": "两次给出了 {}，分别写作 {} 和 {}：请只保留一个",
+    "is a list: query: picks the row the answer is for (a number from 1, or a token); did you mean queries: for the "
+    "numbers of Q?":
+        "是一个列表：query: 用来选择答案对应的那一行（从 1 开始的编号，或一个词元）；"
+        "你是想用 queries: 写出 Q 的数值吗？",
+    "no draw of whole numbers in {} keeps every weight at or below {} for these sizes (the scores grow with d_model "
+    "and d_k): try a smaller --d-model, more --heads, or a larger --max-weight":
+        "在 {} 次抽取中，没有一组整数能让每个权重都不超过 {}（得分随 d_model 和 d_k 变大）：请减小 --d-model、"
+        "增加 --heads，或调大 --max-weight",
+    "is {}: a row over {} keys has a weight of at least 1/{}, so give {} or more":
+        "是 {}：一行有 {} 个键时，至少有一个权重不小于 1/{}，所以请给出 {} 或更大的值",
+    "needs --integers: it is the rule by which the whole numbers are drawn":
+        "需要 --integers：它是抽取整数时遵循的规则",
     "is one of this run's input files; choose another output path": "是本次运行的输入文件之一；请另选一个输出路径",
     "is closed; nothing can be written there (write to a file with -o FILE)":
         "已关闭；无法写到那里（请用 -o FILE 写到文件）",

@@ -50,9 +50,7 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     """Validate the document's ``answer`` section against the trace's sizes."""
     if not isinstance(raw, dict) or not raw:
         raise AttnError("expected a mapping with any of " + ", ".join(CHECKABLE), "answer")
-    for key in raw:
-        if key not in ANSWER_KEYS:
-            raise unknown_key(key, ANSWER_KEYS).at("answer")
+    raw = by_json_key(raw)
     spec = trace.spec
     query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
     head = _position(raw.get("head"), [str(i) for i in range(1, spec.heads + 1)], "answer.head", "head")
@@ -70,6 +68,27 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
         raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
     whole = frozenset(key for key in PER_KEY_AXIS if key in arrays and arrays[key].ndim >= 2)  # (the rows a query's
     return Answer(arrays, query, head, whole)  # scores need: every key's)
+
+
+def by_json_key(raw: dict) -> dict:
+    """The answer's keys as JSON keys: a formula's name (``S``, ``Z``, ``A``, ``Q′``, ``W_Q``, in any case, as
+    ``compute --only`` takes them) stands for its key; a key given twice, under both names, is refused."""
+    from attncli.outputs.serialize import ALIASES, key_of
+
+    named: dict = {}
+    given: dict = {}
+    for key, value in raw.items():
+        json_key = key if key in ANSWER_KEYS else key_of(str(key))
+        if json_key not in ANSWER_KEYS:
+            symbols = [symbol for symbol, k in ALIASES.items() if k in CHECKABLE]
+            raise unknown_key(key, (*ANSWER_KEYS, *symbols)).at("answer")
+        if json_key in named:
+            raise AttnError(f"gives {json_key} twice, as {given[json_key]} and as {key}: keep one", "answer")
+        if json_key == "query" and isinstance(value, list):  # `query: [0.1, 0.2]`: the queries' numbers
+            raise AttnError("is a list: query: picks the row the answer is for (a number from 1, or a token); "
+                            "did you mean queries: for the numbers of Q?", "answer.query")
+        named[json_key], given[json_key] = value, key
+    return named
 
 
 def _position(value: Any, labels: list[str], where: str, what: str) -> int | None:

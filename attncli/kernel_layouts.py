@@ -1,0 +1,168 @@
+"""The layouts of :func:`attncli.reference`: which rows of q, k, v (and of every output) are which sequence's.
+
+    bshd  (batch, seqlen, heads, dim)       FlashAttention's (flash_attn_func), the default
+    bhsd  (batch, heads, seqlen, dim)       PyTorch's scaled_dot_product_attention and flex_attention
+    thd   (total tokens, heads, dim)        packed sequences, cu_seqlens_q / cu_seqlens_k (flash_attn_varlen_func)
+
+Every sequence is seen as views (rows, heads, dim) into the caller's arrays, so nothing is copied; a paged cache
+is gathered (``k_cache[block_table[b]]`` flattened, its first ``cache_seqlens[b]`` keys).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.kernel_arrays import ArgumentError, floats, integers, shape_of
+
+LAYOUTS = ("bshd", "bhsd", "thd")
+NAMES = {"bshd": "batch × seqlen × heads × dim", "bhsd": "batch × heads × seqlen × dim",
+         "thd": "total tokens × heads × dim"}
+
+
+@dataclass
+class Layout:
+    """Where sequence i's rows are, in one layout (``cu``: the cumulative lengths of packed sequences)."""
+
+    name: str
+    cu: np.ndarray | None = None  # (batch + 1,) with thd
+
+    def rows(self, a: np.ndarray, i: int) -> np.ndarray:
+        """Sequence i of ``a`` as (rows, heads, dim), a view."""
+        if self.name == "bshd":
+            return a[i]
+        if self.name == "bhsd":
+            return a[i].transpose(1, 0, 2)
+        return a[self.cu[i]:self.cu[i + 1]]
+
+    def lse(self, a: np.ndarray, i: int) -> np.ndarray:
+        """Sequence i of lse ((batch, h, s_q), or (h, total_q) with thd) as (h, rows)."""
+        return a[:, self.cu[i]:self.cu[i + 1]] if self.name == "thd" else a[i]
+
+    def cell(self, index: tuple[int, ...], key: str) -> tuple[int, int, int, int | None]:
+        """(batch, head, row, column) of a cell of an output in this layout (column None for lse)."""
+        if key == "lse":
+            if self.name == "thd":
+                h, t = index
+                b = int(np.searchsorted(self.cu, t, side="right")) - 1
+                return b, h, t - int(self.cu[b]), None
+            return index[0], index[1], index[2], None
+        if self.name == "thd":
+            t, h, c = index
+            b = int(np.searchsorted(self.cu, t, side="right")) - 1
+            return b, h, t - int(self.cu[b]), c
+        if self.name == "bshd":
+            return index[0], index[2], index[1], index[3]
+        return index[0], index[1], index[2], index[3]
+
+
+def sizes(layout: str, a: np.ndarray) -> tuple[int, int, int, int]:
+    """(batch, rows, heads, dim) of an array in a 4-axis layout."""
+    b, x, y, d = a.shape
+    return (b, x, y, d) if layout == "bshd" else (b, y, x, d)
+
+
+def misfit(layout: str, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> str | None:
+    """Why q, k and v do not fit ``layout`` (bshd or bhsd), or None."""
+    bq, n, h, d_k = sizes(layout, q)
+    bk, m, g, d_k2 = sizes(layout, k)
+    bv, m2, g2, _ = sizes(layout, v)
+    if not bq == bk == bv:
+        return f"batch sizes {bq}, {bk}, {bv} differ"
+    if g != g2 or m != m2:
+        return f"k has {g} heads × {m} keys but v has {g2} × {m2}"
+    if d_k != d_k2:
+        return f"q's head dim is {d_k} but k's is {d_k2}"
+    if g == 0 or h % g:
+        return f"q has {h} heads and k {g}: the key/value heads must divide the query heads"
+    return None
+
+
+def check_4d(layout: str, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+    """q, k, v fit ``layout``, or an error naming the shapes and, where the other layout fits, that one."""
+    reason = misfit(layout, q, k, v)
+    if reason is None:
+        return
+    other = "bhsd" if layout == "bshd" else "bshd"
+    hint = f"; read as {other!r} ({NAMES[other]}) they fit: pass layout={other!r}" if misfit(other, q, k, v) is None \
+        else ""
+    raise ArgumentError(f"q is {shape_of(q.shape)}, k {shape_of(k.shape)}, v {shape_of(v.shape)}: as layout="
+                        f"{layout!r} ({NAMES[layout]}) {reason}{hint}")
+
+
+def check_thd(q: np.ndarray, k: np.ndarray, v: np.ndarray, cu_q: np.ndarray, cu_k: np.ndarray) -> None:
+    """Packed q (total_q, h, d_k), k (total_k, g, d_k), v (total_k, g, d_v) and their cumulative lengths."""
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a.ndim != 3:
+            raise ArgumentError(f"{name} is {shape_of(a.shape)} but layout='thd' takes {NAMES['thd']} (3 axes)")
+    if k.shape[:2] != v.shape[:2] or q.shape[2] != k.shape[2] or k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+        raise ArgumentError(f"q is {shape_of(q.shape)}, k {shape_of(k.shape)}, v {shape_of(v.shape)}: as "
+                            f"layout='thd' ({NAMES['thd']}) they need the same tokens in k and v, the same head dim "
+                            "in q and k, and key/value heads that divide the query heads")
+    for name, cu, total in (("cu_seqlens_q", cu_q, q.shape[0]), ("cu_seqlens_k", cu_k, k.shape[0])):
+        if len(cu) < 2 or cu[0] != 0 or cu[-1] != total or (np.diff(cu) < 0).any():
+            raise ArgumentError(f"{name} is {shape_of(cu.shape)} {cu.tolist()[:8]}: it must start at 0, never "
+                                f"decrease and end at the {total} tokens of {'q' if name[-1] == 'q' else 'k'}")
+    if len(cu_q) != len(cu_k):
+        raise ArgumentError(f"cu_seqlens_q is {shape_of(cu_q.shape)} but cu_seqlens_k is {shape_of(cu_k.shape)}: "
+                            "one entry more than sequences, the same sequences in both")
+
+
+def gathered(name: str, cache: np.ndarray, table: np.ndarray | None, lengths: np.ndarray, i: int) -> np.ndarray:
+    """Sequence i's keys (or values) from a cache: (cache_seqlens[i], g, d)."""
+    if table is None:
+        return cache[i, : lengths[i]]
+    pages = table[i]
+    if (pages >= cache.shape[0]).any():
+        raise ArgumentError(f"block_table[{i}] names page {int(pages.max())} but {name} is {shape_of(cache.shape)} "
+                            f"({cache.shape[0]} pages)")
+    return cache[pages].reshape(-1, *cache.shape[2:])[: lengths[i]]
+
+
+def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
+    """Keys and values gathered from a (paged) cache, the new k and v appended."""
+    if layout == "thd":
+        raise ArgumentError("k_cache takes layout 'bshd' or 'bhsd' (flash_attn_with_kvcache's q)")
+    k_cache, v_cache = floats("k_cache", k_cache, (4,)), floats("v_cache", v_cache, (4,))
+    b, _, h, d_k = sizes(layout, q)
+    g = k_cache.shape[2]
+    if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d_k or g == 0 or h % g:
+        raise ArgumentError(f"q is {shape_of(q.shape)} ({layout}), k_cache {shape_of(k_cache.shape)}, v_cache "
+                            f"{shape_of(v_cache.shape)}: the caches are (pages or batch, page size"
+                            ", kv heads, dim) with q's head dim, and kv heads dividing q's heads")
+    if table is not None:
+        table = integers("block_table", table, 2)
+        same_count("block_table", table, b)
+        capacity = table.shape[1] * k_cache.shape[1]
+    else:
+        if k_cache.shape[0] != b:
+            raise ArgumentError(f"k_cache is {shape_of(k_cache.shape)} without block_table: its first axis "
+                                f"is the batch, {b} as q's")
+        capacity = k_cache.shape[1]
+    lengths = np.full(b, capacity) if lengths is None else integers("cache_seqlens", lengths)
+    if len(lengths) == 1 and b > 1:
+        lengths = np.full(b, lengths[0])
+    same_count("cache_seqlens", lengths, b)
+    if (lengths > capacity).any():
+        raise ArgumentError(f"cache_seqlens holds {int(lengths.max())} but the cache holds {capacity} keys per "
+                            "sequence")
+    keys = [gathered("k_cache", k_cache, table, lengths, i) for i in range(b)]
+    values = [gathered("v_cache", v_cache, table, lengths, i) for i in range(b)]
+    if k is not None or v is not None:
+        k, v = floats("k", k, (4,)), floats("v", v, (4,))
+        where = Layout(layout)
+        b_k, m_k, g_k, _ = sizes(layout, k)
+        if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
+            raise ArgumentError(f"k is {shape_of(k.shape)} and v {shape_of(v.shape)} beside k_cache "
+                                f"{shape_of(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
+                                f"{g} kv heads and head dim {d_k} ({layout})")
+        keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
+        values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
+    where = Layout(layout)
+    return where, where, [where.rows(q, i) for i in range(b)], keys, values, g
+
+
+def same_count(name: str, a: np.ndarray, count: int) -> None:
+    if len(a) != count:
+        raise ArgumentError(f"{name} is {shape_of(a.shape)} but there are {count} sequences")
