@@ -93,35 +93,25 @@ def compute(
     def action() -> None:
         from attncli.inputs.document import is_stacked
         from attncli.inputs.outline import outline
-        from attncli.outputs.serialize import check_only
 
-        keys = check_only(only)
+        keys, refused = _only_keys(only)  # (refused: perhaps a key of a linear: document, checked once it is read)
         chosen, medium, contradiction = output_format(format, output)
         binary, drawn = medium == "arrays", medium == "picture"
-        _check_format(only, keys, chosen, binary, contradiction, output, export)
-        _check_emulate(emulate, keys)
-        selected = head_choice(head)
-        _check_selection(selected, keys, chosen, binary, output)
+        selected = _checked_options(only, keys, refused, chosen, binary, contradiction, output, export, emulate, head)
         head_index(selected, None)
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes, stacks=True)  # the options against what the document says, before any
+        kind = "arrays" if binary else "picture" if drawn else chosen.value
+        options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
+                       lang=language)
         if is_stacked(doc.data):  # matrix is read (a stack of layers: all of them, chained)
             from attncli.cli.stack import compute_stack
 
-            kind = "arrays" if binary else "picture" if drawn else chosen.value
-            options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
-                           lang=language)
+            _raise(refused)
             compute_stack(file, doc, changes, keys, kind, output, options)
             return
-        from attncli.inputs.batch import is_batch
-
-        if is_batch(doc.data):  # layout: a batch of sequences, each computed as its own document
-            from attncli.cli.batch import compute_batch
-
-            kind = "arrays" if binary else "picture" if drawn else chosen.value
-            compute_batch(file, doc, changes, keys, kind, output, dict(
-                emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
-                lang=language))
+        if _linear(file, doc, only, refused, kind, output, contradiction, options) or \
+                _batch(file, doc, changes, keys, kind, output, options):  # linear: or layout: (a batch of sequences)
             return
         shape = outline(doc.data, changes)
         only_present(keys, shape.parts)
@@ -178,6 +168,67 @@ def compute(
 
     run(action, debug)
 
+
+
+
+def _raise(refused: Optional[AttnError]) -> None:
+    """--only's error, held until the document was read, for a document that is not a linear: one."""
+    if refused is not None:
+        raise refused
+
+
+def _batch(file: str, doc, changes: dict, keys: Optional[list[str]], kind: str, output: Optional[Path],
+           options: dict) -> bool:
+    """A batch of sequences (layout:), each computed as its own document, and written; False for any other."""
+    from attncli.inputs.batch import is_batch
+
+    if not is_batch(doc.data):
+        return False
+    from attncli.cli.batch import compute_batch
+
+    compute_batch(file, doc, changes, keys, kind, output, options)
+    return True
+
+
+def _only_keys(only: Optional[list[str]]) -> tuple[Optional[list[str]], Optional[AttnError]]:
+    """--only checked as the keys of attention's result; a name it does not know is kept as the error to raise
+    unless the document turns out to be a linear: document (whose result has other keys)."""
+    from attncli.outputs.serialize import check_only
+
+    try:
+        return check_only(only), None
+    except AttnError as error:
+        return None, error
+
+
+def _checked_options(only, keys, refused, chosen, binary, contradiction, output, export, emulate, head):
+    """The options against each other, before the document is read -> --head's choice. (--only names that only a
+    linear: document's result may have are checked once it is read.)"""
+    if refused is None:
+        _check_format(only, keys, chosen, binary, contradiction, output, export)
+        _check_emulate(emulate, keys)
+    selected = head_choice(head)
+    if refused is None:
+        _check_selection(selected, keys, chosen, binary, output)
+    return selected
+
+
+def _linear(file: str, doc, only: Optional[list[str]], refused: Optional[AttnError], kind: str,
+            output: Optional[Path], contradiction: Optional[Exception], options: dict) -> bool:
+    """A linear: document (docs/format.md Part 4) computed and written; False for any other document (whose
+    --only, if ``refused``, is an error)."""
+    from attncli.inputs.linear import is_linear
+
+    if not is_linear(doc.data):
+        if refused is not None:
+            raise refused
+        return False
+    if contradiction is not None:
+        raise contradiction
+    from attncli.cli.linear import compute_linear
+
+    compute_linear(file, doc, only, kind, output, options)
+    return True
 
 
 

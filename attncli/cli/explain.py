@@ -97,6 +97,8 @@ def explain(
         changes = overrides(scale, mask, heads)
         doc, builtin = _document(file, layer, changes)
         builtin = builtin and not any(value is not None for value in changes.values())  # (its notes say scale: none)
+        if _linear(doc, query, chosen_head, step, why, language, precision, format, export, theme):
+            return
         shape = outline(doc.data, changes)  # the options against what the document says, before any matrix is read
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
 
@@ -148,6 +150,18 @@ def explain(
              make_picture(lambda color: items, export, "attncli explain", theme, "--step N, --head N"))
 
     run(action, debug)
+
+
+def _linear(doc, query, head, step, why, language, precision, format, export, theme) -> bool:
+    """A linear: document (docs/format.md Part 4): the delta rule's step explained; False for any other."""
+    from attncli.inputs.linear import is_linear
+
+    if not is_linear(doc.data):
+        return False
+    from attncli.cli.linear import explain_linear
+
+    explain_linear(doc, query, head, step, why, language, precision, format is TableOrJson.json, export, theme)
+    return True
 
 
 PER_HEAD = (2, 3, "rope", 4, 5, 6, 7)  # the steps that follow one head; the others are the same for every head

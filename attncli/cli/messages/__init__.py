@@ -73,12 +73,13 @@ def catalogues() -> tuple[dict[str, str], dict[str, str]]:
         teach,
     )
     from attncli.cli.messages import kernels as kernel_api
+    from attncli.cli.messages import linear as linear_attention
     from attncli.cli.messages import stack as stacked
 
     return {
         **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
         **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
-        **kernel_api.CATALOGUE,
+        **kernel_api.CATALOGUE, **linear_attention.CATALOGUE,
     }, fragments.CATALOGUE
 
 

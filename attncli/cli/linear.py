@@ -1,0 +1,105 @@
+"""attncli compute on a ``linear:`` document (docs/format.md Part 4): read, compute once, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from attncli.core.errors import AttnError
+
+
+def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output: Optional[Path], options: dict) -> None:
+    """Read ``doc`` (a linear: document), compute it once and write it as ``kind``: table, json, picture or arrays
+    (then ``output``'s extension says which)."""
+    from attncli.cli.checks import head_index
+    from attncli.cli.write import emit, make_picture, render_text
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.inputs.reading import real_path
+    from attncli.outputs import linear as written
+    from attncli.outputs.files import STDIN
+
+    keys = written.linear_only(only)
+    if kind in ("markdown", "latex", "csv"):
+        raise AttnError(f"is not written as {kind} for a linear: document yet; use table, json, or -o FILE.npz",
+                        "--format")
+    if options["emulate"] is not None:
+        raise AttnError("emulates softmax attention's eager kernels; a linear: document is computed in float64 only",
+                        "--emulate")
+    if kind == "json" and options["head"] is not None:
+        raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+    if kind == "arrays" and output.suffix.lower() == ".npy" and len(keys or []) != 1:
+        raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+    spec = read_linear(doc)
+    index = head_index(options["head"], spec.value_heads)
+    try:
+        trace = run(spec, keep_state=written.keeps_state(keys), keep_chunks="chunk_states" in (keys or []))
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    inputs = set(spec.files) | ({real_path(Path(file))} if file != "-" else {STDIN})
+    if kind == "arrays":
+        emit(written.to_binary(trace, keys, output.suffix.lower()), output, inputs)
+    elif kind == "json":
+        emit(written.to_json(trace, keys), output, inputs)
+    else:
+        from attncli.cli.language import current
+        from attncli.views.linear import linear_tables
+        from attncli.views.tables import View
+
+        written.kept(trace, keys)  # every key --only names exists
+        tables = linear_tables(trace, View(options["precision"], options["full"], current()), index, keys)
+        title = f"attncli compute {Path(file).name}"
+        picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
+        if kind == "picture":
+            emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output,
+                 inputs, picture)
+        else:
+            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+
+
+FEWER = "--only KEY or --head N"  # what shows less, for a picture too large
+
+
+def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, why: bool, lang: str, precision: int,
+                   as_json: bool, export: Optional[Path], theme) -> None:
+    """attncli explain on a linear: document: the delta rule's step for one token and one value head (each head
+    in turn with --head all)."""
+    from attncli.cli.checks import head_index, query_index
+    from attncli.cli.write import emit, make_picture, render_text
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.teach.explain.delta import delta_step
+
+    if why or step != "all":
+        raise AttnError("a linear: document has one step to explain, the delta rule; leave out --step and --why",
+                        "--why" if why else "--step")
+    spec = read_linear(doc)
+    heads = range(spec.value_heads) if head is None else [head_index(head, spec.value_heads)]
+    t = query_index(query, spec.tokens) if query is not None else min(1, spec.n - 1)  # (the first with an S to decay)
+    try:
+        trace = run(spec, keep_state=False)
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    steps = [(j, delta_step(trace, t, j, lang, precision)) for j in heads]
+    if as_json:
+        from attncli.outputs.linear import explained_json
+
+        header = {"query": t + 1, "token": spec.tokens[t], "head": heads[0] + 1 if head is not None else "all",
+                  "lang": lang}
+        emit(explained_json(header, steps), None, set())
+        return
+    from rich.text import Text
+
+    from attncli.outputs.numbers import dims
+    from attncli.views.tables import View, matrix_table
+
+    view = View(precision, lang=lang)
+    items = []
+    for _, lines in steps:
+        for text, m in lines:
+            items.append(Text(text, style="bold" if m is None and not items else ""))
+            if m is not None:
+                items.append(matrix_table("S", m, [f"k{i}" for i in range(1, spec.d_k + 1)], dims(spec.d_v), view))
+        items.append(Text(""))
+    emit(render_text(items, to_terminal=True), None, set(),
+         make_picture(lambda color: items, export, "attncli explain", theme, "--head N"))

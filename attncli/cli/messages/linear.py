@@ -1,0 +1,49 @@
+"""Chinese for the messages of a linear: document (docs/format.md Part 4): its reader, its run and its output."""
+
+CATALOGUE = {
+    "is not written as {} for a linear: document yet; use table, json, or -o FILE.npz":
+        "linear: 文档暂时不能写成 {}；请用 table、json 或 -o FILE.npz",
+    "emulates softmax attention's eager kernels; a linear: document is computed in float64 only":
+        "模拟的是 softmax 注意力的 eager 内核；linear: 文档只用 float64 计算",
+    "{} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)":
+        "{} 超出了 float64 的范围（衰减 g > 0 会让状态在每个词元处增长 e^g 倍）",
+    "makes a layer of delta-rule linear attention, which only attncli compute computes so far (docs/format.md Part 4)":
+        "描述的是一层 delta 规则线性注意力，目前只有 attncli compute 能计算它（docs/format.md 第 4 部分）",
+    "is {}; expected {} = {}": "是 {}；应为 {} = {}",
+    "{} is not a kind of linear attention: gated_delta (Gated DeltaNet) or kda (Kimi Delta Attention)":
+        "{} 不是线性注意力的一种：应为 gated_delta（Gated DeltaNet）或 kda（Kimi Delta Attention）",
+    "is {}, which is not a multiple of heads = {} (each query/key head serves value_heads / heads value heads)":
+        "是 {}，不是 heads = {} 的倍数（每个查询/键头服务 value_heads / heads 个值头）",
+    "is required: W ({})": "必须给出：W（{}）",
+    "is required ({} = {})": "必须给出（{} = {}）",
+    "is {}; expected {} with {}": "是 {}；应为 {}，有 {}",
+    "is {}; expected {}: {}": "是 {}；应为 {}：{}",
+    "is required: X (n × d_model), or queries, keys, values, beta and g in linear:":
+        "必须给出：X（n × d_model），或者在 linear: 中给出 queries、keys、values、beta 和 g",
+    "is {}; expected a matrix n × d_model": "是 {}；应为 n × d_model 的矩阵",
+    "is {}; expected one kernel per channel of [q | k | v]: (2·h_k·d_k + h_v·d_v) × w = {} × w":
+        "是 {}；应为 [q | k | v] 的每个通道一个卷积核：(2·h_k·d_k + h_v·d_v) × w = {} × w",
+    "is {}; expected γ, one number per value channel: d_v = {}": "是 {}；应为 γ，每个值通道一个数：d_v = {}",
+    "{} is not silu or sigmoid": "{} 不是 silu 或 sigmoid",
+    "cannot be used with queries, keys, values, beta and g given directly in linear:":
+        "在 linear: 中直接给出 queries、keys、values、beta 和 g 时不能使用",
+    "is {}; expected h_k × n × d_k": "是 {}；应为 h_k × n × d_k",
+    "is {}; expected h_v × n × d_v with n = {} and h_v a multiple of h_k = {}":
+        "是 {}；应为 h_v × n × d_v，其中 n = {}，h_v 是 h_k = {} 的倍数",
+    "is required with {} (what the kernel receives is given together)":
+        "与 {} 一起时必须给出（内核收到的量要一起给出）",
+    "makes q, k, v, β or g from inputs; it is not used with them given directly":
+        "是从 inputs 计算 q、k、v、β 或 g 用的；直接给出它们时不使用",
+    "is {} but the given arrays have {}": "是 {}，但给出的数组有 {}",
+    "is not used with linear: (a layer of linear attention takes tokens, inputs and linear only)":
+        "不与 linear: 一起使用（线性注意力层只接受 tokens、inputs 和 linear）",
+    "unknown key {} for a linear: document (its keys: {})": "linear: 文档没有键 {}（它的键：{}）",
+    "a linear: document has one step to explain, the delta rule; leave out --step and --why":
+        "linear: 文档只有一步可讲解，即 delta 规则；请去掉 --step 和 --why",
+    "(the backward pass) is given for q, k, v, β and g given directly only, so far: give them in linear:, or leave "
+    "gradient out":
+        "（反向传播）目前只适用于直接给出的 q、k、v、β 和 g：请在 linear: 中给出它们，或去掉 gradient",
+    "is {}; expected dL/d head_outputs, h_v × n × d_v = {} (or n × h_v·d_v)":
+        "是 {}；应为 dL/d head_outputs，h_v × n × d_v = {}（或 n × h_v·d_v）",
+    "{} is not in this document's result (it needs {})": "{} 不在这个文档的结果中（它需要 {}）",
+}

@@ -1,0 +1,179 @@
+"""A layer of delta-rule linear attention (docs/format.md Part 4): the checked problem and every intermediate.
+
+:class:`LinearSpec` is what :mod:`attncli.inputs.linear` reads from a ``linear:`` document; :func:`run` computes
+it once into a :class:`LinearTrace`, an ordered mapping of the JSON keys to their arrays, which every view reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from attncli.core import delta
+from attncli.core.errors import AttnError
+from attncli.core.memory import ensure_fits
+from attncli.core.threads import run_parallel
+
+# The arrays of the result in the order of the computation (the JSON's order); ON_REQUEST only with --only.
+KEYS = ("inputs", "projected_queries", "projected_keys", "projected_values", "queries", "keys", "values",
+        "normalized_queries", "normalized_keys", "beta", "g", "initial_state", "u", "state", "final_state",
+        "head_outputs", "gate", "gated_head_outputs", "output", "grad_head_outputs", "grad_queries", "grad_keys",
+        "grad_values", "grad_beta", "grad_g", "grad_initial_state", "chunk_states")
+ON_REQUEST = ("chunk_states",)
+ACTIVATIONS = {"silu": delta.silu, "sigmoid": delta.sigmoid}
+
+
+@dataclass
+class LinearSpec:
+    kind: str  # gated_delta | kda
+    tokens: list[str]
+    heads: int  # h_k, the query/key heads
+    value_heads: int  # h_v, a multiple of h_k
+    d_k: int
+    d_v: int
+    scale: float
+    scale_name: str  # sqrt | none | number
+    chunk: int = 64
+    l2: bool = True
+    inputs: np.ndarray | None = None  # X, n × d_model (None when q, k, v, β and g are given)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)  # query, key, value, beta, decay, gate, output
+    conv: np.ndarray | None = None  # (2·h_k·d_k + h_v·d_v) × w
+    a_log: np.ndarray | None = None  # h_v
+    dt_bias: np.ndarray | None = None  # h_v, or h_v × d_k (kda)
+    norm: tuple[np.ndarray, float, str] | None = None  # γ (d_v), ε, the gate's activation
+    initial_state: np.ndarray | None = None  # h_v × d_k × d_v
+    given: dict[str, np.ndarray] | None = None  # queries, keys, values, beta, g as the kernel receives them
+    gradient: np.ndarray | None = None  # dL/d head_outputs, h_v × n × d_v (with them given directly)
+    files: set[Path] = field(default_factory=set)
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    def state_bytes(self) -> int:
+        """What ``state``, the state after every token, takes: h_v × n × d_k × d_v float64."""
+        return 8 * self.value_heads * self.n * self.d_k * self.d_v
+
+
+class LinearTrace(dict):
+    """JSON key -> array, in :data:`KEYS` order, with the spec it came from (``trace.spec``)."""
+
+    def __init__(self, spec: LinearSpec, arrays: dict[str, np.ndarray]):
+        super().__init__((key, arrays[key]) for key in KEYS if key in arrays)
+        self.spec = spec
+
+
+def _heads(x: np.ndarray, h: int) -> np.ndarray:
+    """n × h·d -> h × n × d (consecutive column blocks, as Part 1's heads)."""
+    return np.ascontiguousarray(x.reshape(x.shape[0], h, -1).transpose(1, 0, 2))
+
+
+def _projections(spec: LinearSpec, arrays: dict) -> tuple[np.ndarray, ...]:
+    """q, k (h_k × n × d_k), v (h_v × n × d_v), β (h_v × n) and g from X, through the conv and the decay."""
+    x, w = spec.inputs, spec.weights
+    arrays["inputs"] = x
+    mixed = [x @ w["query"], x @ w["key"], x @ w["value"]]  # n × h_k·d_k, n × h_k·d_k, n × h_v·d_v
+    counts = (spec.heads, spec.heads, spec.value_heads)
+    if spec.conv is not None:
+        for name, part, h in zip(("queries", "keys", "values"), mixed, counts):
+            arrays["projected_" + name] = _heads(part, h)
+        widths = np.cumsum([part.shape[1] for part in mixed])[:2]
+        mixed = np.split(delta.silu(delta.causal_conv(np.concatenate(mixed, axis=1), spec.conv)), widths, axis=1)
+    q, k, v = (_heads(part, h) for part, h in zip(mixed, counts))
+    beta = delta.sigmoid(x @ w["beta"]).T  # h_v × n
+    a = x @ w["decay"]  # n × h_v, or n × h_v·d_k (kda)
+    a = a.T if spec.kind == "gated_delta" else _heads(a, spec.value_heads)
+    g = delta.log_decay(a, spec.a_log, spec.dt_bias)
+    return q, k, v, beta, g
+
+
+def _backward(spec: LinearSpec, arrays: dict, q, k, v, beta, g) -> None:
+    """The gradients of L = Σ gradient ⊙ head_outputs, through the recurrence, the scale, the l2 norm and the
+    repeat of the query/key heads (a query/key head's gradient sums its value heads')."""
+    dq, dk, dv, dbeta, dg, ds0 = delta.recurrent_backward(q, k, v, beta, g, spec.initial_state, arrays["state"],
+                                                          spec.gradient)
+    group = spec.value_heads // spec.heads
+    dq = spec.scale * dq.reshape(spec.heads, group, *dq.shape[1:]).sum(axis=1)  # h_k × n × d_k
+    dk = dk.reshape(spec.heads, group, *dk.shape[1:]).sum(axis=1)
+    if spec.l2:
+        dq, dk = delta.l2norm_backward(arrays["queries"], dq), delta.l2norm_backward(arrays["keys"], dk)
+    arrays.update(grad_head_outputs=spec.gradient, grad_queries=dq, grad_keys=dk, grad_values=dv, grad_beta=dbeta,
+                  grad_g=dg)
+    if spec.initial_state is not None:
+        arrays["grad_initial_state"] = ds0
+
+
+def _chunked_by_heads(q, k, v, beta, g, s0, chunk: int, keep_chunks: bool):
+    """:func:`attncli.core.delta.chunked`, the heads (independent) shared among our threads, one BLAS thread each:
+    OpenBLAS's own threads on products of 64 rows wait for each other (17 times slower on a busy machine)."""
+    h, n, d_v = v.shape
+    count = -(-n // chunk)
+    o, u, final = np.zeros((h, n, d_v)), np.zeros((h, n, d_v)), np.zeros((h, k.shape[2], d_v))
+    chunks = np.zeros((h, count, k.shape[2], d_v)) if keep_chunks else None
+
+    def part(heads: slice) -> None:
+        start = None if s0 is None else s0[heads]
+        o[heads], u[heads], states, final[heads] = delta.chunked(q[heads], k[heads], v[heads], beta[heads], g[heads],
+                                                                 start, chunk, keep_chunks)
+        if chunks is not None:
+            chunks[heads] = states
+
+    run_parallel(part, [slice(j, j + 1) for j in range(h)], None, None)
+    return o, u, chunks, final
+
+
+def run(spec: LinearSpec, keep_state: bool = True, keep_chunks: bool = False) -> LinearTrace:
+    """Every intermediate of the layer; ``keep_state``: the state after every token too (the recurrence)."""
+    keep_state = keep_state or spec.gradient is not None  # (the backward pass reads the state after every token)
+    if keep_state:
+        hint = ("; the backward pass reads it: fewer tokens or heads" if spec.gradient is not None
+                else "; --only without state (e.g. --only output) keeps none")
+        ensure_fits(spec.state_bytes(), f"the state after every token (state, {spec.value_heads} × {spec.n} × "
+                    f"{spec.d_k} × {spec.d_v})", hint=hint)
+    with np.errstate(over="ignore", invalid="ignore"):
+        arrays = _arrays(spec, keep_state, keep_chunks)
+    for key in ("u", "final_state", "head_outputs", "output", "grad_queries", "grad_keys", "grad_g"):
+        if key not in arrays:
+            continue
+        if not np.isfinite(arrays[key]).all():
+            raise AttnError(f"{key} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)",
+                            "linear")
+    return LinearTrace(spec, arrays)
+
+
+def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    if spec.given is None:
+        q, k, v, beta, g = _projections(spec, arrays)
+    else:
+        q, k, v, beta, g = (spec.given[key] for key in ("queries", "keys", "values", "beta", "g"))
+    arrays.update(queries=q, keys=k, values=v)
+    if spec.l2:
+        q, k = delta.l2norm(q), delta.l2norm(k)
+        arrays.update(normalized_queries=q, normalized_keys=k)
+    group = spec.value_heads // spec.heads  # value head j reads query/key head j // group
+    q, k = np.repeat(spec.scale * q, group, axis=0), np.repeat(k, group, axis=0)
+    arrays.update(beta=beta, g=g)
+    if spec.initial_state is not None:
+        arrays["initial_state"] = spec.initial_state
+    o, u, chunks, final = _chunked_by_heads(q, k, v, beta, g, spec.initial_state, spec.chunk, keep_chunks)
+    arrays.update(u=u, final_state=final, head_outputs=o)
+    if keep_chunks:
+        arrays["chunk_states"] = chunks
+    if keep_state:
+        arrays["state"] = delta.recurrent(q, k, v, beta, g, spec.initial_state)[2]
+    if spec.gradient is not None:
+        _backward(spec, arrays, q, k, v, beta, g)
+    y = o
+    gate = None
+    if "gate" in spec.weights:
+        gate = ACTIVATIONS[spec.norm[2]](_heads(spec.inputs @ spec.weights["gate"], spec.value_heads))
+        arrays["gate"] = gate
+    if spec.norm is not None:
+        y = delta.gated_rms_norm(o, gate, spec.norm[0], spec.norm[1])
+        arrays["gated_head_outputs"] = y
+    out = y.transpose(1, 0, 2).reshape(spec.n, -1)  # the heads side by side
+    arrays["output"] = out @ spec.weights["output"] if "output" in spec.weights else out
+    return arrays

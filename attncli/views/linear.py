@@ -1,0 +1,78 @@
+"""A :class:`~attncli.core.linear.LinearTrace` -> the tables of ``attncli compute`` for a ``linear:`` document.
+
+Each array per head (the value head j, and the query/key head j reads): a token's row per token, a state's row per
+key channel. The state after every token is shown only when ``--only state`` asks for it (n tables a head).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.core.linear import LinearTrace
+from attncli.outputs.numbers import dims
+from attncli.views.tables import View, matrix_table
+
+TITLES = {  # key -> (English, Chinese): the quantity and its formula
+    "inputs": ("X (inputs)", "X（输入）"),
+    "projected_queries": ("q = X·W_Q, before the conv", "q = X·W_Q（卷积前）"),
+    "projected_keys": ("k = X·W_K, before the conv", "k = X·W_K（卷积前）"),
+    "projected_values": ("v = X·W_V, before the conv", "v = X·W_V（卷积前）"),
+    "queries": ("q (queries)", "q（查询）"),
+    "keys": ("k (keys)", "k（键）"),
+    "values": ("v (values)", "v（值）"),
+    "normalized_queries": ("q̂ = q / √(Σq² + ε)", "q̂ = q / √(Σq² + ε)"),
+    "normalized_keys": ("k̂ = k / √(Σk² + ε)", "k̂ = k / √(Σk² + ε)"),
+    "beta": ("β = σ(b), one column per value head", "β = σ(b)，每个值头一列"),
+    "g": ("g = −e^A_log·softplus(a + dt_bias)", "g = −e^A_log·softplus(a + dt_bias)"),
+    "initial_state": ("S₀ (initial_state)", "S₀（初始状态）"),
+    "u": ("u = β(v − Sᵀk̂)", "u = β(v − Sᵀk̂)"),
+    "state": ("S after token", "S，在此词元之后"),
+    "final_state": ("S after the last token (final_state)", "最后一个词元之后的 S（final_state）"),
+    "head_outputs": ("o = Sᵀq̂ (head_outputs)", "o = Sᵀq̂（head_outputs）"),
+    "gate": ("act(z), z = X·W_z", "act(z)，z = X·W_z"),
+    "gated_head_outputs": ("y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)", "y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)"),
+    "output": ("Y (output)", "Y（输出）"),
+    "chunk_states": ("S after chunk", "S，在此块之后"),
+}
+HEAD = {"en": "Head {j}", "zh": "头 {j}"}
+VALUE_HEADED = ("projected_values", "values", "beta", "g", "initial_state", "u", "state", "final_state",
+                "head_outputs", "gate", "gated_head_outputs", "chunk_states")
+
+
+def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = None,
+                  keys: list[str] | None = None) -> list:
+    """Every table of the result (or of ``keys``); ``head`` (0-based, a value head) keeps that head and the
+    query/key head it reads."""
+    spec = trace.spec
+    group = spec.value_heads // spec.heads
+    lang = "zh" if view.lang == "zh" else "en"
+    tables = []
+    for key, array in trace.items():
+        if key == "chunk_states" and (keys is None or key not in keys) or key == "state" and keys is None:
+            continue  # (one table per token or chunk: only when asked for)
+        if keys is not None and key not in keys:
+            continue
+        title = TITLES[key][0 if lang == "en" else 1]
+        if array.ndim == 2 and key in ("inputs", "output"):
+            tables.append(matrix_table(title, array, spec.tokens, view=view))
+            continue
+        if key == "beta" or (key == "g" and array.ndim == 2):  # h_v × n: the heads as columns
+            tables.append(matrix_table(title, array.T, spec.tokens, [HEAD[lang].format(j=j + 1)
+                                                                     for j in range(array.shape[0])], view))
+            continue
+        count = spec.value_heads if key in VALUE_HEADED else spec.heads
+        chosen = range(count) if head is None else [head if key in VALUE_HEADED else head // group]
+        for j in chosen:
+            tables.extend(_head_tables(key, array[j], f"{HEAD[lang].format(j=j + 1)} · {title}", spec.tokens, view))
+    return tables
+
+
+def _head_tables(key: str, array: np.ndarray, title: str, tokens: list[str], view: View) -> list:
+    """One head's array: a token's row each (n × d), a state (d_k × d_v), or a state per token or chunk."""
+    rows = [f"k{i}" for i in range(1, array.shape[-2] + 1)]
+    if key in ("state", "chunk_states"):
+        names = tokens if key == "state" else [str(c) for c in range(1, array.shape[0] + 1)]
+        return [matrix_table(f"{title} {name}", s, rows, dims(s.shape[1]), view) for name, s in zip(names, array)]
+    if key in ("initial_state", "final_state"):
+        return [matrix_table(title, array, rows, dims(array.shape[1]), view)]
+    return [matrix_table(title, array, tokens, view=view)]
