@@ -37,6 +37,23 @@ def document(features: set[str], seed: int) -> dict:
     return doc
 
 
+def direct_document(features: set[str], seed: int, flat: bool) -> dict:
+    """A document of backward_reference's with Q, K and V given instead of X and the weights (as computed from
+    them, before any clip), and dO per head (h × n × d_v) as its gradient; ``flat``: Q, K, V as n × h·d."""
+    doc = document(features, seed)
+    x, w = np.array(doc.pop("inputs")), {key: np.array(value) for key, value in doc.pop("weights").items()}
+    c = np.array(doc.pop("context")) if "context" in doc else x
+    h, g = doc["heads"], doc["kv_heads"]
+    qkv = {"queries": (x @ w["query"], h), "keys": (c @ w["key"], g), "values": (c @ w["value"], g)}
+    for key, (array, heads) in qkv.items():
+        doc[key] = (array if flat else array.reshape(len(array), heads, -1).transpose(1, 0, 2)).tolist()
+    doc.pop("gradient")
+    doc.pop("bias", None)
+    n, d_v = len(x), w["value"].shape[1] // g
+    doc["gradient"] = np.random.default_rng(seed).normal(size=(h, n, d_v)).tolist()
+    return doc
+
+
 def _mask(doc: dict, features: set[str], rng, m: int) -> None:
     mask = {}
     if "causal" in features:
