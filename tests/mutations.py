@@ -99,7 +99,7 @@ def run_tests(root: Path, tests: tuple[str, ...]) -> tuple[int, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "_blocked"), str(root)]), PYTHONDONTWRITEBYTECODE="1")
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", "not slow",
                "--no-header", *tests]
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     failed = re.search(r"^FAILED (\S+)", done.stdout, re.MULTILINE)
     return done.returncode, failed[1] if failed else done.stdout.strip().splitlines()[-1:]
 
@@ -107,7 +107,7 @@ def run_tests(root: Path, tests: tuple[str, ...]) -> tuple[int, str]:
 def check_the_copy_is_imported(root: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "_blocked"), str(root)]))
     where = subprocess.run([sys.executable, "-c", "import attncli; print(attncli.__file__)"], cwd=root, env=env,
-                           capture_output=True, text=True).stdout.strip()
+                           capture_output=True, text=True, timeout=120).stdout.strip()
     if not Path(where).is_relative_to(root):
         raise SystemExit(f"the copy's attncli is not the one imported: {where}")
 

@@ -57,8 +57,8 @@ def main(args: list[str] | None = None) -> None:
     # floating-point flag that NumPy reports as a RuntimeWarning (with a source path) has been checked for and named
     hold_standard_streams()
     stop_cleanly_on_signals()
-    the_command(sys.argv[1:] if args is None else list(args))
     try:
+        the_command(sys.argv[1:] if args is None else list(args))  # (inside: a Ctrl-C while it imports is one line)
         code = _app(args=args, standalone_mode=False)  # returns the exit code instead of leaving
         if sys.stdout is not None:
             sys.stdout.flush()  # (--help, --version)
