@@ -73,6 +73,7 @@ def test_sdpa_and_autograd_at_random_shapes(torch, seed):
     assert r.out.dtype == torch.float64 and isinstance(r.dq, torch.Tensor)
 
 
+@pytest.mark.torch
 def _flex(torch_module):
     flex = pytest.importorskip("torch.nn.attention.flex_attention")
     return flex

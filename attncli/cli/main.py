@@ -69,7 +69,7 @@ def main(args: list[str] | None = None) -> None:
         say(f"Stopped by {signal.Signals(e.signo).name}.\n")
         code = 128 + e.signo
     except KeyboardInterrupt:  # (Ctrl-C while the options are parsed, before a command's run() catches it)
-        say(f"{translate('Interrupted.')}\n")
+        say(f"{translated('Interrupted.')}\n")
         code = 130
     except BrokenPipeError:  # --help into `| head`
         try:
