@@ -9,7 +9,8 @@ import numpy as np
 
 from attncli.core.trace import Trace
 from attncli.outputs.files import Streamed
-from attncli.outputs.serialize import escape_controls, kept, to_json
+from attncli.outputs.serialize import escape_controls, to_json
+from attncli.outputs.stacked import prefixed_arrays
 
 
 def batch_to_json(traces: list[Trace], layout: str, only: list[str] | None = None) -> bytes:
@@ -20,11 +21,5 @@ def batch_to_json(traces: list[Trace], layout: str, only: list[str] | None = Non
 
 def batch_to_npz(traces: list[Trace], only: list[str] | None = None) -> Streamed:
     """Every kept array of sequence i (from 0) as ``batch[i].KEY`` (``batch[i].scale`` its scale)."""
-    arrays: dict[str, np.ndarray] = {}
-    for i, trace in enumerate(traces):
-        one = dict(kept(trace, only))
-        if "scaled_scores" in one and trace.spec.allowed is not None:
-            one["scaled_scores"] = np.where(trace.spec.allowed, one["scaled_scores"], -np.inf)
-        one["scale"] = np.float64(trace.spec.scale)
-        arrays.update({f"batch[{i}].{key}": array for key, array in one.items()})
+    arrays = prefixed_arrays(traces, only, "batch")
     return Streamed(lambda file: np.savez(file, **arrays))

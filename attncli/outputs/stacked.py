@@ -29,12 +29,19 @@ def stack_to_json(traces: list[Trace], only: list[str] | None = None) -> bytes:
 
 def stack_to_npz(traces: list[Trace], only: list[str] | None = None) -> Streamed:
     """Every kept array of layer i (from 0) as ``layers[i].KEY`` (``layers[i].scale`` its scale), and ``output``."""
-    arrays: dict[str, np.ndarray] = {}
-    for i, trace in enumerate(traces):
-        layer = dict(kept(trace, only))
-        if "scaled_scores" in layer and trace.spec.allowed is not None:
-            layer["scaled_scores"] = np.where(trace.spec.allowed, layer["scaled_scores"], -np.inf)
-        layer["scale"] = np.float64(trace.spec.scale)
-        arrays.update({f"layers[{i}].{key}": array for key, array in layer.items()})
+    arrays = prefixed_arrays(traces, only, "layers")
     arrays["output"] = stack_output(traces)
     return Streamed(lambda file: np.savez(file, **arrays))
+
+
+def prefixed_arrays(traces: list[Trace], only: list[str] | None, prefix: str) -> dict[str, np.ndarray]:
+    """Every kept array of result i as ``PREFIX[i].KEY`` (a masked scaled score −inf, ``PREFIX[i].scale`` its
+    scale): a stack's layers, a batch's sequences."""
+    arrays: dict[str, np.ndarray] = {}
+    for i, trace in enumerate(traces):
+        one = dict(kept(trace, only))
+        if "scaled_scores" in one and trace.spec.allowed is not None:
+            one["scaled_scores"] = np.where(trace.spec.allowed, one["scaled_scores"], -np.inf)
+        one["scale"] = np.float64(trace.spec.scale)
+        arrays.update({f"{prefix}[{i}].{key}": array for key, array in one.items()})
+    return arrays
