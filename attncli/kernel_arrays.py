@@ -46,7 +46,10 @@ def floats(name: str, x: Any, ndim: tuple[int, ...] | None = None, finite: bool 
         x = x.detach().cpu().double().numpy()
     elif isinstance(x, (str, bytes)) or x is None or isinstance(x, dict):
         raise TypeError(f"{name} must be an array or a tensor of real numbers, not {type(x).__name__}")
-    a = np.asarray(x)
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError, RecursionError):  # ragged rows, a list that holds itself
+        raise ArgumentError(f"{name} is not an array of numbers (its rows are not all the same length)") from None
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{name} has dtype {a.dtype}: attention takes real numbers (float or int)")
     a = a.astype(np.float64, copy=False)

@@ -17,6 +17,7 @@ from attncli.core.emulate import eager
 from attncli.core.reference import Sequence, additive, allowed_block
 from attncli.core.verdict import Finding, finding
 from attncli.kernel_arrays import ArgumentError, floats, is_tensor, returned, shape_of
+from attncli.kernels import Reference
 
 DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
           "float32": "fp32", "fp32": "fp32", "float": "fp32"}
@@ -33,8 +34,11 @@ def merge(outs, lses, *, layout: str | None = None):
     and where they fit both (as many heads as rows) ``layout`` does ("bshd" when not given).
     """
     torch_out = any(is_tensor(x) for x in (*outs, *lses))
-    outs = [floats(f"outs[{i}]", o) for i, o in enumerate(outs)]
-    lses = [floats(f"lses[{i}]", x, finite=False) for i, x in enumerate(lses)]
+    for name, given in (("outs", outs), ("lses", lses)):
+        if not isinstance(given, (list, tuple)):
+            raise TypeError(f"{name} must be a list of arrays or tensors (one per split), not {type(given).__name__}")
+    outs = [floats(f"outs[{i}]", o, (3, 4)) for i, o in enumerate(outs)]  # (…, s, h, d) or (b, h, s, d)
+    lses = [floats(f"lses[{i}]", x, (2, 3), finite=False) for i, x in enumerate(lses)]
     if not outs or len(outs) != len(lses):
         raise ArgumentError(f"merge takes as many lses as outs, at least one: got {len(outs)} and {len(lses)}")
     o0, x0 = outs[0], lses[0]
@@ -73,8 +77,12 @@ def assert_close(r, *, dtype: Any = "bfloat16", out=None, lse=None, dq=None, dk=
     budget.  Results are numpy arrays or torch tensors in the layout ``r`` was called with (lse in its base).
     Returns each quantity's :class:`~attncli.core.verdict.Finding`.
     """
+    if not isinstance(r, Reference):
+        raise TypeError(f"r must be what attncli.reference returned, not {type(r).__name__}")
     short = dtype_name(dtype)
     given = {key: x for key, x in (("out", out), ("lse", lse), ("dq", dq), ("dk", dk), ("dv", dv)) if x is not None}
+    if not given:  # a verdict never passes what it did not read
+        raise ArgumentError("assert_close was given no result to judge: pass out=, lse=, dq=, dk= or dv=")
     problem = r.problem
     base = 1.0 if r.lse_base == "e" else math.log(2.0)
     found: dict[str, Finding] = {}

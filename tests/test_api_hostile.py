@@ -125,3 +125,92 @@ def test_to_dict_refuses_a_string_for_only():
     with pytest.raises(TypeError, match="^only: expected a list of key names"):
         attncli.to_dict(trace, only="weights")
     assert list(attncli.to_dict(trace, only=["weights"])).count("weights") == 1
+
+
+KERNEL = np.ones((1, 3, 2, 4))  # (batch, seqlen, heads, dim)
+KERNEL_HOSTILE = {  # the cases above, in the kernel functions' layout
+    "None": (None, "NoneType"),
+    "a string": ("abc", "str"),
+    "an object array": (np.array([[1.0, None]], dtype=object), "object"),
+    "NaN": (np.where(np.arange(4) == 2, np.nan, KERNEL), "holds nan at (0, 0, 0, 2)"),
+    "a 0-d array": (np.array(2.0), "a number"),
+    "complex numbers": (KERNEL + 1e9j, "complex"),
+    "ragged rows": ([[1.0, 2.0], [3.0]], "not an array of numbers"),
+}
+
+
+@pytest.mark.parametrize("argument", ["q", "k", "v"])
+@pytest.mark.parametrize("case", KERNEL_HOSTILE)
+def test_reference_refuses_each_hostile_array_naming_it(case, argument):
+    value, said = KERNEL_HOSTILE[case]
+    arrays = {"q": KERNEL, "k": KERNEL, "v": KERNEL} | {argument: value}
+    with pytest.raises((attncli.AttnError, TypeError)) as caught:
+        attncli.reference(arrays["q"], arrays["k"], arrays["v"])
+    message = str(caught.value)
+    if case == "None" and argument != "q":  # k or v left out: the pair is named
+        assert message == "k and v are needed (or k_cache and v_cache)"
+    else:
+        assert message.startswith(f"{argument} ") and said in message, message
+
+
+def test_an_empty_sequence_is_an_empty_result_as_in_torch():
+    r = attncli.reference(np.zeros((1, 0, 2, 4)), KERNEL, KERNEL)  # no queries: nothing to compute, nothing wrong
+    assert r.out.shape == (1, 0, 2, 4) and r.lse.shape == (1, 2, 0)
+
+
+@pytest.mark.parametrize("case", KERNEL_HOSTILE)
+def test_merge_and_assert_close_refuse_each_hostile_array_naming_it(case):
+    value, said = KERNEL_HOSTILE[case]
+    lse = np.zeros((1, 2, 3))
+    for call, name in ((lambda: attncli.merge([value], [lse]), "outs[0]"),
+                       (lambda: attncli.merge([KERNEL], [value]), "lses[0]")):
+        with pytest.raises((attncli.AttnError, TypeError)) as caught:
+            call()
+        message = str(caught.value)
+        assert message.startswith(f"{name} "), message
+        if case != "NaN" or name == "outs[0]":
+            assert said.replace("(0, 0, 0, 2)", "") in message.replace(" (0, 0, 2)", ""), message
+    r = attncli.reference(KERNEL, KERNEL, KERNEL)
+    if case == "None":  # out=None is out not given: nothing to judge, which is refused (never a silent pass)
+        with pytest.raises(attncli.AttnError, match="given no result to judge"):
+            attncli.assert_close(r, out=value)
+        return
+    if case == "NaN":  # a kernel's NaN is judged, and fails the verdict: it is what is being tested
+        with pytest.raises(AssertionError, match=r"^out is outside the bf16 budget .* got nan"):
+            attncli.assert_close(r, out=value)
+        return
+    with pytest.raises((attncli.AttnError, TypeError), match=r"^out (is|has|must)") as caught:
+        attncli.assert_close(r, out=value)
+    assert said in str(caught.value) or case == "ragged rows" and "same length" in str(caught.value)
+
+
+def test_merge_takes_lists_and_assert_close_a_reference_and_something_to_judge():
+    with pytest.raises(TypeError, match=r"^outs must be a list of arrays .* not ndarray"):
+        attncli.merge(KERNEL, [np.zeros((1, 2, 3))])
+    with pytest.raises(TypeError, match=r"^r must be what attncli.reference returned, not ndarray"):
+        attncli.assert_close(KERNEL, out=KERNEL)
+    r = attncli.reference(KERNEL, KERNEL, KERNEL)
+    with pytest.raises(attncli.AttnError, match="given no result to judge"):  # never a silent pass
+        attncli.assert_close(r)
+
+
+def test_ctrl_c_stops_a_long_reference_within_a_block_not_the_whole_job():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = ("import numpy as np, attncli, sys\n"
+              "q = np.broadcast_to(0.0, (1, 200_000, 2, 4))\n"  # 2 heads × 4·10¹⁰ scores: minutes of work anywhere
+              "print('started', flush=True)\n"
+              "try:\n    attncli.reference(q, q, q)\nexcept KeyboardInterrupt:\n    print('stopped', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "started\n"
+        time.sleep(1.0)
+        child.send_signal(signal.SIGINT)
+        start = time.perf_counter()
+        out, _ = child.communicate(timeout=60)  # the whole job takes far longer; one block, well under a second
+    finally:
+        child.kill()
+    assert out == "stopped\n" and time.perf_counter() - start < 60

@@ -28,7 +28,7 @@ from attncli.core.backward import mix_back, scale_back, scores_back, sink_back, 
 from attncli.core.scores import dot_scores
 from attncli.core.scores import softcap as capped
 from attncli.core.softmax import softmax_parts
-from attncli.core.threads import run_parallel
+from attncli.core.threads import run_parallel, stopped
 
 CELLS = 1 << 19  # scores of one block of queries (4 MiB of float64 per array, a handful alive per thread)
 
@@ -125,6 +125,8 @@ def _job(rules: Rules, s: Sequence, j: int, kv_heads: int, mods) -> None:
     k_j, v_j = np.ascontiguousarray(s.k[:, j]), np.ascontiguousarray(s.v[:, j])  # (m, d_k), (m, d_v)
     rows = int(max(16, CELLS // max(group * max(m, 1), 1)))
     for lo in range(0, n, rows):
+        if stopped():  # Ctrl-C or an error in another job: the rest is not wanted
+            return
         hi = min(lo + rows, n)
         s0, s1 = key_span(rules, lo, hi, n, m)
         if s0 == s1:

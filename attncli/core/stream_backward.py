@@ -27,7 +27,7 @@ from attncli.core.backward import sink_back
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays
-from attncli.core.threads import run_parallel
+from attncli.core.threads import run_parallel, stopped
 from attncli.core.tiles import blocks
 
 ROWS, KEYS = 256, 512  # a tile of queries × keys: 1 MiB of float64, a few of them per thread
@@ -85,6 +85,8 @@ class _Job:
         heads = [int(h) for h in np.flatnonzero(self.kv == j)]
         for h in heads:
             for lo, hi in blocks(spec.n, ROWS):
+                if stopped():  # Ctrl-C or an error in another job: the rest is not wanted
+                    return
                 b = hi - lo
                 np.multiply(self.q[h, lo:hi], spec.scale, out=w.q[:b, :d_k])  # [scale·Q_b, −lse_b], once per block
                 np.negative(self.lse[h, lo:hi], out=w.q[:b, d_k])

@@ -25,7 +25,8 @@ def run_parallel(task: Callable, jobs: list, progress: Callable[[int], None] | N
     """``task(job)`` for every job on ``threads`` threads (default: one per core), BLAS on one thread each.
 
     ``progress(1)`` is called as each job finishes, in the jobs' order.  An error or Ctrl-C stops the jobs not
-    yet started (those running finish first).  Called from inside a job, the jobs run there, one after another.
+    yet started; those running stop at their next look at :func:`stopped` (a long job looks between its blocks).
+    Called from inside a job, the jobs run there, one after another.
     """
     threads = min(threads or cores(), len(jobs))
     if threads <= 1 or getattr(_INSIDE, "job", False):
@@ -36,14 +37,16 @@ def run_parallel(task: Callable, jobs: list, progress: Callable[[int], None] | N
         return
     from concurrent.futures import wait
 
+    stop = threading.Event()  # this call's own: another thread's run_parallel is not stopped by it
     with _blas_threads(1):
-        futures = [_pool(threads).submit(_as_job, task, job) for job in jobs]
+        futures = [_pool(threads).submit(_as_job, task, job, stop) for job in jobs]
         try:
             for future in futures:
                 future.result()
                 if progress:
                     progress(1)
-        except BaseException:  # an error or Ctrl-C: let the running jobs finish, drop the rest
+        except BaseException:  # an error or Ctrl-C: the running jobs stop at their next look, the rest are dropped
+            stop.set()
             for future in futures:
                 future.cancel()
             wait(futures)
@@ -82,12 +85,20 @@ _INSIDE = threading.local()  # .job: this thread is running a job of run_paralle
 _POOLS: dict = {}  # threads -> a ThreadPoolExecutor of that many threads, kept for the process
 
 
-def _as_job(task: Callable, job) -> None:
-    _INSIDE.job = True
+def _as_job(task: Callable, job, stop: threading.Event) -> None:
+    _INSIDE.job, _INSIDE.stop = True, stop
     try:
         task(job)
     finally:
-        _INSIDE.job = False
+        _INSIDE.job, _INSIDE.stop = False, None
+
+
+def stopped() -> bool:
+    """Whether the run_parallel call this thread's job belongs to is stopping (an error in another job, Ctrl-C):
+    a job that runs for long looks between its blocks and returns, so that Ctrl-C is answered within a block's
+    time, not the whole job's."""
+    stop = getattr(_INSIDE, "stop", None)
+    return stop is not None and stop.is_set()
 
 
 def _pool(threads: int):
