@@ -48,20 +48,24 @@ def load(document: str | PathLike | dict[str, Any], **overrides: Any) -> Spec:
     top-level keys as the command line's options do (``scale="none"``, ``mask="causal"``).
     Raises :class:`AttnError` with the message the command line would print.
     """
+    from attncli.inputs.builder import build_spec
+
+    return build_spec(_document(document), overrides or None)
+
+
+def _document(document: str | PathLike | Mapping) -> Any:
+    """The :class:`attncli.inputs.document.Document` of a path or a mapping, read once."""
     from collections.abc import Mapping
     from os import PathLike
     from pathlib import Path
 
-    from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, read_document
 
     if isinstance(document, Mapping):
-        doc = Document(_plain(document), "<dict>", Path.cwd())
-    elif isinstance(document, (str, PathLike)):
-        doc = read_document(str(document))
-    else:
-        raise TypeError(f"document: expected a path or a mapping, not {_type_name(document)}")
-    return build_spec(doc, overrides or None)
+        return Document(_plain(document), "<dict>", Path.cwd())
+    if isinstance(document, (str, PathLike)):
+        return read_document(str(document))
+    raise TypeError(f"document: expected a path or a mapping, not {_type_name(document)}")
 
 
 def _plain(mapping: Mapping) -> dict[str, Any]:
@@ -95,24 +99,56 @@ def _plain_value(value: Any, where: str, inside: frozenset, listed: bool) -> Any
     return value.tolist() if listed and isinstance(value, np.ndarray) else value
 
 
-def compute(document: str | PathLike | dict[str, Any] | Spec, **overrides: Any) -> Trace:
+def compute(document: str | PathLike | dict[str, Any] | Spec, *, layer: int | None = None,
+            only: list[str] | None = None, emulate: str | None = None, **overrides: Any) -> Trace | list[Trace]:
     """Every intermediate of a document's attention: ``trace.queries``, ``trace.weights``, ``trace.output`` …
 
     ``document`` is what :func:`load` takes, or a :class:`Spec` it made.  The arrays are
     float64 numpy arrays with the shapes of the JSON contract (per-head arrays head-first).  In a notebook the
     result shows as the explorable page of ``attncli page`` (:mod:`attncli.notebook`); :func:`show` opens it.
+
+    What comes back, by the document (the command line's ``attncli compute`` computes the same, the same way):
+
+    - a one-layer document: its Trace;
+    - a stack of layers (``layers:``, docs/layers.md): a :class:`~attncli.computation.Layers`, the list of each
+      layer's Trace in order (``result[0]`` is layer 1's; each layer's ``inputs`` are the one before's result), whose
+      ``result.output`` is the stack's output (n × d_model: the last layer's ``normalized``, else ``residual``,
+      else ``output``) — as a ``torch.nn.Sequential`` of attention layers gives it;
+    - ``layer=N`` (from 1) on a stack: layer N's Trace alone, the layers before it computed for its inputs;
+    - a batch of sequences (``layout:``): the list of each sequence's Trace.
+
+    ``only`` (the JSON's keys or the formulas' names, as ``--only``): compute only what they need, block by block
+    when the n × m matrices are not wanted; ``emulate`` (``"bf16"``, ``"fp16"``, ``"fp32"``): the eager
+    computation in that precision instead (``compute --emulate``).  ``overrides`` replace top-level keys, as in
+    :func:`load`.
     """
+    from attncli.computation import Layers, of_spec
+    from attncli.computation import compute as computed
     from attncli.core.spec import Spec
     from attncli.notebook import result
-    from attncli.plan import compute_in_full
+    from attncli.outputs.serialize import check_only
 
+    keys = check_only(_names(only, "only"))
+    if emulate is not None and emulate not in ("bf16", "fp16", "fp32"):
+        raise ValueError(f"emulate: expected 'bf16', 'fp16' or 'fp32' (the eager computation's precision), not "
+                         f"{emulate!r}")
     if isinstance(document, Spec):
-        if overrides:
-            raise TypeError("compute(spec) takes no overrides: pass them to attncli.load(document, ...)")
-        spec = document
-    else:
-        spec = load(document, **overrides)
-    return result(compute_in_full(spec, ".npz", "attncli.compute"))  # refused before its n × m matrices when too big
+        if overrides or layer is not None:
+            raise TypeError("compute(spec) takes no overrides or layer: pass them to attncli.load(document, ...)")
+        return result(of_spec(document, keys, emulate))
+    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int)):
+        raise TypeError(f"layer: expected a whole number (the layer, counting from 1), not {_type_name(layer)}")
+    done = computed(_document(document), layer=layer, only=keys, overrides=overrides or None, emulate=emulate,
+                    streams=keys is not None, placed=False)  # (refused before its n × m matrices when too big)
+    traces = [result(trace) for trace in done.traces]
+    return Layers(traces) if done.form == "layers" else traces if done.form == "batch" else traces[0]
+
+
+def _names(only: Any, name: str) -> list[str] | None:
+    """``only`` if it is None or a list of key names, else a TypeError naming ``name``."""
+    if only is not None and (isinstance(only, (str, bytes)) or not all(isinstance(key, str) for key in only)):
+        raise TypeError(f"{name}: expected a list of key names (['weights']), not {_type_name(only)}")
+    return None if only is None else list(only)
 
 
 def show(trace: Trace, title: str = "attncli", lang: str = "en") -> Path:
@@ -193,9 +229,7 @@ def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
     from attncli.outputs.serialize import check_only
     from attncli.outputs.serialize import to_dict as _to_dict
 
-    if only is not None and (isinstance(only, (str, bytes)) or not all(isinstance(key, str) for key in only)):
-        raise TypeError(f"only: expected a list of key names (['weights']), not {_type_name(only)}")
-    return _to_dict(_a_trace(trace, "trace"), check_only(only), native=True)
+    return _to_dict(_a_trace(trace, "trace"), check_only(_names(only, "only")), native=True)
 
 
 def _a_trace(value: Any, name: str) -> Trace:

@@ -57,11 +57,10 @@ def test_an_option_alone_is_refused_before_the_document_is_read(runner, tmp_path
 
 def test_an_option_against_a_shape_only_a_file_tells_comes_before_the_attention(runner, tmp_path, monkeypatch):
     """Heads from a 3-D weight's file: checked on the built Spec, before the attention (never computed here)."""
-    import attncli.cli.compute as compute
     import attncli.plan as plan
 
-    for module, name in ((compute, "attend_within_memory"), (plan, "compute_in_full")):  # (explain's, heatmap's)
-        monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("the attention was computed"))
+    for name in ("compute_within", "compute_in_full"):  # (compute's; explain's, heatmap's)
+        monkeypatch.setattr(plan, name, lambda *a, **k: pytest.fail("the attention was computed"))
     np.save(tmp_path / "wq.npy", np.ones((2, 8, 4)))
     doc = tmp_path / "doc.yaml"
     doc.write_text("inputs: inputs.csv\nweights: {query: wq.npy, key: wq.npy, value: wq.npy}\n")

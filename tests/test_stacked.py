@@ -199,12 +199,36 @@ def test_a_query_with_no_key_is_warned_with_its_layer(runner, tmp_path):
     assert json.loads(result.stdout)["layers"][1]["weights"][0][0] == [0, 0, 0]
 
 
-def test_the_python_api_refuses_a_stack_in_one_line():
+def test_the_python_api_computes_a_stack_as_the_reference_chained(tmp_path):
+    """attncli.compute on a stack: each layer's Trace in order and the stack's output (tests/reference.py's loops
+    chained by hand); layer=N: that layer alone, its inputs the layer before's result; a file as a mapping."""
+    import attncli
+
+    layers = [FIRST, SECOND, THIRD]
+    answers, last = chained(layers, X)
+    (tmp_path / "doc.json").write_text(json.dumps({"inputs": X, "layers": layers}))
+    for document in ({"inputs": X, "layers": layers}, tmp_path / "doc.json"):
+        result = attncli.compute(document)
+        assert isinstance(result, list) and len(result) == 3
+        for trace, answer in zip(result, answers):
+            for key in ("inputs", "queries", "weights", "output"):
+                assert max_abs_diff(getattr(trace, key).tolist(), answer[key]) < 1e-9, key
+        assert max_abs_diff(result.output.tolist(), last) < 1e-9 and result.output.shape == (3, 5)
+    second = attncli.compute({"inputs": X, "layers": layers}, layer=2, only=["weights"])
+    assert max_abs_diff(second.weights.tolist(), answers[1]["weights"]) < 1e-9
+    assert max_abs_diff(second.inputs.tolist(), answers[0]["normalized"]) < 1e-9
+
+
+def test_the_python_api_refuses_a_stack_where_it_takes_one_layer():
     import attncli
     from attncli.core.errors import AttnError
 
     with pytest.raises(AttnError, match="layers: makes a stack of layers"):
-        attncli.compute({"inputs": X, "layers": [FIRST]})
+        attncli.load({"inputs": X, "layers": [FIRST]})
+    with pytest.raises(AttnError, match="emulate: emulates one layer's kernel: choose the layer with --layer N"):
+        attncli.compute({"inputs": X, "layers": [FIRST]}, emulate="bf16")
+    with pytest.raises(AttnError, match="'normalized' needs add_norm.*layers\\[1\\], layer 2"):
+        attncli.compute({"inputs": X, "layers": [FIRST, THIRD]}, only=["normalized"])
 
 
 def test_scale_option_replaces_every_layers_scale(runner, tmp_path):

@@ -135,7 +135,7 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
     if is_batch(doc.data):
         from attncli.cli.batch import against_batch
 
-        _OUTSIDE[:] = [] if against_batch(file, doc, changes, results, dtype.value, format.value, lang,
+        _OUTSIDE[:] = [] if against_batch(doc, changes, results, dtype.value, format.value, lang,
                                           attention) else [True]
         return
     from attncli.cli.checks import verdict

@@ -8,7 +8,7 @@ import typer
 from attncli.cli.app import app
 from attncli.cli.checks import head_index, only_present
 from attncli.cli.language import choose
-from attncli.cli.load import attend_within_memory, input_paths, load, read
+from attncli.cli.load import input_paths, progress_bar, read, warn_computed
 from attncli.cli.only_help import ONLY_HELP
 from attncli.cli.options import (
     Debug,
@@ -91,103 +91,116 @@ def compute(
     language = choose(lang)
 
     def action() -> None:
-        from attncli.inputs.document import is_stacked
-        from attncli.inputs.outline import outline
-
         keys, refused = _only_keys(only)  # (refused: perhaps a key of a linear: document, checked once it is read)
         chosen, medium, contradiction = output_format(format, output)
         binary, drawn = medium == "arrays", medium == "picture"
         selected = _checked_options(only, keys, refused, chosen, binary, contradiction, output, export, emulate, head)
         head_index(selected, None)
         changes = overrides(scale, mask, heads)
-        doc = read(file, layer, changes, stacks=True)  # the options against what the document says, before any
-        kind = "arrays" if binary else "picture" if drawn else chosen.value
+        doc = read(file, None, changes, stacks=True)  # FILE, read once; the options against what it says, before
+        kind = "arrays" if binary else "picture" if drawn else chosen.value  # any matrix is read
         options = dict(emulate=emulate, precision=precision, full=full, head=selected, export=export, theme=theme,
                        lang=language)
-        if is_stacked(doc.data):  # matrix is read (a stack of layers: all of them, chained)
-            from attncli.cli.stack import compute_stack
+        form = _form(doc.data, layer)
+        if form == "linear":
+            if contradiction is not None:
+                raise contradiction
+            from attncli.cli.linear import compute_linear
 
+            return compute_linear(file, doc, only, kind, output, options)
+        if form != "one":  # a stack of layers, or a batch of sequences: each computed in full
             _raise(refused)
-            compute_stack(file, doc, changes, keys, kind, output, options)
-            return
-        if _linear(file, doc, only, refused, kind, output, contradiction, options) or \
-                _batch(file, doc, changes, keys, kind, output, options):  # linear: or layout: (a batch of sequences)
-            return
-        shape = outline(doc.data, changes)
-        only_present(keys, shape.parts)
-        head_index(selected, shape.heads)
-        kind = output.suffix.lower() if binary else _written_as(chosen, full)
+            _refusal(form)(kind, output, options)
+        priced = output.suffix.lower() if binary else _written_as(chosen, full) if form == "one" else kind
 
-        def attention(spec):  # and against its shapes, before the attention
-            head_index(selected, spec.heads)
-            if emulate is not None:  # the eager computation reads the weights: the full computation
-                from attncli.core.emulate import softmax_of_dots
-                from attncli.plan import compute_in_full
+        def fits(parts, heads):  # --only and --head against the document's outline, then its Spec
+            _raise(refused)
+            if parts is not None:
+                only_present(keys, parts)
+            head_index(selected, heads)
 
-                try:
-                    softmax_of_dots(spec, "compute --emulate")
-                except AttnError as e:
-                    raise e.at(doc.name) from None
-                return compute_in_full(spec, kind, "compute --emulate")
-            return attend_within_memory(spec, keys, kind)
+        from attncli.computation import compute as computed
 
-        trace = load(file, changes, doc=doc, compute=attention)
-        if emulate is not None:
-            from attncli.core.emulate import emulated_trace
+        done = computed(doc, layer=layer, only=keys, overrides=changes, kind=priced, caller="compute", streams=True,
+                        emulate=None if emulate is None else emulate.value, check=fits, progress=progress_bar)
+        warn_computed(done)
+        inputs = set().union(*(input_paths(file, trace) for trace in done.traces))
+        title = f"attncli compute {Path(file).name}"
+        if form == "layers":
+            from attncli.cli.stack import write_stack
 
-            trace, keys = emulated_trace(trace, emulate.value, keys)
-        inputs = input_paths(file, trace)
-        if binary:
-            from attncli.outputs.serialize import to_binary
+            return write_stack(done.traces, done.keys, kind, output, inputs, title, options)
+        if form == "batch":
+            from attncli.cli.batch import write_batch
 
-            emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
-        elif chosen is OutputFormat.json:
-            from attncli.outputs.serialize import to_json
-
-            emit(to_json(trace, keys), output, inputs)
-        elif chosen in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
-            emit(_paste_ready(trace, chosen.value, keys, head_index(selected, trace.spec.heads), precision, full,
-                              language),
-                 output, inputs)
-        else:
-            from attncli.views.tables import View, compute_tables
-
-            index = head_index(selected, trace.spec.heads)
-            from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
-            from attncli.outputs.titles import phrase
-
-            named = phrase(language, "layer", i=layer) if layer_place(doc) else ""  # --layer N: "Layer N · …"
-            tables = compute_tables(trace, View(precision, full, language), index, keys, layer=named)
-            title = f"attncli compute {Path(file).name}" + (f" --layer {layer}" if named else "")
-            picture = make_picture(lambda color: tables, export, title, theme, FEWER)
-            if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-                emit(make_picture(lambda color: tables, output, title, theme, FEWER, "--output")[1], output, inputs,
-                     picture)
-            else:
-                emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
+            return write_batch(done.traces, done.keys, doc.data["layout"], kind, output, inputs, title, options)
+        named = "" if done.layers[0] is None else phrase_of(language, layer)  # --layer N: "Layer N · …"
+        _write_one(done.traces[0], done.keys, chosen, binary, drawn, output, inputs,
+                   title + (f" --layer {layer}" if named else ""), named, options)
 
     run(action, debug)
 
 
+def phrase_of(language: str, layer: int) -> str:
+    from attncli.outputs.titles import phrase
+
+    return phrase(language, "layer", i=layer)
+
+
+def _form(data, layer: Optional[int]) -> str:
+    """What the document read is: layers (a stack, all of it), linear, batch (layout:), or one (a layer of a
+    stack with --layer)."""
+    from attncli.inputs.batch import is_batch
+    from attncli.inputs.document import is_stacked
+    from attncli.inputs.linear import is_linear
+
+    if layer is not None:
+        return "one"
+    return "layers" if is_stacked(data) else "linear" if is_linear(data) else "batch" if is_batch(data) else "one"
+
+
+def _refusal(form: str):
+    """What a stack of layers, or a batch of sequences, cannot be written as (checked before it is computed)."""
+    if form == "layers":
+        from attncli.cli.stack import refuse
+    else:
+        from attncli.cli.batch import refuse
+    return refuse
+
+
+def _write_one(trace, keys, chosen: OutputFormat, binary: bool, drawn: bool, output: Optional[Path], inputs: set,
+               title: str, named: str, options: dict) -> None:
+    """One document's result (one layer's, ``named`` ``Layer N · ``) written as the options say."""
+    if binary:
+        from attncli.outputs.serialize import to_binary
+
+        emit(to_binary(trace, keys, output.suffix.lower()), output, inputs)
+    elif chosen is OutputFormat.json:
+        from attncli.outputs.serialize import to_json
+
+        emit(to_json(trace, keys), output, inputs)
+    elif chosen in (OutputFormat.markdown, OutputFormat.latex, OutputFormat.csv):
+        emit(_paste_ready(trace, chosen.value, keys, head_index(options["head"], trace.spec.heads),
+                          options["precision"], options["full"], options["lang"]),
+             output, inputs)
+    else:
+        from attncli.views.tables import View, compute_tables
+
+        index = head_index(options["head"], trace.spec.heads)
+        tables = compute_tables(trace, View(options["precision"], options["full"], options["lang"]), index, keys,
+                                layer=named)
+        picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
+        if drawn:  # -o tables.svg: the tables drawn, as --export draws them
+            emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output,
+                 inputs, picture)
+        else:
+            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
 
 
 def _raise(refused: Optional[AttnError]) -> None:
     """--only's error, held until the document was read, for a document that is not a linear: one."""
     if refused is not None:
         raise refused
-
-
-def _batch(file: str, doc, changes: dict, keys: Optional[list[str]], kind: str, output: Optional[Path],
-           options: dict) -> bool:
-    """A batch of sequences (layout:), each computed as its own document, and written; False for any other."""
-    from attncli.inputs.batch import is_batch
-
-    if not is_batch(doc.data):
-        return False
-    from attncli.cli.batch import compute_batch
-
-    compute_batch(file, doc, changes, keys, kind, output, options)
-    return True
 
 
 def _only_keys(only: Optional[list[str]]) -> tuple[Optional[list[str]], Optional[AttnError]]:
@@ -211,25 +224,6 @@ def _checked_options(only, keys, refused, chosen, binary, contradiction, output,
     if refused is None:
         _check_selection(selected, keys, chosen, binary, output)
     return selected
-
-
-def _linear(file: str, doc, only: Optional[list[str]], refused: Optional[AttnError], kind: str,
-            output: Optional[Path], contradiction: Optional[Exception], options: dict) -> bool:
-    """A linear: document (docs/format.md Part 4) computed and written; False for any other document (whose
-    --only, if ``refused``, is an error)."""
-    from attncli.inputs.linear import is_linear
-
-    if not is_linear(doc.data):
-        if refused is not None:
-            raise refused
-        return False
-    if contradiction is not None:
-        raise contradiction
-    from attncli.cli.linear import compute_linear
-
-    compute_linear(file, doc, only, kind, output, options)
-    return True
-
 
 
 def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,

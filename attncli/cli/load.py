@@ -12,37 +12,43 @@ from attncli.views.words import words
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
-    """Read (unless ``doc`` is given), validate and compute a document: the one path every command takes.
+    """Read (unless ``doc`` is given), validate and compute a one-layer document, and say which queries no key may
+    see (:func:`attncli.computation.trace_of`).
 
-    ``compute(spec) -> Trace`` replaces :func:`attncli.core.attention.attend` (``compute`` streams large inputs).
+    ``compute(spec) -> Trace`` replaces :func:`attncli.core.pipeline.attend` (``compute`` streams large inputs).
     """
+    from attncli.computation import trace_of
     from attncli.core.memory import memory_budget
     from attncli.core.pipeline import attend
-    from attncli.inputs.builder import build_spec
+    from attncli.inputs.stacked import layer_index
 
     memory_budget()  # an unusable ATTNCLI_MEMORY is named first, not inside the first matrix that checks its size
     doc = doc or read(file)
-    try:
-        spec = build_spec(doc, overrides)
-    except AttnError as e:  # a stack's top-level key (tokens, the first layer's inputs) is named where it is
-        from attncli.inputs.stacked import top_level_place
+    trace = trace_of(doc, overrides, compute or attend)
+    warn_unseen(trace, layer_index(doc))
+    return trace
 
-        raise top_level_place(e, doc) from None
-    try:
-        trace = (compute or attend)(spec)
-    except AttnError as e:  # overflow or memory: the document is the place to look
-        raise (e.at(doc.name) if e.where is None else e) from None
+
+def warn_unseen(trace, index: Optional[int] = None) -> None:
+    """A warning for each query no key may see (in the language the command chose), naming the layer of a stack
+    (``index``, from 0) it is in."""
     if not trace.empty_queries:
-        return trace
-    from attncli.inputs.stacked import layer_index
+        return
     from attncli.outputs.titles import phrase
 
+    spec = trace.spec
     hint = _convention_hint(spec)
-    index = layer_index(doc)  # a stacked document's layer: which one, as the key path and counted from 1
     place = "" if index is None else phrase(current(), "layer_of", j=index, i=index + 1)
-    for i in trace.empty_queries:  # in the language the command chose
+    for i in trace.empty_queries:
         warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
-    return trace
+
+
+def warn_computed(computed) -> None:
+    """:func:`warn_unseen` for every Trace of a :class:`attncli.computation.Computed`, the layers before first."""
+    for index, trace in enumerate(computed.before):
+        warn_unseen(trace, index)
+    for trace, index in zip(computed.traces, computed.layers):
+        warn_unseen(trace, index)
 
 
 def _convention_hint(spec) -> str:
@@ -72,33 +78,24 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
         if waiting:
             say(words(current())["stdin"] + "\n")
     doc = read_document(file)
-    if layer is None and not is_stacked(doc.data):  # (one layer: the stack's module is not needed)
-        return doc
-    from attncli.inputs.stacked import compute_stack, last_key, layer_document, layer_number, stack_of
+    if layer is not None:
+        from attncli.computation import layer_of
 
-    index = layer_number(layer, doc)
-    if index is not None:
-        before = compute_stack(doc, overrides, lambda d, o: load(file, o, doc=d), index)
-        return layer_document(doc, index, _passed_on(doc, before), last_key(before[-1]) if before else None)
-    if is_stacked(doc.data) and not stacks:
+        doc, before = layer_of(doc, layer, overrides)
+        for index, trace in enumerate(before):
+            warn_unseen(trace, index)
+    elif is_stacked(doc.data) and not stacks:
+        from attncli.inputs.stacked import stack_of
+
         count = len(stack_of(doc))
         raise AttnError(f"is a stack of {count} layers (layers:); this command shows one: choose it with "
                         f"--layer N (1 … {count})", doc.name)
     return doc
 
 
-def _passed_on(doc, before: list):
-    """The inputs of the layer after ``before`` (the top-level inputs when there is none)."""
-    from attncli.inputs.stacked import last_quantity
-
-    return last_quantity(before[-1]) if before else doc.data["inputs"]
-
-
-def attend_within_memory(spec, keys: Optional[list[str]], kind: str):
-    """:func:`attncli.plan.compute_within`, with a progress bar while it streams for longer than a second."""
-    from attncli.plan import compute_within
-
-    return compute_within(spec, keys, kind, lambda blocks, seconds: progress(blocks, show=seconds > 1.0))
+def progress_bar(blocks: int, seconds: float):
+    """What :func:`attncli.plan.compute_within` shows while it streams: a bar when it takes longer than a second."""
+    return progress(blocks, show=seconds > 1.0)
 
 
 @contextmanager

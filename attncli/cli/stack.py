@@ -3,51 +3,28 @@
 from pathlib import Path
 from typing import Optional
 
-from attncli.cli.load import input_paths, load
 from attncli.cli.write import FEWER, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
 
-def compute_stack(file: str, doc, changes: dict, keys: Optional[list[str]], chosen: str, output: Optional[Path],
-                  options: dict) -> None:
-    """Write every layer's result as ``chosen`` (table, json, or .npz/.svg/.html/.txt by -o): tables titled with
-    their layer, one JSON object per layer (docs/layers.md)."""
-    from attncli.inputs import stacked
-    from attncli.plan import compute_in_full
-
-    _refuse(chosen, output, options)
-    kind = output.suffix.lower() if chosen == "arrays" else chosen
-
-    def full(layer_doc, overrides):
-        return load(file, overrides, doc=layer_doc, compute=lambda spec: compute_in_full(spec, kind, "compute"))
-
-    traces = stacked.compute_stack(doc, changes, full)
-    _check_only(traces, keys, doc.name)
-    inputs = set().union(*(input_paths(file, trace) for trace in traces))
+def write_stack(traces: tuple, keys: Optional[list[str]], chosen: str, output: Optional[Path], inputs: set,
+                title: str, options: dict) -> None:
+    """Write every layer's result (:func:`attncli.computation.compute`'s Traces, in order) as ``chosen`` (table,
+    json, or .npz/.svg/.html/.txt by -o): tables titled with their layer, one JSON object per layer
+    (docs/layers.md)."""
     if chosen == "arrays":
         from attncli.outputs.stacked import stack_to_npz
 
-        emit(stack_to_npz(traces, keys), output, inputs)
+        emit(stack_to_npz(list(traces), keys), output, inputs)
     elif chosen == "json":
         from attncli.outputs.stacked import stack_to_json
 
-        emit(stack_to_json(traces, keys), output, inputs)
+        emit(stack_to_json(list(traces), keys), output, inputs)
     else:
-        _tables(file, traces, keys, output, inputs, options, chosen == "picture")
+        _tables(title, list(traces), keys, output, inputs, options, chosen == "picture")
 
 
-def _check_only(traces: list, keys: Optional[list[str]], name: str) -> None:
-    """--only names a key every layer has (``'normalized' needs add_norm: …``, saying which layer lacks it)."""
-    from attncli.outputs.serialize import check_present
-
-    for i, trace in enumerate(traces):
-        try:
-            check_present(trace, keys)
-        except AttnError as e:
-            raise AttnError(f"{e.message} (layers[{i}], layer {i + 1}, of {name} has none)", e.where) from None
-
-
-def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:
+def refuse(chosen: str, output: Optional[Path], options: dict) -> None:
     """What a stack of layers cannot be written as: one of its layers can (--layer N)."""
     if options["emulate"] is not None:
         raise AttnError("emulates one layer's kernel: choose the layer with --layer N", "--emulate")
@@ -58,7 +35,7 @@ def _refuse(chosen: str, output: Optional[Path], options: dict) -> None:
                         "or write a .npz", "--output")
 
 
-def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
+def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
             drawn: bool) -> None:
     """Each layer's tables, each title starting ``Layer i · ``, then the stack's output (not with --only)."""
     from attncli.cli.checks import head_index
@@ -77,7 +54,6 @@ def _tables(file: str, traces: list, keys: Optional[list[str]], output: Optional
         result = stack_output(traces)
         tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
                                    traces[0].spec.tokens, dims(result.shape[1]), view))
-    title = f"attncli compute {Path(file).name}"
     picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
     if drawn:
         emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,

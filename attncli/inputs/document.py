@@ -31,7 +31,7 @@ class Document:
     name: str  # how messages name the document: its path, or <stdin>
     folder: Path  # where relative matrix paths are resolved
     passed_on: str | None = None  # a stacked document's layer after the first: the key of the layer before it that
-    # became these inputs (normalized, residual or output: attncli.inputs.stacked.last_key)
+    # became these inputs (normalized, residual or output: attncli.computation.last_key)
 
 
 def is_stacked(data: dict[str, Any]) -> bool:

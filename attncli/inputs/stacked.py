@@ -11,18 +11,16 @@ of the one before it as its inputs (seed 002: the output of one attention layer 
 
 Layer i (counting from 0) is the one-layer document made of the top keys and ``layers[i]``, its ``inputs``
 replaced by layer i − 1's last quantity (``normalized`` with add_norm, else ``residual`` with residual, else
-``output``). (Not :mod:`attncli.inputs.layers`, which reads the optional stages around one attention.)
+``output``): :mod:`attncli.computation` chains them; this module only cuts the document into its
+layers. (Not :mod:`attncli.inputs.layers`, which reads the optional stages around one attention.)
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from attncli.core.errors import AttnError, describe
 from attncli.inputs.builder import TOP_KEYS
@@ -111,35 +109,6 @@ def layer_place(doc: Document) -> str:
     """``layers[1]: `` for a layer's document (:func:`layer_document`), so that a warning says which layer; else ""."""
     found = re.search(r": (layers\[\d+\])$", doc.name)
     return f"{found.group(1)}: " if found else ""
-
-
-PASSED_ON = ("normalized", "residual", "output")  # the first a layer has is its result, the next layer's inputs
-
-
-def last_key(trace) -> str:
-    """The key of the layer's result, the next layer's inputs: normalized (add_norm), else residual, else output."""
-    for key in PASSED_ON:
-        if getattr(trace, key) is not None:
-            return key
-    raise AttnError("computed no output to pass on to the next layer")  # (every full computation has one)
-
-
-def last_quantity(trace) -> np.ndarray:
-    """The layer's result (:func:`last_key`), the next layer's inputs."""
-    return getattr(trace, last_key(trace))
-
-
-def compute_stack(doc: Document, overrides: dict | None, compute: Callable, count: int | None = None) -> list:
-    """The Traces of the first ``count`` layers (all by default), each computed by ``compute(document, overrides)``
-    on the layer's one-layer document, its inputs the last quantity of the layer before it."""
-    layers = stack_of(doc)
-    traces: list = []
-    inputs = doc.data["inputs"]
-    for index in range(len(layers) if count is None else count):
-        trace = compute(layer_document(doc, index, inputs), overrides)
-        inputs = last_quantity(trace)
-        traces.append(trace)
-    return traces
 
 
 def layer_number(value: int | None, doc: Document) -> int | None:
