@@ -5,7 +5,8 @@ CATALOGUE = {
     "{} is {} and holds {} at {}: every value must be a finite number{}":
         "{0} 是 {1}，在 {3} 处存放着 {2}：每个值都必须是有限的数{4}",
     "{} is {} but needs {} axes": "{} 是 {}，但需要 {} 个轴",
-    "{} is not an array of numbers (its rows are not all the same length)": "{} 不是一个数的数组（它的各行长度不都相同）",
+    "{} is not an array of numbers (its rows are not all the same length)":
+        "{} 不是一个数的数组（它的各行长度不都相同）",
     "assert_close was given no result to judge: pass out=, lse=, dq=, dk= or dv=":
         "assert_close 没有拿到要评判的结果：请传入 out=、lse=、dq=、dk= 或 dv=",
     "{} holds {}: it must be ≥ 0": "{} 含有 {}：它必须 ≥ 0",
