@@ -4,7 +4,9 @@
 
 For each delay, how many runs ended as a Ctrl-C should (exit 130, the one line ``Interrupted.``, the old output
 file intact) and how the others ended: killed before Python handles SIGINT (-2, silent), or a traceback from
-Python's own start-up (site and .pth files, before any attncli code), which attncli cannot catch. The document is
+Python's own start-up (site and .pth files, before any attncli code), or from the lines pip writes (the console script's
+``from attncli.cli import main`` while importlib looks for the package, an editable install's finder), which
+attncli cannot catch: no line of the package has run yet. The document is
 standard input that never ends, so every run is still going when its signal comes. Prints the load average: the
 start-up takes longer on a loaded machine, and the delays move with it.
 
@@ -16,6 +18,7 @@ pathlib there, before any attncli code runs).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -40,10 +43,13 @@ def one(command: list[str], delay: float, out: Path) -> str:
     if process.returncode == 130 and stderr == b"Interrupted.\n":
         return "ok"
     text = stderr.decode(errors="replace")
-    if "<frozen site>" in text or "Fatal Python error" in text:
-        return "traceback in Python's start-up"
-    if "Traceback" in text:
+    frames = re.findall(r'File "([^"]+)"', text)
+    if any(f"{os.sep}attncli{os.sep}" in frame for frame in frames):  # a module of the package
         return "traceback in attncli code"
+    if any("attncli" in frame for frame in frames):  # pip's console script or editable finder, before the package
+        return "traceback in pip's script, before attncli"
+    if "Traceback" in text or "Fatal Python error" in text:  # site, io, importlib: before any attncli line
+        return "traceback in Python's start-up"
     return f"exit {process.returncode}"
 
 
