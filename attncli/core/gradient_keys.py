@@ -97,11 +97,11 @@ GRADIENTS: tuple[Quantity, ...] = (
        "and weights.query_down:"),
     _g("grad_latent_kv_norm_gamma", "", "Gradient of latent.kv_norm's γ", "r_kv", "dγ = dL/dγ (kv_norm)",
        "and latent:"),
+    _g("grad_differential_lambda_q1", "", "Gradient of λ_q1", "d_λ", "dλ_q1 = dL/dλ_q1", "and differential:"),
+    _g("grad_differential_lambda_k1", "", "Gradient of λ_k1", "d_λ", "dλ_k1 = dL/dλ_k1", "and differential:"),
+    _g("grad_differential_lambda_q2", "", "Gradient of λ_q2", "d_λ", "dλ_q2 = dL/dλ_q2", "and differential:"),
+    _g("grad_differential_lambda_k2", "", "Gradient of λ_k2", "d_λ", "dλ_k2 = dL/dλ_k2", "and differential:"),
     _g("grad_sinks", "d_sinks", "Gradient of the sinks", "h", "ds_h = −Σ_i σ_hi·D_hi", "and sinks:"),
-    _g("grad_differential_lambda_q1", "dλ_q1", "Gradient of λ_q1", "d_λ", "dλ_q1 = dL/dλ_q1", "and differential:"),
-    _g("grad_differential_lambda_k1", "dλ_k1", "Gradient of λ_k1", "d_λ", "dλ_k1 = dL/dλ_k1", "and differential:"),
-    _g("grad_differential_lambda_q2", "dλ_q2", "Gradient of λ_q2", "d_λ", "dλ_q2 = dL/dλ_q2", "and differential:"),
-    _g("grad_differential_lambda_k2", "dλ_k2", "Gradient of λ_k2", "d_λ", "dλ_k2 = dL/dλ_k2", "and differential:"),
 )
 GRADIENT_KEYS = tuple(q.key for q in GRADIENTS)
 
