@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from attncli.core.errors import AttnError, quoted
 from attncli.core.differential import lambda_init_of
+from attncli.core.errors import AttnError, quoted
 from attncli.models import float64_switches, latent_families, llama_outline, other_outlines
 from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
