@@ -93,7 +93,7 @@ DIFFERENTIAL = Stage(
     (*(_parameter(name) for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")),
      Quantity("differential_lambda", "λ", "Differential λ", "p", NEEDS, text=_lambda_text,
               latex=lambda spec, up: r"\lambda = e^{\lambda_{q1} \cdot \lambda_{k1}} - e^{\lambda_{q2} \cdot "
-              r"\lambda_{k2}} + \lambda_{\text{init}}"),
+              r"\lambda_{k2}} + \lambda_{\text{init}}", checkable=True),
      _q("differential_weights", "W", "Differential weights", "p n m", "W = A₁ − λ·A₂", r"W = A_1 - \lambda A_2"),
      _q("differential_head_outputs", "O", "Differential head output", "p n 2·d_v", "O = W·[V₁ | V₂]",
         r"O = W [V_1 \mid V_2]"),

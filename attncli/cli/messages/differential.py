@@ -18,4 +18,7 @@ CATALOGUE = {
     "{} is not a whole number ≥ 0 (the layer, counted from 0)": "{} 不是 ≥ 0 的整数（层号，从 0 数起）",
     "is {} but lambda_q{} is {} (they are multiplied number by number)":
         "是 {}，但 lambda_q{} 是 {}（二者逐个数相乘）",
+    "combines two softmaxes per head pair after the attention, with the values halved: {} is for one kernel call "
+    "whose output is A·V":
+        "在注意力之后按头对组合两个 softmax，且值被分成两半：{} 针对的是输出为 A·V 的一次内核调用",
 }
