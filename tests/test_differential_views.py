@@ -70,3 +70,17 @@ def test_one_kernel_call_commands_refuse_it_in_one_line(runner, tmp_path, comman
     result = runner.invoke(app, [command[0], _write(tmp_path, DOC), *command[1:]])
     assert result.exit_code == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and "differential: " in result.stderr
+
+
+def test_explain_backward_says_d_is_the_weighted_sum_of_da(runner, tmp_path):
+    """With differential attention D_i = Σ_j a_ij·dA_ij, which is no longer dH_i·H_i: the line says the first."""
+    doc = {**DOC, "gradient": [[1.0, -2.0], [0.5, 3.0]]}
+    path = _write(tmp_path, doc)
+    out = json.loads(runner.invoke(app, ["compute", path, "--format", "json"]).stdout)
+    a, d_a = out["weights"][0][0], out["grad_weights"][0][0]
+    delta = sum(x * y for x, y in zip(a, d_a, strict=True))
+    dh_h = sum(x * y for x, y in zip(out["grad_head_outputs"][0][0], out["head_outputs"][0][0], strict=True))
+    assert abs(delta - dh_h) > 1e-3  # (the identity of plain attention fails here)
+    result = runner.invoke(app, ["explain", path, "--step", "backward", "--query", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert f"x1: D = Σ_j a_j·dA_j = {delta:.4f}" in result.stdout and "dh·h" not in result.stdout

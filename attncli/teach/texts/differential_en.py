@@ -12,4 +12,10 @@ DIFFERENTIAL = {
             "half head {right}: the output projection reads them as it reads any heads.",
     "sum_note": "With differential attention this plain mix of head {head}'s own values is not yet its output: the "
                 "differential step combines it with its pair.",
+    "backward": "Going backwards, each weight a_ij of head {head} receives dA_ij = {sign}dW_ij, where "
+                "dW = dO·[v₁ | v₂]ᵀ is the gradient of the combined weights of its pair (heads {first} and "
+                "{second}), dO coming back through the pair's RMSNorm. The softmax keeps every row summing to 1, so "
+                "what reaches the score is a_ij·(dA_ij − D_i), D_i the row's average of dA weighted by a. With "
+                "differential attention D_i is no longer dH_i·H_i: it is computed from the row of weights. Below, for "
+                "query {q} and the key it weighs most, {key}.",
 }
