@@ -159,12 +159,14 @@ def _torch_differential(torch, x, w_q, w_k, w_v, lam, lambda_init, h, g, eps):
     a = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(d), dim=-1)
     p = h // 2
     lam_p = torch.exp((lam[0] * lam[1]).sum(-1)) - torch.exp((lam[2] * lam[3]).sum(-1)) + lambda_init
-    outs = []
-    for i in range(p):
-        value = torch.cat((v[i], v[i + p]), dim=-1)
-        o = (a[i] - lam_p[i] * a[i + p]) @ value
-        outs.append((1 - lambda_init) * o / torch.sqrt((o * o).mean(-1, keepdim=True) + eps))
-    return torch.cat(outs, dim=-1)
+    kept = {"differential_lambda": lam_p, "weights": a}
+    w = torch.stack([a[i] - lam_p[i] * a[i + p] for i in range(p)])  # (p, n, m)
+    o = w @ torch.stack([torch.cat((v[i], v[i + p]), dim=-1) for i in range(p)])  # (p, n, 2·d_v)
+    o_hat = (1 - lambda_init) * o / torch.sqrt((o * o).mean(-1, keepdim=True) + eps)
+    kept.update(differential_weights=w, differential_head_outputs=o, normalized_head_outputs=o_hat)
+    for t in kept.values():
+        t.retain_grad()
+    return torch.cat(list(o_hat), dim=-1), kept
 
 
 @pytest.mark.torch
@@ -183,7 +185,7 @@ def test_lambda_per_pair_and_grouped_heads_against_autograd(h, g):
            "gradient": seed.tolist()}
     trace = attend(spec_of(doc))
     tensors = [torch.tensor(t, requires_grad=True) for t in (x, w_q, w_k, w_v, *lam)]
-    y = _torch_differential(torch, *tensors[:4], tensors[4:], 0.35, h, g, 1e-5)
+    y, kept = _torch_differential(torch, *tensors[:4], tensors[4:], 0.35, h, g, 1e-5)
     (y * torch.tensor(seed)).sum().backward()
     assert close(trace.output, y.detach().numpy())
     grads = trace.gradients
@@ -192,6 +194,10 @@ def test_lambda_per_pair_and_grouped_heads_against_autograd(h, g):
         assert close(grads[key], t.grad.numpy()), key
     for name, t in zip(names, tensors[4:], strict=True):
         assert close(grads[f"grad_differential_{name}"], t.grad.numpy()), name
+    for key, t in kept.items():  # the stage's own quantities, and dA
+        assert close(grads[f"grad_{key}"], t.grad.numpy()), key
+    a, d_a = kept["weights"].detach().numpy(), kept["weights"].grad.numpy()
+    assert close(grads["delta"], (a * d_a).sum(-1))  # D = Σ_j a_ij·dA_ij
 
 
 def test_the_gradients_of_lambda_and_weights_are_central_differences():
