@@ -273,3 +273,13 @@ def test_bad_input_is_one_line_and_exit_2(runner, tmp_path, case):
     assert result.exit_code == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and where in result.stderr and said in result.stderr, \
         result.stderr
+
+
+def test_without_the_vectors_lambda_is_lambda_init_and_they_get_no_gradient(runner, tmp_path):
+    doc = {"inputs": [[1, 0], [0, 1]], "heads": 2, "differential": {"lambda_init": 0.3}, "gradient": [[1, 0], [0, 1]]}
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(doc))
+    out = json.loads(runner.invoke(app, ["compute", str(path), "--format", "json"]).stdout)
+    assert out["differential_lambda"] == [0.3] and not any(key.startswith("grad_differential_lambda_") for key in out)
+    asked = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "differential_lambda_q1"])
+    assert asked.exit_code == 2 and len(asked.stderr.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ The stage and its backward step are :mod:`attncli.core.differential_stage`'s.
 
 >>> round(lambda_init_of(0), 12), round(lambda_init_of(2), 6)
 (0.2, 0.470713)
->>> d = Differential(*(np.zeros(2),) * 4, lambda_init=0.2)
+>>> d = Differential(None, None, None, None, lambda_init=0.2)
 >>> d.lambdas(3).tolist()
 [0.2, 0.2, 0.2]
 """
@@ -35,18 +35,21 @@ def lambda_init_of(layer: int) -> float:
 
 @dataclass(frozen=True)
 class Differential:
-    """The ``differential`` key: the four λ vectors (each (d,) shared by the pairs, or (p, d) one per pair)."""
+    """The ``differential`` key: the four λ vectors (each (d,) shared by the pairs, or (p, d) one per pair; None when
+    the document gives none: then λ = λ_init)."""
 
-    lambda_q1: np.ndarray
-    lambda_k1: np.ndarray
-    lambda_q2: np.ndarray
-    lambda_k2: np.ndarray
+    lambda_q1: np.ndarray | None
+    lambda_k1: np.ndarray | None
+    lambda_q2: np.ndarray | None
+    lambda_k2: np.ndarray | None
     lambda_init: float
     eps: float = EPS
     layer: int | None = None  # the layer λ_init came from, when the document gave ``layer``
 
     def exponentials(self, pairs: int) -> tuple[np.ndarray, np.ndarray]:
         """(e^(λ_q1·λ_k1), e^(λ_q2·λ_k2)), each (p,)."""
+        if self.lambda_q1 is None:
+            return np.ones(pairs), np.ones(pairs)
         e1 = np.exp(np.sum(self.lambda_q1 * self.lambda_k1, axis=-1))
         e2 = np.exp(np.sum(self.lambda_q2 * self.lambda_k2, axis=-1))
         return np.broadcast_to(e1, (pairs,)).copy(), np.broadcast_to(e2, (pairs,)).copy()

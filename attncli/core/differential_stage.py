@@ -49,10 +49,13 @@ def _back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
     d_v_h = np.concatenate((d_vp[..., :d_v], d_vp[..., d_v:]), axis=0)  # (h, m, d_v): head p, then head p + h/2
     d_lam = -np.einsum("pnm,pnm->p", d_w, weights[p:])
     e1, e2 = dd.exponentials(p)
-    return {"weights": np.concatenate((d_w, -lam[:, None, None] * d_w), axis=0),
-            "values": b.grouped(d_v_h, spec.kv_heads),
-            "normalized_head_outputs": d_o_hat, "differential_head_outputs": d_o, "differential_weights": d_w,
-            "differential_lambda": d_lam,
+    out = {"weights": np.concatenate((d_w, -lam[:, None, None] * d_w), axis=0),
+           "values": b.grouped(d_v_h, spec.kv_heads),
+           "normalized_head_outputs": d_o_hat, "differential_head_outputs": d_o, "differential_weights": d_w,
+           "differential_lambda": d_lam}
+    if dd.lambda_q1 is None:  # λ = λ_init: no vectors, no gradients of them
+        return out
+    return {**out,
             "differential_lambda_q1": _vector_back(d_lam * e1, dd.lambda_k1),
             "differential_lambda_k1": _vector_back(d_lam * e1, dd.lambda_q1),
             "differential_lambda_q2": _vector_back(-d_lam * e2, dd.lambda_k2),

@@ -71,7 +71,7 @@ def _vectors(builder: MatrixSource, value: dict, pairs: int) -> tuple[np.ndarray
     """The four λ vectors: each (d,) or (p, d), the two of each product alike; zeros when none is given."""
     given = [name for name in VECTORS if value.get(name) is not None]
     if not given:
-        return tuple(np.zeros(1) for _ in VECTORS)
+        return (None,) * len(VECTORS)
     if len(given) < len(VECTORS):
         missing = ", ".join(name for name in VECTORS if name not in given)
         raise AttnError(f"gives {', '.join(given)} but not {missing}: all four λ vectors, or none (λ = λ_init)",
