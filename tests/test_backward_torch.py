@@ -76,7 +76,9 @@ def test_every_gradient_key_is_checked_somewhere(torch):
         base = set(FEATURES) - {"add_norm", "residual", "post_norm", "context"} | extra
         seen |= check(torch, base, seed)
     latent = {key for key in GRADIENT_KEYS if "latent" in key or "_down" in key or "_up" in key}
-    assert set(GRADIENT_KEYS) - seen == latent  # the latent stage's: tests/test_latent_backward_torch.py
+    differential = {key for key in GRADIENT_KEYS if "differential" in key or key == "grad_normalized_head_outputs"}
+    # the latent stage's: tests/test_latent_backward_torch.py; the differential stage's: tests/test_differential.py
+    assert set(GRADIENT_KEYS) - seen == latent | differential
 
 
 DIRECT = ("causal", "mask_matrix", "window", "bias_matrix", "alibi", "softcap", "rope", "gqa", "qk_norm", "clip",

@@ -25,7 +25,7 @@ MADE_BY = {
     "gate": ("weights.gate",), "gated_head_outputs": ("weights.gate",),
 }
 # explain's, in the order they come
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "differential", "add_norm", "residual")
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:

@@ -71,6 +71,9 @@ def softmax_of_dots(spec: Spec, option: str) -> None:
     if spec.normalize != "softmax":
         raise AttnError(f"is {spec.normalize}, which has no log-sum-exp: {option} is for a softmax of dot-product "
                         "scores (FlashAttention's)", "normalize")
+    if getattr(spec, "differential", None) is not None:  # (two kernel calls, combined after them)
+        raise AttnError(f"combines two softmaxes per head pair after the attention, with the values halved: {option} "
+                        "is for one kernel call whose output is A·V", "differential")
 
 
 def _softmax32(z: np.ndarray, sinks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

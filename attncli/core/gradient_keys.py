@@ -51,6 +51,11 @@ GRADIENTS: tuple[Quantity, ...] = (
        "and weights.gate:"),
     _g("grad_gate", "dG", "Gradient of G", "h n d_v", "dG = d(H ⊙ G) ⊙ H", "and weights.gate:"),
     _g("grad_head_outputs", "dH", "Gradient of H", "h n d_v", "dH = dL/dH"),
+    _g("grad_normalized_head_outputs", "dÔ", "Gradient of Ô", "p n 2·d_v", "dÔ = dH as pairs", "and differential:"),
+    _g("grad_differential_head_outputs", "dO", "Gradient of O", "p n 2·d_v", "dO = RMSNorm's backward of dÔ",
+       "and differential:"),
+    _g("grad_differential_weights", "dW", "Gradient of W", "p n m", "dW = dO·[V₁ | V₂]ᵀ", "and differential:"),
+    _g("grad_differential_lambda", "dλ", "Gradient of λ", "p", "dλ = −Σ dW ⊙ A₂", "and differential:"),
     _g("grad_weights", "dA", "Gradient of A", "h n m", "dA = dH·Vᵀ"),
     _g("delta", "D", "D (FlashAttention's)", "h n", "D = rowsum(dH ⊙ H) = Σ_j a_ij·dA_ij"),
     _g("grad_scaled_scores", "dZ", "Gradient of Z", "h n m", "dZ = A ⊙ (dA − D)"),
@@ -92,6 +97,10 @@ GRADIENTS: tuple[Quantity, ...] = (
        "and weights.query_down:"),
     _g("grad_latent_kv_norm_gamma", "", "Gradient of latent.kv_norm's γ", "r_kv", "dγ = dL/dγ (kv_norm)",
        "and latent:"),
+    _g("grad_differential_lambda_q1", "", "Gradient of λ_q1", "d_λ", "dλ_q1 = dL/dλ_q1", "and differential:"),
+    _g("grad_differential_lambda_k1", "", "Gradient of λ_k1", "d_λ", "dλ_k1 = dL/dλ_k1", "and differential:"),
+    _g("grad_differential_lambda_q2", "", "Gradient of λ_q2", "d_λ", "dλ_q2 = dL/dλ_q2", "and differential:"),
+    _g("grad_differential_lambda_k2", "", "Gradient of λ_k2", "d_λ", "dλ_k2 = dL/dλ_k2", "and differential:"),
     _g("grad_sinks", "d_sinks", "Gradient of the sinks", "h", "ds_h = −Σ_i σ_hi·D_hi", "and sinks:"),
 )
 GRADIENT_KEYS = tuple(q.key for q in GRADIENTS)

@@ -64,7 +64,7 @@ class Quantity:
     @property
     def matrix(self) -> bool:
         """An n × m matrix per head: kept only by the full computation."""
-        return self.shape.startswith("h n m")
+        return self.shape.startswith(("h n m", "p n m"))  # (p: differential attention's head pairs)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from attncli.core import attention as maths
 from attncli.core import formulas as f
 from attncli.core import gradients as grad
 from attncli.core import qknorm, sinks
+from attncli.core.differential_stage import DIFFERENTIAL
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
@@ -263,7 +264,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
-          _mix, part="attention", block=_mix_block, tiled=lambda spec: True, backward=grad.mix),
+          _mix, lambda spec: spec.differential is None, part="attention", block=_mix_block, tiled=lambda spec: True,
+          backward=grad.mix),
+    DIFFERENTIAL,
     GATE,
     GATING,
     Stage("output", "Y = concat(H₁ … H_h)·W_O + b_O", ("head_outputs", "gated_head_outputs"),

@@ -40,6 +40,7 @@ TOP_KEYS = (
     "tokens", "context_tokens", "inputs", "context", "heads", "weights", "bias", "scale", "mask",
     "positional", "score", "normalize", "add_norm", "answer", "score_bias", "latent", *MODERN_KEYS, "gradient",
     *GIVEN,
+    "differential",
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output", "gate")

@@ -22,6 +22,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
+from attncli.inputs.differential import read_differential
 from attncli.inputs.factors import read_factors, residual_given
 from attncli.inputs.qknorm import read_qk_norm
 from attncli.inputs.rope import at_length, read_rope
@@ -63,6 +64,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         **read_factors(data),
         "sinks": read_sinks(builder, data.get("sinks"), heads),
         "qk_norm": read_qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
+        "differential": read_differential(builder, data.get("differential"), heads),
     }
     fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
     if fields["post_norm"] is not None and not fields["residual"]:

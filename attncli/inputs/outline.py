@@ -17,7 +17,8 @@ from typing import Any
 from attncli.inputs.values import split_tokens
 
 PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual",
-         "query_temperature", "qk_norm", "gradient", "latent")
+         "query_temperature", "qk_norm", "gradient", "latent",
+         "differential")
 PROJECTIONS = ("query", "key", "value", "output", "gate")
 
 

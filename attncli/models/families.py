@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from attncli.core.differential import lambda_init_of
 from attncli.core.errors import AttnError, quoted
-from attncli.models import latent_families, llama_outline, other_outlines
+from attncli.models import float64_switches, latent_families, llama_outline, other_outlines
 from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
 __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
@@ -112,6 +113,21 @@ def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
                 limit=config.max_position_embeddings)
 
 
+def _diffllama(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """DiffLlama: Llama's layer with differential attention (its four λ vectors, λ_init of the layer, the pairs'
+    RMSNorm), λ's sums computed in float64 while the model runs."""
+    plan = _llama(config, model, layer, stack)
+    p = f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    init = {"layer": layer} if abs(attn.lambda_init - lambda_init_of(layer)) <= 1e-15 else \
+        {"lambda_init": float(attn.lambda_init)}
+    plan.keys["differential"] = {**{name: Param(f"{p}.{name}") for name in
+                                    ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")},
+                                 **init, "eps": float(attn.groupnorm.eps)}
+    plan.float64["install"] = (*plan.float64.get("install", ()), float64_switches.sums64)
+    return plan
+
+
 def _bloom(config: Any, model: Any, layer: int, stack: str) -> Plan:
     if config.apply_residual_connection_post_layernorm:
         raise AttnError("apply_residual_connection_post_layernorm adds the normalised inputs back, not the inputs; "
@@ -174,6 +190,7 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family("AutoModel", lambda c: c.num_hidden_layers, _llama),
     "t5": Family("T5EncoderModel", _t5_layers, _t5),
     "bloom": Family("AutoModel", lambda c: c.n_layer, _bloom),
+    "diffllama": Family("AutoModel", lambda c: c.num_hidden_layers, _diffllama),
     "qwen3": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.qwen3),
     "qwen3_moe": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.qwen3),
     "gemma3_text": Family("AutoModel", lambda c: c.num_hidden_layers, llama_outline.gemma3),

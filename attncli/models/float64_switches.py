@@ -7,7 +7,8 @@
   or the heads × d_k of its qk norm) computed in float64, ``γ · (x − mean) / √(var + ε)``;
 - :func:`rope64`: a rotary module's cos and sin from float64 frequencies (and attention factor), in its own layout
   (``half``: the angles written twice, as Llama, or once, as gpt-oss; ``interleaved``: each angle twice in a row,
-  as Cohere), by layer type (ModernBERT, Gemma 3); llama_outline's scaled ropes use it too.
+  as Cohere), by layer type (ModernBERT, Gemma 3); llama_outline's scaled ropes use it too;
+- :func:`sums64`: ``torch.sum(x, dtype=torch.float32)`` keeps a float64 ``x`` in float64 (DiffLlama's λ).
 """
 
 from __future__ import annotations
@@ -150,3 +151,16 @@ def gated_norms64(torch: Any, model: Any) -> list[Any]:
 
     return [m.register_forward_hook(hook, with_kwargs=True, prepend=True) for m in model.modules()
             if type(m).__name__ == "Qwen3NextRMSNormGated"]
+
+
+def sums64(torch: Any, model: Any) -> list[Any]:
+    """``torch.sum(x, …, dtype=torch.float32)`` of a float64 ``x`` summed in float64 (DiffLlama's λ = e^(λ_q·λ_k))."""
+    original = torch.sum
+
+    def sum_(x: Any, *args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        if dtype == torch.float32 and getattr(x, "dtype", None) == torch.float64:
+            dtype = None
+        return original(x, *args, **kwargs) if dtype is None else original(x, *args, dtype=dtype, **kwargs)
+
+    torch.sum = sum_
+    return [_Undo(lambda: setattr(torch, "sum", original))]

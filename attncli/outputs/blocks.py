@@ -81,6 +81,10 @@ def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
                       dims(matrix.shape[1]), title=phrase(lang, "positional_title", name=name)),
                 Block("positional", phrase(lang, "with_positions"), "X + P", "X + P", spec.embedded, spec.tokens,
                       dims(spec.embedded.shape[1]))]
+    if matrix.ndim == 3 and q.shape.startswith("p "):  # differential attention: a block per pair of heads
+        half = spec.heads // 2
+        return [_block(q, phrase(lang, "pair", p=k + 1, a=k + 1, b=k + half + 1) + title(q.key, q.title, lang),
+                       matrix[k], spec, lambda s, k=k: f"{s}^{{({k + 1})}}", lang=lang) for k in range(matrix.shape[0])]
     if matrix.ndim == 3:  # a weight's gradient, given per head as the weight was (h × d_in × d): a block a head
         return [_block(q, phrase(lang, "head", h=h + 1) + title(q.key, q.title, lang), matrix[h], spec,
                        lambda s, h=h: f"{s}^{{({h + 1})}}", lang=lang) for h in range(matrix.shape[0])]

@@ -28,6 +28,10 @@ ZH_TITLES = {
     "residual": "残差", "normalized": "残差相加并归一化",
     "delta": "D（FlashAttention 的）", "grad_kernel_queries": "内核所见查询的梯度",
     "grad_kernel_keys": "内核所见键的梯度", "grad_sinks": "注意力汇的梯度",
+    "differential_lambda_q1": "差分的 λ_q1", "differential_lambda_k1": "差分的 λ_k1",
+    "differential_lambda_q2": "差分的 λ_q2", "differential_lambda_k2": "差分的 λ_k2", "differential_lambda": "差分的 λ",
+    "differential_weights": "差分权重", "differential_head_outputs": "差分的头输出",
+    "normalized_head_outputs": "归一化后的头输出",
 }
 GRADIENT_OF = "Gradient of "  # the other gradients' titles: "Gradient of dW_Q", "Gradient of qk_norm's γ (keys)"
 ZH_OWNERS = {" (queries)": "（查询）", " (keys)": "（键）"}
@@ -39,20 +43,24 @@ PHRASES = {
            "columns": "columns {a}–{b} of {d}", "shown": "{k} of {d} columns shown",
            "numbers_below": "its numbers below", "layer": "Layer {i} · ",
            "layer_of": "layers[{j}] (layer {i}): ",
-           "stack_output": "Output of the stack (layer {n}'s last quantity)", "sequence": "Sequence {i} · "},
+           "stack_output": "Output of the stack (layer {n}'s last quantity)", "sequence": "Sequence {i} · ",
+           "pair": "Pair {p} (heads {a} and {b}) · "},
     "zh": {"head": "头 {h} · ", "kv_head": "键值头 {j}（查询头 {a}–{b}）· ",
            "positional": "位置编码（{name}）", "positional_title": "位置编码  P（{name}）",
            "with_positions": "加上位置编码的输入", "emulated": "（模拟 {dtype}）",
            "columns": "第 {a}–{b} 列，共 {d} 列", "shown": "显示 {d} 列中的 {k} 列",
            "numbers_below": "数值见下", "layer": "第 {i} 层 · ",
            "layer_of": "layers[{j}]（第 {i} 层）：",
-           "stack_output": "整个堆叠的输出（第 {n} 层的最终结果）", "sequence": "序列 {i} · "},
+           "stack_output": "整个堆叠的输出（第 {n} 层的最终结果）", "sequence": "序列 {i} · ",
+           "pair": "头对 {p}（头 {a} 与 {b}）· "},
 }
 # the English words of a formula as the stage list writes it (compute's titles, the page's), in Chinese: literal
 # notes, then patterns of the rotary formula (``pairs (i, i + 1), θ = 10000, last 2 of 3 dims``)
 ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
                     " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
-                    " (given)": "（给定）"}
+                    " (given)": "（给定）",
+                    ", pair p as heads 2p, 2p+1": "，头对 p 即头 2p 与 2p+1", " as pairs": "（按头对排列）",
+                    "RMSNorm's backward of ": "RMSNorm 的反向传播："}
 ZH_FORMULA_PATTERNS = (
     (r"(?<![\w(])pairs (\([^()]*\))", r"配对 \1"), (r" written as (\([^()]*\))", r"（写作 \1）"),
     (r"(?<!\w)last ([0-9]+) of ([0-9]+) dims", r"后 \1 维（共 \2 维）"),

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from attncli.core import pipeline, stream
+from attncli.core.differential_stage import DIFFERENTIAL
 from attncli.core.errors import AttnError
 from attncli.core.memory import CHECKED_FROM, beyond, ensure_fits, memory_budget, thread_reserve
 from attncli.core.spec import Spec
@@ -75,6 +76,8 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
     """
     budget = memory_budget() if budget is None else budget
     wanted = keys is None or any(key in MATRIX_KEYS for key in keys)
+    wanted = wanted or spec.differential is not None and (spec.gradient is not None or any(  # (whole weights only)
+        key in DIFFERENTIAL.keys and key != "head_outputs" for key in keys))
     if wanted:
         need = full_bytes(spec, keys, kind)
         if need <= budget:

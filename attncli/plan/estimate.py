@@ -90,7 +90,9 @@ def _dims(spec: Spec) -> dict[str, int]:
             "d_out": spec.heads * spec.d_v if spec.w_o is None else spec.w_o.shape[1],
             "dims/2": 0 if rope is None else rope.frequencies.shape[0],
             "r_q": 0 if lat is None else lat.r_q or 0, "r_kv": 0 if lat is None else lat.r_kv,
-            "d_r": 0 if lat is None else lat.d_rope}
+            "d_r": 0 if lat is None else lat.d_rope,
+            "p": spec.heads // 2, "d_λ": 0 if spec.differential is None or spec.differential.lambda_q1 is None else
+            spec.differential.lambda_q1.size}
 
 
 def _latent_sizes(spec: Spec) -> dict[str, int]:

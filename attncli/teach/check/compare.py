@@ -44,7 +44,8 @@ STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries":
                               "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
                               "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
-                              "normalized_keys": "qk_norm"}
+                              "normalized_keys": "qk_norm",
+                              "differential_lambda": "differential"}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 
@@ -106,6 +107,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     after = "add_norm" if spec.add_norm is not None else "residual"
     steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8,
                  residual=after, normalized_output=after)
+    if spec.differential is not None:  # H is the pairs' normalised output: explain's differential step
+        steps["head_outputs"] = "differential"
     findings, givens, notes = [], [], []
     for key in sorted(answer.arrays, key=CHECKABLE.index):
         given, expected = answer.arrays[key], expected_of(trace, key, answer)

@@ -73,8 +73,15 @@ def backward_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         lines.append(f"{k}: dc_KV = Σ_h (dk_nope,h | dv_h)·W_UKV,hᵀ = {vector(g['grad_latent_kv'][j], p)},   "
                      f"dk_r = Σ_h dk_r,h = {vector(d_k_r, p)}")
         keys.append("latent")
+    formula, text = "dZ = A ⊙ (dA − D),  D = rowsum(dH ⊙ H)", paragraphs(t, "backward", keys, words)
+    if spec.differential is not None:  # dA comes through the pair, and D is no longer dH·H
+        lines[0] = f"{q}: D = Σ_j a_j·dA_j = {number(delta, p)}"
+        half = spec.heads // 2
+        words.update(first=h % half + 1, second=h % half + half + 1, sign="" if h < half else "−λ·")
+        formula = "dZ = A ⊙ (dA − D),  D = rowsum(A ⊙ dA)"
+        text = [t["differential"]["backward"].format(**words) if key == "body" else text[n]
+                for n, key in enumerate(keys) if key != "no_storage"]
     table = t["backward"]["table"] if spec.heads == 1 else t["backward"]["table_head"].format(head=h + 1)
     numbers = [Numbers("grad_scaled_scores", table, g["grad_scaled_scores"][h], spec.tokens,
                        spec.context_tokens, None if spec.allowed is None else ~spec.allowed[h])]
-    return Step("backward", t["backward"]["title"], "dZ = A ⊙ (dA − D),  D = rowsum(dH ⊙ H)",
-                paragraphs(t, "backward", keys, words), lines, numbers)
+    return Step("backward", t["backward"]["title"], formula, text, lines, numbers)

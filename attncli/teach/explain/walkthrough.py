@@ -21,6 +21,7 @@ from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
+from attncli.teach.explain.differential import differential_step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -32,9 +33,10 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "differential", "add_norm", "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
-         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
+         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:",
+         "differential": "differential:"}
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -50,7 +52,9 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     after = spec.qk_norm is not None and spec.qk_norm.after_rope
     makers += [projections_step] + (rope + normed if after else normed + rope)
     makers += [latent.latent_step] if spec.latent is not None else []  # after the rotation: the absorbed form uses it
-    makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
+    makers += [scores_step, softmax_step, weighted_step, sum_step]
+    makers += [differential_step] if spec.differential is not None else []  # (the pair: after this head's own mix)
+    makers += [matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
     elif trace.residual is not None:
@@ -287,7 +291,7 @@ def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    y = trace.head_outputs[h, i]
+    y = trace.head_outputs[h, i] if spec.differential is None else weighted_values(trace, focus).sum(axis=0)
     body, blend = facts.sum_key(trace, focus, t)  # every value, some, one alone or none
     ctx = dict(ctx, **blend)
     keys = [body] + (["heads"] if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None else [])
@@ -297,8 +301,9 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         ctx = dict(ctx, **notes.article(trace, focus))
         keys.append("builtin")
     numbers = [Numbers("head_output", t["label"]["head_output"], y[None, :], [spec.tokens[i]], dims(spec.d_v))]
-    return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", paragraphs(t, "sum", keys, ctx), lines,
-                numbers)
+    text = paragraphs(t, "sum", keys, ctx) + ([] if spec.differential is None else  # not yet the head's output
+                                              [t["differential"]["sum_note"].format(**ctx)])
+    return Step(7, t["sum"]["title"].format(**ctx), "y = Σ_j a_j · v_j", text, lines, numbers)
 
 
 def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:

@@ -206,6 +206,8 @@ def _output(trace: Trace, key: str, h: int, i: int, c: int, p: int) -> Work | No
 def written(trace: Trace, key: str) -> bool:
     """Do this module's formulas hold for every cell of ``key`` in this document (no stage between them)?"""
     spec = trace.spec
+    if spec.differential is not None and key in ("grad_weights", "delta", "grad_values"):
+        return False  # (dA = dH·Vᵀ and D = dH·H assume H = A·V: the head pairs come between)
     if spec.latent is not None and (key == "grad_inputs" or key.startswith("grad_weight_")):
         return key == "grad_weight_output"  # (X reaches Q, K and V through the latent projections)
     if key in QUERY_KEYS:

@@ -7,6 +7,7 @@ query's label, ``{d_k}``, ``{scale}`` …).  The same keys exist in :mod:`attncl
 from attncli.teach.texts.backward_en import BACKWARD
 from attncli.teach.texts.block_steps_en import MODERN
 from attncli.teach.texts.check_en import CHECK, SLIPS
+from attncli.teach.texts.differential_en import DIFFERENTIAL
 from attncli.teach.texts.facts_en import FACTS
 from attncli.teach.texts.why_en import WHY
 
@@ -18,7 +19,8 @@ TEXTS = {
     "list_sep": ", ",
     "extra_heading": "Step {key} · {title}",  # an extra step (positional, rope …)
     "step_names": {"positional": "positional", "pre_norm": "pre_norm", "rope": "rope", "add_norm": "add_norm",
-                   "residual": "residual"},  # (their own names in English)
+                   "residual": "residual",
+                   "differential": "differential"},  # (their own names in English)
     "of_head": "{title} (head {head})",  # a step's title with --head all
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
@@ -36,6 +38,8 @@ TEXTS = {
         "weights": "Weights  a", "weighted_values": "Weighted values  a_j · v_j",
         "head_output": "Output  y", "all_weights": "All weights  A", "head_outputs": "All outputs  H",
         "concat": "Heads side by side  concat(H₁ … H_h)", "output": "Output  Y",
+        "differential_weights": "Combined weights  W = A₁ − λ·A₂", "pair_values": "The pair's values  [V₁ | V₂]",
+        "normalized_head_outputs": "Normalised pair output  Ô",
         "gate": "Gate  G = σ(X̂·W_G + b_G)", "gated_head_outputs": "Gated outputs  H ⊙ G",
         "residual": "Residual  R", "normalized": "Add & Norm  LayerNorm(R)",
         "normalized_inputs": "Normalised inputs  X̂", "normalized_output": "Normalised output  {norm}(Y)",
@@ -306,6 +310,7 @@ TEXTS = {
     "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "backward": BACKWARD,
+    "differential": DIFFERENTIAL,
     "why": WHY,  # explain --why (texts/why_en.py)
     "mistake": "Your answer first goes wrong here: {key} at {cell}: expected {expected}, yours {given}.",
     "mistake_shape": "Your answer first goes wrong here: {key} {problem}.",

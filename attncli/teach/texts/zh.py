@@ -6,6 +6,7 @@
 from attncli.teach.texts.backward_zh import BACKWARD
 from attncli.teach.texts.block_steps_zh import MODERN
 from attncli.teach.texts.check_zh import CHECK, SLIPS
+from attncli.teach.texts.differential_zh import DIFFERENTIAL
 from attncli.teach.texts.facts_zh import FACTS
 from attncli.teach.texts.why_zh import WHY
 
@@ -17,7 +18,8 @@ TEXTS = {
     "list_sep": "、",
     "extra_heading": "附加步骤 · {title}（--step {key}）",
     "step_names": {"positional": "位置编码", "pre_norm": "前置归一化", "rope": "旋转位置编码",
-                   "add_norm": "残差与层归一化", "residual": "残差"},
+                   "add_norm": "残差与层归一化", "residual": "残差",
+                   "differential": "差分注意力"},
     "of_head": "{title}（第 {head} 个头）",
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
@@ -35,6 +37,8 @@ TEXTS = {
         "weighted_values": "加权后的值  a_j · v_j",
         "head_output": "输出  y", "all_weights": "全部权重  A", "head_outputs": "全部输出  H",
         "concat": "各头拼接  concat(H₁ … H_h)", "output": "输出  Y",
+        "differential_weights": "组合权重  W = A₁ − λ·A₂", "pair_values": "这一对的值  [V₁ | V₂]",
+        "normalized_head_outputs": "归一化后的一对输出  Ô",
         "gate": "门控  G = σ(X̂·W_G + b_G)", "gated_head_outputs": "门控后的输出  H ⊙ G",
         "residual": "残差  R", "normalized": "残差与层归一化  LayerNorm(R)",
         "normalized_inputs": "归一化后的输入  X̂", "normalized_output": "归一化后的输出  {norm}(Y)",
@@ -264,6 +268,7 @@ TEXTS = {
     "latent": MODERN["latent"],
     "residual": MODERN["residual"],
     "backward": BACKWARD,
+    "differential": DIFFERENTIAL,
     "why": WHY,  # explain --why (texts/why_zh.py)
     "mistake": "你的答案从这里开始出错：{key}，位置 {cell}：应为 {expected}，你写的是 {given}。",
     "mistake_shape": "你的答案从这里开始出错：{key} {problem}。",

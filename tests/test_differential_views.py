@@ -1,0 +1,86 @@
+"""Differential attention as its users see it: explain's step (its lines worked by hand, in English and Chinese),
+the tables' pairs, check's answers, and the commands that compute one kernel call, which refuse it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from attncli.cli import app
+
+# X = I₂, identity projections, two heads of one number, scale none (tests/test_differential.py works it by hand):
+# A₁ = [[σ, 1 − σ], …], A₂ = [[½, ½], …] with σ = e/(e + 1); λ = 2 − 1 + 0.2 = 1.2
+DOC = {"inputs": [[1, 0], [0, 1]], "heads": 2, "scale": "none",
+       "differential": {"lambda_q1": [1], "lambda_k1": [math.log(2)], "lambda_q2": [1], "lambda_k2": [0], "layer": 0}}
+S = math.e / (math.e + 1)
+W0 = [S - 0.6, (1 - S) - 0.6]  # query 1's combined weights
+RMS0 = math.sqrt((W0[0] ** 2 + W0[1] ** 2) / 2 + 1e-5)  # O = W (V′ = I₂)
+
+
+def _write(tmp_path, doc, name="d.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_explain_works_out_the_pair(runner, tmp_path):
+    path = _write(tmp_path, DOC)
+    result = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential"])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "λ_init = 0.8 − 0.6·e^(−0.3·0) = 0.2000" in out
+    assert "λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = 2 − 1 + 0.2000 = 1.2000" in out
+    assert f"x1: w = {S:.4f} − 1.2000·0.5000 = {W0[0]:.4f}" in out
+    assert f"√(mean(o²) + ε) = {RMS0:.4f}" in out
+    assert f"ô = 0.8000·o / {RMS0:.4f} = [{0.8 * W0[0] / RMS0:.4f}, {0.8 * W0[1] / RMS0:.4f}]" in out
+    zh = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential", "--lang", "zh"])
+    assert zh.exit_code == 0 and "差分注意力" in zh.stdout and "λ = e^(λ_q1·λ_k1)" in zh.stdout
+
+
+def test_explain_step_7_is_the_head_s_own_mix(runner, tmp_path):
+    """Step 7 adds up a_j·v_j of the followed head's own values, and says the pair's step follows."""
+    result = runner.invoke(app, ["explain", _write(tmp_path, DOC), "--query", "1", "--step", "7"])
+    assert result.exit_code == 0, result.stderr
+    assert f"= [{S:.4f}]" in result.stdout and "differential step" in " ".join(result.stdout.split())
+
+
+def test_tables_name_the_pairs(runner, tmp_path):
+    doc = {**DOC, "inputs": [[1, 0, 1, 0], [0, 1, 0, 1]], "heads": 4}
+    result = runner.invoke(app, ["compute", _write(tmp_path, doc)])
+    assert result.exit_code == 0, result.stderr
+    assert "Pair 1 (heads 1 and 3) · Differential weights" in result.stdout
+    assert "Pair 2 (heads 2 and 4) · Normalised head output" in result.stdout
+
+
+def test_check_answers_lambda_and_the_head_outputs(runner, tmp_path):
+    right = 0.8 * W0[0] / RMS0
+    doc = {**DOC, "answer": {"query": 1, "head": 1, "differential_lambda": [1.2], "head_outputs": [right]}}
+    result = runner.invoke(app, ["check", _write(tmp_path, doc)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "differential_lambda correct" in result.stdout and "head_outputs  correct" in result.stdout
+    wrong = {**DOC, "answer": {"differential_lambda": [0.2]}}
+    result = runner.invoke(app, ["check", _write(tmp_path, wrong, "w.json")])
+    assert result.exit_code == 1 and "expected 1.2" in result.stdout
+
+
+@pytest.mark.parametrize("command", [["compute", "--emulate", "bf16"], ["card"]])
+def test_one_kernel_call_commands_refuse_it_in_one_line(runner, tmp_path, command):
+    result = runner.invoke(app, [command[0], _write(tmp_path, DOC), *command[1:]])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "differential: " in result.stderr
+
+
+def test_explain_backward_says_d_is_the_weighted_sum_of_da(runner, tmp_path):
+    """With differential attention D_i = Σ_j a_ij·dA_ij, which is no longer dH_i·H_i: the line says the first."""
+    doc = {**DOC, "gradient": [[1.0, -2.0], [0.5, 3.0]]}
+    path = _write(tmp_path, doc)
+    out = json.loads(runner.invoke(app, ["compute", path, "--format", "json"]).stdout)
+    a, d_a = out["weights"][0][0], out["grad_weights"][0][0]
+    delta = sum(x * y for x, y in zip(a, d_a, strict=True))
+    dh_h = sum(x * y for x, y in zip(out["grad_head_outputs"][0][0], out["head_outputs"][0][0], strict=True))
+    assert abs(delta - dh_h) > 1e-3  # (the identity of plain attention fails here)
+    result = runner.invoke(app, ["explain", path, "--step", "backward", "--query", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert f"x1: D = Σ_j a_j·dA_j = {delta:.4f}" in result.stdout and "dh·h" not in result.stdout
