@@ -192,6 +192,37 @@ def pytest_approx(values, p: int) -> list:
     return [pytest.approx(float(x), rel=10.0 ** (1 - p)) for x in values]
 
 
+def base_scaled(r: Row, w: dict) -> None:
+    """The frequencies without the scaling, θ^(−2i/dims), and with it (the Trace's)."""
+    rope = r.spec.rope
+    plain = rope.base ** (-2 * np.arange(rope.dims // 2) / rope.dims)
+    for text, values in ((w["rope_plain"], plain), (w["freqs"], np.asarray(rope.frequencies))):
+        written = [float(x) for x in text.strip("[]").split(", ") if x != "…"]
+        assert written == pytest_approx(values[:len(written)], r.p), (text, values)
+
+
+def pair_dims(r: Row, w: dict) -> None:
+    """The first pair turned, counted from 1: i and i + dims/2 (half), 2i and 2i + 1 (the neighbours)."""
+    rope = r.spec.rope
+    lo = 0 if rope.part == "first" else r.spec.d_k - rope.dims
+    assert (w["a"], w["b"]) == ((lo + 1, lo + 1 + rope.dims // 2) if rope.style == "half" else (lo + 1, lo + 2))
+    assert w["half"] == rope.dims // 2
+
+
+def sizes(r: Row, w: dict, what: str) -> None:
+    spec = r.spec
+    if what == "latent":
+        lat = spec.latent
+        assert (w["r_kv"], w["d_r"], w["d_nope"]) == (lat.r_kv, lat.d_rope, spec.d_k - lat.d_rope)
+    elif what == "projection":
+        assert (w["hd"], w["gd"]) == (spec.heads * spec.d_k, spec.kv_heads * spec.d_k)
+    elif what == "clip":
+        assert w["clip"] == spec.clip_qkv and (np.abs(r.trace.queries) <= spec.clip_qkv).all()
+    elif what == "softcap":
+        z = r.trace.scaled_scores[r.h, r.i] - (0 if r.trace.score_bias is None else r.trace.score_bias[r.h, r.i])
+        assert float(w["softcap"]) == spec.softcap and (np.abs(z[np.isfinite(z)]) <= spec.softcap * (1 + 1e-12)).all()
+
+
 def _same(r: Row, w: dict, same: bool) -> None:
     assert same_projection(r) == same
 
@@ -245,21 +276,25 @@ FACTS = {
     "rope.scaling_llama3": _(rope_scaling, kind="llama3"), "rope.scaling_yarn": _(rope_scaling, kind="yarn"),
     "rope.scaling_longrope_long": _(rope_scaling, kind="longrope_long"),
     "rope.scaling_longrope_short": _(rope_scaling, kind="longrope_short"),
+    "rope.base_scaled": base_scaled, "rope.half": pair_dims, "rope.interleaved": pair_dims,
+    "rope.interleaved_halves": pair_dims, "latent.body": _(sizes, what="latent"),
+    "qk_norm.projection": _(sizes, what="projection"), "projections.clip": _(sizes, what="clip"),
+    "scores.softcap": _(sizes, what="softcap"),
     "latent.cache": cache, "residual.scale": residual_scale,
 }
 # what a stage does and why models do it: no fact about this document's numbers
 PLAIN = {f"{step}.{key}" for step, keys in {
     "inputs": "stacked", "positional": "body sinusoidal matrix",
     "weights": "latent gqa_why mqa",
-    "projections": "body body_cross why_qk_cross positional positional_cross pre_norm pre_norm_cross clip",
-    "scores": "dot additive rope rope_additive qk_norm qk_norm_after scale_none_softcap scale_none_t5 softcap "
+    "projections": "body body_cross why_qk_cross positional positional_cross pre_norm pre_norm_cross",
+    "scores": "dot additive rope rope_additive qk_norm qk_norm_after scale_none_softcap scale_none_t5 "
               "additive_none additive_sqrt additive_number z mask_causal mask_matrix mask_parts mask_score_bias "
               "bias_matrix bias_alibi bias_relative bias_why",
     "weighted": "builtin_first builtin", "sum": "heads builtin", "matrix": "body mask gate",
     "add_norm": "body post_norm", "backward": "no_storage latent",
     "pre_norm": "body rms layer gamma cross residual",
-    "qk_norm": "body rms layer head projection before_rope after_rope no_rope gamma gamma_per_head beta why",
-    "rope": "body half interleaved interleaved_halves spread worked why base_scaled",
+    "qk_norm": "body rms layer head before_rope after_rope no_rope gamma gamma_per_head beta why",
+    "rope": "body spread worked why",
     "residual": "body post_norm sandwich pre_norm no_norm",
-    "latent": "body query query_lora shared absorbed not_absorbed",
+    "latent": "query query_lora shared absorbed not_absorbed",
 }.items() for key in keys.split()}
