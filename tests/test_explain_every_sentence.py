@@ -26,6 +26,7 @@ from attncli.core.errors import AttnError
 from attncli.teach.explain.facts import default_query
 from attncli.teach.explain.step import Focus
 from attncli.teach.explain.walkthrough import steps
+from attncli.teach.texts import texts
 
 NUMBER = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 VECTOR = rf"\[((?:{NUMBER}|…)(?:, (?:{NUMBER}|…))*)\]"
@@ -229,8 +230,12 @@ def check_step(trace, focus: Focus, step, tally: dict) -> list[str]:
     problems = []
     i = followed(trace, focus) if step.number == "backward" else focus.query
     r = Row(trace, focus.head, i, focus.precision, focus.asked)
+    table = texts(focus.lang)
     for said in step.text:
         tally["sentences"] += 1
+        part, key = said.key.split(".", 1)
+        if table[part][key].format(**said.words) != said:  # the sentence is the one its facts make
+            problems.append(f"{said.key}: not the text its words fill in")
         if said.key in PLAIN:
             continue
         check = FACTS.get(said.key) or (partial(backward_words, key=said.key.split(".")[1])
