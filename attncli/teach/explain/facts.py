@@ -4,7 +4,9 @@ Each function looks at the computed numbers and names the text key (and its plac
 
 - step 2: which weight matrices the document gives (a left-out one is the identity, not "given");
 - step 4: the query followed when ``--query`` is left out (the first that sees two keys or more), ALiBi's
-  penalty behind and ahead of the query, T5's missing scale, a symmetric W_Q·W_Kᵀ;
+  penalty behind and ahead of the query, T5's missing scale, a symmetric W_Q·W_Kᵀ, whether the √d_k division
+  changes the weights the table shows (against :func:`unscaled_weights`, the row with scale 1);
+- everywhere: two numbers said to differ are printed so that they do (:func:`apart`);
 - step 5: weights that are exactly 0 (masked, or e^z rounded to 0), and why the largest score is subtracted
   (an overflow, an underflow, or only because attention code always does it);
 - step 7: what the output blends: every value, some of them, one alone, or none;
@@ -15,6 +17,8 @@ Each function looks at the computed numbers and names the text key (and its plac
 [1]
 >>> e_notation(np.exp(-800.0), 4), e_notation(0.5, 4)
 ('0', '0.5000')
+>>> apart(0.12344, 0.12336, 4), apart(1.0, 2.0, 4)
+(('0.12344', '0.12336'), ('1', '2'))
 """
 
 from __future__ import annotations
@@ -35,6 +39,16 @@ def e_notation(x: float, precision: int) -> str:
     if x != 0 and (abs(x) >= 1e6 or float(number(x, precision)) == 0):
         return f"{x:.{precision}e}"
     return number(x, precision)
+
+
+def apart(x: float, y: float, precision: int) -> tuple[str, str]:
+    """``x`` and ``y`` as printed, with as many more decimals as it takes to tell them apart: a sentence that says
+    two numbers differ never prints them alike (``0.0000, but 0.0000``)."""
+    for p in range(precision, 18):
+        a, b = number(x, p), number(y, p)
+        if float(a) != float(b):  # (``1`` and ``1.0000`` are printed alike)
+            return a, b
+    return repr(float(x)), repr(float(y))
 
 
 def nonzero_keys(a: np.ndarray) -> list[int]:
@@ -140,6 +154,42 @@ def operation_counts(spec) -> dict:
             "add_add": (n + m) * d_a * (d - 1) + n * m * (2 * d_a - 1), "add_tanh": n * m * d_a, "d_a": d_a}
 
 
+def unscaled_weights(trace: Trace, head: int, i: int) -> np.ndarray:
+    """Query ``i``'s weights in ``head`` with scale 1 and every other stage kept (m,): the soft cap on the raw
+    scores, the score bias, the same keys, the document's normalisation (a sink joining softmax's sum)."""
+    spec = trace.spec
+    s = trace.scores[head, i]
+    z = s if spec.softcap is None else spec.softcap * np.tanh(s / spec.softcap)
+    if trace.score_bias is not None:
+        bias = trace.score_bias[head, i]
+        z = z + np.where(np.isneginf(bias), 0.0, bias)  # (a −inf cell is a masked key: allowed_row says so)
+    allowed = allowed_row(trace, i, head)
+    if not allowed.any():
+        return np.zeros_like(z)
+    if spec.normalize == "none":
+        return np.where(allowed, z, 0.0)
+    if spec.normalize == "sum":
+        return np.where(allowed, z, 0.0) / float(np.where(allowed, z, 0.0).sum())
+    sink = [] if spec.sinks is None else [float(spec.sinks[head])]
+    top = max([float(z[allowed].max()), *sink])
+    e = np.where(allowed, np.exp(np.where(allowed, z, top) - top), 0.0)
+    return e / (e.sum() + sum(np.exp(x - top) for x in sink))
+
+
+def scale_why(trace: Trace, focus: Focus, keys: list[str]) -> tuple[list[str], dict]:
+    """After ``scale_sqrt``, why the division matters, on this query's weights: ``scale_sqrt_why`` when some weight
+    the table shows (at the decimals printed) is another without it, else ``scale_sqrt_little``."""
+    h, i, p = focus.head, focus.query, focus.precision
+    allowed = allowed_row(trace, i, h)
+    if "scale_sqrt" not in keys or not allowed.any() or trace.scores is None:
+        return keys, {}
+    a, plain = trace.weights[h, i], unscaled_weights(trace, h, i)
+    seen = lambda row: [number(x, p) for x in row[allowed]]  # noqa: E731
+    words = {"with_max": number(float(a[allowed].max()), p), "without_max": number(float(plain[allowed].max()), p)}
+    k = keys.index("scale_sqrt") + 1
+    return keys[:k] + ["scale_sqrt_little" if seen(a) == seen(plain) else "scale_sqrt_why"] + keys[k:], words
+
+
 def count_keys(spec) -> tuple[list[str], dict]:
     """Step 4's paragraph counting the operations of dot-product and additive scores here (not with a temperature
     or qk_norm, whose extra work is not scoring)."""
@@ -163,7 +213,9 @@ def softmax_keys(trace: Trace, focus: Focus, top: float, shift: float, t: dict) 
         keys.append("shift_overflow" if not np.isfinite(e_top) else "shift_large")
     elif shift < 0:
         keys.append("shift_underflow" if e_top == 0 else "shift_small")
-    words = {"top": number(top, p), "e_top": e_notation(e_top, p) if np.isfinite(e_top) else ""}
+    # "negative, so below 1": printed so that it shows (−0.0000 would read 0, and e^−0.0000 would read 1.0000)
+    e_text = apart(e_top, 1.0, p)[0] if 0 < e_top < 1 else e_notation(e_top, p) if np.isfinite(e_top) else ""
+    words = {"top": e_notation(top, p), "e_top": e_text}
     underflow = [int(j) for j in np.flatnonzero(allowed & (a == 0))]
     if underflow and trace.spec.normalize == "softmax":
         keys.append("underflow")

@@ -21,6 +21,7 @@ from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
+from attncli.teach.explain.facts import apart, e_notation
 from attncli.teach.explain.rope_scaling import scaling_paragraphs
 from attncli.teach.explain.step import Focus, Numbers, Step, allowed_row, kv_head, paragraphs
 from attncli.teach.lines import factor, scaled_line, squares_line, subscript, vector
@@ -179,9 +180,11 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
     times = "" if scale == 1 else f"{factor(scale, p)}·"
     lines = []
     pairs = []
+    normed = spec.qk_norm is not None and not spec.qk_norm.after_rope  # then rope turns Q̂ and K̂
+    queries, keys = (trace.normalized_queries, trace.normalized_keys) if normed else (trace.queries, trace.keys)
     for name, prime, pos, row, rotated in (
-            ("q", "", spec.query_positions[i], trace.queries[h, i], trace.queries_rotated[h, i]),
-            ("k", "′", spec.key_positions[j], trace.keys[kv, j], trace.keys_rotated[kv, j])):
+            ("q", "", spec.query_positions[i], queries[h, i], trace.queries_rotated[h, i]),
+            ("k", "′", spec.key_positions[j], keys[kv, j], trace.keys_rotated[kv, j])):
         token = spec.tokens[i] if name == "q" else spec.context_tokens[j]
         angle = float(pos) * f
         c, s = np.cos(angle), np.sin(angle)
@@ -291,6 +294,7 @@ def sink_sentence(trace: Trace, focus: Focus, keys: list[str], lines: list[str],
     rest = float(trace.weights[h, i].sum())
     keys = ["all_masked_sink" if key == "all_masked" else key for key in keys]
     keys += [] if "all_masked_sink" in keys else ["sink"]
-    lines = [*lines, f"sink: σ = {number(share, p)}   Σ a = {number(rest, p)} = 1 − σ"]
-    return keys, lines, dict(ctx, s=number(float(trace.spec.sinks[h]), p), share=number(share, p),
-                             rest=number(rest, p))
+    share_text = e_notation(share, p)  # "1 − σ, not 1": printed so that it shows (1 − 1e-21 is 1.0 in float64)
+    rest_text = apart(rest, 1.0, p)[0] if rest != 1.0 else f"1 − {share_text}"
+    lines = [*lines, f"sink: σ = {share_text}   Σ a = {rest_text} = 1 − σ"]
+    return keys, lines, dict(ctx, s=number(float(trace.spec.sinks[h]), p), share=share_text, rest=rest_text)

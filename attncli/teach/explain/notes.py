@@ -15,8 +15,9 @@ import numpy as np
 
 from attncli.core import formulas
 from attncli.core.trace import Trace
-from attncli.outputs.numbers import dims, number
+from attncli.outputs.numbers import dims
 from attncli.teach.explain import facts
+from attncli.teach.explain.gate_temperature import scored_queries
 from attncli.teach.explain.step import Focus, Numbers, inputs_symbol, kv_head, scored
 from attncli.teach.lines import fixed, subscript, vector
 
@@ -48,8 +49,9 @@ def symmetry(trace: Trace, focus: Focus, t: dict) -> tuple[list[str], dict]:
         key = "row_column"
     prime = scored(trace)[2]  # ′ with rope, the hat with qk_norm last
     qk = lambda x, y: f"q{prime}{subscript(x + 1)}·k{prime}{subscript(y + 1)}"  # noqa: E731
+    ab, ba = facts.apart(s[a, b], s[b, a], focus.precision)  # said to differ: printed so that they do
     words = {"other": f"“{spec.tokens[b]}”", "first": f"“{spec.tokens[a]}”", "qab": qk(a, b), "qba": qk(b, a),
-             "ab": number(s[a, b], focus.precision), "ba": number(s[b, a], focus.precision)}
+             "ab": ab, "ba": ba}
     return [key], words
 
 
@@ -93,8 +95,8 @@ def additive(trace: Trace, focus: Focus, t: dict) -> tuple[tuple[np.ndarray, np.
     """The hidden terms of e_j = vᵀ·tanh(q·W₁ + k_j·W₂) for the chosen query: (q·W₁ + k_j·W₂, its tanh) per key,
     the line that writes q·W₁ out, and the tables q·W₁, K·W₂ and tanh(q·W₁ + K·W₂)."""
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    q, k, prime = scored(trace)
-    q, k = q[h, i], k[kv_head(spec, h)]
+    _, k, prime = scored(trace)
+    q, k = scored_queries(trace)[h, i], k[kv_head(spec, h)]  # the query times τ with a temperature
     qw, kw = q @ spec.w_1[h], k @ spec.w_2[h]  # (d_a,), (m, d_a)
     inside = qw[None, :] + kw
     th = np.tanh(inside)

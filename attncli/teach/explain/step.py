@@ -113,9 +113,22 @@ def scored(trace: Trace) -> tuple[np.ndarray, np.ndarray, str]:
     return trace.queries, trace.keys, ""
 
 
+class Said(str):
+    """A paragraph as written, which also knows what it was written from: its text key (``"softmax.shift_large"``)
+    and the words filled in, so that a test can check the fact it states against the numbers."""
+
+    key: str
+    words: dict
+
+    def __new__(cls, text: str, key: str, words: dict):
+        said = super().__new__(cls, text)
+        said.key, said.words = key, words
+        return said
+
+
 def paragraphs(t: dict, step: str, keys: list[str], ctx: dict) -> list[str]:
-    """The step's paragraphs named by ``keys``, filled in with ``ctx``."""
-    return [t[step][key].format(**ctx) for key in keys]
+    """The step's paragraphs named by ``keys``, filled in with ``ctx`` (each a :class:`Said`)."""
+    return [Said(t[step][key].format(**ctx), f"{step}.{key}", ctx) for key in keys]
 
 
 def allowed_row(trace: Trace, i: int, head: int = 0) -> np.ndarray:

@@ -141,7 +141,12 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     rows, source = step.projected_rows(trace), step.source_rows(trace)
     i = focus.query
     b_q, b_k, b_v = plus(spec.b_q, "b_Q"), plus(spec.b_k, "b_K"), plus(spec.b_v, "b_V")
-    query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec) + cells(spec, "query", rows[i], h, p)
+    if trace.latent_queries is not None:  # q = c_Q·W_UQ, from the token's query latent (W_Q here is W_UQ)
+        c_q = trace.latent_queries[i]
+        query = clamped(f"c_Q{subscript(i + 1)} · W_UQ", spec) + f" = {vector(c_q, p)} · W_UQ" + cells(
+            spec, "query", c_q, h, p)
+    else:
+        query = clamped(f"{vector(rows[i], p)} · W_Q{b_q}", spec) + cells(spec, "query", rows[i], h, p)
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
@@ -203,7 +208,8 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("qk_norm_after" if spec.rope else "qk_norm")
     elif spec.rope is not None:
         keys.append("rope_additive" if spec.score == "additive" else "rope")
-    keys += tau_keys + facts.scale_keys(spec, notes.scale_keys(spec)) + ["z"]
+    scale, scale_words = facts.scale_why(trace, focus, facts.scale_keys(spec, notes.scale_keys(spec)))
+    keys += tau_keys + scale + ["z"]
     keys += [] if spec.softcap is None else ["softcap"]
     keys += facts.bias_keys(trace, focus, modern.bias_keys(spec))
     if spec.mask is not None:
@@ -214,7 +220,8 @@ def scores_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     chosen, chosen_words = facts.default_words(trace, focus, t)  # why this query, when --query is left out
     count, counts = facts.count_keys(spec)  # seed 003: the operations each kind of score needs here
     keys += count
-    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words, **chosen_words, **counts)
+    ctx = dict(ctx, z=notes.z_formula(spec), **words, **tau_words, **chunk_words, **chosen_words, **counts,
+               **scale_words)
     masked = None if spec.mask is None else ~allowed[None, :]
     numbers.append(Numbers("scores", t["label"]["scores"], s[None, :], [spec.tokens[i]], spec.context_tokens))
     if trace.score_bias is not None:
@@ -309,7 +316,9 @@ def sum_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h = trace.spec, focus.head
     scaled = "" if spec.scale_name == "none" else ("1/√d_k · " if spec.scale_name == "sqrt" else f"{spec.scale:g} · ")
-    qk = ctx["qk"] if spec.query_temperature is None else f"(τ ⊙ {ctx['qk'].split('·')[0]})·{ctx['qk'].split('·')[1]}"
+    qk = ctx["qk"]  # S with additive scores (τ is inside them then)
+    if spec.query_temperature is not None and "·" in qk:
+        qk = f"(τ ⊙ {qk.split('·')[0]})·{qk.split('·')[1]}"
     inner = f"{scaled}S" if spec.score == "additive" else f"{scaled}{qk}"
     if spec.softcap is not None:
         inner = f"{spec.softcap:g}·tanh({inner} / {spec.softcap:g})"

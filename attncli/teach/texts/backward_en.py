@@ -12,6 +12,11 @@ BACKWARD = {
             "weight grew. The softmax keeps every row summing to 1 (less a sink's share), so one weight can only grow "
             "if the others of its row shrink: what reaches the score is a_ij·(dA_ij − D_i), where D_i is the row's "
             "average of dA weighted by a. Below, for query {q} of head {head} and the key it weighs most, {key}.",
+    "body_tie": "Going backwards, each weight a_ij receives dA_ij = dH_i·V_j, how much the loss would change if that "
+                "weight grew. The softmax keeps every row summing to 1 (less a sink's share), so one weight can only "
+                "grow if the others of its row shrink: what reaches the score is a_ij·(dA_ij − D_i), where D_i is "
+                "the row's average of dA weighted by a. Below, for query {q} of head {head} and {key}: {count} keys "
+                "share the row's largest weight, {w} at the decimals shown, and this is one of them.",
     "no_storage": "D_i is also the dot product of dH_i with H_i, two rows of d_v numbers: it needs no n × m matrix. "
                   "Kernels (FlashAttention) compute D first, keep each row's log-sum-exp from the forward pass, and "
                   "then rebuild each tile of weights from Q, K and it, a_ij = exp(z_ij − lse_i), so the backward pass, "
@@ -23,9 +28,14 @@ BACKWARD = {
     "scale_little": "Here the scale changes little. With it, this row's largest weight is {with_max} and Σ_j "
                     "a_ij·(1 − a_ij), the size of the softmax's derivative, is {with_sum}; with the unscaled scores "
                     "{without_max} and {without_sum}. The scores are small (the largest in size is {top}), so the "
-                    "row is nearly flat either way and about as much gradient reaches Q and K. With larger scores, "
-                    "as they grow with d_k, the scale decides how far a row saturates towards one key and how little "
-                    "gradient gets through{why}.",
+                    "row is far from saturated either way and about as much gradient reaches Q and K. With larger "
+                    "scores, as they grow with d_k, the scale decides how far a row saturates towards one key and how "
+                    "little gradient gets through{why}.",
+    "scale_alike": "Here the scale changes little. With it, this row's largest weight is {with_max} and Σ_j "
+                   "a_ij·(1 − a_ij), the size of the softmax's derivative, is {with_sum}; with the unscaled scores "
+                   "{without_max} and {without_sum}: about as much gradient reaches Q and K either way. With other "
+                   "scores, as they grow with d_k, the scale decides how far a row saturates towards one key and how "
+                   "little gradient gets through{why}.",
     "why_sqrt": ": dividing by √d_k keeps scores that grow with d_k from starving the projections of their gradient",
     "why_other": " (this document's scale is its own number, not 1/√d_k = {sqrt}: a scale below 1/√d_k flattens the "
                  "rows and lets more gradient through, one above it sharpens them and lets less)",

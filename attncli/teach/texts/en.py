@@ -183,10 +183,17 @@ TEXTS = {
         "additive_sqrt": "Then each score is divided by √d_k = √{d_k}, as the document asks (scale: sqrt).",
         "additive_number": "Then each score is multiplied by the document's scale, {scale}.",
         "z": "What is turned into weights in step 5 is called z, the scaled score: here z = {z}.",
-        "scale_sqrt": "Then each score is divided by √d_k = √{d_k}. A dot product adds up d_k products, so its size "
-                      "grows with d_k; without the division the largest score would swamp the others, softmax would "
-                      "give nearly all the weight to one key, and its gradients would almost vanish, so training "
-                      "stalls.",
+        "scale_sqrt": "Then each score is divided by √d_k = √{d_k}.",
+        "scale_sqrt_why": "A dot product adds up d_k products, so its size grows with d_k, and the division keeps it "
+                          "in check. Here it changes the weights of {q}: the largest is {with_max}, and would be "
+                          "{without_max} without the division. With hundreds of numbers per vector the undivided "
+                          "scores grow so large that softmax gives nearly all the weight to one key and its gradients "
+                          "almost vanish, so training stalls.",
+        "scale_sqrt_little": "Here the division changes none of the weights of {q} at the decimals shown (the largest "
+                             "is {with_max} either way). It matters for longer vectors: a dot product adds up d_k "
+                             "products, so its size grows with d_k, and with hundreds of numbers per vector the "
+                             "undivided scores grow so large that softmax gives nearly all the weight to one key and "
+                             "its gradients almost vanish, so training stalls.",
         "scale_number": "Then each score is multiplied by the document's scale, {scale}. The usual choice is 1/√d_k, "
                         "which keeps large scores from saturating the softmax.",
         "mask_causal": "A causal mask applies: {q} may only look at itself and the tokens before it, so the keys after "
