@@ -52,8 +52,7 @@ def compute(doc: Document, *, layer: Optional[int] = None, only: Optional[list[s
     (``caller`` names it then); ``emulate``: bf16, fp16 or fp32, the eager computation instead (one layer);
     ``placed``: an error of the computation itself names the document (a layer's always does).
     """
-    from attncli.inputs.batch import is_batch
-    from attncli.inputs.document import is_stacked
+    from attncli.inputs.document import is_batch, is_stacked
 
     if layer is None and is_stacked(doc.data):
         return _layers(doc, only, overrides, kind, caller, emulate)

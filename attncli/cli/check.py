@@ -130,7 +130,7 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
             raise e.at(doc.name) from None
         return compute_in_full(spec, "check", "check")
 
-    from attncli.inputs.batch import is_batch
+    from attncli.inputs.document import is_batch
 
     if is_batch(doc.data):
         from attncli.cli.batch import against_batch

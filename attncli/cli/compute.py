@@ -150,9 +150,7 @@ def phrase_of(language: str, layer: int) -> str:
 def _form(data, layer: Optional[int]) -> str:
     """What the document read is: layers (a stack, all of it), linear, batch (layout:), or one (a layer of a
     stack with --layer)."""
-    from attncli.inputs.batch import is_batch
-    from attncli.inputs.document import is_stacked
-    from attncli.inputs.linear import is_linear
+    from attncli.inputs.document import is_batch, is_linear, is_stacked
 
     if layer is not None:
         return "one"

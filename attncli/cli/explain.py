@@ -154,7 +154,7 @@ def explain(
 
 def _linear(doc, query, head, step, why, language, precision, format, export, theme) -> bool:
     """A linear: document (docs/format.md Part 4): the delta rule's step explained; False for any other."""
-    from attncli.inputs.linear import is_linear
+    from attncli.inputs.document import is_linear
 
     if not is_linear(doc.data):
         return False

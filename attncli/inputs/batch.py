@@ -28,10 +28,6 @@ MAX_SEQUENCES = 4096  # (a stated limit, as for layers: a batch is computed sequ
 PER_SEQUENCE_ONLY = ("tokens", "context_tokens", "positions", "context_positions")
 
 
-def is_batch(data: dict[str, Any]) -> bool:
-    return isinstance(data, dict) and data.get("layout") is not None
-
-
 def sequences(doc: Document) -> list[Document]:
     """One document per sequence of the batch ``doc``, each named ``batch[i]`` of the document in messages."""
     data = doc.data

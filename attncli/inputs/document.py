@@ -39,6 +39,17 @@ def is_stacked(data: dict[str, Any]) -> bool:
     return "layers" in data
 
 
+def is_linear(data: Any) -> bool:
+    """Whether a document is a layer of delta-rule linear attention (it has ``linear:``; :mod:`attncli.inputs.linear`
+    reads it). Here, not there: that module's import would be paid by every document (docs/speed.md, Start-up)."""
+    return isinstance(data, dict) and "linear" in data
+
+
+def is_batch(data: Any) -> bool:
+    """Whether a document is a batch of sequences (it has ``layout:``; :mod:`attncli.inputs.batch` reads it)."""
+    return isinstance(data, dict) and data.get("layout") is not None
+
+
 class OutOfRange(float):
     """A number written in the document that float64 cannot hold (``1e999``): infinite, but named as written."""
 

@@ -23,19 +23,21 @@ from typing import Any
 import numpy as np
 
 MIN_CHARS = 20_000  # smaller matrices are read the careful way: it is fast enough for them
+# The patterns are compiled where they are used (re keeps them): compiling them at import took about 15 million
+# instructions at every start, for the documents of over MIN_CHARS characters alone (docs/speed.md, Start-up).
 
 # key: [[   or   "key": [[   followed by at least MIN_CHARS characters that a matrix of numbers may hold
 # (a test in C that passes over the many small or wordy ``: [[`` of a long text quickly)
-_START = re.compile(rf"(?::[ \t]+|\":[ \t]*)(?=\[[ \t\r\n]*\[)(?=[-+.0-9eEinfINF \t\r\n,\[\]]{{{MIN_CHARS}}})")
+_START = rf"(?::[ \t]+|\":[ \t]*)(?=\[[ \t\r\n]*\[)(?=[-+.0-9eEinfINF \t\r\n,\[\]]{{{MIN_CHARS}}})"
 # A YAML 1.2 core int or float, or −inf as YAML writes it
 _NUMBER = r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|-\.(?:inf|Inf|INF))"
 _MINUS_INF = ("-.inf", "-.Inf", "-.INF")
-_ROW = re.compile(rf"[ \t\r\n]*{_NUMBER}(?:[ \t\r\n]*,[ \t\r\n]*{_NUMBER})*[ \t\r\n]*,?[ \t\r\n]*")
+_ROW = rf"[ \t\r\n]*{_NUMBER}(?:[ \t\r\n]*,[ \t\r\n]*{_NUMBER})*[ \t\r\n]*,?[ \t\r\n]*"
 # A row ``[1, 2.5, -3e4]``, and a whole matrix of them, matched where they start: a match reads no further than
 # the last number and its ``]``, and never past a ``:``, so finding every matrix reads each character a bounded
 # number of times (a search for ``]`` could read to the end of the text from every ``: [[``: quadratic).
-_ROW_AT = re.compile(rf"\[({_ROW.pattern})\]")
-_MATRIX_AT = re.compile(rf"\[[ \t\r\n]*(?:\[{_ROW.pattern}\][ \t\r\n]*,?[ \t\r\n]*)+\]")
+_ROW_AT = rf"\[({_ROW})\]"
+_MATRIX_AT = rf"\[[ \t\r\n]*(?:\[{_ROW}\][ \t\r\n]*,?[ \t\r\n]*)+\]"
 
 
 class FastMatrix(list):
@@ -58,7 +60,7 @@ def lift(text: str) -> tuple[str, dict[str, FastMatrix]]:
     pieces: list[str] = []
     arrays: dict[str, FastMatrix] = {}
     done = 0
-    for match in _START.finditer(text):
+    for match in re.finditer(_START, text):
         start = text.index("[", match.start())
         if start < done:
             continue
@@ -76,15 +78,16 @@ def lift(text: str) -> tuple[str, dict[str, FastMatrix]]:
 
 def _matrix_at(text: str, start: int) -> tuple[FastMatrix, int] | None:
     """The matrix whose ``[`` is at ``start`` and the index after its ``]``, or None when it is not plain numbers."""
-    whole = _MATRIX_AT.match(text, start)  # in C: most ``: [[`` are small or no matrix at all
+    whole = re.compile(_MATRIX_AT).match(text, start)  # in C: most ``: [[`` are small or no matrix at all
     if whole is None or whole.end() - start < MIN_CHARS:
         return None
     rows: list[str] = []
+    row_at = re.compile(_ROW_AT)
     i = start + 1
     size = len(text)
     while True:
         i = _skip_space(text, i)
-        row = _ROW_AT.match(text, i)
+        row = row_at.match(text, i)
         if row is None:
             return None
         rows.append(row.group(1))
@@ -116,22 +119,23 @@ def _matrix_at(text: str, start: int) -> tuple[FastMatrix, int] | None:
     return (FastMatrix(array, rows), end) if rows is not None else None
 
 
-_FLOAT_MARK = re.compile(r"[.eEiI]")  # in a cell: a float ("1.", "2e3", "-inf"); without one, an integer
-_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT_MARK = r"[.eEiI]"  # in a cell: a float ("1.", "2e3", "-inf"); without one, an integer
+_INT = r"[-+]?[0-9]+"
 
 
 def _as_written(array: np.ndarray, flat: list[str]) -> list[list] | None:
     """The rows as Python numbers of the types the careful reading gives: an int for ``64``, a float for ``64.0``
     (only cells of whole values are looked at, one by one); None for an integer beyond what float64 holds exactly."""
     whole = np.flatnonzero(array == np.trunc(array))  # (-inf too: its cell says it is a float)
-    if len(whole) == array.size and not _FLOAT_MARK.search(" ".join(flat)):  # integers only: ranges, a 0/1 mask
+    if len(whole) == array.size and not re.search(_FLOAT_MARK, " ".join(flat)):  # integers only: ranges, a 0/1 mask
         if np.abs(array).max() >= 2**53:
             return None  # (the careful reading keeps each digit)
         return array.astype(np.int64).tolist()
     rows = array.tolist()
     width = array.shape[1]
+    integer = re.compile(_INT)
     for k in whole.tolist():
-        if _INT.fullmatch(flat[k]):
+        if integer.fullmatch(flat[k]):
             rows[k // width][k % width] = int(flat[k])
     return rows
 

@@ -28,11 +28,6 @@ KINDS = ("gated_delta", "kda")
 DEFAULT_ACTIVATION = {"gated_delta": "silu", "kda": "sigmoid"}
 
 
-def is_linear(data: Any) -> bool:
-    """Whether a document is a layer of delta-rule linear attention (it has ``linear:``)."""
-    return isinstance(data, dict) and "linear" in data
-
-
 def read_linear(doc: Document) -> LinearSpec:
     """Validate a ``linear:`` document into a LinearSpec (errors name the file and the key)."""
     try:
