@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from attncli.core.bias import ScoreBias
+from attncli.core.indexer import Indexer
 from attncli.core.latent import Latent
 from attncli.core.masks import Mask
 from attncli.core.norms import Norm, QkNorm
@@ -68,6 +69,7 @@ class Spec:
     gradient: np.ndarray | None = None  # dL/d(the block's last quantity): the backward pass's seed (Part 3)
     given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
     per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
+    indexer: Indexer | None = None  # DeepSeek-V3.2's lightning indexer: its kept keys are a part of ``mask``
 
     @property
     def heads(self) -> int:

@@ -90,7 +90,15 @@ def _dims(spec: Spec) -> dict[str, int]:
             "d_out": spec.heads * spec.d_v if spec.w_o is None else spec.w_o.shape[1],
             "dims/2": 0 if rope is None else rope.frequencies.shape[0],
             "r_q": 0 if lat is None else lat.r_q or 0, "r_kv": 0 if lat is None else lat.r_kv,
-            "d_r": 0 if lat is None else lat.d_rope}
+            "d_r": 0 if lat is None else lat.d_rope,
+            **_indexer_dims(spec)}
+
+
+def _indexer_dims(spec: Spec) -> dict[str, int]:
+    """The indexer's letters: H heads of d_I numbers, k kept keys per query (0 without ``indexer``)."""
+    ix = spec.indexer
+    return {"H": 0 if ix is None else ix.heads, "d_I": 0 if ix is None else ix.d,
+            "k": 0 if ix is None else min(ix.top_k, spec.m)}
 
 
 def _latent_sizes(spec: Spec) -> dict[str, int]:
