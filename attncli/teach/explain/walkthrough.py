@@ -21,6 +21,7 @@ from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
+from attncli.teach.explain.indexer import indexer_step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -32,9 +33,10 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "add_norm", "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
          "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
+NEEDS["indexer"] = "indexer:"
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -50,6 +52,7 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     after = spec.qk_norm is not None and spec.qk_norm.after_rope
     makers += [projections_step] + (rope + normed if after else normed + rope)
     makers += [latent.latent_step] if spec.latent is not None else []  # after the rotation: the absorbed form uses it
+    makers += [indexer_step] if trace.index_scores is not None else []  # which keys the attention below may see
     makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
