@@ -29,6 +29,11 @@ ZH_TITLES = {
     "delta": "D（FlashAttention 的）", "grad_kernel_queries": "内核所见查询的梯度",
     "grad_kernel_keys": "内核所见键的梯度", "grad_sinks": "注意力汇的梯度",
 }
+ZH_TITLES.update({  # DeepSeek-V3.2's lightning indexer
+    "index_queries": "索引器的查询", "index_keys": "索引器的键", "index_head_weights": "索引器的头权重",
+    "index_scores": "索引得分", "index_selected": "保留的键", "index_mask": "索引器的掩码",
+    "index_ties": "截断处的并列", "index_dropped_weight": "被舍弃的键的权重",
+})
 GRADIENT_OF = "Gradient of "  # the other gradients' titles: "Gradient of dW_Q", "Gradient of qk_norm's γ (keys)"
 ZH_OWNERS = {" (queries)": "（查询）", " (keys)": "（键）"}
 
