@@ -202,3 +202,17 @@ def test_indexer_with_queries_given_directly_is_refused():
     doc = {"queries": q, "keys": q, "values": q, "indexer": {"top_k": 1}}
     result = CliRunner().invoke(app, ["compute", "-"], input=json.dumps(doc))
     assert result.exit_code == 2 and "indexer: reads the rows of inputs" in result.stderr
+
+
+def test_the_example_by_hand():
+    """examples/sparse_indexer.yaml: "mat" asks q = [1, 0] and [0, 1] with w = [1, 2]; "sat"'s key LayerNorm([1, 0])
+    = [1, −1] (to 1e-6): I = 2^(−1/2)·(1·ReLU(2^(−1/2)) + 2·ReLU(−2^(−1/2))) = 0.5; its row [0.5, 1, 0.5, 0, 1] keeps
+    keys 1 and 4; "on" asks zeros: I = 0 everywhere, two keys left out tie the last kept."""
+    from pathlib import Path
+
+    trace = attncli.compute(Path(__file__).resolve().parent.parent / "examples" / "sparse_indexer.yaml")
+    c = 0.5 / math.sqrt(0.25 + 1e-6)  # LayerNorm([1, 0]) = [c, −c] with ε = 1e-6
+    np.testing.assert_allclose(trace.index_scores[4], [0.5 * c, c, 0.5 * c, 0.0, c], rtol=0, atol=1e-15)
+    assert trace.index_selected[4].tolist() == [1, 4] and trace.index_selected[3].tolist() == [0, 1]
+    assert trace.index_ties.tolist() == [0, 0, 0, 2, 0]
+    assert np.array_equal(trace.weights[0, 4] > 0, [False, True, False, False, True])
