@@ -216,3 +216,19 @@ def test_the_example_by_hand():
     assert trace.index_selected[4].tolist() == [1, 4] and trace.index_selected[3].tolist() == [0, 1]
     assert trace.index_ties.tolist() == [0, 0, 0, 2, 0]
     assert np.array_equal(trace.weights[0, 4] > 0, [False, True, False, False, True])
+
+
+def test_check_answers_the_table_and_names_the_slip_of_the_smallest_kept(tmp_path):
+    doc = rng_doc(2, 3)
+    trace = attncli.compute(doc)
+    flipped = {**doc, "indexer": {**doc["indexer"], "weights": {
+        **doc["indexer"]["weights"], "head_weights": (-np.array(doc["indexer"]["weights"]["head_weights"])).tolist()}}}
+    wrong = attncli.compute(flipped).index_mask  # the smallest I kept: each I negated
+    table = [[None if math.isinf(v) else round(float(v), 6) for v in row] for row in trace.index_scores]
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps({**doc, "answer": {"index_scores": table, "index_mask": wrong.tolist()}}))
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 1
+    assert "index_scores  correct" in result.stdout and "the keys with the smallest I were kept" in result.stdout
+    zh = CliRunner().invoke(app, ["check", str(path), "--lang", "zh"])
+    assert "保留的是 I 最小的键" in zh.stdout
