@@ -143,6 +143,10 @@ def test_indexer_and_sparse_mla_against_transformers(monkeypatch, n, top_k, seed
     np.testing.assert_allclose(trace.weights[:, clean], raw["weights"].numpy()[:, clean], rtol=0, atol=1e-12)
     scale = np.abs(raw["output"]).max()
     assert np.abs(trace.output[clean] - raw["output"][clean]).max() <= 1e-12 * scale
+    cache = np.concatenate([trace.latent_kv, trace.keys_rotated[0, :, NOPE:]], axis=1)  # (m, r_kv + d_r)
+    z = np.where(trace.index_mask.astype(bool), trace.absorbed_queries @ cache.T * float(attn.scaling), -np.inf)
+    absorbed = np.exp(z - z.max(axis=-1, keepdims=True))  # the absorbed form, over the kept keys only
+    np.testing.assert_allclose(absorbed / absorbed.sum(axis=-1, keepdims=True), trace.weights, rtol=0, atol=1e-12)
     assert clean.sum() >= n - 1  # (ties at the cut are exact zeros of I: ReLU's; one query at most in these seeds)
     print(f"\nn={n} top_k={top_k}: I vs float64 transcription "
           f"{np.abs(ours[allowed] - table64[allowed]).max() / big:.1e}, "

@@ -165,6 +165,8 @@ def resident_bytes(spec: Spec) -> int:
         given += spec.mask.matrix.size
     if spec.score_bias is not None and spec.score_bias.matrix is not None:
         given += 8 * spec.score_bias.matrix.size
+    if spec.indexer is not None:  # the indexer's table I (n × m), its sort's indices and the kept cells, made whole
+        given += 17 * n * m
     return 8 * arrays + given + BASE
 
 
