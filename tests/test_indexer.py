@@ -232,3 +232,12 @@ def test_check_answers_the_table_and_names_the_slip_of_the_smallest_kept(tmp_pat
     assert "index_scores  correct" in result.stdout and "the keys with the smallest I were kept" in result.stdout
     zh = CliRunner().invoke(app, ["check", str(path), "--lang", "zh"])
     assert "保留的是 I 最小的键" in zh.stdout
+
+
+@pytest.mark.parametrize("args, message", [(["explain", "examples/causal.yaml", "--step", "indexer"],
+                                            "--step: 'indexer' needs indexer: in the document"),
+                                           (["compute", "examples/causal.yaml", "--only", "index_scores"],
+                                            "--only: 'index_scores' needs indexer: in the document")])
+def test_asking_for_the_indexer_without_one_is_one_line(args, message):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr
