@@ -35,6 +35,7 @@ DYNAMIC = {
     ("attncli/models/families.py", "latent_families.REFUSED[model_type]"): "each refusal is in messages/dynamic.py",
     ("attncli/inputs/stacked.py", "NOT_IN_A_LAYER[key]"): "each reason is in messages/stack.py",
 }
+DYNAMIC[("attncli/inputs/indexer.py", "e.message")] = "rope's own message, at indexer.rope (read_rope's templates)"
 
 
 pytestmark = pytest.mark.usefixtures("language_from_environment")  # (conftest)

@@ -24,8 +24,10 @@ MADE_BY = {
     "query_temperature": ("query_temperature",), "weight_gate": ("weights.gate",), "bias_gate": ("bias.gate",),
     "gate": ("weights.gate",), "gated_head_outputs": ("weights.gate",),
 }
+MADE_BY.update({key: ("indexer",) for key in ("index_queries", "index_keys", "index_head_weights", "index_scores",
+                                             "index_selected", "index_mask", "index_ties", "index_dropped_weight")})
 # explain's, in the order they come
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "differential", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "differential", "add_norm", "residual")
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:

@@ -32,15 +32,28 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
 def warn_unseen(trace, index: Optional[int] = None) -> None:
     """A warning for each query no key may see (in the language the command chose), naming the layer of a stack
     (``index``, from 0) it is in."""
-    if not trace.empty_queries:
-        return
     from attncli.outputs.titles import phrase
 
     spec = trace.spec
-    hint = _convention_hint(spec)
     place = "" if index is None else phrase(current(), "layer_of", j=index, i=index + 1)
+    warn_ties(trace, place)
+    if not trace.empty_queries:
+        return
+    hint = _convention_hint(spec)
     for i in trace.empty_queries:
         warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
+
+
+def warn_ties(trace, place: str) -> None:
+    """A warning for each query where the indexer's cut split keys of equal I (docs/format.md's tie rule decided)."""
+    ties = getattr(trace, "index_ties", None)
+    if ties is None or not ties.any():
+        return
+    spec = trace.spec
+    for i in ties.nonzero()[0]:
+        value = trace.index_scores[i, trace.index_selected[i, -1]] if trace.index_scores is not None else None
+        warn(place + words(current())["index_ties"].format(i=i + 1, token=quoted(spec.tokens[i]), ties=int(ties[i]),
+                                                           value="?" if value is None else f"{value:.6g}"))
 
 
 def warn_computed(computed) -> None:

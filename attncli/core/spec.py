@@ -16,6 +16,7 @@ import numpy as np
 
 from attncli.core.bias import ScoreBias
 from attncli.core.differential import Differential
+from attncli.core.indexer import Indexer
 from attncli.core.latent import Latent
 from attncli.core.masks import Mask
 from attncli.core.norms import Norm, QkNorm
@@ -70,6 +71,7 @@ class Spec:
     given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
     per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
     differential: Differential | None = None  # DiffLlama's head pairs: H from (A₁ − λ·A₂)·[V₁ | V₂], normalised
+    indexer: Indexer | None = None  # DeepSeek-V3.2's lightning indexer: its kept keys are a part of ``mask``
 
     @property
     def heads(self) -> int:

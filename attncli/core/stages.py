@@ -21,6 +21,7 @@ from attncli.core import qknorm, sinks
 from attncli.core.differential_stage import DIFFERENTIAL
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
+from attncli.core.indexer_stage import INDEX_DROPPED, INDEXER
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
@@ -235,6 +236,7 @@ QK_ROWS = tuple(dict.fromkeys(q.key for stage in _UP_TO_THE_KERNEL[_FIRST_Q:] fo
 
 STAGES: tuple[Stage, ...] = (
     *_UP_TO_THE_KERNEL,
+    INDEXER,  # DeepSeek-V3.2's lightning indexer: I and the kept keys (core/indexer_stage.py)
     Stage("kernel", "Q_kernel, K_kernel: the Q and K whose product is S", QK_READS,
           (_kernel_view("kernel_queries", "Q", "Kernel queries", "h n d_k"),
            _kernel_view("kernel_keys", "K", "Kernel keys", "g m d_k")), _kernel, backward=grad.kernel),
@@ -261,6 +263,7 @@ STAGES: tuple[Stage, ...] = (
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights),
+    INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),

@@ -68,7 +68,8 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)
     empty: set[int] = set()  # queries with no key to attend to (in some head)
     rows_of = {"lse": np.empty((h, n)) if has_lse(spec) else None,  # (h, n) each: one number per row, from the
-               "sink_weights": None if spec.sinks is None else np.empty((h, n))}  # blocks (small beside H)
+               "sink_weights": None if spec.sinks is None else np.empty((h, n)),  # blocks (small beside H)
+               "index_dropped_weight": None if spec.indexer is None else np.empty((h, n))}
     try:
         if fast(spec):
             if keep is not None and (spec.gradient is None or spec.qk_norm is None):  # (qk_norm's backward reads them)

@@ -9,6 +9,7 @@ in :mod:`attncli.core.attention` never sees an inconsistent document.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from attncli.inputs.archives import is_archive
 from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
 from attncli.inputs.gradient import read_gradient
+from attncli.inputs.indexer import read_indexer, with_selection
 from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
@@ -41,6 +43,7 @@ TOP_KEYS = (
     "positional", "score", "normalize", "add_norm", "answer", "score_bias", "latent", *MODERN_KEYS, "gradient",
     *GIVEN,
     "differential",
+    "indexer",
 )
 # `answer` holds a learner's hand calculation for `attncli check`; computing ignores it.
 PROJECTIONS = ("query", "key", "value", "output", "gate")
@@ -99,6 +102,9 @@ class _Builder:
 
     def build(self) -> Spec:
         if is_direct(self.data):  # Q, K and V given: no inputs, weights or projections
+            if self.data.get("indexer") is not None:
+                raise AttnError("reads the rows of inputs (and c_Q with latent); it is not used with queries, keys "
+                                "and values given directly", "indexer")
             if self.data.get("latent") is not None:
                 raise AttnError("makes Q, K and V from inputs; it is not used with queries, keys and values given "
                                 "directly", "latent")
@@ -153,7 +159,7 @@ class _Builder:
         mask = with_bias_mask(mask, score_bias, n, m)
         last = "normalized" if layers["add_norm"] is not None else "residual" if layers["residual"] else "output"
         gradient = read_gradient(self, self.data.get("gradient"), (n, d_out), last)
-        return Spec(
+        spec = Spec(
             tokens=tokens,
             context_tokens=context_tokens,
             inputs=inputs,
@@ -180,6 +186,9 @@ class _Builder:
             gradient=gradient,
             **layers,
         )
+        if self.data.get("indexer") is None:
+            return spec
+        return with_selection(replace(spec, indexer=read_indexer(self, self.data["indexer"], spec)))
 
     # -- pieces
 

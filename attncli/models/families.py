@@ -208,6 +208,7 @@ FAMILIES: dict[str, Family] = {
                           ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (other_outlines.py)
     "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
+    "deepseek_v32": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek32),
 }
 
 

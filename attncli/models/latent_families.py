@@ -1,5 +1,5 @@
-"""DeepSeek V2 and V3 (and Kimi K2 where its folder declares DeepSeek V3): multi-head latent attention, each layer
-as the keys of a document (a :class:`Plan`) with ``latent``.
+"""DeepSeek V2, V3 and V3.2 (and Kimi K2 where its folder declares DeepSeek V3): multi-head latent attention, each
+layer as the keys of a document (a :class:`Plan`) with ``latent``; V3.2's with its lightning indexer (``indexer``).
 
 Their layer is Llama's outline (``layers.L.self_attn``, an RMSNorm pre-norm, a causal mask, a residual) with the
 latent projections: ``q_proj`` (or ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``), ``kv_a_proj_with_mqa``,
@@ -42,13 +42,14 @@ def _latent(model: Any, p: str) -> dict[str, Any]:
     attn = model.get_submodule(p)
     weights, bias = {}, {}
     names = {"kv_down": "kv_a_proj_with_mqa", "kv_up": "kv_b_proj", "output": "o_proj"}
-    names.update({"query": "q_proj"} if attn.q_proj is not None else {"query_down": "q_a_proj", "query_up": "q_b_proj"})
+    lora = getattr(attn, "q_proj", None) is None  # (DeepSeek-V3.2's attention has no q_proj at all)
+    names.update({"query_down": "q_a_proj", "query_up": "q_b_proj"} if lora else {"query": "q_proj"})
     for key, name in names.items():
         weights[key], b = _linear(model, f"{p}.{name}")
         if b is not None:
             bias[key] = b
     latent = {"kv_norm": _rms(model, f"{p}.kv_a_layernorm")}
-    if attn.q_proj is None:
+    if lora:
         latent["query_norm"] = _rms(model, f"{p}.q_a_layernorm")
     return {"latent": latent, "weights": weights, **({"bias": bias} if bias else {})}
 
@@ -113,3 +114,58 @@ def rope64(rope: dict[str, Any], d_r: int) -> Any:
         return handles + [_Restore(module, "apply_rotary_emb", turn) for module in modules]
 
     return install
+
+
+def deepseek32(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """DeepSeek-V3.2: V3's latent attention (its rotary pairs always interleaved, written as halves) after the
+    lightning indexer, whose top-k keys mask it (``indexer``: wq_b from c_Q, wk with its LayerNorm k_norm,
+    weights_proj; the model's own cos and sin, turned rotate_half's way)."""
+    plan = deepseek(config, model, layer, stack)
+    p = f"layers.{layer}.self_attn.indexer"
+    ix = model.get_submodule(p)
+    plan.keys["rope"]["style"] = "interleaved_halves"  # apply_rotary_pos_emb_interleave, with no config switch
+    plan.keys["indexer"] = {
+        "top_k": int(ix.index_topk), "heads": int(ix.n_heads), "d": int(ix.head_dim),
+        "weights": {"query": Param(f"{p}.wq_b.weight", "torch"), "key": Param(f"{p}.wk.weight", "torch"),
+                    "head_weights": Param(f"{p}.weights_proj.weight", "torch")},
+        "key_norm": {"kind": "layer", "gamma": Param(f"{p}.k_norm.weight"), "beta": Param(f"{p}.k_norm.bias"),
+                     "eps": float(ix.k_norm.eps)}}
+    plan.float64.setdefault("install", []).append(indexer64)
+    return plan
+
+
+def indexer64(torch: Any, model: Any) -> list[Any]:
+    """An installer for capture: each DeepseekV32Indexer's forward in float64 (transformers casts q, k and the head
+    weights to float32), its top-k by attncli's rule (a stable sort: of equal scores the lower key index first;
+    torch.topk keeps any of them), so that the model's selection is the document's."""
+
+    def forward64(module: Any) -> Any:
+        from transformers.models.deepseek_v32 import modeling_deepseek_v32 as ds32
+
+        def forward(hidden_states, q_resid, position_embeddings, attention_mask, position_ids=None, cache=None,
+                    **kwargs):
+            b, s, _ = hidden_states.shape
+            rope, dims = module.qk_rope_head_dim, module.head_dim
+            q = module.wq_b(q_resid).view(b, s, module.n_heads, dims)
+            q_rot, q_pass = torch.split(q, [rope, dims - rope], dim=-1)
+            k = module.k_norm(module.wk(hidden_states)).unsqueeze(2)
+            k_rot, k_pass = torch.split(k, [rope, dims - rope], dim=-1)
+            q_rot, k_rot = ds32.apply_rotary_pos_emb(q_rot, k_rot, *position_embeddings, unsqueeze_dim=2)
+            q, k = torch.cat([q_rot, q_pass], dim=-1), torch.cat([k_rot, k_pass], dim=-1).squeeze(2)
+            if cache is not None:
+                k = cache.update_indexer(k, module.layer_idx)
+            scores = torch.relu(torch.matmul(q, k.transpose(-1, -2).unsqueeze(1)) * module.softmax_scale)
+            weights = module.weights_proj(hidden_states) * module.n_heads**-0.5
+            table = torch.matmul(weights.unsqueeze(-2), scores).squeeze(-2)  # (b, s, t)
+            if attention_mask.dtype == torch.bool:
+                table = table.masked_fill(~attention_mask, float("-inf"))
+            else:
+                table = table + attention_mask
+            top = min(module.index_topk, table.shape[-1])
+            order = torch.sort(table, dim=-1, descending=True, stable=True).indices
+            return order[..., :top].to(torch.int32)
+
+        return forward
+
+    indexers = [m for m in model.modules() if type(m).__name__ == "DeepseekV32Indexer"]
+    return [_Restore(m, "forward", forward64(m)) for m in indexers]

@@ -88,7 +88,8 @@ def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
     if matrix.ndim == 3:  # a weight's gradient, given per head as the weight was (h × d_in × d): a block a head
         return [_block(q, phrase(lang, "head", h=h + 1) + title(q.key, q.title, lang), matrix[h], spec,
                        lambda s, h=h: f"{s}^{{({h + 1})}}", lang=lang) for h in range(matrix.shape[0])]
-    return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s, lang=lang)]
+    masked = np.isneginf(matrix) if q.masked else None  # the indexer's I: −inf where the document's mask says no
+    return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s, masked, lang=lang)]
 
 
 def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool, lang: str) -> list[Block]:

@@ -30,6 +30,7 @@ OPTIONAL = tuple(NEEDS)
 WITHOUT_QKV = {"inputs": "X", "context": "C", "grad_inputs": "X", "grad_context": "C",
                "grad_normalized_inputs": "X (nor X̂)"}
 NULL_AT_MINUS_INF = ("score_bias", "lse")  # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key
+NULL_AT_MINUS_INF += ("index_scores",)  # the indexer's I: −inf where the document's mask allows no key
 
 
 def _folded(name: str) -> str:
@@ -123,7 +124,7 @@ def to_dict(trace: Trace, only: list[str] | None = None, native: bool = False) -
             if not np.isfinite(array).all() and key not in NULL_AT_MINUS_INF:  # never a silent null (overflow is
                 # checked for)
                 raise ValueError(f"{key} holds a value that is not finite")
-            result[key] = np.array(array, dtype=np.float64, order="C")
+            result[key] = np.array(array, dtype=np.int64 if array.dtype.kind in "iub" else np.float64, order="C")
             if array.ndim == 0:  # one number (rope_attention_factor): orjson writes no 0-d array
                 result[key] = float(result[key])
             if key == "scaled_scores" and spec.allowed is not None:

@@ -33,6 +33,11 @@ ZH_TITLES = {
     "differential_weights": "差分权重", "differential_head_outputs": "差分的头输出",
     "normalized_head_outputs": "归一化后的头输出",
 }
+ZH_TITLES.update({  # DeepSeek-V3.2's lightning indexer
+    "index_queries": "索引器的查询", "index_keys": "索引器的键", "index_head_weights": "索引器的头权重",
+    "index_scores": "索引得分", "index_selected": "保留的键", "index_mask": "索引器的掩码",
+    "index_ties": "截断处的并列", "index_dropped_weight": "被舍弃的键的权重",
+})
 GRADIENT_OF = "Gradient of "  # the other gradients' titles: "Gradient of dW_Q", "Gradient of qk_norm's γ (keys)"
 ZH_OWNERS = {" (queries)": "（查询）", " (keys)": "（键）"}
 

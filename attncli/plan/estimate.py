@@ -93,6 +93,14 @@ def _dims(spec: Spec) -> dict[str, int]:
             "d_r": 0 if lat is None else lat.d_rope,
             "p": spec.heads // 2, "d_λ": 0 if spec.differential is None or spec.differential.lambda_q1 is None else
             spec.differential.lambda_q1.size}
+            **_indexer_dims(spec)}
+
+
+def _indexer_dims(spec: Spec) -> dict[str, int]:
+    """The indexer's letters: H heads of d_I numbers, k kept keys per query (0 without ``indexer``)."""
+    ix = spec.indexer
+    return {"H": 0 if ix is None else ix.heads, "d_I": 0 if ix is None else ix.d,
+            "k": 0 if ix is None else min(ix.top_k, spec.m)}
 
 
 def _latent_sizes(spec: Spec) -> dict[str, int]:
@@ -159,6 +167,8 @@ def resident_bytes(spec: Spec) -> int:
         given += spec.mask.matrix.size
     if spec.score_bias is not None and spec.score_bias.matrix is not None:
         given += 8 * spec.score_bias.matrix.size
+    if spec.indexer is not None:  # the indexer's table I (n × m), its sort's indices and the kept cells, made whole
+        given += 17 * n * m
     return 8 * arrays + given + BASE
 
 

@@ -49,6 +49,11 @@ ZH = {
     "reproduces": "文档重现了模型的结果（最大 |差值|）：", "wrote": "已写入 {document} 和 {inputs}。",
 }
 
+EN["index_ties"] = ("indexer: at query {i} ({token}) {ties} of the keys left out tie the last key kept (I = {value}); "
+                    "the lower key index was kept, as docs/format.md says (torch.topk may keep another)")
+ZH["index_ties"] = ("indexer：在查询 {i}（{token}）处，被舍弃的键中有 {ties} 个与最后保留的键并列（I = {value}）；"
+                    "按 docs/format.md 的规则保留了下标小的键（torch.topk 可能保留另一个）")
+
 TABLES = {"en": EN, "zh": ZH}
 
 

@@ -73,6 +73,7 @@ def catalogues() -> tuple[dict[str, str], dict[str, str]]:
         teach,
     )
     from attncli.cli.messages import differential as differential_attention
+    from attncli.cli.messages import indexer as sparse_selection
     from attncli.cli.messages import kernels as kernel_api
     from attncli.cli.messages import linear as linear_attention
     from attncli.cli.messages import stack as stacked
@@ -81,8 +82,8 @@ def catalogues() -> tuple[dict[str, str], dict[str, str]]:
         **core.CATALOGUE, **inputs_doc.CATALOGUE, **inputs_files.CATALOGUE, **inputs_parts.CATALOGUE,
         **models.CATALOGUE, **teach.CATALOGUE, **cli.CATALOGUE, **dynamic.CATALOGUE, **stacked.CATALOGUE,
         **kernel_api.CATALOGUE, **linear_attention.CATALOGUE,
-        **differential_attention.CATALOGUE,
-    }, fragments.CATALOGUE
+        **differential_attention.CATALOGUE, **sparse_selection.CATALOGUE,
+    }, {**sparse_selection.PHRASES, **fragments.CATALOGUE}
 
 
 def __getattr__(name: str) -> dict[str, str]:

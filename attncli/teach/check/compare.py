@@ -46,6 +46,8 @@ STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries":
                               "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
                               "normalized_keys": "qk_norm",
                               "differential_lambda": "differential"}
+                              "normalized_keys": "qk_norm"}
+STEP.update(index_scores="indexer", index_mask="indexer")  # the lightning indexer's table and its selection
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 
@@ -85,6 +87,8 @@ def may_be_null(trace: Trace, key: str, answer: Answer) -> np.ndarray:
         full[:] = ~trace.spec.allowed  # (h, n, m)
     if key == "score_bias":
         full[:] = np.isneginf(trace.score_bias)
+    if key == "index_scores":
+        full[:] = np.isneginf(trace.index_scores)  # a key the document's mask hides from the indexer
     return select(full, key, answer, trace.spec)
 
 

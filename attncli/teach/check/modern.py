@@ -31,6 +31,7 @@ from attncli.core.attention import concat_heads, output_projection
 from attncli.core.norms import layer_norm
 from attncli.core.positions import rotate
 from attncli.core.trace import Trace
+from attncli.teach.check.indexer import indexer_slips
 from attncli.teach.check.latent import latent_slips
 from attncli.teach.check.qknorm import qk_norm_slips, regrouped
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
@@ -68,6 +69,7 @@ def modern_slips(trace: Trace) -> list[Slip]:
 def _part3_slips(trace: Trace, add) -> None:
     spec = trace.spec
     latent_slips(trace, add)
+    indexer_slips(trace, add)
     if spec.query_temperature is not None:
         add("temperature_left_out", by_spec(trace, query_temperature=None))
     if spec.w_g is not None:

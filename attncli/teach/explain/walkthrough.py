@@ -22,6 +22,7 @@ from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
 from attncli.teach.explain.differential import differential_step
+from attncli.teach.explain.indexer import indexer_step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -37,6 +38,10 @@ EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "different
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
          "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:",
          "differential": "differential:"}
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "add_norm", "residual")
+NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
+         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
+NEEDS["indexer"] = "indexer:"
 
 
 def steps(trace: Trace, focus: Focus) -> list[Step]:
@@ -55,6 +60,8 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     makers += [scores_step, softmax_step, weighted_step, sum_step]
     makers += [differential_step] if spec.differential is not None else []  # (the pair: after this head's own mix)
     makers += [matrix_step]
+    makers += [indexer_step] if trace.index_scores is not None else []  # which keys the attention below may see
+    makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
     elif trace.residual is not None:

@@ -25,6 +25,9 @@ MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the p
 WORK_CELLS = 30_000_000  # (query, head) pairs × n × m, at most (about 10 s of explain on a 2-core machine)
 STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7),
             "differential_head_outputs": ("differential",), "differential_lambda": ("differential",)}
+STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7)}
+STEPS_OF.update({key: ("indexer",) for key in ("index_scores", "index_mask", "index_selected", "index_ties",
+                                               "index_dropped_weight")})  # the lightning indexer's step
 MASKED_STEPS = (4, 5)  # a masked cell: the step that names the mask, then softmax's "masked keys get weight 0"
 
 
@@ -111,6 +114,8 @@ def highlight(trace: Trace, number: str, key: str, lines: list[str], cell: tuple
         return _softmax_lines(trace, lines, head, i, j)
     if number == "7":
         return list(range(len(lines)))
+    if number == "indexer" and key in ("index_scores", "index_mask"):  # one line per key, in order
+        return None if j >= MAX_LINES else [j]
     if number == "rope" and key == "queries_rotated":  # the query's pair that explain turns, if it holds column j
         d = re.escape(subscript(j + 1))
         return _find(lines, f"\\(q{d}, |, q{d}\\)")

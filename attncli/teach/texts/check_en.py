@@ -211,3 +211,11 @@ SLIPS = {
     "norm_scope_head": "{norm} of qk_norm was taken over each head's {d_k} numbers on their own: with scope: "
                        "projection all {d} numbers of a token's projection are normalised together (as OLMo 2 does)",
 }
+SLIPS.update({  # the lightning indexer (teach/check/indexer.py)
+    "indexer_head_weights_left_out": "the indexer's heads were all weighed 1: each head's ReLU(q·k) is multiplied by "
+                                     "its weight w = x̂·W_IW before the heads are summed",
+    "indexer_scales_left_out": "the indexer's scales were left out: I = Σ_h w_h·H^(−1/2)·ReLU(d^(−1/2)·q_h·k), here "
+                               "with H = {H} and d = {d}, so yours is {factor} times too large",
+    "indexer_smallest_kept": "the keys with the smallest I were kept: each query keeps the top_k = {top_k} keys with "
+                             "the largest I (equal values: the lower key index first)",
+})

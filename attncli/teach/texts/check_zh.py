@@ -156,3 +156,10 @@ SLIPS = {
     "norm_scope_head": "qk_norm 的 {norm} 是对每个头的 {d_k} 个数分别做的：scope: projection 时，"
                        "一个词元整个投影的 {d} 个数要一起归一化（OLMo 2 就是这样）",
 }
+SLIPS.update({  # 闪电索引器（teach/check/indexer.py）
+    "indexer_head_weights_left_out": "索引器的每个头都按权重 1 计算了：各头的 ReLU(q·k) 相加之前要乘以它的权重 "
+                                     "w = x̂·W_IW",
+    "indexer_scales_left_out": "漏掉了索引器的缩放：I = Σ_h w_h·H^(−1/2)·ReLU(d^(−1/2)·q_h·k)，这里 H = {H}、d = {d}，"
+                               "所以你的结果大了 {factor} 倍",
+    "indexer_smallest_kept": "保留的是 I 最小的键：每个查询保留 I 最大的 top_k = {top_k} 个键（相等时下标小的在前）",
+})
