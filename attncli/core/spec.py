@@ -68,6 +68,8 @@ class Spec:
     gradient: np.ndarray | None = None  # dL/d(the block's last quantity): the backward pass's seed (Part 3)
     given_qkv: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Q, K, V given directly (X is then n × 0)
     per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
+    max_logits: bool = False  # each head's largest scaled score and its cell (core/max_logits.py)
+    qk_clip: float | None = None  # τ of Kimi K2's QK-Clip: γ_h = min(1, τ/S_max^h), W_Q and W_K rescaled
 
     @property
     def heads(self) -> int:

@@ -21,6 +21,7 @@ from attncli.core import qknorm, sinks
 from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
+from attncli.core.max_logits import max_logits_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
@@ -260,6 +261,7 @@ STAGES: tuple[Stage, ...] = (
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights),
+    max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
     Stage("mix", "H = A·V", ("weights", "values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),

@@ -44,7 +44,8 @@ STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries":
                               "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
                               "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
-                              "normalized_keys": "qk_norm"}
+                              "normalized_keys": "qk_norm",
+                              "max_logits": 5, "qk_clip_gamma": 5, "qk_clip_max_logits": 5}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 

@@ -20,7 +20,7 @@ from attncli.core import formulas
 from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
+from attncli.teach.explain import backward, facts, gate_temperature, latent, max_logits, modern, notes, qknorm, step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -259,6 +259,7 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("masked")
     if spec.sinks is not None:
         keys, lines, ctx = modern.sink_sentence(trace, focus, keys, lines, ctx)
+    keys, lines, ctx = max_logits.max_logit_sentences(trace, focus, t, keys, lines, ctx)  # with max_logits
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
     return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines,
                 numbers)

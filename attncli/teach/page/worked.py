@@ -23,7 +23,8 @@ MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the p
 # explain's step 4 reads a head's whole n × m scores (is Q·Kᵀ symmetric?): the pairs written out are fewer as
 # n·m grows, so that a large document's page is made in seconds (n = m = 4096: 1 pair; 1024: 28; 512: 114)
 WORK_CELLS = 30_000_000  # (query, head) pairs × n × m, at most (about 10 s of explain on a 2-core machine)
-STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7)}
+STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7),
+            "max_logits": (5,), "qk_clip_gamma": (5,), "qk_clip_max_logits": (5,)}
 MASKED_STEPS = (4, 5)  # a masked cell: the step that names the mask, then softmax's "masked keys get weight 0"
 
 
@@ -108,6 +109,8 @@ def highlight(trace: Trace, number: str, key: str, lines: list[str], cell: tuple
         return _find(lines, f"k{re.escape(prime)}{re.escape(subscript(j + 1))}{not_sub}[ ·]")
     if number == "5" and key == "weights" and not masked:
         return _softmax_lines(trace, lines, head, i, j)
+    if number == "5" and key in ("max_logits", "qk_clip_gamma", "qk_clip_max_logits"):  # the head's S_max, γ lines
+        return _find(lines, "^S_max = " if key == "max_logits" else "^γ = ")
     if number == "7":
         return list(range(len(lines)))
     if number == "rope" and key == "queries_rotated":  # the query's pair that explain turns, if it holds column j

@@ -250,6 +250,20 @@ TEXTS = {
         "all_masked_sink": "Every key is masked for {q}, so its whole attention goes to the sink (s = {s}): σ = 1, "
                            "every weight is 0 and so is its output. With a sink that is no mistake, and no warning is "
                            "given.",
+        "max_logit": "Over every query of this head, the largest logit entering the softmax is S_max = {top}, at "
+                     "query {at_query} and key {at_key} (max_logits). MuonClip (Kimi K2) watches this number while "
+                     "training: a logit that keeps growing makes the softmax nearly one-hot and the training unstable.",
+        "max_logit_none": "No cell of this head is allowed, so it has no largest logit (null in the JSON).",
+        "qk_clip": "QK-Clip with τ = {tau}: S_max is above τ, so γ = τ / S_max = {gamma}, and W_Q and W_K of this head "
+                   "are rescaled ({rule}). Every score of the head becomes γ times as large, and the "
+                   "largest one is now {new}.",
+        "qk_clip_unchanged": "QK-Clip with τ = {tau}: S_max is not above τ, so γ = 1 and this head's W_Q and W_K stay "
+                             "as they are.",
+        "rule_heads": "one key/value head per query head: √γ on each",
+        "rule_grouped": "grouped heads: the shared key head takes √γ of its group's smallest γ, and each query head "
+                        "the rest of its own γ, so that every head's scores become γ times as large",
+        "rule_latent": "latent attention: √γ on the unrotated query and key parts, γ on the rotated query part, the "
+                       "shared rotary key untouched",
     },
     "weighted": {
         "title": "Weight each value",

@@ -216,6 +216,17 @@ TEXTS = {
                 "而不是 1。这样，没有合适的键时，一个头几乎可以什么都不关注。",
         "all_masked_sink": "对 {q} 来说，所有键都被屏蔽了，所以它的注意力全部给了汇（s = {s}）："
                            "σ = 1，每个权重都是 0，输出也是 0。有汇时这不算错误，也不会给出警告。",
+        "max_logit": "在这个头的所有查询中，进入 softmax 的最大 logit 是 S_max = {top}，位于查询 {at_query}、"
+                     "键 {at_key}（max_logits）。MuonClip（Kimi K2）在训练时盯着这个数：logit 一直变大，"
+                     "softmax 就几乎变成独热分布，训练也随之不稳定。",
+        "max_logit_none": "这个头没有任何允许的格子，所以没有最大 logit（JSON 中为 null）。",
+        "qk_clip": "QK-Clip，τ = {tau}：S_max 超过了 τ，所以 γ = τ / S_max = {gamma}，这个头的 W_Q 和 W_K "
+                   "按比例缩小（{rule}）。这个头的每个得分都变为原来的 γ 倍，最大的一个现在是 {new}。",
+        "qk_clip_unchanged": "QK-Clip，τ = {tau}：S_max 没有超过 τ，所以 γ = 1，这个头的 W_Q 和 W_K 保持不变。",
+        "rule_heads": "每个查询头各有一个键值头：两边各乘以 √γ",
+        "rule_grouped": "分组的头：共享的键头乘以组内最小 γ 的平方根，每个查询头乘以自己 γ 余下的部分，"
+                        "使每个头的得分都变为原来的 γ 倍",
+        "rule_latent": "潜在注意力：不旋转的查询与键部分乘以 √γ，旋转的查询部分乘以 γ，共享的旋转键不变",
     },
     "weighted": {
         "title": "给每个值加权",
