@@ -70,6 +70,8 @@ class Spec:
     per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
     max_logits: bool = False  # each head's largest scaled score and its cell (core/max_logits.py)
     qk_clip: float | None = None  # τ of Kimi K2's QK-Clip: γ_h = min(1, τ/S_max^h), W_Q and W_K rescaled
+    v_norm: float | None = None  # ε of Gemma 4's v_norm: V̂ = V / √(mean(V²) + ε), no γ (core/vnorm.py)
+    k_eq_v: bool = False  # V = C·W_K + b_K (Gemma 4's attention_k_eq_v): w_v is w_k, b_v is b_k
 
     @property
     def heads(self) -> int:

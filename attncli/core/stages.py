@@ -26,6 +26,7 @@ from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
+from attncli.core.vnorm import V_NORM, mixed
 
 
 def last_queries(a: Arrays, spec: Spec) -> np.ndarray:
@@ -96,7 +97,7 @@ def _scaled(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _mix(spec: Spec, a: Arrays) -> Arrays:
-    return {"head_outputs": a["weights"] @ shared(a["values"], spec.heads)}  # (h, n, d_v)
+    return {"head_outputs": a["weights"] @ shared(mixed(a, spec), spec.heads)}  # (h, n, d_v): V, or V̂ (v_norm)
 
 
 def _output(spec: Spec, a: Arrays) -> Arrays:
@@ -176,9 +177,17 @@ def _clamped(q: Quantity) -> Quantity:
     return replace(q, text=text, latex=latex)
 
 
+def _from_keys(v: Quantity, k: Quantity) -> Quantity:
+    """V as ``k_eq_v`` makes it (Gemma 4): ``V = X·W_K + b_K``, the keys' projection."""
+    return replace(v, text=lambda spec: "V = " + k.text(spec).split(" = ", 1)[1] if spec.k_eq_v else v.text(spec),
+                   latex=lambda spec, up: up("V") + " = " + k.latex(spec, up).split(" = ", 1)[1] if spec.k_eq_v
+                   else v.latex(spec, up))
+
+
 QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inputs")),
                          latent_aware(_projected("K", "Keys", "g m d_k", "source")),
                          latent_aware(_projected("V", "Values", "g m d_v", "source")))
+VALUES = _from_keys(VALUES, KEYS)
 
 _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every stage the kernel's view may read
     Stage("document", "X, P: the document's inputs and positional encoding", (),
@@ -209,6 +218,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
           backward=grad.clip),
     qknorm.QK_NORM,
+    V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
                                               (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:",
@@ -262,7 +272,7 @@ STAGES: tuple[Stage, ...] = (
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights),
     max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
-    Stage("mix", "H = A·V", ("weights", "values"),
+    Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
           _mix, part="attention", block=_mix_block, tiled=lambda spec: True, backward=grad.mix),

@@ -19,6 +19,7 @@ from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
 from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
+from attncli.inputs.gemma import k_eq_v_given
 from attncli.inputs.gradient import read_gradient
 from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
@@ -162,14 +163,15 @@ class _Builder:
             w_v=w_v,
             b_q=self._bias("query", h, d_k),
             b_k=self._bias("key", g, d_k),
-            b_v=self._bias("value", g, d_v),
+            b_v=self._bias("key", g, d_k) if k_eq_v_given(self.data) else self._bias("value", g, d_v),
             w_o=w_o,
             b_o=self._bias("output", 1, b_o_width, "weights.output" if w_o is not None else "the concatenated heads"),
             scale=scale,
             scale_name=scale_name,
             mask=mask,
             mask_name=mask_name,
-            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None),
+            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None
+                               and not (p == "value" and k_eq_v_given(self.data))),  # (V = K: W_V is W_K)
             files=frozenset(self.files),
             per_head=frozenset(self.per_head),
             score_bias=score_bias,
@@ -197,7 +199,7 @@ class _Builder:
             raise self._grouping_hint(e, "key", heads, w_q.shape[2], kv_heads) from None
         rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
         d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
-        w_v = self._weight("value", d_ctx, of, g, d_v_hint)
+        w_v = w_k if k_eq_v_given(self.data) else self._weight("value", d_ctx, of, g, d_v_hint)  # (V = K: Gemma 4)
         if w_k.shape[2] != w_q.shape[2] and self.weights.get("query") is None and self.weights.get("key") is None:
             raise AttnError(f"has rows of {d_ctx} numbers but inputs have {d_model}: without weights.query and "
                             "weights.key the queries are the inputs and the keys the context, which then need the "

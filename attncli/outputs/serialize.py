@@ -24,7 +24,8 @@ KEYS = ALWAYS + ORDER
 # --only also takes the names of the formulas (docs/format.md): any case, with or without the underscore, ' for ′.
 ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs",
            "Qhat": "normalized_queries", "Khat": "normalized_keys",
-           "gamma": "qk_clip_gamma"}
+           "gamma": "qk_clip_gamma",
+           "Vhat": "normalized_values"}
 NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
 # what a document of queries, keys and values given directly has no X (nor C) for: the key -> what is missing

@@ -28,6 +28,7 @@ ZH_TITLES = {
     "residual": "残差", "normalized": "残差相加并归一化",
     "delta": "D（FlashAttention 的）", "grad_kernel_queries": "内核所见查询的梯度",
     "grad_kernel_keys": "内核所见键的梯度", "grad_sinks": "注意力汇的梯度",
+    "normalized_values": "归一化后的值",
     "max_logits": "最大 logit", "max_logit_cells": "最大 logit 的位置",
     "qk_clip_gamma": "QK-Clip 的系数", "qk_clip_max_logits": "QK-Clip 之后的最大 logit",
     "qk_clip_weight_query": "QK-Clip 之后的查询投影", "qk_clip_bias_query": "QK-Clip 之后的查询偏置",

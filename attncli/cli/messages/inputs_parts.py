@@ -156,4 +156,11 @@ CATALOGUE = {
     "the largest logits alone)":
         "会按比例缩放 W_Q 和 W_K，而直接给出查询、键和值时没有这些矩阵（max_logits: true 只给出最大 logit）",
     "rescales the dot-product logits Q·Kᵀ; it needs score: dot": "缩放的是点积 logit Q·Kᵀ；需要 score: dot",
+    "{} is not a positive number (Gemma 4 uses 1e-6)": "{} 不是正数（Gemma 4 用的是 1e-6）",
+    "makes the values from weights.key, which latent attention does not have":
+        "用 weights.key 来得到值，而潜在注意力没有 weights.key",
+    "makes the values from the key projection; with values given directly, give them equal to the keys instead":
+        "用键投影来得到值；直接给出值时，请改为给出与键相同的值",
+    "makes the values from the key projection (V = C·W_K + b_K): leave out {}.value":
+        "用键投影来得到值（V = C·W_K + b_K）：请去掉 {}.value",
 }

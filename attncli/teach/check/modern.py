@@ -19,7 +19,7 @@ models the classic ones:
 - residual: the output not added back to the inputs;
 - Part 3: the query temperature left out; the output gate left out, or applied after the output projection;
   the residual's scale α left out; latent's slips (:mod:`attncli.teach.check.latent`); the largest logit's
-  (:mod:`attncli.teach.check.max_logits`).
+  (:mod:`attncli.teach.check.max_logits`); Gemma 4's v_norm left out.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ def _part3_slips(trace: Trace, add) -> None:
     if spec.residual_scale != 1.0 and trace.residual is not None:
         add("residual_scale_left_out", by_spec(trace, residual_scale=1.0), alpha=f"{spec.residual_scale:g}")
     max_logit_slips(trace, add)
+    if spec.v_norm is not None:
+        add("v_norm_left_out", by_spec(trace, v_norm=None))
 
 
 def _gate_after_output(trace: Trace) -> dict:

@@ -27,6 +27,7 @@ TEXTS = {
         "saturation": "Saturation  largest weight and Jacobian entry",
         "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
+        "normalized_values": "Normalised values  V̂",
         "embedded": "Inputs with positions  X + P",
         "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
@@ -144,6 +145,11 @@ TEXTS = {
         "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as "
                 "MPT and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps "
                 "a few huge projections from dominating the scores.",
+        "k_eq_v": "There is no W_V: each value is its token's key projection itself, taken before the keys are "
+                  "normalised and turned (k_eq_v, Gemma 4's global layers), so K and V share one matrix and one cache.",
+        "v_norm": "Then each value row is divided by its root mean square, v̂ = v / √(mean(v²) + ε) (v_norm, Gemma 4, "
+                  "with no γ): every value the weights mix has the same size, and only its direction carries "
+                  "information.",
     },
     "scores": {
         **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_en.py)

@@ -26,6 +26,7 @@ TEXTS = {
         "saturation": "饱和程度  最大权重与雅可比矩阵最大项",
         "query_w1": "查询项  q·W₁", "keys_w2": "键项  K·W₂", "tanh": "隐藏层  tanh(q·W₁ + K·W₂)",
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
+        "normalized_values": "归一化后的值  V̂",
         "embedded": "加上位置编码的输入  X + P",
         "w_q": "查询权重  W_Q", "w_k": "键权重  W_K", "w_v": "值权重  W_V",
         "b_q": "查询偏置  b_Q", "b_k": "键偏置  b_K", "b_v": "值偏置  b_V",
@@ -128,6 +129,10 @@ TEXTS = {
                "由第 {first} 到第 {last} 个头共用。",
         "clip": "接着把 Q、K、V 的每个数都截断到 −{clip:g} 到 {clip:g} 之间（clip_qkv，MPT 和 DBRX 的做法）："
                 "超出的数变成它越过的那个端点，其余的数不变。这样少数特别大的投影值就不会主导得分。",
+        "k_eq_v": "这里没有 W_V：每个值就是它那个词元的键投影本身，取在键被归一化和旋转之前（k_eq_v，Gemma 4 "
+                  "的全局层），所以 K 和 V 共用一个矩阵、一份缓存。",
+        "v_norm": "接着把每个值行除以它的均方根，v̂ = v / √(mean(v²) + ε)（v_norm，Gemma 4 的做法，没有 γ）："
+                  "权重混合的每个值大小相同，只有方向携带信息。",
     },
     "scores": {
         **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_zh.py)
