@@ -189,3 +189,82 @@ def test_bad_gemma4_keys_are_one_line_and_exit_2(runner, tmp_path, extra, where)
     assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: {where}"), result.stderr
+
+
+def stack(seed: int):
+    """Four of Gemma 4's attention modules (sliding, global, sliding, global) whose last two reuse the K and V of the
+    first two (config num_kv_shared_layers: 2: layers 0 and 1 "store", 2 and 3 "reuse", by layer type)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from hf_modules import randomize
+    from transformers.models.gemma4 import modeling_gemma4 as g4
+    cfg = transformers.Gemma4TextConfig(
+        vocab_size=16, hidden_size=HIDDEN, intermediate_size=32, num_hidden_layers=4, num_attention_heads=HEADS,
+        num_key_value_heads=2, head_dim=8, global_head_dim=16, num_global_key_value_heads=1, attention_k_eq_v=True,
+        layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=W, num_kv_shared_layers=2,
+        hidden_size_per_layer_input=0)
+    cfg._attn_implementation = "eager"
+    assert cfg.kv_sharing_modes == ["store", "store", "reuse", "reuse"]
+    return cfg, [randomize(g4.Gemma4TextAttention(cfg, i), seed + i, std=0.5) for i in range(4)]
+
+
+@pytest.mark.torch
+def test_a_layer_reusing_an_earlier_layers_keys_and_values_equals_hugging_faces():
+    import torch
+    from hf_modules import hf_mask
+    from transformers import masking_utils as masking
+
+    cfg, layers = stack(3)
+    assert layers[2].is_kv_shared_layer and not hasattr(layers[2], "k_proj") and layers[3].is_kv_shared_layer
+    x = np.random.default_rng(3).normal(size=(N, HIDDEN))
+    shared, hidden, docs = {}, torch.tensor(x[None]), []
+    original, softmax = torch.Tensor.float, torch.nn.functional.softmax
+    torch.Tensor.float = lambda self, *a, **k: self if self.dtype == torch.float64 else original(self, *a, **k)
+    torch.nn.functional.softmax = lambda t, dim=None, dtype=None, **k: softmax(t, dim=dim)
+    try:
+        for i, attn in enumerate(layers):
+            kind = 0 if attn.is_sliding else 1
+            f = frequencies(attn.head_dim, kind)
+            mask, _ = hf_mask(N, N, masking.sliding_window_causal_mask_function(W) if kind == 0 else None)
+            angles = torch.arange(N, dtype=torch.float64)[:, None] * torch.as_tensor(f)[None, :]
+            emb = torch.cat([angles, angles], dim=-1)[None]
+            with torch.no_grad():
+                hidden, _ = attn(hidden, (emb.cos(), emb.sin()), mask, shared)
+            if attn.is_kv_shared_layer:
+                docs.append({"heads": HEADS, "scale": "none", "rope": {"frequencies": f.tolist()}, "kv_from": i - 2,
+                             "weights": {"query": attn.q_proj.weight.detach().numpy().T.tolist(),
+                                         "output": attn.o_proj.weight.detach().numpy().T.tolist()},
+                             "qk_norm": {"kind": "rms", "eps": cfg.rms_norm_eps,
+                                         "gamma": {"query": attn.q_norm.weight.tolist()}},
+                             "mask": {"causal": True, "window": W} if kind == 0 else "causal"})
+            else:
+                doc = document(cfg, attn, x, f, kind)
+                doc.pop("inputs")
+                docs.append(doc)
+    finally:
+        torch.Tensor.float, torch.nn.functional.softmax = original, softmax
+    trace = attncli.compute({"inputs": x.tolist(), "layers": docs})
+    close(trace.output, hidden[0].numpy())
+    for first, last in ((trace[0], trace[2]), (trace[1], trace[3])):
+        assert np.array_equal(last.keys, first.kernel_keys) and np.array_equal(last.values, first.normalized_values)
+        assert last.keys_rotated is None and last.normalized_keys is None and last.queries_rotated is not None
+
+
+@pytest.mark.parametrize(("layer", "message"), [
+    ({"kv_from": 1}, "layers[1].kv_from: 1 is not an earlier layer"),
+    ({"kv_from": 0, "v_norm": True}, "leave out v_norm"),
+    ({"kv_from": 0, "weights": {"key": [[1.0, 0.0]] * 2}}, "leave out weights.key"),
+])
+def test_bad_kv_sharing_is_one_line_and_exit_2(runner, tmp_path, layer, message):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "layers": [{"mask": "causal"}, layer]}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
+
+
+def test_kv_from_outside_a_stack_is_refused(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "kv_from": 0}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and "kv_from: takes an earlier layer's keys and values" in result.stderr

@@ -72,6 +72,8 @@ class Spec:
     qk_clip: float | None = None  # τ of Kimi K2's QK-Clip: γ_h = min(1, τ/S_max^h), W_Q and W_K rescaled
     v_norm: float | None = None  # ε of Gemma 4's v_norm: V̂ = V / √(mean(V²) + ε), no γ (core/vnorm.py)
     k_eq_v: bool = False  # V = C·W_K + b_K (Gemma 4's attention_k_eq_v): w_v is w_k, b_v is b_k
+    shared_kv: tuple[np.ndarray, np.ndarray] | None = None  # kv_from (a stack's layer): an earlier layer's K as its
+    #   scores saw them (g, m, d_k) and V as its weights mixed them (g, m, d_v); w_k, w_v are then zeros of their shape
 
     @property
     def heads(self) -> int:

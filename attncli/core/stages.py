@@ -45,8 +45,8 @@ def kernel_queries(a: Arrays, spec: Spec) -> np.ndarray:
 
 
 def kernel_keys(a: Arrays, spec: Spec) -> np.ndarray:
-    """The keys the scores see (g, m, d_k)."""
-    return _last(a, spec, "keys")
+    """The keys the scores see (g, m, d_k): with ``kv_from``, the earlier layer's, as its scores saw them."""
+    return a["keys"] if spec.shared_kv is not None else _last(a, spec, "keys")
 
 
 def _last(a: Arrays, spec: Spec, what: str) -> np.ndarray:
@@ -61,11 +61,14 @@ def _last(a: Arrays, spec: Spec, what: str) -> np.ndarray:
 
 def _projections(spec: Spec, a: Arrays) -> Arrays:
     q, k, v = maths.projections(spec, a.get("normalized_inputs"))
+    if spec.shared_kv is not None:  # kv_from (Gemma 4's kv sharing): an earlier layer's keys and values
+        k, v = spec.shared_kv
     return {"queries": q, "keys": k, "values": v}
 
 
 def _rotations(spec: Spec, a: Arrays) -> Arrays:
-    q_rot, k_rot = maths.rotations(*qknorm.rope_inputs(spec, a), spec)  # Q, K (or Q̂, K̂ with qk_norm first)
+    q_in, k_in = qknorm.rope_inputs(spec, a)  # Q, K (or Q̂, K̂ with qk_norm first)
+    q_rot, k_rot = maths.rotations(q_in, None if spec.shared_kv is not None else k_in, spec)  # (kv_from: turned)
     rope = spec.rope
     return {"queries_rotated": q_rot, "keys_rotated": k_rot, "rope_frequencies": rope.frequencies,
             "rope_attention_factor": np.array(rope.attention_factor)}  # (dims/2,) and a number

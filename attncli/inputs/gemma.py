@@ -6,12 +6,46 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from attncli.core.errors import AttnError, describe
 from attncli.inputs.values import mapping_of, number_of
 
 V_NORM_EPS = 1e-6  # Gemma4TextConfig's rms_norm_eps
+NOT_WITH_SHARED = ("context", "latent", "k_eq_v", "v_norm", "clip_qkv", "queries", "keys", "values")
+
+
+@dataclass(frozen=True)
+class SharedKV:
+    """``kv_from: j`` as a stack hands it to the layer: layer j's keys as its scores saw them and its values as its
+    weights mixed them (Gemma 4's kv sharing: a "reuse" layer takes the last "store" layer's K and V)."""
+
+    index: int
+    keys: np.ndarray  # (g, m, d_k)
+    values: np.ndarray  # (g, m, d_v)
+
+
+def shared_of(data: dict[str, Any]) -> SharedKV | None:
+    """The shared keys and values of a stack's layer (``kv_from``), checked against what would make K or V again."""
+    shared = data.get("kv_from")
+    if shared is None:
+        return None
+    if not isinstance(shared, SharedKV):
+        raise AttnError("takes an earlier layer's keys and values: it belongs in a layer of a stack (layers:)",
+                        "kv_from")
+    for key in NOT_WITH_SHARED:
+        if data.get(key) not in (None, False):
+            raise AttnError(f"attends with layer {shared.index}'s keys and values, already made: leave out {key}",
+                            "kv_from")
+    for section in ("weights", "bias"):
+        for name in ("key", "value"):
+            if (data.get(section) or {}).get(name) is not None:
+                raise AttnError(f"attends with layer {shared.index}'s keys and values, already made: leave out "
+                                f"{section}.{name}", "kv_from")
+    return shared
 
 
 def k_eq_v_given(data: dict[str, Any]) -> bool:
@@ -34,6 +68,7 @@ def read_gemma(data: dict[str, Any]) -> dict[str, Any]:
         if any(data.get(key) is not None for key in ("queries", "keys", "values")):
             raise AttnError("makes the values from the key projection; with values given directly, give them equal "
                             "to the keys instead", "k_eq_v")
+    shared_of(data)  # (kv_from outside a stack is an error, also with Q, K and V given directly)
     return {"v_norm": _v_norm(data.get("v_norm")), "k_eq_v": bool(flag)}
 
 

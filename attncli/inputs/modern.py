@@ -38,7 +38,8 @@ from attncli.inputs.values import head_count, mapping_of, number_of
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
                "clip_qkv", "query_temperature", "sinks", "qk_norm",
                "max_logits", "qk_clip",
-               "v_norm", "k_eq_v")
+               "v_norm", "k_eq_v",
+               "kv_from")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
 

@@ -163,4 +163,15 @@ CATALOGUE = {
         "用键投影来得到值；直接给出值时，请改为给出与键相同的值",
     "makes the values from the key projection (V = C·W_K + b_K): leave out {}.value":
         "用键投影来得到值（V = C·W_K + b_K）：请去掉 {}.value",
+    "takes an earlier layer's keys and values: it belongs in a layer of a stack (layers:)":
+        "取用前面某一层的键和值：它只能写在堆叠（layers:）的某一层里",
+    "attends with layer {}'s keys and values, already made: leave out {}":
+        "使用第 {} 层已经算好的键和值：请去掉 {}",
+    "attends with layer {}'s keys and values, already made: leave out {}.{}":
+        "使用第 {} 层已经算好的键和值：请去掉 {}.{}",
+    "is {}, but layer {}'s keys have {} key/value heads": "是 {}，但第 {} 层的键有 {} 个键值头",
+    "gives queries of width {} per head, but layer {}'s keys have d_k = {}":
+        "给出的查询每个头宽 {}，但第 {} 层的键 d_k = {}",
+    "{} is not an earlier layer, counting from 0 as layers: does ({})":
+        "{} 不是更早的一层（与 layers: 一样从 0 数起：{}）",
 }
