@@ -118,14 +118,14 @@ def _before(doc: Document, layer: int, overrides: Optional[dict]) -> tuple[tuple
     """(the Traces of the layers before ``layer`` (from 1), each computed in full; the cut of ``layer`` itself:
     its index, its inputs and the key of the layer before they are)."""
     from attncli.core.pipeline import attend
-    from attncli.inputs.stacked import layer_number
+    from attncli.inputs.stacked import layer_number, shared_for
 
     index = layer_number(layer, doc)
     inputs, before = doc.data["inputs"], []
     for i in range(index):
-        before.append(trace_of(doc, overrides, attend, cut=(i, inputs)))
+        before.append(trace_of(doc, overrides, attend, cut=(i, inputs, None, shared_for(doc, i, before))))
         inputs = last_quantity(before[-1])
-    return tuple(before), (index, inputs, last_key(before[-1]) if before else None)
+    return tuple(before), (index, inputs, last_key(before[-1]) if before else None, shared_for(doc, index, before))
 
 
 def layer_of(doc: Document, layer: int, overrides: Optional[dict]) -> tuple[Document, tuple]:
@@ -152,7 +152,7 @@ def last_quantity(trace) -> Any:
 
 def _layers(doc, only, overrides, kind, caller, emulate) -> Computed:
     """Every layer of a stack, chained: each in full, its inputs the layer before's last quantity."""
-    from attncli.inputs.stacked import stack_of
+    from attncli.inputs.stacked import shared_for, stack_of
     from attncli.outputs.serialize import check_present
     from attncli.plan import compute_in_full
 
@@ -161,7 +161,7 @@ def _layers(doc, only, overrides, kind, caller, emulate) -> Computed:
     count, traces, run = len(stack_of(doc)), [], partial(compute_in_full, kind=kind, command=caller)
     for index in range(count):
         inputs = doc.data["inputs"] if index == 0 else last_quantity(traces[-1])
-        traces.append(trace_of(doc, overrides, run, cut=(index, inputs)))
+        traces.append(trace_of(doc, overrides, run, cut=(index, inputs, None, shared_for(doc, index, traces))))
     for i, trace in enumerate(traces):  # only names a key every layer has ('normalized' needs add_norm …)
         try:
             check_present(trace, only)

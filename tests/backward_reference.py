@@ -14,7 +14,8 @@ import numpy as np
 N, M, D_MODEL, D_CTX, H, D_K, D_V = 5, 6, 6, 5, 4, 4, 3
 FEATURES = ("causal", "mask_matrix", "window", "bias_matrix", "alibi", "softcap", "rope", "gqa", "qk_norm",
             "pre_norm", "residual", "post_norm", "add_norm", "gate", "clip", "sinks", "temperature", "positional",
-            "context", "biases")
+            "context", "biases",
+            "v_norm")
 
 
 def document(features: set[str], seed: int) -> dict:
@@ -123,6 +124,7 @@ _ADD = {
     "temperature": lambda doc, rng, r, g, f: doc.update(query_temperature={"floor_scale": 2.0, "attn_scale": 0.4}),
     "positional": lambda doc, rng, r, g, f: doc.update(positional=r(N, D_MODEL)),
     "biases": _biases,
+    "v_norm": lambda doc, rng, r, g, f: doc.update(v_norm={"eps": 1e-6}),
 }
 
 
@@ -242,6 +244,8 @@ def after_projections(torch, doc, leaf, q, k, v, keep):
     if "clip_qkv" in doc:
         q, k, v = (torch.clamp(t, -doc["clip_qkv"], doc["clip_qkv"]) for t in (q, k, v))
     q, k, v = keep("queries", q), keep("keys", k), keep("values", v)
+    if "v_norm" in doc:  # Gemma 4: V / √(mean(V²) + ε), no γ
+        v = keep("normalized_values", v / torch.sqrt((v * v).mean(dim=-1, keepdim=True) + doc["v_norm"]["eps"]))
     p_q = torch.arange(q.shape[1], dtype=torch.float64)
     same = "context" not in doc and k.shape[1] == q.shape[1]  # the keys at the queries' positions
     p_k = p_q if same else torch.arange(k.shape[1], dtype=torch.float64)

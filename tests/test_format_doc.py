@@ -202,8 +202,28 @@ LATENT = {  # DeepSeek V3's multi-head latent attention with a query LoRA (issue
     "sizes": {"n": 3, "m": 3, "h": 2, "g": 2, "d_k": 4, "d_v": 1, "d_model": 4, "d_ctx": 4, "d_out": 2, "r_q": 3,
               "r_kv": 2, "(r_kv + d_r)": 4, "dims/2": 1},
 }
+CLIPPED = {  # Kimi K2's QK-Clip on grouped heads with a key bias: the largest logits, γ and the new maxima
+    "doc": {
+        "inputs": {"random": "normal", "seed": 1, "shape": [3, 4]}, "heads": 2, "kv_heads": 1,
+        "weights": {"query": {"random": "normal", "seed": 2, "shape": [4, 4]},
+                    "key": {"random": "normal", "seed": 3, "shape": [4, 2]}},
+        "bias": {"key": [0.5, -0.5]}, "mask": "causal", "max_logits": True, "qk_clip": {"tau": 0.5},
+    },
+    "sizes": {"n": 3, "m": 3, "h": 2, "g": 1, "d_k": 2, "d_v": 4, "d_model": 4, "d_ctx": 4, "d_out": 8, "2": 2},
+}
+GEMMA4 = {  # Gemma 4's global layer: V = K's projection, the values RMS-normalised, scale 1, qk_norm, rope
+    "doc": {
+        "inputs": {"random": "normal", "seed": 1, "shape": [3, 4]}, "heads": 2, "kv_heads": 1, "scale": "none",
+        "weights": {"query": {"random": "normal", "seed": 2, "shape": [4, 4]},
+                    "key": {"random": "normal", "seed": 3, "shape": [4, 2]}},
+        "k_eq_v": True, "v_norm": True, "qk_norm": {"kind": "rms"}, "rope": True, "mask": "causal",
+    },
+    "sizes": {"n": 3, "m": 3, "h": 2, "g": 1, "d_k": 2, "d_v": 2, "d_model": 4, "d_ctx": 4, "d_out": 4,
+              "dims/2": 1},
+}
 CASES = {"biased": BIASED, "cross": CROSS, "block": BLOCK, "additive": ADDITIVE, "sum": SUM, "modern": MODERN,
-         "multi_query": MULTI_QUERY, "part3": PART3, "latent": LATENT}
+         "multi_query": MULTI_QUERY, "part3": PART3, "latent": LATENT,
+         "clipped": CLIPPED, "gemma4": GEMMA4}
 PLAIN = [[1, 0], [0, 1]]
 
 
@@ -333,6 +353,10 @@ SAMPLES: dict[str, dict[str, Any]] = {  # a valid use of each top-level key, add
     "residual": {"residual": True},
     "softcap": {"softcap": 30},
     "sinks": {"sinks": [0.5]},
+    "max_logits": {"max_logits": True},
+    "qk_clip": {"qk_clip": {"tau": 100}},
+    "v_norm": {"v_norm": True},
+    "k_eq_v": {"k_eq_v": True},
     "score_bias": {"score_bias": {"alibi": True}},
     "answer": {"answer": {"weights": [[0.67, 0.33], [0.33, 0.67]]}},
 }

@@ -118,5 +118,6 @@ def verdict(trace, results: dict, dtype: str, file: str) -> list:
         raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
     truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
     d_o = trace.grad_head_outputs if gradients else None
-    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype, option="--dtype")
+    emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.mixed_values, d_o, dtype,
+                     option="--dtype")
     return judge(truths, results, emulated, dtype)

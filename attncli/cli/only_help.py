@@ -11,35 +11,36 @@ from __future__ import annotations
 
 ONLY_HELP = (
     'Keep just this key (repeatable): inputs, positional, normalized_inputs, context, latent_queries, latent_kv, '
-    'queries, keys, values, normalized_queries, normalized_keys, queries_rotated, keys_rotated, rope_frequencies, '
-    'rope_attention_factor, query_temperature, index_queries, index_keys, index_head_weights, index_scores, '
-    'index_selected, index_mask, index_ties, absorbed_queries, scores, score_bias, scaled_scores, weights, '
-    'sink_weights, lse, index_dropped_weight, head_outputs, differential_lambda, differential_weights, '
-    'differential_head_outputs, normalized_head_outputs, gate, gated_head_outputs, output, normalized_output, '
-    'residual, normalized; shown only when named: weight_query_down, bias_query_down, weight_query_up, '
-    'weight_kv_down, bias_kv_down, weight_kv_up, weight_query, bias_query, weight_key, bias_key, weight_value, '
-    'bias_value, kernel_queries, kernel_keys, differential_lambda_q1, differential_lambda_k1, '
-    'differential_lambda_q2, differential_lambda_k2, weight_gate, bias_gate, weight_output, bias_output. With '
-    'gradient: (the backward pass): grad_normalized, grad_residual, grad_normalized_output, grad_output, '
-    'grad_gated_head_outputs, grad_gate, grad_head_outputs, grad_normalized_head_outputs, '
+    'queries, keys, values, normalized_queries, normalized_keys, normalized_values, queries_rotated, keys_rotated, '
+    'rope_frequencies, rope_attention_factor, query_temperature, index_queries, index_keys, index_head_weights, '
+    'index_scores, index_selected, index_mask, index_ties, absorbed_queries, scores, score_bias, scaled_scores, '
+    'weights, sink_weights, lse, index_dropped_weight, max_logits, max_logit_cells, qk_clip_gamma, '
+    'qk_clip_max_logits, head_outputs, differential_lambda, differential_weights, differential_head_outputs, '
+    'normalized_head_outputs, gate, gated_head_outputs, output, normalized_output, residual, normalized; shown only'
+    ' when named: weight_query_down, bias_query_down, weight_query_up, weight_kv_down, bias_kv_down, weight_kv_up, '
+    'weight_query, bias_query, weight_key, bias_key, weight_value, bias_value, kernel_queries, kernel_keys, '
+    'qk_clip_weight_query, qk_clip_bias_query, qk_clip_weight_key, qk_clip_bias_key, differential_lambda_q1, '
+    'differential_lambda_k1, differential_lambda_q2, differential_lambda_k2, weight_gate, bias_gate, weight_output,'
+    ' bias_output. With gradient: (the backward pass): grad_normalized, grad_residual, grad_normalized_output, '
+    'grad_output, grad_gated_head_outputs, grad_gate, grad_head_outputs, grad_normalized_head_outputs, '
     'grad_differential_head_outputs, grad_differential_weights, grad_differential_lambda, grad_weights, delta, '
     'grad_scaled_scores, grad_scores, grad_queries_rotated, grad_keys_rotated, grad_normalized_queries, '
-    'grad_normalized_keys, grad_queries, grad_keys, grad_values, grad_latent_queries, grad_latent_kv, '
-    'grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, grad_bias_query, grad_weight_key, '
-    'grad_bias_key, grad_weight_value, grad_bias_value, grad_weight_output, grad_bias_output, grad_weight_gate, '
-    'grad_bias_gate, grad_weight_query_down, grad_bias_query_down, grad_weight_query_up, grad_bias_query_up, '
-    'grad_weight_kv_down, grad_bias_kv_down, grad_weight_kv_up, grad_bias_kv_up, grad_pre_norm_gamma, '
-    'grad_pre_norm_beta, grad_post_norm_gamma, grad_post_norm_beta, grad_add_norm_gamma, grad_add_norm_beta, '
-    'grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, grad_qk_norm_beta_key, '
-    'grad_latent_query_norm_gamma, grad_latent_kv_norm_gamma, grad_differential_lambda_q1, '
+    'grad_normalized_keys, grad_normalized_values, grad_queries, grad_keys, grad_values, grad_latent_queries, '
+    'grad_latent_kv, grad_normalized_inputs, grad_inputs, grad_context, grad_weight_query, grad_bias_query, '
+    'grad_weight_key, grad_bias_key, grad_weight_value, grad_bias_value, grad_weight_output, grad_bias_output, '
+    'grad_weight_gate, grad_bias_gate, grad_weight_query_down, grad_bias_query_down, grad_weight_query_up, '
+    'grad_bias_query_up, grad_weight_kv_down, grad_bias_kv_down, grad_weight_kv_up, grad_bias_kv_up, '
+    'grad_pre_norm_gamma, grad_pre_norm_beta, grad_post_norm_gamma, grad_post_norm_beta, grad_add_norm_gamma, '
+    'grad_add_norm_beta, grad_qk_norm_gamma_query, grad_qk_norm_gamma_key, grad_qk_norm_beta_query, '
+    'grad_qk_norm_beta_key, grad_latent_query_norm_gamma, grad_latent_kv_norm_gamma, grad_differential_lambda_q1, '
     'grad_differential_lambda_k1, grad_differential_lambda_q2, grad_differential_lambda_k2, grad_sinks; shown only '
     "when named: grad_kernel_queries, grad_kernel_keys. Or the formula's name, in any case: X, P, X̂, C, W_DQ, "
-    "b_DQ, c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, Q, K, V, W_Q, b_Q, W_K, b_K, W_V, b_V, Q̂, K̂, Q′ (or Q'), K′ (or "
-    "K'), f, a_rope, τ, q_I, k_I, w_I, I, kept, M_I, ties, Q_abs, S, B, Z, A, σ, LSE, A_dropped, H, λ_q1, λ_k1, "
-    'λ_q2, λ_k2, λ, W, O, Ô, W_G, b_G, G, H ⊙ G, W_O, b_O, Y, R, N; the gradients dN, dR, dY, dG, dH, dÔ, dO, dW, '
-    "dλ, dA, D, dZ, dS, dQ′ (or dQ'), dK′ (or dK'), dQ̂, dK̂, dQ, dK, dV, dc_Q, dc_KV, dX̂, dX, dC, dW_Q, db_Q, "
-    'dW_K, db_K, dW_V, db_V, dW_O, db_O, dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, '
-    'd_sinks.'
+    "b_DQ, c_Q, W_UQ, W_DKV, b_DKV, c_KV, W_UKV, Q, K, V, W_Q, b_Q, W_K, b_K, W_V, b_V, Q̂, K̂, V̂, Q′ (or Q'), K′ "
+    "(or K'), f, a_rope, τ, q_I, k_I, w_I, I, kept, M_I, ties, Q_abs, S, B, Z, A, σ, LSE, A_dropped, S_max, γ, "
+    'S_max_new, W_Q_clip, b_Q_clip, W_K_clip, b_K_clip, H, λ_q1, λ_k1, λ_q2, λ_k2, λ, W, O, Ô, W_G, b_G, G, H ⊙ G, '
+    "W_O, b_O, Y, R, N; the gradients dN, dR, dY, dG, dH, dÔ, dO, dW, dλ, dA, D, dZ, dS, dQ′ (or dQ'), dK′ (or "
+    "dK'), dQ̂, dK̂, dV̂, dQ, dK, dV, dc_Q, dc_KV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, db_O, "
+    'dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, d_sinks.'
 )
 
 

@@ -129,7 +129,7 @@ def rotations(q: np.ndarray, k: np.ndarray, spec: Spec) -> tuple[np.ndarray | No
     """Q′ = rope(Q) at the queries' positions, K′ = rope(K) at the keys'; (None, None) without ``rope``."""
     if spec.rope is None:
         return None, None
-    return rotate(q, spec.query_positions, spec.rope), rotate(k, spec.key_positions, spec.rope)
+    return rotate(q, spec.query_positions, spec.rope), None if k is None else rotate(k, spec.key_positions, spec.rope)
 
 
 def scores(q: np.ndarray, k: np.ndarray, spec: Spec) -> np.ndarray:

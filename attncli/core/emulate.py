@@ -153,7 +153,7 @@ def emulated_trace(trace, dtype: str, keys: list[str] | None) -> tuple:
     asked = [key for key in keys or [] if key.startswith("grad_")]
     if asked and d_o is None:
         raise AttnError(f"'{asked[0]}' needs gradient: in the document (the dO of the backward pass)", "--only")
-    made = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.values, d_o, dtype)
+    made = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.mixed_values, d_o, dtype)
     gradients = {key: made[key] for key in made if key.startswith("grad_")}
     plain = {key: made[key] for key in made if not key.startswith("grad_")}
     from attncli.core.stages import QUANTITIES

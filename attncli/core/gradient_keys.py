@@ -67,6 +67,8 @@ GRADIENTS: tuple[Quantity, ...] = (
     _g("grad_keys_rotated", "dK′", "Gradient of K′", "g m d_k", "dK′ = dL/dK′", "and rope:"),
     _g("grad_normalized_queries", "dQ̂", "Gradient of Q̂", "h n d_k", "dQ̂ = dL/dQ̂", "and qk_norm:"),
     _g("grad_normalized_keys", "dK̂", "Gradient of K̂", "g m d_k", "dK̂ = dL/dK̂", "and qk_norm:"),
+    _g("grad_normalized_values", "dV̂", "Gradient of V̂", "g m d_v", "dV̂ = Aᵀ·dH (summed over the group)",
+       "and v_norm:"),
     _g("grad_queries", "dQ", "Gradient of Q", "h n d_k", "dQ = dL/dQ"),
     _g("grad_keys", "dK", "Gradient of K", "g m d_k", "dK = dL/dK (summed over the group)"),
     _g("grad_values", "dV", "Gradient of V", "g m d_v", "dV = Aᵀ·dH (summed over the group)"),

@@ -23,6 +23,7 @@ from attncli.core.norms import Norm
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, added, rows_in, rows_key
 from attncli.core.threads import matmul
+from attncli.core.vnorm import mixed, mixed_key
 
 Backward = Callable[[Spec, Arrays, Arrays], Arrays]
 
@@ -61,6 +62,8 @@ def projections(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
         return {}  # Q, K and V given: the gradients end at them
     x = rows_in(spec, a)
     out: Arrays = {}
+    if spec.k_eq_v and d.get("values") is not None:  # V = K's projection (Gemma 4): C·W_K + b_K feeds both
+        d = {**d, "keys": d["values"] if d.get("keys") is None else d["keys"] + d["values"], "values": None}
     for key, name, w, bias in (("queries", "query", spec.w_q, spec.b_q), ("keys", "key", spec.w_k, spec.b_k),
                                ("values", "value", spec.w_v, spec.b_v)):
         if d.get(key) is None:
@@ -128,8 +131,8 @@ def weights(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 def mix(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
-    d_a, d_v = b.mix_back(d["head_outputs"], a["weights"], a["values"])
-    return {"weights": d_a, "values": d_v}
+    d_a, d_v = b.mix_back(d["head_outputs"], a["weights"], mixed(a, spec))
+    return {"weights": d_a, mixed_key(spec): d_v}
 
 
 def output(spec: Spec, a: Arrays, d: Arrays) -> Arrays:

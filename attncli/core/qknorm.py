@@ -88,8 +88,8 @@ def _normalized(spec: Spec, q: np.ndarray, k: np.ndarray) -> Arrays:
     key_head = "head" if spec.kv_heads == spec.heads else "key/value head"
     return {"normalized_queries": normalized(q, norm.gamma_query, norm.beta_query, norm, "normalized queries",
                                              spec.tokens, "head"),
-            "normalized_keys": normalized(k, norm.gamma_key, norm.beta_key, norm, "normalized keys",
-                                          spec.context_tokens, key_head)}
+            "normalized_keys": None if spec.shared_kv is not None else  # (kv_from: an earlier layer's keys)
+            normalized(k, norm.gamma_key, norm.beta_key, norm, "normalized keys", spec.context_tokens, key_head)}
 
 
 def before_rope(spec: Spec) -> bool:

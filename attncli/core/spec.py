@@ -72,6 +72,12 @@ class Spec:
     per_head: frozenset[str] = frozenset()  # the weights given per head (h × d_in × d): so are their gradients
     differential: Differential | None = None  # DiffLlama's head pairs: H from (A₁ − λ·A₂)·[V₁ | V₂], normalised
     indexer: Indexer | None = None  # DeepSeek-V3.2's lightning indexer: its kept keys are a part of ``mask``
+    max_logits: bool = False  # each head's largest scaled score and its cell (core/max_logits.py)
+    qk_clip: float | None = None  # τ of Kimi K2's QK-Clip: γ_h = min(1, τ/S_max^h), W_Q and W_K rescaled
+    v_norm: float | None = None  # ε of Gemma 4's v_norm: V̂ = V / √(mean(V²) + ε), no γ (core/vnorm.py)
+    k_eq_v: bool = False  # V = C·W_K + b_K (Gemma 4's attention_k_eq_v): w_v is w_k, b_v is b_k
+    shared_kv: tuple[np.ndarray, np.ndarray] | None = None  # kv_from (a stack's layer): an earlier layer's K as its
+    #   scores saw them (g, m, d_k) and V as its weights mixed them (g, m, d_v); w_k, w_v are then zeros of their shape
 
     @property
     def heads(self) -> int:

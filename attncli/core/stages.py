@@ -23,10 +23,12 @@ from attncli.core.gate import GATE, GATING, gated_or_not
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.indexer_stage import INDEX_DROPPED, INDEXER
 from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
+from attncli.core.max_logits import max_logits_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
+from attncli.core.vnorm import V_NORM, mixed
 
 
 def last_queries(a: Arrays, spec: Spec) -> np.ndarray:
@@ -45,8 +47,8 @@ def kernel_queries(a: Arrays, spec: Spec) -> np.ndarray:
 
 
 def kernel_keys(a: Arrays, spec: Spec) -> np.ndarray:
-    """The keys the scores see (g, m, d_k)."""
-    return _last(a, spec, "keys")
+    """The keys the scores see (g, m, d_k): with ``kv_from``, the earlier layer's, as its scores saw them."""
+    return a["keys"] if spec.shared_kv is not None else _last(a, spec, "keys")
 
 
 def _last(a: Arrays, spec: Spec, what: str) -> np.ndarray:
@@ -61,11 +63,14 @@ def _last(a: Arrays, spec: Spec, what: str) -> np.ndarray:
 
 def _projections(spec: Spec, a: Arrays) -> Arrays:
     q, k, v = maths.projections(spec, a.get("normalized_inputs"))
+    if spec.shared_kv is not None:  # kv_from (Gemma 4's kv sharing): an earlier layer's keys and values
+        k, v = spec.shared_kv
     return {"queries": q, "keys": k, "values": v}
 
 
 def _rotations(spec: Spec, a: Arrays) -> Arrays:
-    q_rot, k_rot = maths.rotations(*qknorm.rope_inputs(spec, a), spec)  # Q, K (or Q̂, K̂ with qk_norm first)
+    q_in, k_in = qknorm.rope_inputs(spec, a)  # Q, K (or Q̂, K̂ with qk_norm first)
+    q_rot, k_rot = maths.rotations(q_in, None if spec.shared_kv is not None else k_in, spec)  # (kv_from: turned)
     rope = spec.rope
     return {"queries_rotated": q_rot, "keys_rotated": k_rot, "rope_frequencies": rope.frequencies,
             "rope_attention_factor": np.array(rope.attention_factor)}  # (dims/2,) and a number
@@ -97,7 +102,7 @@ def _scaled(spec: Spec, a: Arrays) -> Arrays:
 
 
 def _mix(spec: Spec, a: Arrays) -> Arrays:
-    return {"head_outputs": a["weights"] @ shared(a["values"], spec.heads)}  # (h, n, d_v)
+    return {"head_outputs": a["weights"] @ shared(mixed(a, spec), spec.heads)}  # (h, n, d_v): V, or V̂ (v_norm)
 
 
 def _output(spec: Spec, a: Arrays) -> Arrays:
@@ -177,9 +182,17 @@ def _clamped(q: Quantity) -> Quantity:
     return replace(q, text=text, latex=latex)
 
 
+def _from_keys(v: Quantity, k: Quantity) -> Quantity:
+    """V as ``k_eq_v`` makes it (Gemma 4): ``V = X·W_K + b_K``, the keys' projection."""
+    return replace(v, text=lambda spec: "V = " + k.text(spec).split(" = ", 1)[1] if spec.k_eq_v else v.text(spec),
+                   latex=lambda spec, up: up("V") + " = " + k.latex(spec, up).split(" = ", 1)[1] if spec.k_eq_v
+                   else v.latex(spec, up))
+
+
 QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inputs")),
                          latent_aware(_projected("K", "Keys", "g m d_k", "source")),
                          latent_aware(_projected("V", "Values", "g m d_v", "source")))
+VALUES = _from_keys(VALUES, KEYS)
 
 _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every stage the kernel's view may read
     Stage("document", "X, P: the document's inputs and positional encoding", (),
@@ -210,6 +223,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
           backward=grad.clip),
     qknorm.QK_NORM,
+    V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
                                               (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:",
@@ -264,7 +278,8 @@ STAGES: tuple[Stage, ...] = (
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
-    Stage("mix", "H = A·V", ("weights", "values"),
+    max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
+    Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
           _mix, lambda spec: spec.differential is None, part="attention", block=_mix_block, tiled=lambda spec: True,

@@ -40,6 +40,7 @@ from attncli.core.stream_backward import attention_backward
 from attncli.core.threads import run_parallel
 from attncli.core.tiles import Overflow, blocks, run_tiles, tile_cells, tile_keys, tile_shape
 from attncli.core.trace import Trace
+from attncli.core.vnorm import mixed
 
 QK_STAGES = QK_ROWS  # the query and key stages (Q, K, Q̂, Q′, c_Q …), from the stage list
 BLOCK_CELLS: int | None = None  # scores in one tile (attncli.core.tiles); None: from the cache (tile_cells())
@@ -62,7 +63,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
     The ``before`` stages neither ``keep`` nor the attention needs are left out (``absorb``'s queries).
     """
     a = run(spec, stages=_before(keep if spec.gradient is None else None))
-    q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), a["values"]  # what the scores see
+    q, k, v = kernel_queries(a, spec), kernel_keys(a, spec), mixed(a, spec)  # what the scores see, what A mixes
     h, n, d_v = spec.heads, spec.n, spec.d_v
     heads = np.empty((n, h * d_v)).reshape(n, h, d_v).transpose(1, 0, 2)  # (h, n, d_v), stored as concat(H₁ … H_h);
     # every row is written by the blocks (np.empty: no page of zeros to fault in first)

@@ -29,6 +29,7 @@ from attncli.core.spec import Spec
 from attncli.core.stage import Arrays
 from attncli.core.threads import run_parallel, stopped
 from attncli.core.tiles import blocks
+from attncli.core.vnorm import mixed, mixed_key
 
 ROWS, KEYS = 256, 512  # a tile of queries × keys: 1 MiB of float64, a few of them per thread
 
@@ -37,10 +38,10 @@ def attention_backward(spec: Spec, a: Arrays, d: Arrays, threads: int | None = N
     """The gradients the attention stages (scores … H = A·V) pass back, from dH = ``d["head_outputs"]``: those of
     the kernel's view (dQ, dK), of V, of the sinks, and ``delta`` (D)."""
     d_h = d["head_outputs"]  # (h, n, d_v)
-    q, k, v = a["kernel_queries"], a["kernel_keys"], a["values"]
+    q, k, v = a["kernel_queries"], a["kernel_keys"], mixed(a, spec)  # V, or V̂ with v_norm
     delta = np.einsum("hnd,hnd->hn", d_h, a["head_outputs"])  # D first (h, n)
     out = {"kernel_queries": _side_by_side(q.shape), "kernel_keys": _side_by_side(k.shape),
-           "values": _side_by_side(v.shape)}
+           mixed_key(spec): _side_by_side(v.shape)}
     job = _Job(spec, q, k, v, d_h, a["lse"], delta, out)
     run_parallel(job, list(range(spec.kv_heads)), None, threads)
     out["delta"] = delta
@@ -65,7 +66,7 @@ class _Job:
     def __init__(self, spec: Spec, q, k, v, d_h, lse, delta, out: Arrays) -> None:
         self.spec, self.q, self.k, self.v, self.d_h, self.delta = spec, q, k, v, d_h, delta
         self.lse = np.where(np.isneginf(lse), np.inf, lse)  # a row with no key: exp(z − ∞) = 0, no weight at all
-        self.dq, self.dk, self.dv = out["kernel_queries"], out["kernel_keys"], out["values"]
+        self.dq, self.dk, self.dv = out["kernel_queries"], out["kernel_keys"], out[mixed_key(spec)]
         self.kv = kv_head_of(spec.heads, spec.kv_heads)
         self.p_q, self.p_k = spec.query_positions, spec.key_positions
         self.local = threading.local()

@@ -48,6 +48,11 @@ class _Arrays:
         return self.spec.positional
 
     @property
+    def mixed_values(self) -> np.ndarray | None:
+        """The values the weights mix (g, m, d_v): V̂ with ``v_norm`` (Gemma 4), else V."""
+        return self.values if self.spec.v_norm is None else self.normalized_values
+
+    @property
     def concat(self) -> np.ndarray:
         """The heads side by side: (n, h·d_v)."""
         h, n, d_v = self.head_outputs.shape

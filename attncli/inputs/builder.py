@@ -20,6 +20,7 @@ from attncli.core.spec import Spec, positions_of
 from attncli.inputs.archives import is_archive
 from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
+from attncli.inputs.gemma import k_eq_v_given, shared_of
 from attncli.inputs.gradient import read_gradient
 from attncli.inputs.indexer import read_indexer, with_selection
 from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
@@ -169,14 +170,18 @@ class _Builder:
             w_v=w_v,
             b_q=self._bias("query", h, d_k),
             b_k=self._bias("key", g, d_k),
-            b_v=self._bias("value", g, d_v),
+            b_v=self._bias("key", g, d_k) if k_eq_v_given(self.data) else self._bias("value", g, d_v),
             w_o=w_o,
             b_o=self._bias("output", 1, b_o_width, "weights.output" if w_o is not None else "the concatenated heads"),
             scale=scale,
             scale_name=scale_name,
             mask=mask,
             mask_name=mask_name,
-            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None),
+            identity=frozenset(p for p in ("query", "key", "value") if self.weights.get(p) is None and latent is None
+                               and not (p == "value" and k_eq_v_given(self.data))  # (V = K: W_V is W_K)
+                               and not (p != "query" and shared_of(self.data) is not None)),  # (kv_from)
+            shared_kv=None if shared_of(self.data) is None else (shared_of(self.data).keys,
+                                                                   shared_of(self.data).values),
             files=frozenset(self.files),
             per_head=frozenset(self.per_head),
             score_bias=score_bias,
@@ -195,6 +200,9 @@ class _Builder:
     def _projections(self, d_model: int, d_ctx: int, has_context: bool, kv_heads: int | None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """W_Q (h, d_model, d_k), W_K (g, d_ctx, d_k) and W_V (g, d_ctx, d_v), their shapes checked together."""
+        shared = shared_of(self.data)
+        if shared is not None:  # kv_from: an earlier layer's K and V (zeros stand for W_K and W_V, which it has not)
+            return self._shared_projections(shared, d_model, d_ctx, kv_heads)
         heads = self._heads() or self._heads_of_3d_weights(("query",) if kv_heads else ("query", "key", "value"))
         w_q = self._weight("query", d_model, "inputs", heads)
         heads = w_q.shape[0]
@@ -207,7 +215,7 @@ class _Builder:
             raise self._grouping_hint(e, "key", heads, w_q.shape[2], kv_heads) from None
         rows_o = self._rows_of("output")  # h·d_v, when the output projection fixes it
         d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
-        w_v = self._weight("value", d_ctx, of, g, d_v_hint)
+        w_v = w_k if k_eq_v_given(self.data) else self._weight("value", d_ctx, of, g, d_v_hint)  # (V = K: Gemma 4)
         if w_k.shape[2] != w_q.shape[2] and self.weights.get("query") is None and self.weights.get("key") is None:
             raise AttnError(f"has rows of {d_ctx} numbers but inputs have {d_model}: without weights.query and "
                             "weights.key the queries are the inputs and the keys the context, which then need the "
@@ -219,6 +227,19 @@ class _Builder:
                 "weights.key",
             ), "key", heads, w_q.shape[2], kv_heads)
         return w_q, w_k, w_v
+
+    def _shared_projections(self, shared, d_model: int, d_ctx: int, kv_heads: int | None
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """W_Q, and zeros of W_K's and W_V's shapes for ``kv_from``'s keys and values (g, m, d_k) and (g, m, d_v)."""
+        g, m, d_k = shared.keys.shape
+        w_q = self._weight("query", d_model, "inputs", self._heads() or self._heads_of_3d_weights(("query",)))
+        if kv_heads not in (None, g):
+            raise AttnError(f"is {kv_heads}, but layer {shared.index}'s keys have {g} key/value heads", "kv_heads")
+        check_grouping(w_q.shape[0], g)
+        if w_q.shape[2] != d_k:
+            raise AttnError(f"gives queries of width {w_q.shape[2]} per head, but layer {shared.index}'s keys have "
+                            f"d_k = {d_k}", "weights.query")
+        return w_q, np.zeros((g, d_ctx, d_k)), np.zeros((g, d_ctx, shared.values.shape[2]))
 
     def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
         if value is None:

@@ -12,6 +12,10 @@
     query_temperature: {…}            # Q′ row i times τ_i (Llama 4; Part 3, inputs/factors.py)
     sinks: [0.5, -1.2]                # one softmax sink logit per query head (gpt-oss; Part 3)
     qk_norm: {kind: rms, …}           # Q̂, K̂ = norm(Q), norm(K) (Qwen3, OLMo 2, Llama 4; Part 3)
+    max_logits: true                  # each head's largest logit (inputs/logits.py)
+    qk_clip: {tau: 100}               # Kimi K2's QK-Clip of W_Q and W_K (inputs/logits.py)
+    v_norm: true                      # V̂ = V / √(mean(V²) + ε), Gemma 4 (inputs/gemma.py)
+    k_eq_v: true                      # V = the key projection, Gemma 4's global layers (inputs/gemma.py)
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
 from attncli.inputs.differential import read_differential
 from attncli.inputs.factors import read_factors, residual_given
+from attncli.inputs.gemma import read_gemma
+from attncli.inputs.logits import read_logits
 from attncli.inputs.qknorm import read_qk_norm
 from attncli.inputs.rope import at_length, read_rope
 from attncli.inputs.sinks import read_sinks
@@ -31,7 +37,10 @@ from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of, number_of
 
 MODERN_KEYS = ("kv_heads", "rope", "positions", "context_positions", "pre_norm", "post_norm", "residual", "softcap",
-               "clip_qkv", "query_temperature", "sinks", "qk_norm")
+               "clip_qkv", "query_temperature", "sinks", "qk_norm",
+               "max_logits", "qk_clip",
+               "v_norm", "k_eq_v",
+               "kv_from")
 NORM_KEYS = ("kind", "gamma", "beta", "eps")
 NORM_EPS = {"rms": 1e-6, "layer": 1e-5}  # Llama's RMSNorm and torch.nn.LayerNorm
 
@@ -66,6 +75,8 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         "qk_norm": read_qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
         "differential": read_differential(builder, data.get("differential"), heads),
     }
+    fields.update(read_logits(data, fields["qk_norm"], fields["clip_qkv"]))
+    fields.update(read_gemma(data))
     fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("normalises the output before it is added to the residual; it needs residual: true",

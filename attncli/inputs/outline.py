@@ -19,7 +19,6 @@ from attncli.inputs.values import split_tokens
 PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual",
          "query_temperature", "qk_norm", "gradient", "latent",
          "differential")
-         "query_temperature", "qk_norm", "gradient", "latent")
 PARTS += ("indexer",)  # DeepSeek-V3.2's lightning indexer
 PROJECTIONS = ("query", "key", "value", "output", "gate")
 

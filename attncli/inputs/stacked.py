@@ -25,6 +25,7 @@ from typing import Any
 from attncli.core.errors import AttnError, describe
 from attncli.inputs.builder import TOP_KEYS
 from attncli.inputs.document import Document, is_stacked
+from attncli.inputs.gemma import SharedKV
 from attncli.inputs.values import unknown_key
 
 SHARED = ("tokens", "inputs", "positions", "positional")  # given once, at the top of a stacked document
@@ -70,16 +71,34 @@ def stack_of(doc: Document) -> list[dict[str, Any]]:
     return layers
 
 
-def layer_document(doc: Document, index: int, inputs: Any, passed_on: str | None = None) -> Document:
+def layer_document(doc: Document, index: int, inputs: Any, passed_on: str | None = None,
+                   shared: SharedKV | None = None) -> Document:
     """Layer ``index`` (from 0) as a one-layer document whose inputs are ``inputs`` (its messages say which layer),
-    ``passed_on`` the key of the layer before that they are (:func:`last_key`)."""
+    ``passed_on`` the key of the layer before that they are (:func:`last_key`); ``shared``: its ``kv_from``'s keys
+    and values (:func:`shared_for`)."""
     layer = stack_of(doc)[index]
     data = {key: doc.data[key] for key in ("tokens", "positions") if key in doc.data}
     if index == 0 and "positional" in doc.data:
         data["positional"] = doc.data["positional"]
     data["inputs"] = inputs
     data.update(layer)
+    if shared is not None:
+        data["kv_from"] = shared
     return replace(doc, data=data, name=f"{doc.name}: layers[{index}]", passed_on=passed_on)
+
+
+def shared_for(doc: Document, index: int, traces: list | tuple) -> SharedKV | None:
+    """Layer ``index``'s ``kv_from: j`` as the keys and values of layer j (``traces[j]``, computed): those its scores
+    saw (``kernel_keys``) and its weights mixed (V̂ or V); None without kv_from."""
+    j = stack_of(doc)[index].get("kv_from")
+    if j is None:
+        return None
+    if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < index:
+        earlier = f"0 … {index - 1}" if index else "none: layer 0 is the first"
+        raise AttnError(f"{describe(j)} is not an earlier layer, counting from 0 as layers: does ({earlier})",
+                        f"layers[{index}].kv_from").at(doc.name)
+    trace = traces[j]
+    return SharedKV(j, trace.kernel_keys, trace.mixed_values)
 
 
 def top_level_place(error: AttnError, doc: Document) -> AttnError:

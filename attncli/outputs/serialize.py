@@ -23,13 +23,17 @@ ORDER = tuple(QUANTITIES)  # as computed: a stage's matrices, then what it makes
 KEYS = ALWAYS + ORDER
 # --only also takes the names of the formulas (docs/format.md): any case, with or without the underscore, ' for ′.
 ALIASES = {**{q.symbol: key for key, q in QUANTITIES.items() if q.symbol}, "Xhat": "normalized_inputs",
-           "Qhat": "normalized_queries", "Khat": "normalized_keys"}
+           "Qhat": "normalized_queries", "Khat": "normalized_keys",
+           "gamma": "qk_clip_gamma",
+           "Vhat": "normalized_values"}
 NEEDS = {key: q.needs for key, q in QUANTITIES.items() if q.needs}  # the keys only some documents have, and why
 OPTIONAL = tuple(NEEDS)
 # what a document of queries, keys and values given directly has no X (nor C) for: the key -> what is missing
 WITHOUT_QKV = {"inputs": "X", "context": "C", "grad_inputs": "X", "grad_context": "C",
                "grad_normalized_inputs": "X (nor X̂)"}
-NULL_AT_MINUS_INF = ("score_bias", "lse")  # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key
+# −inf (kept in .npz) is null in JSON: a masked cell, a row with no key, a head with no allowed cell
+NULL_AT_MINUS_INF = ("score_bias", "lse",
+                     "max_logits", "max_logit_cells", "qk_clip_max_logits")
 NULL_AT_MINUS_INF += ("index_scores",)  # the indexer's I: −inf where the document's mask allows no key
 
 

@@ -32,6 +32,11 @@ ZH_TITLES = {
     "differential_lambda_q2": "差分的 λ_q2", "differential_lambda_k2": "差分的 λ_k2", "differential_lambda": "差分的 λ",
     "differential_weights": "差分权重", "differential_head_outputs": "差分的头输出",
     "normalized_head_outputs": "归一化后的头输出",
+    "normalized_values": "归一化后的值",
+    "max_logits": "最大 logit", "max_logit_cells": "最大 logit 的位置",
+    "qk_clip_gamma": "QK-Clip 的系数", "qk_clip_max_logits": "QK-Clip 之后的最大 logit",
+    "qk_clip_weight_query": "QK-Clip 之后的查询投影", "qk_clip_bias_query": "QK-Clip 之后的查询偏置",
+    "qk_clip_weight_key": "QK-Clip 之后的键投影", "qk_clip_bias_key": "QK-Clip 之后的键偏置",
 }
 ZH_TITLES.update({  # DeepSeek-V3.2's lightning indexer
     "index_queries": "索引器的查询", "index_keys": "索引器的键", "index_head_weights": "索引器的头权重",

@@ -92,7 +92,7 @@ def _dims(spec: Spec) -> dict[str, int]:
             "r_q": 0 if lat is None else lat.r_q or 0, "r_kv": 0 if lat is None else lat.r_kv,
             "d_r": 0 if lat is None else lat.d_rope,
             "p": spec.heads // 2, "d_λ": 0 if spec.differential is None or spec.differential.lambda_q1 is None else
-            spec.differential.lambda_q1.size}
+            spec.differential.lambda_q1.size,
             **_indexer_dims(spec)}
 
 

@@ -83,6 +83,8 @@ CATALOGUE = {
     "F64, F32, F16, BF16, integers and BOOL": "F64、F32、F16、BF16、整数和 BOOL",
     " or {}×{}×{} (one per head)": "，或 {}×{}×{}（每个头一个）",
     "a mapping with any of {}": "含有 {} 中任意几个的映射",
+    "a mapping with tau, the threshold τ (Kimi K2 used 100)": "含有 tau（阈值 τ，Kimi K2 用的是 100）的映射",
+    "true, or a mapping with eps (an RMS norm without γ)": "true，或含有 eps 的映射（没有 γ 的 RMS 归一化）",
     "true, or a mapping with slopes (one per head)": "true，或含有 slopes 的映射（每个头一个）",
     "a mapping with query and key (one vector for each)": "含有 query 和 key 的映射（各一个向量）",
     "a mapping with kind (rms or layer) and any of scope, gamma, beta, eps, after_rope":

@@ -144,4 +144,34 @@ CATALOGUE = {
     "adds a term to the softmax's denominator, but this document has normalize: {} (sinks need normalize: softmax" ")":
         "在 softmax 的分母中加一项，但本文档的 normalize: {}（sinks 需要 normalize: softmax）",
     "is {} but there {}{}{}: one sink logit each": "是 {}，但{}{}{}：每个查询头一个 sink logit",
+    "is required: the threshold τ of the largest logit (Kimi K2 used 100)":
+        "必须给出：最大 logit 的阈值 τ（Kimi K2 用的是 100）",
+    "{} is not a positive number (Kimi K2 used 100)": "{} 不是正数（Kimi K2 用的是 100）",
+    "rescales W_Q and W_K, which qk_norm undoes (the norm divides the scale out again); QK-Clip is for layers without"
+    " qk_norm":
+        "会按比例缩放 W_Q 和 W_K，而 qk_norm 会把它抵消（归一化又把缩放除掉了）；QK-Clip 用于没有 qk_norm 的层",
+    "rescales W_Q and W_K, and clip_qkv's clamp does not scale with them; not with clip_qkv":
+        "会按比例缩放 W_Q 和 W_K，而 clip_qkv 的截断不随之缩放；不能与 clip_qkv 同用",
+    "rescales W_Q and W_K, and with queries, keys and values given directly there are none (max_logits: true gives "
+    "the largest logits alone)":
+        "会按比例缩放 W_Q 和 W_K，而直接给出查询、键和值时没有这些矩阵（max_logits: true 只给出最大 logit）",
+    "rescales the dot-product logits Q·Kᵀ; it needs score: dot": "缩放的是点积 logit Q·Kᵀ；需要 score: dot",
+    "{} is not a positive number (Gemma 4 uses 1e-6)": "{} 不是正数（Gemma 4 用的是 1e-6）",
+    "makes the values from weights.key, which latent attention does not have":
+        "用 weights.key 来得到值，而潜在注意力没有 weights.key",
+    "makes the values from the key projection; with values given directly, give them equal to the keys instead":
+        "用键投影来得到值；直接给出值时，请改为给出与键相同的值",
+    "makes the values from the key projection (V = C·W_K + b_K): leave out {}.value":
+        "用键投影来得到值（V = C·W_K + b_K）：请去掉 {}.value",
+    "takes an earlier layer's keys and values: it belongs in a layer of a stack (layers:)":
+        "取用前面某一层的键和值：它只能写在堆叠（layers:）的某一层里",
+    "attends with layer {}'s keys and values, already made: leave out {}":
+        "使用第 {} 层已经算好的键和值：请去掉 {}",
+    "attends with layer {}'s keys and values, already made: leave out {}.{}":
+        "使用第 {} 层已经算好的键和值：请去掉 {}.{}",
+    "is {}, but layer {}'s keys have {} key/value heads": "是 {}，但第 {} 层的键有 {} 个键值头",
+    "gives queries of width {} per head, but layer {}'s keys have d_k = {}":
+        "给出的查询每个头宽 {}，但第 {} 层的键 d_k = {}",
+    "{} is not an earlier layer, counting from 0 as layers: does ({})":
+        "{} 不是更早的一层（与 layers: 一样从 0 数起：{}）",
 }

@@ -45,8 +45,9 @@ STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries":
                               "normalized_output": "residual",
                               "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
                               "normalized_keys": "qk_norm",
-                              "differential_lambda": "differential"}
-                              "normalized_keys": "qk_norm"}
+                              "differential_lambda": "differential",
+                              "max_logits": 5, "qk_clip_gamma": 5, "qk_clip_max_logits": 5,
+                              "normalized_values": 3}
 STEP.update(index_scores="indexer", index_mask="indexer")  # the lightning indexer's table and its selection
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again

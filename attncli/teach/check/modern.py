@@ -18,7 +18,8 @@ models the classic ones:
 - kv_heads: query head i given key/value head i mod g instead of i // (h / g);
 - residual: the output not added back to the inputs;
 - Part 3: the query temperature left out; the output gate left out, or applied after the output projection;
-  the residual's scale α left out; latent's slips (:mod:`attncli.teach.check.latent`).
+  the residual's scale α left out; latent's slips (:mod:`attncli.teach.check.latent`); the largest logit's
+  (:mod:`attncli.teach.check.max_logits`); Gemma 4's v_norm left out.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from attncli.core.positions import rotate
 from attncli.core.trace import Trace
 from attncli.teach.check.indexer import indexer_slips
 from attncli.teach.check.latent import latent_slips
+from attncli.teach.check.max_logits import max_logit_slips
 from attncli.teach.check.qknorm import qk_norm_slips, regrouped
 from attncli.teach.check.slips import Slip, arrays_of, by_spec, by_stage, rerun
 
@@ -78,6 +80,9 @@ def _part3_slips(trace: Trace, add) -> None:
             add("gate_after_output", lambda rounding: _gate_after_output(trace))
     if spec.residual_scale != 1.0 and trace.residual is not None:
         add("residual_scale_left_out", by_spec(trace, residual_scale=1.0), alpha=f"{spec.residual_scale:g}")
+    max_logit_slips(trace, add)
+    if spec.v_norm is not None:
+        add("v_norm_left_out", by_spec(trace, v_norm=None))
 
 
 def _gate_after_output(trace: Trace) -> dict:

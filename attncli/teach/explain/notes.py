@@ -84,7 +84,7 @@ def article(trace: Trace, focus: Focus) -> dict:
     """The walkthrough's rounded figures for the chosen query: its weights, weighted values and output."""
     spec = trace.spec
     weights = np.array(ARTICLE_WEIGHTS[focus.query])
-    v = trace.values[kv_head(spec, focus.head)]
+    v = trace.mixed_values[kv_head(spec, focus.head)]
     rows = weights[:, None] * v
     return {"rounded_weights": fixed(weights, 1), "rounded_rows": ", ".join(fixed(row, 1) for row in rows),
             "rounded": fixed(weights @ v, 1), "exact": fixed(trace.head_outputs[focus.head, focus.query], 4),

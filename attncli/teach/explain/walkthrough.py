@@ -20,9 +20,20 @@ from attncli.core import formulas
 from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain import backward, facts, gate_temperature, latent, modern, notes, qknorm, step
 from attncli.teach.explain.differential import differential_step
 from attncli.teach.explain.indexer import indexer_step
+from attncli.teach.explain import (
+    backward,
+    facts,
+    gate_temperature,
+    latent,
+    max_logits,
+    modern,
+    notes,
+    qknorm,
+    step,
+    values_norm,
+)
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
@@ -162,6 +173,7 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         else:
             key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
             value = clamped(f"{row} · W_V{b_v}", spec) + cells(spec, "value", source[j], kv, p)
+            value = f"k{k}" if spec.k_eq_v else value  # (Gemma 4's V = K: the key before qk_norm and rope)
         lines.append(f"{token}: k{k} = {key} = {vector(trace.keys[kv, j], p)}")
         lines.append(f"{token}: v{k} = {value} = {vector(trace.values[kv, j], p)}")
     if spec.m > MAX_LINES:
@@ -181,6 +193,7 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("positional_cross" if cross else "positional")
     keys += ["gqa"] if spec.kv_heads < spec.heads else []
     keys += ["clip"] if spec.clip_qkv is not None else []
+    lines, numbers, keys = values_norm.lines(trace, focus, t, kv, lines, numbers, keys)  # Gemma 4: k_eq_v, v_norm
     # as the tables write them
     formula = "   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values"))
     return Step(3, t["projections"]["title"], formula,
@@ -277,6 +290,7 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         keys.append("masked")
     if spec.sinks is not None:
         keys, lines, ctx = modern.sink_sentence(trace, focus, keys, lines, ctx)
+    keys, lines, ctx = max_logits.max_logit_sentences(trace, focus, t, keys, lines, ctx)  # with max_logits
     numbers.append(Numbers("weights", t["label"]["weights"], a[None, :], row, tokens, heat=True))
     return Step(5, t["softmax"]["title"], formulas.weights_formula(spec), paragraphs(t, "softmax", keys, ctx), lines,
                 numbers)
@@ -284,12 +298,12 @@ def softmax_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 
 def weighted_values(trace: Trace, focus: Focus) -> np.ndarray:
     """a_j · v_j for every key j: (m, d_v) — one weight times one value row, for display."""
-    return trace.weights[focus.head, focus.query][:, None] * trace.values[kv_head(trace.spec, focus.head)]
+    return trace.weights[focus.head, focus.query][:, None] * trace.mixed_values[kv_head(trace.spec, focus.head)]
 
 
 def weighted_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, i, p = trace.spec, focus.head, focus.query, focus.precision
-    a, v, wv = trace.weights[h, i], trace.values[kv_head(spec, h)], weighted_values(trace, focus)
+    a, v, wv = trace.weights[h, i], trace.mixed_values[kv_head(spec, h)], weighted_values(trace, focus)
     lines = [f"{spec.context_tokens[j]}: {weighted_line(a[j], v[j], wv[j], p)}" for j in range(min(spec.m, MAX_LINES))]
     numbers = [Numbers("weighted_values", t["label"]["weighted_values"], wv, spec.context_tokens, dims(spec.d_v))]
     zeros = [int(j) for j in np.flatnonzero(a == 0)]

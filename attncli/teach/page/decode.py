@@ -45,7 +45,7 @@ def decode_data(trace: Trace, precision: int) -> dict | None:
             e = np.exp(z - top)
             total = e.sum() + (0.0 if spec.sinks is None else np.exp(spec.sinks[h] - top))
             a = e / total if total > 0 else e
-            out = a @ trace.values[h // group, cache]
+            out = a @ trace.mixed_values[h // group, cache]
             full_a, full_out = trace.weights[h, t, cache], trace.head_outputs[h, t]
             same = bool(np.abs(a - full_a).max(initial=0) <= 1e-12 and
                         np.abs(out - full_out).max(initial=0) <= 1e-12 * max(1.0, np.abs(full_out).max(initial=0)))

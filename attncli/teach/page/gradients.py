@@ -47,7 +47,7 @@ def _attention(trace: Trace, key: str, h: int, i: int, j: int, p: int) -> Work |
     g, spec = trace.gradients, trace.spec
     q, k = _tok(trace, i), _tok(trace, j, keys=True) if key != "grad_head_outputs" and key != "delta" else ""
     if key == "grad_weights":
-        v = trace.values[h // (spec.heads // spec.kv_heads), j]
+        v = trace.mixed_values[h // (spec.heads // spec.kv_heads), j]
         terms = list(zip(g["grad_head_outputs"][h, i], v, strict=True))
         return Work("dA_ij = dH_i·v_j", [("grad_weights", {"q": q, "key": k})],
                     [(f"dA[{q}, {k}]", f"dH_{q}·v_{k}", terms)], sum(x * y for x, y in terms))

@@ -24,8 +24,8 @@ MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the p
 # n·m grows, so that a large document's page is made in seconds (n = m = 4096: 1 pair; 1024: 28; 512: 114)
 WORK_CELLS = 30_000_000  # (query, head) pairs × n × m, at most (about 10 s of explain on a 2-core machine)
 STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7),
-            "differential_head_outputs": ("differential",), "differential_lambda": ("differential",)}
-STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7)}
+            "differential_head_outputs": ("differential",), "differential_lambda": ("differential",),
+            "max_logits": (5,), "qk_clip_gamma": (5,), "qk_clip_max_logits": (5,)}
 STEPS_OF.update({key: ("indexer",) for key in ("index_scores", "index_mask", "index_selected", "index_ties",
                                                "index_dropped_weight")})  # the lightning indexer's step
 MASKED_STEPS = (4, 5)  # a masked cell: the step that names the mask, then softmax's "masked keys get weight 0"
@@ -112,6 +112,8 @@ def highlight(trace: Trace, number: str, key: str, lines: list[str], cell: tuple
         return _find(lines, f"k{re.escape(prime)}{re.escape(subscript(j + 1))}{not_sub}[ ·]")
     if number == "5" and key == "weights" and not masked:
         return _softmax_lines(trace, lines, head, i, j)
+    if number == "5" and key in ("max_logits", "qk_clip_gamma", "qk_clip_max_logits"):  # the head's S_max, γ lines
+        return _find(lines, "^S_max = " if key == "max_logits" else "^γ = ")
     if number == "7":
         return list(range(len(lines)))
     if number == "indexer" and key in ("index_scores", "index_mask"):  # one line per key, in order

@@ -144,6 +144,12 @@ SLIPS = {
                         "and the rotated key alike, so the rotated part of each score grows by a² = {a2}, not by a",
     "clip_left_out": "Q, K and V were not clamped: with clip_qkv every number of them beyond ±{c} becomes ±{c} "
                      "before the scores",
+    "max_logit_unscaled": "the largest logit was taken of the scores S before the scale: the logit entering the "
+                          "softmax is Z = scale·S",
+    "v_norm_left_out": "the values were not normalised: with v_norm each value row is divided by its root mean square, "
+                       "v̂ = v / √(mean(v²) + ε), before the weights mix them",
+    "qk_clip_gamma_uncapped": "γ = τ / S_max was used for every head: a head whose S_max is not above τ = {tau} keeps "
+                              "γ = 1 (QK-Clip only ever shrinks W_Q and W_K)",
     "sink_left_out": "the sink was left out of the denominator: with sinks each row's softmax divides by Σ e^z + e^s, "
                      "so its weights sum to less than 1 (the rest is the sink's share)",
     "qk_norm_left_out": "Q and K were not normalised: with qk_norm every query and every key goes through {norm} "

@@ -110,6 +110,11 @@ SLIPS = {
     "rope_factor_once": "注意力因子 a = {a} 只乘了一次：旋转后的查询和键都要乘以它，"
                         "所以每个得分的旋转部分变为 a² = {a2} 倍，而不是 a 倍",
     "clip_left_out": "漏掉了对 Q、K、V 的截断：有 clip_qkv 时，它们超出 ±{c} 的每个数都要先变成 ±{c}，再算得分",
+    "max_logit_unscaled": "最大 logit 取自缩放之前的得分 S：进入 softmax 的 logit 是 Z = scale·S",
+    "v_norm_left_out": "漏掉了对值的归一化：有 v_norm 时，每个值行都要先除以它的均方根，v̂ = v / √(mean(v²) + ε)，"
+                       "再由权重混合",
+    "qk_clip_gamma_uncapped": "对每个头都用了 γ = τ / S_max：S_max 不超过 τ = {tau} 的头 γ 仍为 1"
+                              "（QK-Clip 只会缩小 W_Q 和 W_K）",
     "sink_left_out": "分母里漏掉了汇（sink）：有 sinks 时，每一行的 softmax 要除以 Σ e^z + e^s，"
                      "所以权重加起来小于 1（剩下的是汇的份额）",
     "qk_norm_left_out": "漏掉了对 Q 和 K 的归一化：有 qk_norm 时，每个查询和每个键都要先经过 {norm}，再算得分",

@@ -29,6 +29,7 @@ TEXTS = {
         "saturation": "Saturation  largest weight and Jacobian entry",
         "query_w1": "Query term  q·W₁", "keys_w2": "Key terms  K·W₂", "tanh": "Hidden layer  tanh(q·W₁ + K·W₂)",
         "inputs": "Inputs  X", "context": "Context  C", "positional": "Positional encoding  P",
+        "normalized_values": "Normalised values  V̂",
         "embedded": "Inputs with positions  X + P",
         "w_q": "Query weights  W_Q", "w_k": "Key weights  W_K", "w_v": "Value weights  W_V",
         "b_q": "Query bias  b_Q", "b_k": "Key bias  b_K", "b_v": "Value bias  b_V",
@@ -148,6 +149,11 @@ TEXTS = {
         "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as "
                 "MPT and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps "
                 "a few huge projections from dominating the scores.",
+        "k_eq_v": "There is no W_V: each value is its token's key projection itself, taken before the keys are "
+                  "normalised and turned (k_eq_v, Gemma 4's global layers), so K and V share one matrix and one cache.",
+        "v_norm": "Then each value row is divided by its root mean square, v̂ = v / √(mean(v²) + ε) (v_norm, Gemma 4, "
+                  "with no γ): every value the weights mix has the same size, and only its direction carries "
+                  "information.",
     },
     "scores": {
         **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_en.py)
@@ -261,6 +267,20 @@ TEXTS = {
         "all_masked_sink": "Every key is masked for {q}, so its whole attention goes to the sink (s = {s}): σ = 1, "
                            "every weight is 0 and so is its output. With a sink that is no mistake, and no warning is "
                            "given.",
+        "max_logit": "Over every query of this head, the largest logit entering the softmax is S_max = {top}, at "
+                     "query {at_query} and key {at_key} (max_logits). MuonClip (Kimi K2) watches this number while "
+                     "training: a logit that keeps growing makes the softmax nearly one-hot and the training unstable.",
+        "max_logit_none": "No cell of this head is allowed, so it has no largest logit (null in the JSON).",
+        "qk_clip": "QK-Clip with τ = {tau}: S_max is above τ, so γ = τ / S_max = {gamma}, and W_Q and W_K of this head "
+                   "are rescaled ({rule}). Every score of the head becomes γ times as large, and the "
+                   "largest one is now {new}.",
+        "qk_clip_unchanged": "QK-Clip with τ = {tau}: S_max is not above τ, so γ = 1 and this head's W_Q and W_K stay "
+                             "as they are.",
+        "rule_heads": "one key/value head per query head: √γ on each",
+        "rule_grouped": "grouped heads: the shared key head takes √γ of its group's smallest γ, and each query head "
+                        "the rest of its own γ, so that every head's scores become γ times as large",
+        "rule_latent": "latent attention: √γ on the unrotated query and key parts, γ on the rotated query part, the "
+                       "shared rotary key untouched",
     },
     "weighted": {
         "title": "Weight each value",

@@ -28,6 +28,7 @@ TEXTS = {
         "saturation": "饱和程度  最大权重与雅可比矩阵最大项",
         "query_w1": "查询项  q·W₁", "keys_w2": "键项  K·W₂", "tanh": "隐藏层  tanh(q·W₁ + K·W₂)",
         "inputs": "输入  X", "context": "上下文  C", "positional": "位置编码  P",
+        "normalized_values": "归一化后的值  V̂",
         "embedded": "加上位置编码的输入  X + P",
         "w_q": "查询权重  W_Q", "w_k": "键权重  W_K", "w_v": "值权重  W_V",
         "b_q": "查询偏置  b_Q", "b_k": "键偏置  b_K", "b_v": "值偏置  b_V",
@@ -132,6 +133,10 @@ TEXTS = {
                "由第 {first} 到第 {last} 个头共用。",
         "clip": "接着把 Q、K、V 的每个数都截断到 −{clip:g} 到 {clip:g} 之间（clip_qkv，MPT 和 DBRX 的做法）："
                 "超出的数变成它越过的那个端点，其余的数不变。这样少数特别大的投影值就不会主导得分。",
+        "k_eq_v": "这里没有 W_V：每个值就是它那个词元的键投影本身，取在键被归一化和旋转之前（k_eq_v，Gemma 4 "
+                  "的全局层），所以 K 和 V 共用一个矩阵、一份缓存。",
+        "v_norm": "接着把每个值行除以它的均方根，v̂ = v / √(mean(v²) + ε)（v_norm，Gemma 4 的做法，没有 γ）："
+                  "权重混合的每个值大小相同，只有方向携带信息。",
     },
     "scores": {
         **FACTS["scores"],  # the sentences true of some numbers only (texts/facts_zh.py)
@@ -226,6 +231,17 @@ TEXTS = {
                 "而不是 1。这样，没有合适的键时，一个头几乎可以什么都不关注。",
         "all_masked_sink": "对 {q} 来说，所有键都被屏蔽了，所以它的注意力全部给了汇（s = {s}）："
                            "σ = 1，每个权重都是 0，输出也是 0。有汇时这不算错误，也不会给出警告。",
+        "max_logit": "在这个头的所有查询中，进入 softmax 的最大 logit 是 S_max = {top}，位于查询 {at_query}、"
+                     "键 {at_key}（max_logits）。MuonClip（Kimi K2）在训练时盯着这个数：logit 一直变大，"
+                     "softmax 就几乎变成独热分布，训练也随之不稳定。",
+        "max_logit_none": "这个头没有任何允许的格子，所以没有最大 logit（JSON 中为 null）。",
+        "qk_clip": "QK-Clip，τ = {tau}：S_max 超过了 τ，所以 γ = τ / S_max = {gamma}，这个头的 W_Q 和 W_K "
+                   "按比例缩小（{rule}）。这个头的每个得分都变为原来的 γ 倍，最大的一个现在是 {new}。",
+        "qk_clip_unchanged": "QK-Clip，τ = {tau}：S_max 没有超过 τ，所以 γ = 1，这个头的 W_Q 和 W_K 保持不变。",
+        "rule_heads": "每个查询头各有一个键值头：两边各乘以 √γ",
+        "rule_grouped": "分组的头：共享的键头乘以组内最小 γ 的平方根，每个查询头乘以自己 γ 余下的部分，"
+                        "使每个头的得分都变为原来的 γ 倍",
+        "rule_latent": "潜在注意力：不旋转的查询与键部分乘以 √γ，旋转的查询部分乘以 γ，共享的旋转键不变",
     },
     "weighted": {
         "title": "给每个值加权",

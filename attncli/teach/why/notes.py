@@ -123,7 +123,7 @@ def fixed_mix(trace: Trace, focus: Focus, w: dict, ctx: dict) -> list[str]:
     a = trace.weights[h, i]  # the attention's own weights for this query
     others = [j for j in np.argsort(-a, kind="stable") if j != i]
     j = int(others[0])  # the other token attention weighs most
-    v = trace.values[h // (spec.heads // spec.kv_heads)]
+    v = trace.mixed_values[h // (spec.heads // spec.kv_heads)]
     y = 0.75 * v[i] + 0.25 * v[j]
     return [w["average"]["fixed"].format(**dict(ctx, other=f"“{spec.tokens[j]}”", v_i=vector(v[i], p),
                                                 v_j=vector(v[j], p), y=vector(y, p), a=number(a[j], p),

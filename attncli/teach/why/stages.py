@@ -44,7 +44,7 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
     spec, h = trace.spec, focus.head
     t, ctx = texts(focus.lang), context(trace, focus)
     w, labels = t["why"], t["label"]
-    v = trace.values[kv_head(spec, h)]  # (m, d_v): the key/value head this query head uses
+    v = trace.mixed_values[kv_head(spec, h)]  # (m, d_v): the key/value head this query head uses
     rows, cols, out_cols = spec.tokens, spec.context_tokens, dims(spec.d_v)
 
     average = np.repeat(v.mean(axis=0, keepdims=True), spec.n, axis=0)  # (n, d_v): the same row for everyone

@@ -1,0 +1,270 @@
+"""Gemma 4's attention (``v_norm``, ``k_eq_v``, scale 1) against Hugging Face's own ``Gemma4TextAttention``.
+
+A tiny Gemma4TextConfig with random weights (never a download), its sliding layer and its global layer (V from the
+raw k_proj output, proportional rope with a quarter of the pairs turned) run in float64 with HF's own sliding
+mask, and compared with the attncli document of the same numbers to 1e-12 relative: the output, V̂, and with
+``gradient`` every gradient against torch.autograd.  ``Tensor.float()`` and the softmax are kept float64 during
+the call (Gemma 4's RMSNorm and its eager softmax cast to float32 even in a float64 model); the cos and sin are
+given in float64.  Without torch, V̂
+is checked against a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import attncli
+from attncli.cli import app
+from attncli.core.pipeline import attend
+from attncli.core.stream import attend_streamed
+
+N, HIDDEN, HEADS, W = 6, 16, 4, 3
+
+
+def gemma4(layer: int, seed: int):
+    """(the config, Gemma4TextAttention of layer ``layer`` (0: sliding, 1: global, k = v), in float64)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from hf_modules import randomize
+    from transformers.models.gemma4 import modeling_gemma4 as g4
+    cfg = transformers.Gemma4TextConfig(
+        vocab_size=16, hidden_size=HIDDEN, intermediate_size=32, num_hidden_layers=2, num_attention_heads=HEADS,
+        num_key_value_heads=2, head_dim=8, global_head_dim=16, num_global_key_value_heads=1, attention_k_eq_v=True,
+        layer_types=["sliding_attention", "full_attention"], sliding_window=W, hidden_size_per_layer_input=0)
+    cfg._attn_implementation = "eager"
+    return cfg, randomize(g4.Gemma4TextAttention(cfg, layer), seed, std=0.5)
+
+
+def frequencies(head_dim: int, layer: int) -> np.ndarray:
+    """The inverse frequencies: default rope (θ = 10⁴) on the sliding layer, proportional (θ = 10⁶, a quarter of the
+    pairs turned, the rest 0) on the global one, as Hugging Face derives them, in float64."""
+    if layer == 0:
+        return 10_000.0 ** (-np.arange(0, head_dim, 2) / head_dim)
+    turned = int(0.25 * head_dim // 2)
+    return np.concatenate([1_000_000.0 ** (-np.arange(0, 2 * turned, 2) / head_dim), np.zeros(head_dim // 2 - turned)])
+
+
+def run_hf(attn, x, f, layer: int, grad=None):
+    """The module's output (n, d_model) on x (n, d_model), with float64 cos and sin and HF's own mask; with ``grad``
+    the gradients of Σ grad ⊙ output (input, the projections, the norms' γ) by torch.autograd."""
+    import torch
+    from hf_modules import hf_mask
+    from transformers import masking_utils as masking
+
+    fn = masking.sliding_window_causal_mask_function(W) if layer == 0 else None
+    mask, _ = hf_mask(N, N, fn)
+    angles = torch.arange(N, dtype=torch.float64)[:, None] * torch.as_tensor(f)[None, :]
+    emb = torch.cat([angles, angles], dim=-1)[None]  # (1, n, d): rotate_half's layout
+    xt = torch.tensor(x[None], requires_grad=grad is not None)
+    original, softmax = torch.Tensor.float, torch.nn.functional.softmax
+    torch.Tensor.float = lambda self, *a, **k: self if self.dtype == torch.float64 else original(self, *a, **k)
+    torch.nn.functional.softmax = lambda t, dim=None, dtype=None, **k: softmax(t, dim=dim)  # its float32 softmax
+    try:
+        out, _ = attn(xt, (emb.cos(), emb.sin()), mask, {})
+    finally:
+        torch.Tensor.float, torch.nn.functional.softmax = original, softmax
+    if grad is None:
+        return out[0].detach().numpy(), None
+    (out[0] * torch.tensor(grad)).sum().backward()
+    grads = {"inputs": xt.grad[0].numpy(), **{name: p.grad.numpy() for name, p in attn.named_parameters()}}
+    return out[0].detach().numpy(), grads
+
+
+def document(cfg, attn, x, f, layer: int) -> dict:
+    from hf_modules import T
+
+    doc = {"inputs": x.tolist(), "heads": HEADS, "kv_heads": attn.k_proj.out_features // attn.head_dim,
+           "weights": {"query": T(attn.q_proj).tolist(), "key": T(attn.k_proj).tolist(),
+                       "output": T(attn.o_proj).tolist()},
+           "scale": "none", "rope": {"frequencies": f.tolist()}, "v_norm": {"eps": cfg.rms_norm_eps},
+           "qk_norm": {"kind": "rms", "eps": cfg.rms_norm_eps, "gamma": {"query": attn.q_norm.weight.tolist(),
+                                                                         "key": attn.k_norm.weight.tolist()}},
+           "mask": {"causal": True, "window": W} if layer == 0 else "causal"}
+    if attn.v_proj is None:
+        doc["k_eq_v"] = True
+    else:
+        doc["weights"]["value"] = T(attn.v_proj).tolist()
+    return doc
+
+
+def close(a, b, rtol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("layer", [0, 1])
+@pytest.mark.parametrize("seed", range(3))
+def test_gemma4s_attention_equals_hugging_faces_in_float64(layer, seed):
+    cfg, attn = gemma4(layer, seed)
+    assert (attn.v_proj is None) == (layer == 1) and attn.scaling == 1.0
+    x = np.random.default_rng(seed).normal(size=(N, HIDDEN))
+    f = frequencies(attn.head_dim, layer)
+    want, _ = run_hf(attn, x, f, layer)
+    doc = document(cfg, attn, x, f, layer)
+    trace = attncli.compute(doc)
+    close(trace.output, want)
+    streamed = attend_streamed(attncli.load(doc), threads=2)
+    close(streamed.output, want)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("layer", [0, 1])
+def test_gemma4s_gradients_equal_torch_autograd(layer):
+    cfg, attn = gemma4(layer, 7)
+    rng = np.random.default_rng(7)
+    x, seed = rng.normal(size=(N, HIDDEN)), rng.normal(size=(N, HIDDEN))
+    f = frequencies(attn.head_dim, layer)
+    _, grads = run_hf(attn, x, f, layer, grad=seed)
+    trace = attncli.compute(dict(document(cfg, attn, x, f, layer), gradient=seed.tolist()))
+    close(trace.grad_inputs, grads["inputs"])
+    close(trace.grad_weight_query, grads["q_proj.weight"].T)
+    close(trace.grad_weight_key, grads["k_proj.weight"].T)  # with k_eq_v: both paths of C·W_K
+    close(trace.grad_weight_output, grads["o_proj.weight"].T)
+    close(trace.grad_qk_norm_gamma_query, grads["q_norm.weight"])
+    close(trace.grad_qk_norm_gamma_key, grads["k_norm.weight"])
+    if layer == 0:
+        close(trace.grad_weight_value, grads["v_proj.weight"].T)
+    else:
+        assert trace.grad_weight_value is None
+    streamed = attend_streamed(attncli.load(dict(document(cfg, attn, x, f, layer), gradient=seed.tolist())))
+    close(streamed.gradients["grad_weight_key"], trace.grad_weight_key)
+
+
+def loop_document(seed: int = 0, k_eq_v: bool = True) -> dict:
+    rng = np.random.default_rng(seed)
+    doc = {"inputs": rng.normal(size=(4, 5)).tolist(), "heads": 2, "kv_heads": 1, "scale": "none",
+           "weights": {"query": rng.normal(size=(5, 6)).tolist(), "key": rng.normal(size=(5, 3)).tolist()},
+           "bias": {"key": rng.normal(size=3).tolist()}, "v_norm": True, "mask": "causal"}
+    if k_eq_v:
+        doc["k_eq_v"] = True
+    else:
+        doc["weights"]["value"] = rng.normal(size=(5, 3)).tolist()
+    return doc
+
+
+def test_v_norm_and_k_eq_v_equal_a_loop():
+    doc = loop_document()
+    trace = attend(attncli.load(doc))
+    x, wk, bk = np.array(doc["inputs"]), np.array(doc["weights"]["key"]), np.array(doc["bias"]["key"])
+    for j in range(4):
+        v = [sum(x[j, r] * wk[r, c] for r in range(5)) + bk[c] for c in range(3)]  # V = K's projection
+        rms = math.sqrt(sum(t * t for t in v) / 3 + 1e-6)
+        close(trace.values[0, j], np.array(v))
+        close(trace.normalized_values[0, j], np.array([t / rms for t in v]))
+    close(trace.head_outputs, trace.weights @ trace.normalized_values[0])  # A·V̂
+    assert trace.spec.scale == 1.0
+
+
+def test_the_json_has_the_normalised_values_and_no_value_weight(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(dict(loop_document(), gradient={"random": "normal", "seed": 1})))
+    out = json.loads(runner.invoke(app, ["compute", str(path), "--format", "json"]).stdout)
+    keys = list(out)
+    assert keys.index("values") < keys.index("normalized_values") < keys.index("scores")
+    assert out["values"] == out["keys"]
+    assert "grad_normalized_values" in out and "grad_weight_value" not in out
+    assert keys.index("grad_normalized_values") < keys.index("grad_values")
+    result = runner.invoke(app, ["compute", str(path), "--only", "Vhat"])
+    assert result.exit_code == 0 and "V̂ = V / √(mean(V²) + 1e-06)" in result.stdout
+
+
+@pytest.mark.parametrize(("extra", "where"), [
+    ({"weights": {"value": [[1.0, 0, 0]] * 5}}, "k_eq_v"),
+    ({"bias": {"value": [1.0, 0, 0]}}, "k_eq_v"),
+    ({"k_eq_v": "yes"}, "k_eq_v"),
+    ({"v_norm": {"eps": 0}}, "v_norm.eps"),
+    ({"v_norm": {"gamma": [1, 2]}}, "v_norm"),
+])
+def test_bad_gemma4_keys_are_one_line_and_exit_2(runner, tmp_path, extra, where):
+    doc = loop_document()
+    for key, value in extra.items():
+        doc[key] = {**doc[key], **value} if isinstance(value, dict) and isinstance(doc.get(key), dict) else value
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: {where}"), result.stderr
+
+
+def stack(seed: int):
+    """Four of Gemma 4's attention modules (sliding, global, sliding, global) whose last two reuse the K and V of the
+    first two (config num_kv_shared_layers: 2: layers 0 and 1 "store", 2 and 3 "reuse", by layer type)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from hf_modules import randomize
+    from transformers.models.gemma4 import modeling_gemma4 as g4
+    cfg = transformers.Gemma4TextConfig(
+        vocab_size=16, hidden_size=HIDDEN, intermediate_size=32, num_hidden_layers=4, num_attention_heads=HEADS,
+        num_key_value_heads=2, head_dim=8, global_head_dim=16, num_global_key_value_heads=1, attention_k_eq_v=True,
+        layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=W, num_kv_shared_layers=2,
+        hidden_size_per_layer_input=0)
+    cfg._attn_implementation = "eager"
+    assert cfg.kv_sharing_modes == ["store", "store", "reuse", "reuse"]
+    return cfg, [randomize(g4.Gemma4TextAttention(cfg, i), seed + i, std=0.5) for i in range(4)]
+
+
+@pytest.mark.torch
+def test_a_layer_reusing_an_earlier_layers_keys_and_values_equals_hugging_faces():
+    import torch
+    from hf_modules import hf_mask
+    from transformers import masking_utils as masking
+
+    cfg, layers = stack(3)
+    assert layers[2].is_kv_shared_layer and not hasattr(layers[2], "k_proj") and layers[3].is_kv_shared_layer
+    x = np.random.default_rng(3).normal(size=(N, HIDDEN))
+    shared, hidden, docs = {}, torch.tensor(x[None]), []
+    original, softmax = torch.Tensor.float, torch.nn.functional.softmax
+    torch.Tensor.float = lambda self, *a, **k: self if self.dtype == torch.float64 else original(self, *a, **k)
+    torch.nn.functional.softmax = lambda t, dim=None, dtype=None, **k: softmax(t, dim=dim)
+    try:
+        for i, attn in enumerate(layers):
+            kind = 0 if attn.is_sliding else 1
+            f = frequencies(attn.head_dim, kind)
+            mask, _ = hf_mask(N, N, masking.sliding_window_causal_mask_function(W) if kind == 0 else None)
+            angles = torch.arange(N, dtype=torch.float64)[:, None] * torch.as_tensor(f)[None, :]
+            emb = torch.cat([angles, angles], dim=-1)[None]
+            with torch.no_grad():
+                hidden, _ = attn(hidden, (emb.cos(), emb.sin()), mask, shared)
+            if attn.is_kv_shared_layer:
+                docs.append({"heads": HEADS, "scale": "none", "rope": {"frequencies": f.tolist()}, "kv_from": i - 2,
+                             "weights": {"query": attn.q_proj.weight.detach().numpy().T.tolist(),
+                                         "output": attn.o_proj.weight.detach().numpy().T.tolist()},
+                             "qk_norm": {"kind": "rms", "eps": cfg.rms_norm_eps,
+                                         "gamma": {"query": attn.q_norm.weight.tolist()}},
+                             "mask": {"causal": True, "window": W} if kind == 0 else "causal"})
+            else:
+                doc = document(cfg, attn, x, f, kind)
+                doc.pop("inputs")
+                docs.append(doc)
+    finally:
+        torch.Tensor.float, torch.nn.functional.softmax = original, softmax
+    trace = attncli.compute({"inputs": x.tolist(), "layers": docs})
+    close(trace.output, hidden[0].numpy())
+    for first, last in ((trace[0], trace[2]), (trace[1], trace[3])):
+        assert np.array_equal(last.keys, first.kernel_keys) and np.array_equal(last.values, first.normalized_values)
+        assert last.keys_rotated is None and last.normalized_keys is None and last.queries_rotated is not None
+
+
+@pytest.mark.parametrize(("layer", "message"), [
+    ({"kv_from": 1}, "layers[1].kv_from: 1 is not an earlier layer"),
+    ({"kv_from": 0, "v_norm": True}, "leave out v_norm"),
+    ({"kv_from": 0, "weights": {"key": [[1.0, 0.0]] * 2}}, "leave out weights.key"),
+])
+def test_bad_kv_sharing_is_one_line_and_exit_2(runner, tmp_path, layer, message):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "layers": [{"mask": "causal"}, layer]}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
+
+
+def test_kv_from_outside_a_stack_is_refused(runner, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "kv_from": 0}))
+    result = runner.invoke(app, ["compute", str(path)])
+    assert result.exit_code == 2 and "kv_from: takes an earlier layer's keys and values" in result.stderr
