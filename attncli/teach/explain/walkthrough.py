@@ -20,8 +20,6 @@ from attncli.core import formulas
 from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
-from attncli.teach.explain.differential import differential_step
-from attncli.teach.explain.indexer import indexer_step
 from attncli.teach.explain import (
     backward,
     facts,
@@ -34,6 +32,8 @@ from attncli.teach.explain import (
     step,
     values_norm,
 )
+from attncli.teach.explain.differential import differential_step
+from attncli.teach.explain.indexer import indexer_step
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step, allowed_row, context, kv_head, paragraphs
 from attncli.teach.lines import dot_line, factor, product_line, quotient_line, subscript, vector, weighted_line
 from attncli.teach.texts import texts
