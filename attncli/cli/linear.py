@@ -33,7 +33,8 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
     spec = read_linear(doc)
     index = head_index(options["head"], spec.value_heads)
     try:
-        trace = run(spec, keep_state=written.keeps_state(keys), keep_chunks="chunk_states" in (keys or []))
+        trace = run(spec, keep_state=written.keeps_state(keys), keep_chunks="chunk_states" in (keys or []),
+                    keep_scores="decayed_scores" in (keys or []))
     except AttnError as e:
         raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
     inputs = set(spec.files) | ({real_path(Path(file))} if file != "-" else {STDIN})
@@ -69,9 +70,11 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
     from attncli.core.linear import run
     from attncli.inputs.linear import read_linear
     from attncli.teach.explain.delta import delta_step
+    from attncli.teach.explain.lightning import lightning_step
 
     if why or step != "all":
-        raise AttnError("a linear: document has one step to explain, the delta rule; leave out --step and --why",
+        raise AttnError("a linear: document has one step to explain, the delta rule or lightning attention's sum; "
+                        "leave out --step and --why",
                         "--why" if why else "--step")
     spec = read_linear(doc)
     heads = range(spec.value_heads) if head is None else [head_index(head, spec.value_heads)]
@@ -80,7 +83,8 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
         trace = run(spec, keep_state=False)
     except AttnError as e:
         raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
-    steps = [(j, delta_step(trace, t, j, lang, precision)) for j in heads]
+    step_of = lightning_step if spec.kind == "lightning" else delta_step
+    steps = [(j, step_of(trace, t, j, lang, precision)) for j in heads]
     if as_json:
         from attncli.outputs.linear import explained_json
 

@@ -33,10 +33,19 @@ TITLES = {  # key -> (English, Chinese): the quantity and its formula
     "gated_head_outputs": ("y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)", "y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)"),
     "output": ("Y (output)", "Y（输出）"),
     "chunk_states": ("S after chunk", "S，在此块之后"),
+    "slopes": ("s, the slope of each head (S ← e^−s·S + k·vᵀ)", "s，每个头的斜率（S ← e^−s·S + k·vᵀ）"),
+    "intra": ("intra = ((QKᵀ) ∘ D)·V, the block's own keys", "intra = ((QKᵀ) ∘ D)·V，块内的键"),
+    "inter": ("inter = (Q ⊙ e^−s(i+1))·S, the keys before the block", "inter = (Q ⊙ e^−s(i+1))·S，块之前的键"),
+    "decayed_scores": ("(q_i·k_j)·e^−s(i−j), j ≤ i", "(q_i·k_j)·e^−s(i−j)，j ≤ i"),
+    "grad_head_outputs": ("dL/do (grad_head_outputs)", "dL/do（grad_head_outputs）"),
+    "grad_queries": ("dL/dq", "dL/dq"), "grad_keys": ("dL/dk", "dL/dk"), "grad_values": ("dL/dv", "dL/dv"),
+    "grad_beta": ("dL/dβ", "dL/dβ"), "grad_g": ("dL/dg", "dL/dg"), "grad_slopes": ("dL/ds", "dL/ds"),
+    "grad_initial_state": ("dL/dS₀", "dL/dS₀"),
 }
 HEAD = {"en": "Head {j}", "zh": "头 {j}"}
 VALUE_HEADED = ("projected_values", "values", "beta", "g", "initial_state", "u", "state", "final_state",
-                "head_outputs", "gate", "gated_head_outputs", "chunk_states")
+                "head_outputs", "gate", "gated_head_outputs", "chunk_states", "intra", "inter", "decayed_scores",
+                "grad_head_outputs", "grad_values", "grad_beta", "grad_g", "grad_initial_state")
 
 
 def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = None,
@@ -56,7 +65,11 @@ def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = No
         if array.ndim == 2 and key in ("inputs", "output"):
             tables.append(matrix_table(title, array, spec.tokens, view=view))
             continue
-        if key == "beta" or (key == "g" and array.ndim == 2):  # h_v × n: the heads as columns
+        if key in ("slopes", "grad_slopes"):  # one number per head
+            tables.append(matrix_table(title, array[:, None], [HEAD[lang].format(j=j + 1)
+                                                               for j in range(array.shape[0])], [key], view))
+            continue
+        if key in ("beta", "grad_beta") or (key in ("g", "grad_g") and array.ndim == 2):  # h_v × n: heads as columns
             tables.append(matrix_table(title, array.T, spec.tokens, [HEAD[lang].format(j=j + 1)
                                                                      for j in range(array.shape[0])], view))
             continue
@@ -73,6 +86,8 @@ def _head_tables(key: str, array: np.ndarray, title: str, tokens: list[str], vie
     if key in ("state", "chunk_states"):
         names = tokens if key == "state" else [str(c) for c in range(1, array.shape[0] + 1)]
         return [matrix_table(f"{title} {name}", s, rows, dims(s.shape[1]), view) for name, s in zip(names, array)]
-    if key in ("initial_state", "final_state"):
+    if key == "decayed_scores":
+        return [matrix_table(title, array, tokens, tokens, view)]
+    if key in ("initial_state", "final_state", "grad_initial_state"):
         return [matrix_table(title, array, rows, dims(array.shape[1]), view)]
     return [matrix_table(title, array, tokens, view=view)]
