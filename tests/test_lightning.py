@@ -149,6 +149,17 @@ def test_from_inputs_the_norm_over_heads_gate_and_projection():
     assert_close(trace["gated_head_outputs"].transpose(1, 0, 2).reshape(6, 4), y)
 
 
+def test_a_weight_may_be_a_product_of_matrices():
+    rng = np.random.default_rng(8)
+    x, a, b, w = rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), rng.normal(size=(2, 4)), rng.normal(size=(3, 4))
+    linear = dict(kind="lightning", heads=2, slopes=[0.3, 0.1], weights=dict(query=w, key=w, value=w))
+    plain = computed({**linear, "weights": dict(query=a @ b, key=w, value=w)}, inputs=x)
+    product = computed({**linear, "weights": dict(query={"product": [a, b]}, key=w, value=w)}, inputs=x)
+    assert_close(product["output"], plain["output"], 0)
+    with pytest.raises(Exception, match=r"product\[1\].*inner sizes"):
+        computed({**linear, "weights": dict(query={"product": [a, w]}, key=w, value=w)}, inputs=x)
+
+
 def test_explain_writes_the_sum_out_term_by_term(runner, tmp_path):
     path = write(tmp_path, {"linear": HAND})
     result = runner.invoke(app, ["explain", str(path), "--query", "3", "--format", "json"])

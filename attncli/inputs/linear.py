@@ -55,7 +55,22 @@ class _Reader:
         self.block = mapping_of(doc.data["linear"], "linear", KEYS)
 
     def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
-        """The array at ``linear.KEY`` (or a top-level key), as float64."""
+        """The array at ``linear.KEY`` (or a top-level key), as float64; ``{product: [A, B, …]}`` is A·B·…"""
+        if isinstance(value, dict) and "product" in value:
+            factors = mapping_of(value, key, ("product",))["product"]
+            if not isinstance(factors, list) or len(factors) < 2:
+                raise AttnError(f"{describe(factors)} is not a list of two or more matrices to multiply",
+                                key + ".product")
+            arrays = [self.read(f"{key}.product[{i}]", f) for i, f in enumerate(factors)]
+            for i in range(1, len(arrays)):
+                a, b = arrays[i - 1], arrays[i]
+                if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+                    raise AttnError(f"is {shape_str(b.shape)} after {shape_str(a.shape)}: the product needs matrices "
+                                    "whose inner sizes agree", f"{key}.product[{i}]")
+            product = arrays[0]
+            for b in arrays[1:]:
+                product = product @ b
+            return product
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
         elif is_archive(value) and isinstance(value.get("file"), str):

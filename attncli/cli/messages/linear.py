@@ -77,4 +77,7 @@ CATALOGUE = {
     "is {}; expected h × n × d_v with h = {}, n = {}": "是 {}；应为 h × n × d_v，其中 h = {}，n = {}",
     "belongs to lightning attention (kind: lightning), not to the delta rule":
         "属于闪电注意力（kind: lightning），不属于 delta 规则",
+    "{} is not a list of two or more matrices to multiply": "{} 不是由两个或更多待相乘矩阵组成的列表",
+    "is {} after {}: the product needs matrices whose inner sizes agree":
+        "是 {}，前一个是 {}：相乘的矩阵内侧大小必须一致",
 }
