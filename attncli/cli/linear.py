@@ -107,3 +107,32 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
         items.append(Text(""))
     emit(render_text(items, to_terminal=True), None, set(),
          make_picture(lambda color: items, export, "attncli explain", theme, "--head N"))
+
+
+def heatmap_linear(file: str, doc, of: str, number: Optional[int], query: Optional[str], full: bool, precision: int,
+                   lang: str, export: Optional[Path], theme) -> None:
+    """attncli heatmap on a linear: document: S after one token (``--of state``, the default) or lightning's
+    decayed scores, per value head (``number`` counted from 1, or None: all)."""
+    from attncli.cli.checks import head_index, query_index
+    from attncli.cli.write import console, emit, make_picture, render_text
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.views.linear_heatmap import LinearHeatMap
+
+    of = {"weights": "state", "final_state": "state"}.get(of, of)  # (weights: the command's default)
+    spec = read_linear(doc)
+    if of == "decayed_scores" and spec.kind != "lightning":
+        raise AttnError("belongs to lightning attention (kind: lightning); the delta rule has no such matrix: draw "
+                        "--of state", "--of")
+    if query is not None and of != "state":
+        raise AttnError("picks the token of --of state; leave it out", "--query")
+    index = head_index(number, spec.value_heads)
+    t = query_index(query, spec.tokens) if query is not None else spec.n - 1
+    try:
+        trace = run(spec, keep_state=of == "state", keep_scores=of == "decayed_scores")
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    make = lambda color: [LinearHeatMap(trace, of, t, index, full, color, precision, lang)]  # noqa: E731
+    picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
+    color = console().color_system is not None
+    emit(render_text(make(color), to_terminal=True), None, set(spec.files), picture)

@@ -7,8 +7,10 @@ CATALOGUE = {
         "模拟的是 softmax 注意力的 eager 内核；linear: 文档只用 float64 计算",
     "{} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)":
         "{} 超出了 float64 的范围（衰减 g > 0 会让状态在每个词元处增长 e^g 倍）",
-    "makes a layer of delta-rule linear attention, which only attncli compute computes so far (docs/format.md Part 4)":
-        "描述的是一层 delta 规则线性注意力，目前只有 attncli compute 能计算它（docs/format.md 第 4 部分）",
+    "makes a layer of linear attention, which attncli compute, explain and heatmap take, not this command yet (docs/fo"
+    "rmat.md Part 4)":
+        "描述的是一层线性注意力，attncli compute、explain 和 heatmap 能处理它，"
+        "这个命令暂时不能（docs/format.md 第 4 部分）",
     "is {}; expected {} = {}": "是 {}；应为 {} = {}",
     "{} is not a kind of linear attention: gated_delta (Gated DeltaNet), kda (Kimi Delta Attention) or lightning "
     "(MiniMax)":
@@ -80,4 +82,10 @@ CATALOGUE = {
     "{} is not a list of two or more matrices to multiply": "{} 不是由两个或更多待相乘矩阵组成的列表",
     "is {} after {}: the product needs matrices whose inner sizes agree":
         "是 {}，前一个是 {}：相乘的矩阵内侧大小必须一致",
+    # attncli heatmap on a linear: document
+    "draws a linear: document's state (docs/format.md Part 4); this document has attention weights: leave it out":
+        "画的是 linear: 文档的状态（docs/format.md 第 4 部分）；这个文档有注意力权重：请去掉它",
+    "belongs to lightning attention (kind: lightning); the delta rule has no such matrix: draw --of state":
+        "属于闪电注意力（kind: lightning）；delta 规则没有这个矩阵：请画 --of state",
+    "picks the token of --of state; leave it out": "选的是 --of state 的词元；请去掉它",
 }
