@@ -167,7 +167,9 @@ def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, 
         q, k = delta.l2norm(q), delta.l2norm(k)
         arrays.update(normalized_queries=q, normalized_keys=k)
     group = spec.value_heads // spec.heads  # value head j reads query/key head j // group
-    q, k = np.repeat(spec.scale * q, group, axis=0), np.repeat(k, group, axis=0)
+    q = spec.scale * q
+    if group > 1:  # (np.repeat copies: with one value head per query/key head, q and k are used as they are)
+        q, k = np.repeat(q, group, axis=0), np.repeat(k, group, axis=0)
     arrays.update(beta=beta, g=g)
     if spec.initial_state is not None:
         arrays["initial_state"] = spec.initial_state
