@@ -42,6 +42,15 @@ TITLES = {  # key -> (English, Chinese): the quantity and its formula
     "grad_beta": ("dL/dβ", "dL/dβ"), "grad_g": ("dL/dg", "dL/dg"), "grad_slopes": ("dL/ds", "dL/ds"),
     "grad_initial_state": ("dL/dS₀", "dL/dS₀"),
 }
+LIGHTNING_TITLES = {  # lightning attention's own formulas (docs/format.md Part 4, kind: lightning)
+    "projected_queries": ("q = X·W_Q, before the activation", "q = X·W_Q（激活前）"),
+    "projected_keys": ("k = X·W_K, before the activation", "k = X·W_K（激活前）"),
+    "projected_values": ("v = X·W_V, before the activation", "v = X·W_V（激活前）"),
+    "head_outputs": ("o = Sᵀq (head_outputs)", "o = Sᵀq（head_outputs）"),
+    "gate": ("σ(X·W_G), the output gate", "σ(X·W_G)，输出门"),
+    "gated_head_outputs": ("y = σ(X·W_G) ⊙ γ ⊙ o/√(mean(o²) + ε), the mean over all heads",
+                           "y = σ(X·W_G) ⊙ γ ⊙ o/√(mean(o²) + ε)，对所有头取平均"),
+}
 HEAD = {"en": "Head {j}", "zh": "头 {j}"}
 VALUE_HEADED = ("projected_values", "values", "beta", "g", "initial_state", "u", "state", "final_state",
                 "head_outputs", "gate", "gated_head_outputs", "chunk_states", "intra", "inter", "decayed_scores",
@@ -61,7 +70,8 @@ def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = No
             continue  # (one table per token or chunk: only when asked for)
         if keys is not None and key not in keys:
             continue
-        title = TITLES[key][0 if lang == "en" else 1]
+        titles = LIGHTNING_TITLES if spec.kind == "lightning" and key in LIGHTNING_TITLES else TITLES
+        title = titles[key][0 if lang == "en" else 1]
         if array.ndim == 2 and key in ("inputs", "output"):
             tables.append(matrix_table(title, array, spec.tokens, view=view))
             continue
