@@ -8,7 +8,8 @@ The arrays (q, k, v: 16 × n × 128; β, g: 16 × n) are .npy files. attncli: ``
 head_outputs --only final_state -o out.npz`` on a ``linear:`` document giving them directly (the chunked form, C =
 64). torch: transformers' ``torch_recurrent_gated_delta_rule`` (models/qwen3_next), its source run with its float32
 casts made float64 (so both compute float64), l2 norm in the kernel, the outputs written to a .npz. Each run is a
-process of its own, in rounds of one of each in turn; the ratio is the median of attncli's times over torch's. The
+process of its own, in rounds of one of each in turn; the ratio is the median of attncli's times over torch's (and
+of their CPU seconds, which a machine busy with other work changes least). The
 outputs are compared (largest difference over the largest value). A measurement: it asserts nothing about time.
 """
 
@@ -82,10 +83,12 @@ def main() -> None:
         mine_argv = [*attncli_command(), "compute", str(doc), "--only", "head_outputs", "--only", "final_state", "-o",
                      str(folder / "mine.npz")]
         torch_argv = [sys.executable, str(script), str(folder), str(folder / "torch.npz"), str(args.torch_threads)]
-        mine, theirs = [], []
+        mine, theirs, mine_cpu, theirs_cpu = [], [], [], []
         for _ in range(args.repeat):  # interleaved rounds
-            mine.append(spawn(mine_argv)[0])
-            theirs.append(spawn(torch_argv)[0])
+            for runs, cpus, argv in ((mine, mine_cpu, mine_argv), (theirs, theirs_cpu, torch_argv)):
+                wall, _, _, cpu = spawn(argv)
+                runs.append(wall)
+                cpus.append(cpu)
         a, b = np.load(folder / "mine.npz"), np.load(folder / "torch.npz")
         diff = max(np.abs(a[key] - b[key]).max() / np.abs(b[key]).max() for key in ("head_outputs", "final_state"))
     median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
@@ -95,8 +98,10 @@ def main() -> None:
     threads = f"torch.set_num_threads({args.torch_threads})" if args.torch_threads else "default threads"
     print(f"torch recurrent float64 ({threads})")
     print(f"                         {median(theirs):7.2f} s   (rounds: {', '.join(f'{t:.2f}' for t in theirs)})")
-    print(f"ratio attncli / torch    {median(mine) / median(theirs):7.2f}   (target ≤ 0.5); outputs differ by "
+    print(f"ratio attncli / torch    {median(mine) / median(theirs):7.3f}   (target ≤ 0.5); outputs differ by "
           f"{diff:.1e} of the largest entry")
+    print(f"CPU seconds (user + system, every thread): attncli {median(mine_cpu):.2f}, torch {median(theirs_cpu):.2f}, "
+          f"ratio {median(mine_cpu) / median(theirs_cpu):.3f} (what a busy machine changes least)")
 
 
 if __name__ == "__main__":

@@ -210,20 +210,6 @@ def test_cohere_writes_no_residual_and_cohere2_full_layers_no_rope(runner, hf, f
         assert "residual:" not in text  # the parallel block adds attention and MLP to X together
         assert ("rope:" in text) == (family == "cohere")
 
-
-def test_qwen3_next_linear_attention_layers_are_refused(runner, hf, folders, tmp_path):
-    doc = tmp_path / "linear.yaml"
-    result = runner.invoke(app, ["extract", str(folders["qwen3_next"]), "--text", TEXT, "-o", str(doc),
-                                 "--layer", "0"])
-    assert result.exit_code == 2
-    message = result.stderr.strip()
-    assert len(message.splitlines()) == 1, message
-    assert "layer 0 is a linear-attention (Gated DeltaNet) layer" in message
-    assert "the full-attention layers are 1" in message and "config.json" in message
-    assert not doc.exists() and not doc.with_suffix(".npy").exists()
-
-
-@pytest.mark.parametrize("family", list(LAYERS))
 def test_float32_mirrors_each_family_in_its_own_precision(runner, hf, folders, family, tmp_path):
     doc = tmp_path / f"{family}.yaml"
     result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc),

@@ -1,7 +1,7 @@
 """attncli heatmap: the weights (or scores) of each head as a grid of coloured cells."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -28,12 +28,15 @@ from attncli.cli.write import check_export, console, emit, make_picture, render_
 from attncli.core.errors import AttnError
 
 DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")  # n × m matrices
+LINEAR_DRAWN = ("state", "final_state", "decayed_scores")  # a linear: document's: S after a token (d_k × d_v), n × n
 
 
 def matrix_of(name: str) -> str:
     """``--of``: a matrix's JSON key, in any case, or its formula's name as ``compute --only`` takes it (``dZ``)."""
     from attncli.outputs.serialize import ALIASES, key_of
 
+    if name in LINEAR_DRAWN or name in ("S", "S_n"):  # a linear: document's (docs/format.md Part 4)
+        return {"S": "state", "S_n": "final_state"}.get(name, name)
     key = key_of(name) or key_of(name.lower())
     if key not in DRAWN:
         symbols = ", ".join(symbol for symbol, drawn in ALIASES.items() if drawn in DRAWN)
@@ -53,7 +56,12 @@ def heatmap(
                                          "scaled_scores (Z), score_bias (B), or grad_weights (dA) and "
                                          "grad_scaled_scores (dZ), which need gradient: in the "
                                          "document; the JSON key or the formula's name, as "
-                                         "compute --only takes them.")] = "weights",
+                                         "compute --only takes them. A linear: document: state "
+                                         "(S, its default; after the token --query names) or, "
+                                         "lightning's, decayed_scores.")] = "weights",
+    query: Annotated[Optional[str], typer.Option("--query", help="A linear: document's --of state: the token "
+                                                 "after which S is drawn (1 … n or its label; default the last).")
+                     ] = None,
     precision: Precision = 2,
     full: Annotated[bool, typer.Option("--full", help="Draw every row and column of large matrices.")] = False,
     scale: ScaleOption = None,
@@ -77,6 +85,7 @@ def heatmap(
       attncli heatmap examples/illustrated.yaml --scale sqrt --mask causal
       attncli heatmap examples/backward/grads.yaml --of grad_scaled_scores
       attncli heatmap examples/causal.yaml --lang zh
+      attncli heatmap examples/linear/gated_delta.yaml --of state --query 3
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     language = choose(lang)
 
@@ -90,6 +99,16 @@ def heatmap(
         head_index(number, None)
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)  # the options against what the document says, before any matrix is read
+        from attncli.inputs.linear import is_linear
+
+        if is_linear(doc.data):
+            from attncli.cli.linear import heatmap_linear
+
+            heatmap_linear(file, doc, of, number, query, full, precision, language, export, theme)
+            return
+        if of in LINEAR_DRAWN or query is not None:
+            raise AttnError("draws a linear: document's state (docs/format.md Part 4); this document has attention "
+                            "weights: leave it out", "--of" if query is None else "--query")
         shape = outline(doc.data, changes)
         if of == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")

@@ -33,7 +33,8 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
     spec = read_linear(doc)
     index = head_index(options["head"], spec.value_heads)
     try:
-        trace = run(spec, keep_state=written.keeps_state(keys), keep_chunks="chunk_states" in (keys or []))
+        trace = run(spec, keep_state=written.keeps_state(keys), keep_chunks="chunk_states" in (keys or []),
+                    keep_scores="decayed_scores" in (keys or []))
     except AttnError as e:
         raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
     inputs = set(spec.files) | ({real_path(Path(file))} if file != "-" else {STDIN})
@@ -69,9 +70,11 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
     from attncli.core.linear import run
     from attncli.inputs.linear import read_linear
     from attncli.teach.explain.delta import delta_step
+    from attncli.teach.explain.lightning import lightning_step
 
     if why or step != "all":
-        raise AttnError("a linear: document has one step to explain, the delta rule; leave out --step and --why",
+        raise AttnError("a linear: document has one step to explain, the delta rule or lightning attention's sum; "
+                        "leave out --step and --why",
                         "--why" if why else "--step")
     spec = read_linear(doc)
     heads = range(spec.value_heads) if head is None else [head_index(head, spec.value_heads)]
@@ -80,7 +83,8 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
         trace = run(spec, keep_state=False)
     except AttnError as e:
         raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
-    steps = [(j, delta_step(trace, t, j, lang, precision)) for j in heads]
+    step_of = lightning_step if spec.kind == "lightning" else delta_step
+    steps = [(j, step_of(trace, t, j, lang, precision)) for j in heads]
     if as_json:
         from attncli.outputs.linear import explained_json
 
@@ -103,3 +107,32 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
         items.append(Text(""))
     emit(render_text(items, to_terminal=True), None, set(),
          make_picture(lambda color: items, export, "attncli explain", theme, "--head N"))
+
+
+def heatmap_linear(file: str, doc, of: str, number: Optional[int], query: Optional[str], full: bool, precision: int,
+                   lang: str, export: Optional[Path], theme) -> None:
+    """attncli heatmap on a linear: document: S after one token (``--of state``, the default) or lightning's
+    decayed scores, per value head (``number`` counted from 1, or None: all)."""
+    from attncli.cli.checks import head_index, query_index
+    from attncli.cli.write import console, emit, make_picture, render_text
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.views.linear_heatmap import LinearHeatMap
+
+    of = {"weights": "state", "final_state": "state"}.get(of, of)  # (weights: the command's default)
+    spec = read_linear(doc)
+    if of == "decayed_scores" and spec.kind != "lightning":
+        raise AttnError("belongs to lightning attention (kind: lightning); the delta rule has no such matrix: draw "
+                        "--of state", "--of")
+    if query is not None and of != "state":
+        raise AttnError("picks the token of --of state; leave it out", "--query")
+    index = head_index(number, spec.value_heads)
+    t = query_index(query, spec.tokens) if query is not None else spec.n - 1
+    try:
+        trace = run(spec, keep_state=of == "state", keep_scores=of == "decayed_scores")
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    make = lambda color: [LinearHeatMap(trace, of, t, index, full, color, precision, lang)]  # noqa: E731
+    picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
+    color = console().color_system is not None
+    emit(render_text(make(color), to_terminal=True), None, set(spec.files), picture)

@@ -1,4 +1,5 @@
-"""A layer of delta-rule linear attention (docs/format.md Part 4): the checked problem and every intermediate.
+"""A layer of linear attention (docs/format.md Part 4): the delta rule (Gated DeltaNet, KDA) or lightning attention,
+the checked problem and every intermediate.
 
 :class:`LinearSpec` is what :mod:`attncli.inputs.linear` reads from a ``linear:`` document; :func:`run` computes
 it once into a :class:`LinearTrace`, an ordered mapping of the JSON keys to their arrays, which every view reads.
@@ -11,23 +12,25 @@ from pathlib import Path
 
 import numpy as np
 
-from attncli.core import delta
+from attncli.core import delta, lightning
 from attncli.core.errors import AttnError
 from attncli.core.memory import ensure_fits
 from attncli.core.threads import run_parallel
 
 # The arrays of the result in the order of the computation (the JSON's order); ON_REQUEST only with --only.
 KEYS = ("inputs", "projected_queries", "projected_keys", "projected_values", "queries", "keys", "values",
-        "normalized_queries", "normalized_keys", "beta", "g", "initial_state", "u", "state", "final_state",
-        "head_outputs", "gate", "gated_head_outputs", "output", "grad_head_outputs", "grad_queries", "grad_keys",
-        "grad_values", "grad_beta", "grad_g", "grad_initial_state", "chunk_states")
-ON_REQUEST = ("chunk_states",)
+        "normalized_queries", "normalized_keys", "beta", "g", "slopes", "initial_state", "u", "intra", "inter", "state",
+        "final_state", "head_outputs", "gate", "gated_head_outputs", "output", "grad_head_outputs", "grad_queries",
+        "grad_keys", "grad_values", "grad_beta", "grad_g", "grad_slopes", "grad_initial_state", "chunk_states",
+        "decayed_scores")
+ON_REQUEST = ("chunk_states", "decayed_scores")
 ACTIVATIONS = {"silu": delta.silu, "sigmoid": delta.sigmoid}
+LIGHTNING_ACTIVATIONS = {**ACTIVATIONS, "none": lambda x: x}  # on q, k and v (MiniMax: config.hidden_act)
 
 
 @dataclass
 class LinearSpec:
-    kind: str  # gated_delta | kda
+    kind: str  # gated_delta | kda | lightning
     tokens: list[str]
     heads: int  # h_k, the query/key heads
     value_heads: int  # h_v, a multiple of h_k
@@ -46,6 +49,8 @@ class LinearSpec:
     initial_state: np.ndarray | None = None  # h_v × d_k × d_v
     given: dict[str, np.ndarray] | None = None  # queries, keys, values, beta, g as the kernel receives them
     gradient: np.ndarray | None = None  # dL/d head_outputs, h_v × n × d_v (with them given directly)
+    slopes: np.ndarray | None = None  # lightning: s_h, h (the state keeps e^{−s_h} of itself per token)
+    activation: str = "silu"  # lightning: on q, k and v
     files: set[Path] = field(default_factory=set)
 
     @property
@@ -124,17 +129,25 @@ def _chunked_by_heads(q, k, v, beta, g, s0, chunk: int, keep_chunks: bool):
     return o, u, chunks, final
 
 
-def run(spec: LinearSpec, keep_state: bool = True, keep_chunks: bool = False) -> LinearTrace:
-    """Every intermediate of the layer; ``keep_state``: the state after every token too (the recurrence)."""
+def run(spec: LinearSpec, keep_state: bool = True, keep_chunks: bool = False,
+        keep_scores: bool = False) -> LinearTrace:
+    """Every intermediate of the layer; ``keep_state``: the state after every token too (the recurrence);
+    ``keep_chunks``: the state after each chunk; ``keep_scores`` (lightning): the direct sum's n × n matrices."""
     keep_state = keep_state or spec.gradient is not None  # (the backward pass reads the state after every token)
     if keep_state:
         hint = ("; the backward pass reads it: fewer tokens or heads" if spec.gradient is not None
                 else "; --only without state (e.g. --only output) keeps none")
         ensure_fits(spec.state_bytes(), f"the state after every token (state, {spec.value_heads} × {spec.n} × "
                     f"{spec.d_k} × {spec.d_v})", hint=hint)
+    if keep_scores and spec.kind == "lightning":
+        ensure_fits(8 * spec.heads * spec.n * spec.n, f"the decayed scores (decayed_scores, {spec.heads} × {spec.n} × "
+                    f"{spec.n})", hint="; fewer tokens")
     with np.errstate(over="ignore", invalid="ignore"):
-        arrays = _arrays(spec, keep_state, keep_chunks)
-    for key in ("u", "final_state", "head_outputs", "output", "grad_queries", "grad_keys", "grad_g"):
+        if spec.kind == "lightning":
+            arrays = _lightning_arrays(spec, keep_state, keep_chunks, keep_scores)
+        else:
+            arrays = _arrays(spec, keep_state, keep_chunks)
+    for key in ("u", "final_state", "head_outputs", "output", "grad_queries", "grad_keys", "grad_g", "grad_slopes"):
         if key not in arrays:
             continue
         if not np.isfinite(arrays[key]).all():
@@ -154,7 +167,9 @@ def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, 
         q, k = delta.l2norm(q), delta.l2norm(k)
         arrays.update(normalized_queries=q, normalized_keys=k)
     group = spec.value_heads // spec.heads  # value head j reads query/key head j // group
-    q, k = np.repeat(spec.scale * q, group, axis=0), np.repeat(k, group, axis=0)
+    q = spec.scale * q
+    if group > 1:  # (np.repeat copies: with one value head per query/key head, q and k are used as they are)
+        q, k = np.repeat(q, group, axis=0), np.repeat(k, group, axis=0)
     arrays.update(beta=beta, g=g)
     if spec.initial_state is not None:
         arrays["initial_state"] = spec.initial_state
@@ -176,4 +191,70 @@ def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, 
         arrays["gated_head_outputs"] = y
     out = y.transpose(1, 0, 2).reshape(spec.n, -1)  # the heads side by side
     arrays["output"] = out @ spec.weights["output"] if "output" in spec.weights else out
+    return arrays
+
+
+def _blocked_by_heads(q, k, v, s, s0, block: int, keep_blocks: bool):
+    """:func:`attncli.core.lightning.blocked`, the heads shared among our threads (as :func:`_chunked_by_heads`)."""
+    h, n, d_v = v.shape
+    intra, inter, final = np.zeros((h, n, d_v)), np.zeros((h, n, d_v)), np.zeros((h, k.shape[2], d_v))
+    blocks = np.zeros((h, -(-n // block), k.shape[2], d_v)) if keep_blocks else None
+
+    def part(heads: slice) -> None:
+        start = None if s0 is None else s0[heads]
+        intra[heads], inter[heads], states, final[heads] = lightning.blocked(q[heads], k[heads], v[heads], s[heads],
+                                                                             start, block, keep_blocks)
+        if blocks is not None:
+            blocks[heads] = states
+
+    run_parallel(part, [slice(j, j + 1) for j in range(h)], None, None)
+    return intra, inter, blocks, final
+
+
+def _lightning_arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool,
+                      keep_scores: bool) -> dict[str, np.ndarray]:
+    """Every intermediate of a lightning layer (docs/format.md Part 4, ``kind: lightning``)."""
+    arrays: dict[str, np.ndarray] = {}
+    if spec.given is None:
+        x, w = spec.inputs, spec.weights
+        arrays["inputs"] = x
+        act = LIGHTNING_ACTIVATIONS[spec.activation]
+        for name, key in (("queries", "query"), ("keys", "key"), ("values", "value")):
+            arrays["projected_" + name] = _heads(x @ w[key], spec.heads)  # h × n × d, before the activation
+            arrays[name] = act(arrays["projected_" + name])
+        q, k, v = arrays["queries"], arrays["keys"], arrays["values"]
+    else:
+        q, k, v = (spec.given[key] for key in ("queries", "keys", "values"))
+        arrays.update(queries=q, keys=k, values=v)
+    q, s, s0 = spec.scale * q, spec.slopes, spec.initial_state
+    arrays["slopes"] = s
+    if s0 is not None:
+        arrays["initial_state"] = s0
+    intra, inter, blocks, final = _blocked_by_heads(q, k, v, s, s0, spec.chunk, keep_chunks)
+    o = intra + inter
+    arrays.update(intra=intra, inter=inter)
+    if keep_state:
+        arrays["state"] = lightning.recurrent(q, k, v, s, s0)[1]
+    arrays.update(final_state=final, head_outputs=o)
+    if spec.gradient is not None:
+        dq, dk, dv, ds, ds0 = lightning.recurrent_backward(q, k, v, s, s0, arrays["state"], spec.gradient)
+        arrays.update(grad_head_outputs=spec.gradient, grad_queries=spec.scale * dq, grad_keys=dk, grad_values=dv,
+                      grad_slopes=ds)
+        if s0 is not None:
+            arrays["grad_initial_state"] = ds0
+    y = o
+    if spec.norm is not None:  # the RMSNorm over all h·d_v outputs of a token
+        side = o.transpose(1, 0, 2).reshape(spec.n, -1)
+        y = _heads(delta.gated_rms_norm(side, None, spec.norm[0], spec.norm[1]), spec.heads)
+    if "gate" in spec.weights:
+        arrays["gate"] = delta.sigmoid(_heads(spec.inputs @ spec.weights["gate"], spec.heads))
+        y = arrays["gate"] * y
+    if y is not o:
+        arrays["gated_head_outputs"] = y
+    out = y.transpose(1, 0, 2).reshape(spec.n, -1)
+    arrays["output"] = out @ spec.weights["output"] if "output" in spec.weights else out
+    if keep_chunks:
+        arrays["chunk_states"] = blocks
+    if keep_scores:
+        arrays["decayed_scores"] = lightning.decayed_scores(q, k, s)
     return arrays

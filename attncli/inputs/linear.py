@@ -1,4 +1,5 @@
-"""A ``linear:`` document (docs/format.md Part 4) -> a checked :class:`~attncli.core.linear.LinearSpec`.
+"""A ``linear:`` document (docs/format.md Part 4) -> a checked :class:`~attncli.core.linear.LinearSpec` (lightning
+attention's own keys: :mod:`attncli.inputs.lightning`).
 
 Every shape relation is checked here, each error naming its key (``linear.weights.query: …``), so the delta rule
 in :mod:`attncli.core.delta` never sees an inconsistent document.
@@ -20,11 +21,14 @@ from attncli.inputs.values import head_count, mapping_of, number_of, scale_of, t
 
 TOP = ("tokens", "inputs", "linear")  # a linear: document's top-level keys
 KEYS = ("kind", "heads", "value_heads", "weights", "conv", "A_log", "dt_bias", "norm", "l2norm", "scale", "chunk",
-        "initial_state", "queries", "keys", "values", "beta", "g", "gradient")
+        "initial_state", "queries", "keys", "values", "beta", "g", "gradient", "slopes", "activation")
 GIVEN = ("queries", "keys", "values", "beta", "g")  # what a kernel receives, instead of inputs and weights
 FROM_INPUTS = ("weights", "conv", "A_log", "dt_bias", "norm")
 WEIGHTS = ("query", "key", "value", "beta", "decay", "gate", "output")
-KINDS = ("gated_delta", "kda")
+KINDS = ("gated_delta", "kda", "lightning")
+LIGHTNING_ONLY = ("slopes", "activation")
+CHUNK = {"gated_delta": 64, "kda": 64, "lightning": 256}  # transformers' chunk and block sizes
+SCALE = {"gated_delta": "sqrt", "kda": "sqrt", "lightning": "none"}
 DEFAULT_ACTIVATION = {"gated_delta": "silu", "kda": "sigmoid"}
 
 
@@ -46,7 +50,22 @@ class _Reader:
         self.block = mapping_of(doc.data["linear"], "linear", KEYS)
 
     def read(self, key: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
-        """The array at ``linear.KEY`` (or a top-level key), as float64."""
+        """The array at ``linear.KEY`` (or a top-level key), as float64; ``{product: [A, B, …]}`` is A·B·…"""
+        if isinstance(value, dict) and "product" in value:
+            factors = mapping_of(value, key, ("product",))["product"]
+            if not isinstance(factors, list) or len(factors) < 2:
+                raise AttnError(f"{describe(factors)} is not a list of two or more matrices to multiply",
+                                key + ".product")
+            arrays = [self.read(f"{key}.product[{i}]", f) for i, f in enumerate(factors)]
+            for i in range(1, len(arrays)):
+                a, b = arrays[i - 1], arrays[i]
+                if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+                    raise AttnError(f"is {shape_str(b.shape)} after {shape_str(a.shape)}: the product needs matrices "
+                                    "whose inner sizes agree", f"{key}.product[{i}]")
+            product = arrays[0]
+            for b in arrays[1:]:
+                product = product @ b
+            return product
         if isinstance(value, str):
             self.files.add(real_path(self.folder / value))
         elif is_archive(value) and isinstance(value.get("file"), str):
@@ -71,13 +90,22 @@ class _Reader:
     def spec(self) -> LinearSpec:
         kind = self.block.get("kind")
         if kind not in KINDS:
-            raise AttnError(f"{describe(kind)} is not a kind of linear attention: gated_delta (Gated DeltaNet) or kda "
-                            "(Kimi Delta Attention)", "linear.kind")
-        given = [key for key in GIVEN if self.block.get(key) is not None]
-        common = dict(kind=kind, chunk=self._chunk(), l2=self._flag("l2norm"))
-        spec = self._given(common) if given else self._projected(common)
+            raise AttnError(f"{describe(kind)} is not a kind of linear attention: gated_delta (Gated DeltaNet), kda "
+                            "(Kimi Delta Attention) or lightning (MiniMax)", "linear.kind")
+        if kind == "lightning":
+            from attncli.inputs.lightning import read_lightning
+
+            spec = read_lightning(self, dict(kind=kind, chunk=self._chunk(kind), l2=False))
+        else:
+            for key in LIGHTNING_ONLY:
+                if self.block.get(key) is not None:
+                    raise AttnError("belongs to lightning attention (kind: lightning), not to the delta rule",
+                                    "linear." + key)
+            given = [key for key in GIVEN if self.block.get(key) is not None]
+            common = dict(kind=kind, chunk=self._chunk(kind), l2=self._flag("l2norm"))
+            spec = self._given(common) if given else self._projected(common)
         try:
-            spec.scale, spec.scale_name = scale_of(self.block.get("scale", "sqrt"), spec.d_k)
+            spec.scale, spec.scale_name = scale_of(self.block.get("scale", SCALE[kind]), spec.d_k)
         except AttnError as e:  # (scale_of names the top-level key: here it is the block's)
             e.where = "linear.scale"
             raise
@@ -85,8 +113,9 @@ class _Reader:
         spec.files = self.files
         return spec
 
-    def _chunk(self) -> int:
-        chunk = head_count(self.block.get("chunk", 64), "linear.chunk", "is more than a chunk of tokens can be")
+    def _chunk(self, kind: str) -> int:
+        chunk = head_count(self.block.get("chunk", CHUNK[kind]), "linear.chunk",
+                           "is more than a chunk of tokens can be")
         return int(chunk)
 
     def _flag(self, key: str) -> bool:
@@ -156,6 +185,8 @@ class _Reader:
         if self.block.get("conv") is None:
             return None
         conv = self.read("linear.conv", self.block["conv"], (channels, 4))
+        if conv.ndim == 3 and conv.shape[1] == 1:  # Conv1d's weight as stored, C × 1 × w
+            conv = conv[:, 0]
         if conv.ndim != 2 or conv.shape[0] != channels or conv.shape[1] == 0:
             raise AttnError(f"is {shape_str(conv.shape)}; expected one kernel per channel of [q | k | v]: "
                             f"(2·h_k·d_k + h_v·d_v) × w = {channels} × w", "linear.conv")

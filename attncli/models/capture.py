@@ -68,7 +68,9 @@ def run(torch: Any, model: Any, plan: Plan, inputs: dict[str, Any], float64: boo
     finally:
         for handle in handles:
             handle.remove()
-    caught["weights"] = getattr(result, attentions)[layer if plan.attentions_index is None else plan.attentions_index]
+    if not plan.linear:  # (linear attention has no attention probabilities)
+        caught["weights"] = getattr(result, attentions)[layer if plan.attentions_index is None
+                                                        else plan.attentions_index]
     return {name: value.detach()[0].double().numpy() for name, value in caught.items()}
 
 

@@ -25,6 +25,9 @@ from attncli.models.family import Param, Plan
 from attncli.models.render import render
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}  # max |difference| allowed (float32: relative to the largest value)
+# parts of a parameter's name that a checkpoint spells otherwise (transformers renames them on loading:
+# conversion_mapping.py, Kimi Linear's forget gate)
+RENAMED = ((".forget_gate.", "."),)
 # the Trace's keys, as the model has them
 COMPARED = ("weights", "normalized_inputs", "output", "residual", "normalized")
 
@@ -80,6 +83,7 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     inputs, ids = _model_inputs(encoded, folder.model_type, stack, net)
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
     where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
+    entering = f"{where}'s linear attention (after its input norm)" if plan.linear else where
     progress(f"running the model on {n} tokens")
     try:
         caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)
@@ -91,7 +95,8 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     npy_name = output.with_suffix(".npy").name
 
     def document(agreement: list[Agreement]) -> str:
-        return render(keys, tokens, npy_name, x.shape, text, summary, [(a.key, a.difference) for a in agreement], where)
+        return render(keys, tokens, npy_name, x.shape, text, summary, [(a.key, a.difference) for a in agreement],
+                      entering)
 
     progress("computing the document and comparing it with the model")
     try:
@@ -106,13 +111,21 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
 def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarray], plan: Plan,
              dtype: str) -> list[Agreement]:
     """The document as written, read back (its X from memory) and computed; every key against the model's."""
-    from attncli.core.pipeline import attend
-    from attncli.inputs.builder import build_spec
     from attncli.inputs.document import Document, parse_text
 
     data = parse_text(text, str(output))
     data["inputs"] = x.astype(np.float64)
-    trace = attend(build_spec(Document(data, str(output), output.parent.resolve())))
+    doc = Document(data, str(output), output.parent.resolve())
+    if plan.linear:  # a linear: document (docs/format.md Part 4): its output Y is compared
+        from attncli.core.linear import run
+        from attncli.inputs.linear import read_linear
+
+        linear = run(read_linear(doc), keep_state=False)
+        return [_agree("output", linear["output"], caught["output"], f"output of {plan.output}", dtype)]
+    from attncli.core.pipeline import attend
+    from attncli.inputs.builder import build_spec
+
+    trace = attend(build_spec(doc))
     modules = {"weights": "the model's output_attentions", "normalized_inputs": f"output of {plan.pre_norm}",
                "output": f"output of {plan.output}", "normalized": f"output of {plan.normalized}"}
     if plan.residual:
@@ -121,17 +134,21 @@ def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarra
     for key in COMPARED:
         if key not in caught:
             continue
-        ours, theirs = getattr(trace, key), caught[key]
-        if ours is None or ours.shape != theirs.shape:
-            raise AttnError(f"the document gives {key} of shape {None if ours is None else ours.shape}, the model "
-                            f"{theirs.shape} (a bug of extract for this model)")
-        difference = float(np.max(np.abs(ours - theirs)))
-        found.append(Agreement(key, difference, theirs.shape, str(modules[key])))
-        scale = max(1.0, float(np.max(np.abs(theirs)))) if dtype == "float32" else 1.0
-        if not difference <= TOLERANCE[dtype] * scale:  # (NaN too)
-            raise AttnError(f"the document does not reproduce the model: {key} differs by {difference:.1e} from "
-                            f"{modules[key]} (more than {TOLERANCE[dtype] * scale:.0e}); nothing was written")
+        found.append(_agree(key, getattr(trace, key), caught[key], str(modules[key]), dtype))
     return found
+
+
+def _agree(key: str, ours: np.ndarray | None, theirs: np.ndarray, module: str, dtype: str) -> Agreement:
+    """How far the document's ``key`` is from the model's; farther than the tolerance is an error."""
+    if ours is None or ours.shape != theirs.shape:
+        raise AttnError(f"the document gives {key} of shape {None if ours is None else ours.shape}, the model "
+                        f"{theirs.shape} (a bug of extract for this model)")
+    difference = float(np.max(np.abs(ours - theirs)))
+    scale = max(1.0, float(np.max(np.abs(theirs)))) if dtype == "float32" else 1.0
+    if not difference <= TOLERANCE[dtype] * scale:  # (NaN too)
+        raise AttnError(f"the document does not reproduce the model: {key} differs by {difference:.1e} from "
+                        f"{module} (more than {TOLERANCE[dtype] * scale:.0e}); nothing was written")
+    return Agreement(key, difference, theirs.shape, module)
 
 
 def _config(transformers: Any, folder: loading.Folder, model: str) -> Any:
@@ -177,6 +194,8 @@ def _references(value: Any, folder: loading.Folder, net: Any, doc_folder: Path) 
         return _reference(value, folder, net, doc_folder)
     if isinstance(value, dict):
         return {k: _references(v, folder, net, doc_folder) for k, v in value.items()}
+    if isinstance(value, list) and any(isinstance(v, Param) for v in value):  # (a product's factors)
+        return [_references(v, folder, net, doc_folder) for v in value]
     return value
 
 
@@ -220,6 +239,9 @@ def _tensor_name(name: str, folder: loading.Folder, prefix: str) -> str:
         candidates.append(name[len(prefix) + 1:])
     if "LayerNorm" in name or "layer_norm" in name:
         candidates += [c.replace(".weight", ".gamma").replace(".bias", ".beta") for c in candidates]
+    for model_part, stored in RENAMED:
+        if model_part in name:
+            candidates += [c.replace(model_part, stored) for c in candidates]
     for candidate in candidates:
         if candidate in folder.tensors:
             return candidate

@@ -17,7 +17,7 @@ from typing import Any
 
 from attncli.core.differential import lambda_init_of
 from attncli.core.errors import AttnError, quoted
-from attncli.models import float64_switches, latent_families, llama_outline, other_outlines
+from attncli.models import float64_switches, latent_families, linear_outlines, llama_outline, other_outlines
 from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
 __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
@@ -206,6 +206,8 @@ FAMILIES: dict[str, Family] = {
        for name, plan in (("stablelm", "stablelm"), ("glm4", "glm4"), ("cohere", "cohere"), ("cohere2", "cohere"),
                           ("modernbert", "modernbert"), ("mpt", "mpt"), ("dbrx", "dbrx"),
                           ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (other_outlines.py)
+    "minimax": Family("AutoModel", lambda c: c.num_hidden_layers, linear_outlines.minimax),
+    "kimi_linear": Family("AutoModel", lambda c: c.num_hidden_layers, linear_outlines.kimi_linear),
     "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v32": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek32),

@@ -37,6 +37,7 @@ class Plan:
     float64: dict[str, Any] = field(default_factory=dict)  # what capture switches to float64 (rope, alibi)
     limit: int | None = None  # the model's positions (None: relative positions, no limit)
     attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
+    linear: bool = False  # a layer of linear attention: keys is {"linear": …} (docs/format.md Part 4), X its input
 
 
 @dataclass(frozen=True)

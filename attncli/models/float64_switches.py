@@ -140,17 +140,22 @@ def eager_experts(torch: Any, model: Any) -> list[Any]:
     return [_Undo(undo)]
 
 
+GATED_NORMS = ("Qwen3NextRMSNormGated", "KimiLinearRMSNormGated")
+
+
 def gated_norms64(torch: Any, model: Any) -> list[Any]:
-    """Qwen3-Next's gated RMSNorm of its linear-attention layers, γ · x / √(mean(x²) + ε) · silu(gate), in float64
-    (capture's RMSNorm switch, which would drop the gate, leaves it: ``not_rms``)."""
+    """The gated RMSNorm of Qwen3-Next's and Kimi Linear's linear-attention layers, γ · x / √(mean(x²) + ε) ·
+    act(gate) (its ``activation``: silu or sigmoid), in float64 (capture's RMSNorm switch, which would drop the gate,
+    leaves it: ``not_rms``)."""
 
     def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
         x, gate = (args + (kwargs.get("hidden_states"), kwargs.get("gate")))[:2] if len(args) < 2 else args[:2]
         normed = x * (x.pow(2).mean(-1, keepdim=True) + module.variance_epsilon).rsqrt()
-        return module.weight * normed * torch.nn.functional.silu(gate)
+        act = torch.sigmoid if module.activation == "sigmoid" else torch.nn.functional.silu
+        return module.weight * normed * act(gate)
 
     return [m.register_forward_hook(hook, with_kwargs=True, prepend=True) for m in model.modules()
-            if type(m).__name__ == "Qwen3NextRMSNormGated"]
+            if type(m).__name__ in GATED_NORMS]
 
 
 def sums64(torch: Any, model: Any) -> list[Any]:
@@ -164,3 +169,50 @@ def sums64(torch: Any, model: Any) -> list[Any]:
 
     torch.sum = sum_
     return [_Undo(lambda: setattr(torch, "sum", original))]
+
+
+def rules64(module_name: str, names: tuple[str, ...]) -> Callable[[Any, Any], list[Any]]:
+    """An installer for capture: the delta-rule functions ``names`` of transformers' ``module_name`` replaced, while
+    the model runs, by their own source with its float32 casts made float64 (the rule computed as written, in
+    float64; the layers call them by their module's global names)."""
+
+    def install(torch: Any, model: Any) -> list[Any]:
+        import importlib
+        import inspect
+
+        module = importlib.import_module(module_name)
+        before = {name: getattr(module, name) for name in names}
+        for name, function in before.items():
+            source = "\n".join(line for line in inspect.getsource(function).splitlines() if not line.startswith("@"))
+            space = dict(vars(module))
+            exec(source.replace("torch.float32", "torch.float64"), space)  # transformers' own function, in float64
+            setattr(module, name, space[name])
+        return [_Undo(lambda: [setattr(module, name, f) for name, f in before.items()])]
+
+    return install
+
+
+def lightning_decays64(torch: Any, model: Any) -> list[Any]:
+    """MiniMax's lightning layers: the slopes (get_slope_rate, made in float32) and the decays made from them
+    (decay_factors) computed in float64 from the same formula, as attncli's ``slopes: {layer, layers}``."""
+    names = ("slope_rate", "query_decay", "key_decay", "diagonal_decay")
+    saved = []
+    for module in model.modules():
+        if type(module).__name__ != "MiniMaxLightningAttention":
+            continue
+        heads = module.num_attention_heads
+        rate = (1 / 2 ** (8 / heads)) ** torch.arange(1, heads + 1, dtype=torch.float64)
+        rate = (rate * (1 - module.layer_idx / (module.num_hidden_layers - 1 + 1e-5) + 1e-5))[:, None, None]
+        saved.append((module, {name: getattr(module, name).clone() for name in names}))
+        exact = (rate, *module.decay_factors(rate))
+        with torch.no_grad():
+            for name, value in zip(names, exact):
+                getattr(module, name).copy_(value)
+
+    def undo() -> None:
+        with torch.no_grad():
+            for module, values in saved:
+                for name, value in values.items():
+                    getattr(module, name).copy_(value)
+
+    return [_Undo(undo)]

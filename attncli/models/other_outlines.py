@@ -250,10 +250,10 @@ def _plus_one(model: Any, path: str) -> list[float]:
 
 def qwen3_next(config: Any, model: Any, layer: int, stack: str) -> Plan:
     """Gated attention: the gate cut from q_proj (per head, its queries then its gate), qk norm, partial rope."""
-    if config.layer_types[layer] != "full_attention":
-        full = ", ".join(str(i) for i, kind in enumerate(config.layer_types) if kind == "full_attention")
-        raise AttnError(f"layer {layer} is a linear-attention (Gated DeltaNet) layer, which a document cannot write; "
-                        f"the full-attention layers are {full or 'none'}")
+    if config.layer_types[layer] != "full_attention":  # a Gated DeltaNet layer: a linear: document
+        from attncli.models.linear_outlines import qwen3_next_linear
+
+        return qwen3_next_linear(config, model, layer)
     block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
     attn = model.get_submodule(p)
     h, hd = config.num_attention_heads, attn.head_dim

@@ -25,8 +25,8 @@ from typing import Any
 
 from attncli.outputs.yamltext import yaml_scalar
 
-ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm", "clip_qkv",
-         "qk_norm", "rope", "latent", "query_temperature", "sinks", "post_norm", "residual", "add_norm",
+ORDER = ("linear", "heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm",
+         "clip_qkv", "qk_norm", "rope", "latent", "query_temperature", "sinks", "post_norm", "residual", "add_norm",
          "differential")
 ORDER += ("indexer",)  # DeepSeek-V3.2's lightning indexer, after the attention's own keys
 WIDTH = 100  # of a line of tokens
@@ -47,6 +47,8 @@ def render(keys: dict[str, Any], tokens: list[str], inputs: str, shape: tuple[in
 
 
 def _entry(key: str, value: Any) -> list[str]:
+    if key == "linear":  # (docs/format.md Part 4: one level deeper, its weights and norm each a block)
+        return [f"{key}:"] + ["  " + line for k, v in value.items() for line in _entry(k, v)]
     if isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):
         return [f"{key}:"] + [f"  {k}: {flow(v)}" for k, v in value.items()]
     return [f"{key}: {flow(value)}"]

@@ -18,12 +18,16 @@ SYMBOLS = {"X": "inputs", "q": "queries", "k": "keys", "v": "values", "q̂": "no
            "Qhat": "normalized_queries", "k̂": "normalized_keys", "Khat": "normalized_keys", "β": "beta",
            "S₀": "initial_state", "S0": "initial_state", "S": "state", "S_n": "final_state", "o": "head_outputs",
            "y": "gated_head_outputs", "Y": "output", "do": "grad_head_outputs", "dq": "grad_queries", "dk": "grad_keys",
-           "dv": "grad_values", "dβ": "grad_beta", "dg": "grad_g", "dS₀": "grad_initial_state"}
-NEEDS = {"inputs": "inputs", "projected_queries": "conv", "projected_keys": "conv", "projected_values": "conv",
+           "dv": "grad_values", "dβ": "grad_beta", "dg": "grad_g", "dS₀": "grad_initial_state",
+           "s": "slopes", "ds": "grad_slopes"}
+NEEDS = {"inputs": "inputs", **{key: "conv (lightning: inputs)" for key in ("projected_queries", "projected_keys",
+                                                                           "projected_values")},
+         **{key: "kind: lightning" for key in ("slopes", "intra", "inter", "decayed_scores")},
+         **{key: "the delta rule (kind: gated_delta or kda)" for key in ("beta", "g", "u", "grad_beta", "grad_g")},
          "normalized_queries": "l2norm", "normalized_keys": "l2norm", "initial_state": "initial_state",
          "gate": "weights.gate", "gated_head_outputs": "norm or weights.gate",
-         **{key: "gradient" for key in KEYS if key.startswith("grad_")},
-         "grad_initial_state": "gradient and initial_state"}
+         **{key: "gradient" for key in KEYS if key.startswith("grad_") and key not in ("grad_beta", "grad_g")},
+         "grad_initial_state": "gradient and initial_state", "grad_slopes": "gradient (kind: lightning)"}
 
 
 def key_of(name: str) -> str | None:

@@ -62,6 +62,7 @@ class HeatMap:
     def __init__(self, trace: Trace, of: str = "weights", head: int | None = None, full: bool = False,
                  color: bool = True, precision: int = 2, lang: str = "en", layer: str = ""):
         self.spec, self.of, self.full, self.color, self.precision = trace.spec, of, full, color, precision
+        self.signed = of in SIGNED  # coloured by sign around 0
         self.layer = layer  # a stacked document's layer, before the title: "Layer 2 · "
         self.words = words(lang)
         tokens, context_tokens = ([visible(t) for t in labels]
@@ -89,7 +90,7 @@ class HeatMap:
             return Scale(0.0, 1.0)
         lo = min(float(self.matrices[h].min(where=allowed[h], initial=np.inf)) for h in self.heads)
         hi = max(float(self.matrices[h].max(where=allowed[h], initial=-np.inf)) for h in self.heads)
-        if self.of in SIGNED:  # −max|x| … max|x|: 0 in the middle, uncoloured
+        if self.signed:  # −max|x| … max|x|: 0 in the middle, uncoloured
             return Scale(-max(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
         return Scale(min(lo, 0.0), hi) if self.of == "weights" else Scale(lo, hi)
 
@@ -133,7 +134,7 @@ class HeatMap:
             return Text(HATCH * width, style="grey50") if self.color or not number else Text(" " + HATCH * (width - 1))
         t = self.scale.t(value)
         text = format_number(value, self.precision) if number else ""
-        if self.of in SIGNED:  # shaded by size; the colour (or the number) says the sign
+        if self.signed:  # shaded by size; the colour (or the number) says the sign
             s = 2 * t - 1  # −1 … 1
             if self.color:
                 return Text(text.center(width), style=signed_style(s))
@@ -249,7 +250,7 @@ class HeatMap:
         """
         w = self.words
         bar = Text(w["scale"] + format_number(self.scale.lo, self.precision) + " ")
-        if self.of in SIGNED:
+        if self.signed:
             bar.append_text(self._signed_bar())
         elif self.color:
             bar.append("▕")
@@ -261,7 +262,7 @@ class HeatMap:
         bar.append(" " + format_number(self.scale.hi, self.precision))
         dim = "dim" if self.color else ""
         parts = [bar]
-        if self.of in SIGNED:  # which side is which
+        if self.signed:  # which side is which
             plain = w["signed_plain"] if len(self.heads) == 1 else w["signed_marked"]  # several: no numbers
             parts.append(Text(w["signed_colour"] if self.color else plain, style=dim))
         if any(self.masked[h].any() for h in self.heads):

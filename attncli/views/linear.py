@@ -33,10 +33,28 @@ TITLES = {  # key -> (English, Chinese): the quantity and its formula
     "gated_head_outputs": ("y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)", "y = γ ⊙ o/√(mean(o²) + ε) ⊙ act(z)"),
     "output": ("Y (output)", "Y（输出）"),
     "chunk_states": ("S after chunk", "S，在此块之后"),
+    "slopes": ("s, the slope of each head (S ← e^−s·S + k·vᵀ)", "s，每个头的斜率（S ← e^−s·S + k·vᵀ）"),
+    "intra": ("intra = ((QKᵀ) ∘ D)·V, the block's own keys", "intra = ((QKᵀ) ∘ D)·V，块内的键"),
+    "inter": ("inter = (Q ⊙ e^−s(i+1))·S, the keys before the block", "inter = (Q ⊙ e^−s(i+1))·S，块之前的键"),
+    "decayed_scores": ("(q_i·k_j)·e^−s(i−j), j ≤ i", "(q_i·k_j)·e^−s(i−j)，j ≤ i"),
+    "grad_head_outputs": ("dL/do (grad_head_outputs)", "dL/do（grad_head_outputs）"),
+    "grad_queries": ("dL/dq", "dL/dq"), "grad_keys": ("dL/dk", "dL/dk"), "grad_values": ("dL/dv", "dL/dv"),
+    "grad_beta": ("dL/dβ", "dL/dβ"), "grad_g": ("dL/dg", "dL/dg"), "grad_slopes": ("dL/ds", "dL/ds"),
+    "grad_initial_state": ("dL/dS₀", "dL/dS₀"),
+}
+LIGHTNING_TITLES = {  # lightning attention's own formulas (docs/format.md Part 4, kind: lightning)
+    "projected_queries": ("q = X·W_Q, before the activation", "q = X·W_Q（激活前）"),
+    "projected_keys": ("k = X·W_K, before the activation", "k = X·W_K（激活前）"),
+    "projected_values": ("v = X·W_V, before the activation", "v = X·W_V（激活前）"),
+    "head_outputs": ("o = Sᵀq (head_outputs)", "o = Sᵀq（head_outputs）"),
+    "gate": ("σ(X·W_G), the output gate", "σ(X·W_G)，输出门"),
+    "gated_head_outputs": ("y = σ(X·W_G) ⊙ γ ⊙ o/√(mean(o²) + ε), the mean over all heads",
+                           "y = σ(X·W_G) ⊙ γ ⊙ o/√(mean(o²) + ε)，对所有头取平均"),
 }
 HEAD = {"en": "Head {j}", "zh": "头 {j}"}
 VALUE_HEADED = ("projected_values", "values", "beta", "g", "initial_state", "u", "state", "final_state",
-                "head_outputs", "gate", "gated_head_outputs", "chunk_states")
+                "head_outputs", "gate", "gated_head_outputs", "chunk_states", "intra", "inter", "decayed_scores",
+                "grad_head_outputs", "grad_values", "grad_beta", "grad_g", "grad_initial_state")
 
 
 def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = None,
@@ -52,11 +70,16 @@ def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = No
             continue  # (one table per token or chunk: only when asked for)
         if keys is not None and key not in keys:
             continue
-        title = TITLES[key][0 if lang == "en" else 1]
+        titles = LIGHTNING_TITLES if spec.kind == "lightning" and key in LIGHTNING_TITLES else TITLES
+        title = titles[key][0 if lang == "en" else 1]
         if array.ndim == 2 and key in ("inputs", "output"):
             tables.append(matrix_table(title, array, spec.tokens, view=view))
             continue
-        if key == "beta" or (key == "g" and array.ndim == 2):  # h_v × n: the heads as columns
+        if key in ("slopes", "grad_slopes"):  # one number per head
+            tables.append(matrix_table(title, array[:, None], [HEAD[lang].format(j=j + 1)
+                                                               for j in range(array.shape[0])], [key], view))
+            continue
+        if key in ("beta", "grad_beta") or (key in ("g", "grad_g") and array.ndim == 2):  # h_v × n: heads as columns
             tables.append(matrix_table(title, array.T, spec.tokens, [HEAD[lang].format(j=j + 1)
                                                                      for j in range(array.shape[0])], view))
             continue
@@ -73,6 +96,8 @@ def _head_tables(key: str, array: np.ndarray, title: str, tokens: list[str], vie
     if key in ("state", "chunk_states"):
         names = tokens if key == "state" else [str(c) for c in range(1, array.shape[0] + 1)]
         return [matrix_table(f"{title} {name}", s, rows, dims(s.shape[1]), view) for name, s in zip(names, array)]
-    if key in ("initial_state", "final_state"):
+    if key == "decayed_scores":
+        return [matrix_table(title, array, tokens, tokens, view)]
+    if key in ("initial_state", "final_state", "grad_initial_state"):
         return [matrix_table(title, array, rows, dims(array.shape[1]), view)]
     return [matrix_table(title, array, tokens, view=view)]

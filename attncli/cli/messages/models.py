@@ -33,9 +33,16 @@ CATALOGUE = {
         "rope_type {} 用 {} 缩放 cos 和 sin；这里只支持不带这种缩放的 RoPE 类型",
     "RoPE turns {} dimensions of heads of {}": "RoPE 旋转的是 {} 个维度，而头宽为 {}",
     "a fused Wqkv with a bias is not supported": "不支持带偏置的融合 Wqkv",
-    "layer {} is a linear-attention (Gated DeltaNet) layer, which a document cannot write; the full-attention lay"
-    "ers are {}":
-        "第 {} 层是线性注意力（Gated DeltaNet）层，文档写不出这种层；全注意力层是 {}",
+    "hidden_act {} is the activation of {}; a linear: document takes SiLU":
+        "hidden_act {} 是{}的激活函数；linear: 文档只接受 SiLU",
+    "layer {} is a full-attention (MLA) layer of Kimi Linear, which extract does not write yet; its Kimi Delta Atten"
+    "tion layers are {}":
+        "第 {} 层是 Kimi Linear 的全注意力（MLA）层，extract 暂时写不出；它的 Kimi Delta Attention 层是 {}",
+    "layer {} is a full-attention layer of MiniMax, which extract does not write yet; its lightning-attention layer"
+    "s are {}":
+        "第 {} 层是 MiniMax 的全注意力层，extract 暂时写不出；它的闪电注意力层是 {}",
+    "hidden_act {} is the activation of q, k and v; a lightning document takes silu, sigmoid or none":
+        "hidden_act {} 是 q、k、v 的激活函数；lightning 文档只接受 silu、sigmoid 或 none",
     "qk_layernorm with a bias per head is not supported": "不支持每个头带偏置的 qk_layernorm",
     "num_key_value_heads differs from num_attention_heads; latent attention expands keys and values for every que"
     "ry head":

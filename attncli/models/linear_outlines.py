@@ -1,0 +1,114 @@
+"""The linear-attention layers of Qwen3-Next (Gated DeltaNet), Kimi Linear (Kimi Delta Attention) and MiniMax
+(lightning attention) as a ``linear:`` block (docs/format.md Part 4).
+
+Each function is a family's ``plan`` for one of those layers (:mod:`attncli.models.families`): X is what enters the
+attention module (after the decoder layer's input norm), Y what its output projection gives. The steps transformers
+computes in float32 (the delta rules, the gated norms, MiniMax's decays) are switched to float64 by
+:mod:`attncli.models.float64_switches` while the model runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attncli.core.errors import AttnError, quoted
+from attncli.models import float64_switches
+from attncli.models.family import Param, Plan
+
+
+def _cut(width: int, groups: int, offset: int, size: int) -> tuple[tuple[int, int], ...]:
+    """Columns ``offset … offset + size`` of each of ``groups`` consecutive blocks of ``width`` columns."""
+    return tuple((width * j + offset, width * j + offset + size) for j in range(groups))
+
+
+def _silu_only(activation: str, what: str) -> None:
+    if activation not in ("silu", "swish"):
+        raise AttnError(f"hidden_act {quoted(activation)} is the activation of {what}; a linear: document takes SiLU")
+
+
+def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
+    """Qwen3NextGatedDeltaNet: in_proj_qkvz and in_proj_ba cut per query/key head group
+    (fix_query_key_value_ordering), the conv, A_log, dt_bias, the gated RMSNorm and out_proj."""
+    p = f"layers.{layer}.linear_attn"
+    attn = model.get_submodule(p)
+    _silu_only(attn.activation, "its conv")
+    h_k, h_v, d_k, d_v = attn.num_k_heads, attn.num_v_heads, attn.head_k_dim, attn.head_v_dim
+    r = h_v // h_k
+    width, qkvz, ba = 2 * d_k + 2 * r * d_v, f"{p}.in_proj_qkvz.weight", f"{p}.in_proj_ba.weight"
+    weights = {"query": Param(qkvz, "torch", _cut(width, h_k, 0, d_k)),
+               "key": Param(qkvz, "torch", _cut(width, h_k, d_k, d_k)),
+               "value": Param(qkvz, "torch", _cut(width, h_k, 2 * d_k, r * d_v)),
+               "beta": Param(ba, "torch", _cut(2 * r, h_k, 0, r)),
+               "decay": Param(ba, "torch", _cut(2 * r, h_k, r, r)),
+               "gate": Param(qkvz, "torch", _cut(width, h_k, 2 * d_k + r * d_v, r * d_v)),
+               "output": Param(f"{p}.out_proj.weight", "torch")}
+    linear = {"kind": "gated_delta", "heads": h_k, "value_heads": h_v, "weights": weights,
+              "conv": Param(f"{p}.conv1d.weight"), "A_log": Param(f"{p}.A_log"), "dt_bias": Param(f"{p}.dt_bias"),
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon),
+                       "activation": "silu"}}
+    rules = float64_switches.rules64("transformers.models.qwen3_next.modeling_qwen3_next",
+                                     ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule"))
+    return Plan({"linear": linear}, p, f"{p}.out_proj", linear=True, limit=config.max_position_embeddings,
+                float64={"install": (float64_switches.keep_float64, float64_switches.eager_experts,
+                                     float64_switches.gated_norms64, rules),
+                         "not_rms": ("Qwen3NextRMSNormGated",)})
+
+
+def kimi_linear(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """KimiLinearDeltaAttention: q, k, v, b_proj, the conv, the forget gate (f_a_proj·f_b_proj, A_log, dt_bias),
+    the output gate (g_a_proj·g_b_proj), the sigmoid-gated RMSNorm and o_proj."""
+    kinds = config.layer_types
+    if kinds[layer] != "linear_attention":
+        linear = ", ".join(str(i) for i, kind in enumerate(kinds) if kind == "linear_attention")
+        raise AttnError(f"layer {layer} is a full-attention (MLA) layer of Kimi Linear, which extract does not write "
+                        f"yet; its Kimi Delta Attention layers are {linear or 'none'}")
+    p = f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    _silu_only(attn.activation, "its conv")
+    gate = attn.forget_gate
+    weights = {"query": Param(f"{p}.q_proj.weight", "torch"), "key": Param(f"{p}.k_proj.weight", "torch"),
+               "value": Param(f"{p}.v_proj.weight", "torch"), "beta": Param(f"{p}.b_proj.weight", "torch"),
+               "decay": {"product": [Param(f"{p}.forget_gate.f_a_proj.weight", "torch"),
+                                     Param(f"{p}.forget_gate.f_b_proj.weight", "torch")]},
+               "gate": {"product": [Param(f"{p}.g_a_proj.weight", "torch"), Param(f"{p}.g_b_proj.weight", "torch")]},
+               "output": Param(f"{p}.o_proj.weight", "torch")}
+    # the conv is stored as q_conv1d, k_conv1d and v_conv1d (transformers stacks them on loading): its numbers
+    conv = attn.conv1d.weight.detach().double()[:, 0].tolist()
+    linear = {"kind": "kda", "heads": attn.num_heads, "weights": weights, "conv": conv,
+              "A_log": gate.A_log.detach().double().reshape(-1).tolist(),  # (stored 1 × 1 × h × 1)
+              "dt_bias": Param(f"{p}.forget_gate.dt_bias"),
+              "norm": {"gamma": Param(f"{p}.o_norm.weight"), "eps": float(attn.o_norm.variance_epsilon),
+                       "activation": "sigmoid"}}
+    rules = float64_switches.rules64("transformers.models.kimi_linear.modeling_kimi_linear",
+                                     ("chunk_kimi_delta_attention", "recurrent_kimi_delta_attention"))
+    return Plan({"linear": linear}, p, f"{p}.o_proj", linear=True, limit=None,
+                float64={"install": (float64_switches.keep_float64, float64_switches.eager_experts,
+                                     float64_switches.gated_norms64, rules),
+                         "not_rms": ("KimiLinearRMSNormGated",)})
+
+
+def minimax(config: Any, model: Any, layer: int, stack: str) -> Plan:
+    """MiniMaxLightningAttention: qkv_proj cut per head ([q | k | v] of d columns each), the slopes of the layer,
+    the RMSNorm over all heads, the sigmoid output gate and out_proj."""
+    kinds = config.layer_types
+    if kinds[layer] != "linear_attention":
+        linear = ", ".join(str(i) for i, kind in enumerate(kinds) if kind == "linear_attention")
+        raise AttnError(f"layer {layer} is a full-attention layer of MiniMax, which extract does not write yet; its "
+                        f"lightning-attention layers are {linear or 'none'}")
+    p = f"layers.{layer}.self_attn"
+    attn = model.get_submodule(p)
+    activation = config.hidden_act
+    if activation not in ("silu", "swish", "sigmoid"):
+        raise AttnError(f"hidden_act {quoted(activation)} is the activation of q, k and v; a lightning document "
+                        "takes silu, sigmoid or none")
+    h, d = attn.num_attention_heads, attn.head_dim
+    qkv = f"{p}.qkv_proj.weight"
+    weights = {"query": Param(qkv, "torch", _cut(3 * d, h, 0, d)), "key": Param(qkv, "torch", _cut(3 * d, h, d, d)),
+               "value": Param(qkv, "torch", _cut(3 * d, h, 2 * d, d)),
+               "gate": Param(f"{p}.output_gate.weight", "torch"), "output": Param(f"{p}.out_proj.weight", "torch")}
+    linear = {"kind": "lightning", "heads": h, "slopes": {"layer": layer, "layers": attn.num_hidden_layers},
+              "activation": "sigmoid" if activation == "sigmoid" else "silu", "weights": weights,
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon)},
+              "chunk": int(attn.block_size)}
+    return Plan({"linear": linear}, p, f"{p}.out_proj", linear=True, limit=config.max_position_embeddings,
+                float64={"install": (float64_switches.eager_experts, float64_switches.lightning_decays64)})

@@ -1,0 +1,163 @@
+"""attncli extract for the linear-attention layers (attncli/models/linear_outlines.py): Qwen3-Next's Gated DeltaNet,
+Kimi Linear's Kimi Delta Attention and MiniMax's lightning attention, each written as a linear: document.
+
+Tiny models are built here from configs with random weights (never downloaded) and saved; each document is computed
+with the plain ``attncli compute`` and compared with the layer's attention module run here on the document's X:
+as transformers runs it (its rules, norms and decays in float32 inside) within 1e-5 of the largest entry, and a
+float64 transcription of it written here (tests/delta_reference.py for the delta rules, the direct sum for
+lightning), sharing no code with attncli, within 1e-10.
+"""
+
+from __future__ import annotations
+
+import json
+
+import delta_reference as ref
+import numpy as np
+import pytest
+import tiny_models
+from tiny_models import TEXT
+
+from attncli.cli import app
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+SMALL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 48,
+         "max_position_embeddings": 24}
+LAYERS = {"qwen3_next": 0, "kimi_linear": 1, "minimax": 0}
+MODULE = {"qwen3_next": "layers.{L}.linear_attn"}
+
+
+def configs(transformers, vocab: int) -> dict:
+    small = {**SMALL, "vocab_size": vocab, "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}
+    return {
+        "qwen3_next": transformers.Qwen3NextConfig(**small, num_key_value_heads=2, head_dim=8,
+                                                   layer_types=["linear_attention", "full_attention"],
+                                                   linear_num_value_heads=4, linear_num_key_heads=2,
+                                                   linear_key_head_dim=8, linear_value_head_dim=6, num_experts=2,
+                                                   num_experts_per_tok=1, moe_intermediate_size=16,
+                                                   shared_expert_intermediate_size=16),
+        "kimi_linear": transformers.KimiLinearConfig(**small, num_key_value_heads=4, linear_num_heads=2,
+                                                     linear_head_dim=8, linear_conv_kernel_dim=3,
+                                                     layer_types=["full_attention", "linear_attention"],
+                                                     num_experts=2, num_experts_per_token=1, moe_intermediate_size=16,
+                                                     first_k_dense_replace=2),
+        "minimax": transformers.MiniMaxConfig(**small, num_key_value_heads=2, head_dim=8, block_size=4,
+                                              layer_types=["linear_attention", "full_attention"],
+                                              num_local_experts=2, num_experts_per_tok=1),
+    }
+
+
+@pytest.fixture(scope="module")
+def hf():
+    return tiny_models.hf_and_tokenizers()
+
+
+@pytest.fixture(scope="module")
+def folders(hf, tmp_path_factory):
+    torch, transformers = hf
+    root = tmp_path_factory.mktemp("linear_models")
+    built = {}
+    for family in LAYERS:
+        tok = tiny_models.tokenizer(transformers, "llama")
+        model = transformers.AutoModel.from_config(configs(transformers, len(tok))[family])
+        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
+    return built
+
+
+def close(ours, theirs, tol: float, what: str) -> None:
+    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
+    assert ours.shape == theirs.shape, what
+    err = np.abs(ours - theirs).max() / np.abs(theirs).max()
+    assert err <= tol, f"{what}: {err:.3g} of the largest entry"
+
+
+def gated_deltanet64(torch, layer, x):
+    """Qwen3NextGatedDeltaNet's steps in float64 (fix_query_key_value_ordering written out), the recurrence."""
+    import torch.nn.functional as F
+
+    h_k, h_v, d_k, d_v = layer.num_k_heads, layer.num_v_heads, layer.head_k_dim, layer.head_v_dim
+    r, n = h_v // h_k, x.shape[1]
+    q, k, v, z = torch.split(layer.in_proj_qkvz(x).view(1, n, h_k, -1), [d_k, d_k, r * d_v, r * d_v], dim=3)
+    b, a = torch.split(layer.in_proj_ba(x).view(1, n, h_k, 2 * r), [r, r], dim=3)
+    mixed = ref.conv_silu(torch.cat([t.reshape(1, n, -1) for t in (q, k, v)], dim=-1), layer.conv1d.weight[:, 0])
+    q, k, v = torch.split(mixed, [h_k * d_k, h_k * d_k, h_v * d_v], dim=-1)
+    g = -layer.A_log.exp() * F.softplus(a.reshape(1, n, h_v) + layer.dt_bias)
+    o, _, _ = ref.recurrent(q.reshape(1, n, h_k, d_k), k.reshape(1, n, h_k, d_k), v.reshape(1, n, h_v, d_v), g,
+                            b.reshape(1, n, h_v).sigmoid())
+    y = ref.gated_norm(o, z.reshape(1, n, h_v, d_v), layer.norm.weight, layer.norm.variance_epsilon, F.silu)
+    return layer.out_proj(y.reshape(1, n, -1))
+
+
+def kimi64(torch, layer, x):
+    """KimiLinearDeltaAttention's steps in float64, the recurrence per key channel."""
+    import torch.nn.functional as F
+
+    h, d, n, gate = layer.num_heads, layer.head_dim, x.shape[1], layer.forget_gate
+    mixed = ref.conv_silu(torch.cat([layer.q_proj(x), layer.k_proj(x), layer.v_proj(x)], dim=-1),
+                          layer.conv1d.weight[:, 0])
+    q, k, v = (t.reshape(1, n, h, d) for t in torch.split(mixed, [h * d] * 3, dim=-1))
+    a = gate.f_b_proj(gate.f_a_proj(x)) + gate.dt_bias
+    g = -gate.A_log.reshape(1, 1, h, 1).exp() * F.softplus(a.reshape(1, n, h, d))
+    o, _, _ = ref.recurrent(q, k, v, g, layer.b_proj(x).sigmoid())
+    z = layer.g_b_proj(layer.g_a_proj(x)).reshape(1, n, h, d)
+    y = ref.gated_norm(o, z, layer.o_norm.weight, layer.o_norm.variance_epsilon, torch.sigmoid)
+    return layer.o_proj(y.reshape(1, n, -1))
+
+
+def lightning64(torch, layer, x):
+    """MiniMaxLightningAttention in float64: its slopes' formula, the direct sum, the RMSNorm over heads, the gate."""
+    import torch.nn.functional as F
+
+    h, d, n = layer.num_attention_heads, layer.head_dim, x.shape[1]
+    factor = 1 - layer.layer_idx / (layer.num_hidden_layers - 1 + 1e-5) + 1e-5
+    s = ((1 / 2 ** (8 / h)) ** torch.arange(1, h + 1, dtype=torch.float64) * factor)[:, None, None]
+    q, k, v = torch.split(F.silu(layer.qkv_proj(x)).reshape(1, n, h, 3 * d).transpose(1, 2), d, dim=3)
+    i = torch.arange(n, dtype=torch.float64)
+    distance = i[:, None] - i[None, :]
+    decay = torch.where(distance >= 0, torch.exp(-s * distance.clamp(min=0)), torch.zeros(()))
+    o = (((q @ k.transpose(-1, -2)) * decay) @ v).transpose(1, 2).reshape(1, n, h * d)
+    y = layer.norm.weight * o * torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + layer.norm.variance_epsilon)
+    return layer.out_proj(torch.sigmoid(layer.output_gate(x)) * y)
+
+
+TRANSCRIPTIONS = {"qwen3_next": gated_deltanet64, "kimi_linear": kimi64, "minimax": lightning64}
+WANTS = {"qwen3_next": ["linear:\n  kind: gated_delta\n  heads: 2\n  value_heads: 4\n  weights:\n    query: {file:",
+                        "columns: [[0, 8], [40, 48]]", "in_proj_ba.weight", "conv: {file:", "activation: silu"],
+         "kimi_linear": ["kind: kda", "decay: {product: [{file:", "f_b_proj.weight", "A_log: [", "activation: sigmoid"],
+         "minimax": ["kind: lightning", "slopes: {layer: 0, layers: 2}", "chunk: 4", "columns: [[0, 8], [24, 32],",
+                     "output_gate.weight"]}
+
+
+@pytest.mark.parametrize("family", list(LAYERS))
+def test_each_linear_layer_reproduces_the_model(runner, hf, folders, family, tmp_path):
+    torch, transformers = hf
+    layer = LAYERS[family]
+    doc = tmp_path / f"{family}.yaml"
+    result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer",
+                                 str(layer)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "The document reproduces the model (max |difference|):"
+    text = doc.read_text()
+    for fragment in WANTS[family]:
+        assert fragment in text, (family, fragment, text)
+    assert "linear attention (after its input norm)" in text
+    got = json.loads(runner.invoke(app, ["compute", str(doc), "--format", "json", "--only", "output"]).stdout)
+    x = torch.from_numpy(np.load(doc.with_suffix(".npy")))[None]
+    model = transformers.AutoModel.from_pretrained(folders[family], dtype=torch.float64).eval()
+    module = model.get_submodule(MODULE.get(family, "layers.{L}.self_attn").format(L=layer))
+    with torch.no_grad():
+        theirs = module(x, None, None)[0] if family == "minimax" else module(x)
+        close(got["output"], theirs[0], 1e-5, f"{family}: output against the module (float32 inside)")
+        close(got["output"], TRANSCRIPTIONS[family](torch, module, x)[0], 1e-10,
+              f"{family}: output against the float64 transcription")
+
+
+@pytest.mark.parametrize("family, layer, words", [("minimax", 1, "lightning-attention layers are 0"),
+                                                  ("kimi_linear", 0, "Kimi Delta Attention layers are 1")])
+def test_full_attention_layers_are_refused_naming_the_linear_ones(runner, hf, folders, tmp_path, family, layer,
+                                                                   words):
+    doc = tmp_path / "full.yaml"
+    result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer",
+                                 str(layer)])
+    assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not doc.exists()
