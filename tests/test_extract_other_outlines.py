@@ -210,6 +210,8 @@ def test_cohere_writes_no_residual_and_cohere2_full_layers_no_rope(runner, hf, f
         assert "residual:" not in text  # the parallel block adds attention and MLP to X together
         assert ("rope:" in text) == (family == "cohere")
 
+
+@pytest.mark.parametrize("family", list(LAYERS))
 def test_float32_mirrors_each_family_in_its_own_precision(runner, hf, folders, family, tmp_path):
     doc = tmp_path / f"{family}.yaml"
     result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc),

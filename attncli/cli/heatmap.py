@@ -99,7 +99,7 @@ def heatmap(
         head_index(number, None)
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)  # the options against what the document says, before any matrix is read
-        from attncli.inputs.linear import is_linear
+        from attncli.inputs.document import is_linear
 
         if is_linear(doc.data):
             from attncli.cli.linear import heatmap_linear
