@@ -1,0 +1,225 @@
+"""check's search: the stage list run with one declared variant (or two) in place of the right step, and the
+variants named that reproduce every number the learner gave.
+
+Each stage of :data:`attncli.core.stages.STAGES` declares its wrong versions (``Stage.variants``,
+:mod:`attncli.core.variants`).  :func:`candidates` runs the computation with each single variant the document can
+show (a variant that changes nothing here is dropped), then with pairs: the second variant only from the stages
+between the first one's and the stage of the first wrong number given, and only after a first variant that keeps
+every number given before the second one's stage.  A candidate *fits* when it reproduces every given number, the
+right ones too, within the answer's own precision (:meth:`Given.slack`); inf and NaN are numbers like the others.
+When several fit, :func:`telling_apart` finds the first cell where two of them differ: the cheapest test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from attncli.core import pipeline
+from attncli.core.errors import AttnError
+from attncli.core.gradient_keys import GRADIENT_KEYS
+from attncli.core.stage import Variant
+from attncli.core.stages import BY_NAME, QUANTITIES, STAGES, writer
+from attncli.core.trace import Trace
+from attncli.teach.check.answer import Answer, Given, select
+
+FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError)  # a variant that cannot run here
+ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
+BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
+
+
+@dataclass(frozen=True)
+class Change:
+    """One variant in one stage, one of its cases."""
+
+    index: int  # the stage's place in STAGES (BACKWARD for a backward step's variant)
+    stage: str
+    variant: Variant
+    case: dict
+
+    @property
+    def name(self) -> str:
+        return self.case.get("name", self.variant.name)
+
+    @property
+    def words(self) -> dict:
+        return {key: value for key, value in self.case.items() if isinstance(value, (str, int, float))}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    changes: tuple[Change, ...]
+    arrays: dict  # every answerable array with these changes
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.changes)
+
+
+def changes_of(spec) -> list[Change]:
+    """Every variant case the document can show, in the list's order (forward stages, then the backward steps)."""
+    forward, backward = [], []
+    for i, stage in enumerate(STAGES):
+        if not stage.present(spec):
+            continue
+        for variant in stage.variants:
+            try:
+                cases = variant.cases(spec)
+            except FAILED:
+                continue
+            for case in cases:
+                if variant.backward:
+                    backward.append(Change(BACKWARD, stage.name, variant, case))
+                else:
+                    forward.append(Change(i, stage.name, variant, case))
+    return forward + backward
+
+
+def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None) -> dict:
+    """Every array with ``changes`` in place of the right steps, from stage ``start`` on (default: the first
+    changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None."""
+    steps, back = {}, {}
+    for c in changes:
+        if c.variant.backward:
+            back[c.stage] = partial(_backward_step, c, BY_NAME[c.stage].backward)
+            continue
+        steps[c.stage] = partial(_step, c.variant.apply, c.case, BY_NAME[c.stage].run)
+        for name, fn in c.variant.later:
+            steps[name] = partial(_step, fn, c.case, BY_NAME[name].run)
+    first = min((c.index for c in changes if not c.variant.backward), default=BACKWARD) if start is None else start
+    a = dict(base)
+    with np.errstate(all="ignore"):
+        for stage in STAGES[first:]:
+            if stage.present(spec):
+                try:
+                    made = steps.get(stage.name, stage.run)(spec, a)
+                except FAILED:
+                    made = dict.fromkeys(stage.keys)
+                a.update(made)
+        if spec.gradient is not None:
+            try:
+                a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
+            except FAILED:
+                a.update(dict.fromkeys(GRADIENT_KEYS))
+    return a
+
+
+def _step(fn, case: dict, run, spec, a: dict) -> dict:
+    return fn(spec, a, case, run)
+
+
+def _backward_step(c: Change, run, spec, a: dict, d: dict) -> dict:
+    return c.variant.apply(spec, a, d, c.case, run)
+
+
+def answerable(a: dict) -> dict:
+    """The arrays a learner may give, and the weights as a rounding variant says the learner wrote them."""
+    return {**{key: a.get(key) for key in ANSWERABLE}, "_weights_written": a.get("_weights_written")}
+
+
+def same(x, y) -> bool:
+    """The same numbers (NaN and inf as themselves), up to float noise."""
+    if x is None or y is None:
+        return x is None and y is None
+    if np.shape(x) != np.shape(y):
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))
+                           | (np.abs(x - y) <= 1e-9 * np.maximum(1.0, np.abs(y)))))
+
+
+def matches(g: Given, candidate, answer: Answer, spec, tol: float) -> bool:
+    """Whether the candidate's array gives the learner's numbers ``g`` within ``tol`` (inf, NaN as themselves)."""
+    if candidate is None:
+        return False
+    part = select(candidate, g.key, answer, spec)
+    if g.rows:
+        width = g.values.shape[-1]
+        if part.size % max(width, 1):
+            return False
+        return any(_cells_match(g, row, tol) for row in part.reshape(-1, width))
+    return part.shape == g.values.shape and _cells_match(g, part, tol)
+
+
+def _cells_match(g: Given, part: np.ndarray, tol: float) -> bool:
+    nullable = g.nullable if g.nullable.shape == part.shape else np.zeros(part.shape, dtype=bool)
+    values, null = g.values, g.null
+    with np.errstate(invalid="ignore"):
+        close = np.abs(values - part) <= tol + 8 * np.spacing(np.abs(np.where(np.isfinite(part), part, 0.0)))
+        same_special = (values == part) | (np.isnan(values) & np.isnan(part) & ~null)
+    return bool(np.all((null & nullable) | (~null & (close | same_special))))
+
+
+def fits(candidate: Candidate, givens: list[Given], answer: Answer, spec, tol: float) -> bool:
+    """Every given number reproduced (weights rounded before they multiply V may be written rounded, or not)."""
+    written = candidate.arrays.get("_weights_written")
+    return all(matches(g, candidate.arrays.get(g.key), answer, spec, g.slack(tol))
+               or (g.key == "weights" and matches(g, written, answer, spec, 1e-9)) for g in givens)  # (exactly)
+
+
+class Search:
+    """The single variants tried on a document and an answer (computed once), and the pairs made of them."""
+
+    def __init__(self, trace: Trace, givens: list[Given], answer: Answer, wrong: list[str], tol: float):
+        self.spec, self.givens, self.answer, self.tol = trace.spec, givens, answer, tol
+        self.base = pipeline.arrays_of(trace)
+        self.last = min((writer(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
+        self.tried: list[Candidate] = []
+        right = answerable(self.base)
+        for c in changes_of(self.spec):
+            if min(c.index, writer(c.case.get("written", "output"))) > self.last:
+                continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
+            arrays = answerable(run_with(self.spec, self.base, (c,)))
+            if not all(same(arrays[key], right[key]) for key in ANSWERABLE):  # (else it changes nothing here)
+                self.tried.append(Candidate((c,), arrays))
+
+    def singles(self) -> list[Candidate]:
+        return [c for c in self.tried if fits(c, self.givens, self.answer, self.spec, self.tol)]
+
+    def pairs(self) -> list[Candidate]:
+        return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol)
+
+
+def _pairs(spec, base: dict, singles: list[Candidate], givens: list[Given], answer: Answer, last: int,
+           tol: float) -> list[Candidate]:
+    fitting = []
+    for first in singles:
+        c1 = first.changes[0]
+        full = None
+        for second in singles:
+            c2 = second.changes[0]
+            if c2.index <= c1.index or c2.index > last:
+                continue
+            before = [g for g in givens if writer(g.key) < c2.index]
+            if not all(matches(g, first.arrays.get(g.key), answer, spec, g.slack(tol)) for g in before):
+                continue  # the first variant alone already contradicts a number the second cannot change
+            if full is None:
+                full = run_with(spec, base, (c1,))
+            both = Candidate((c1, c2), answerable(run_with(spec, full, (c1, c2), start=c2.index)))
+            if fits(both, givens, answer, spec, tol):
+                fitting.append(both)
+    return fitting
+
+
+def telling_apart(fitting: list[Candidate], answer: Answer, spec) -> tuple[Candidate, str, tuple, float, float] | None:
+    """The first quantity and cell (in the order of the computation) where the first fitting candidate and another
+    differ: (the other, key, cell counting from 0 in the answer's part, its value in the first, in the other)."""
+    first = fitting[0]
+    for other in fitting[1:]:
+        for key in ANSWERABLE:
+            x, y = first.arrays.get(key), other.arrays.get(key)
+            if key in answer.arrays:
+                continue  # given: both fit it
+            if x is None or y is None or np.shape(x) != np.shape(y) or same(x, y):
+                continue
+            px, py = select(x, key, answer, spec), select(y, key, answer, spec)
+            if same(px, py):
+                px, py = x, y
+            with np.errstate(invalid="ignore"):
+                far = ~((px == py) | (np.abs(px - py) <= 0.01 * np.maximum(1.0, np.abs(py))))
+            if far.any():
+                cell = tuple(int(i) for i in np.argwhere(far)[0])
+                return other, key, cell, float(px[cell]), float(py[cell])
+    return None
