@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
+from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.stages import QUANTITIES
@@ -25,7 +26,9 @@ from attncli.core.trace import Trace
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
-CHECKABLE = tuple(key for key, q in QUANTITIES.items() if q.checkable)  # what a stage lets a learner give, in order
+# what a stage lets a learner give, in order, then every gradient compute writes (dA, D, dZ …, the weights')
+CHECKABLE = (*(key for key, q in QUANTITIES.items() if q.checkable and key not in GRADIENT_KEYS),
+             *(q.key for q in GRADIENTS if not q.parameter))
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 PER_QUERY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "query"}
 PER_KEY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "key"}  # a row per key

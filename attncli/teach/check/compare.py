@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.core.errors import AttnError, visible
+from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
@@ -103,7 +104,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
     steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8,
-                 residual=after, normalized_output=after)
+                 residual=after, normalized_output=after, **dict.fromkeys(GRADIENT_KEYS, "backward"))
     findings, givens, notes = [], [], []
     for key in sorted(answer.arrays, key=CHECKABLE.index):
         given, expected = answer.arrays[key], expected_of(trace, key, answer)

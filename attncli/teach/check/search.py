@@ -25,7 +25,7 @@ from attncli.core.stages import BY_NAME, QUANTITIES, STAGES, writer
 from attncli.core.trace import Trace
 from attncli.teach.check.answer import Answer, Given, select
 
-FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError)  # a variant that cannot run here
+FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError)  # cannot run
 ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
 BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
 

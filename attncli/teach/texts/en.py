@@ -18,7 +18,7 @@ TEXTS = {
     "list_sep": ", ",
     "extra_heading": "Step {key} · {title}",  # an extra step (positional, rope …)
     "step_names": {"positional": "positional", "pre_norm": "pre_norm", "rope": "rope", "add_norm": "add_norm",
-                   "residual": "residual"},  # (their own names in English)
+                   "residual": "residual", "backward": "backward"},  # (their own names in English)
     "of_head": "{title} (head {head})",  # a step's title with --head all
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
