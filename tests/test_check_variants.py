@@ -322,3 +322,42 @@ def test_the_slip_is_named_and_no_other(runner, tmp_path, slip, doc, answer):
     assert wrong and wrong[-1]["hint"] == found["slips"][0]["hint"]
     rounded = "right as far as the decimals you wrote go"  # (weights rounded to 1 decimal are said to be that too)
     assert all(f["hint"] == found["slips"][0]["hint"] or f["hint"].startswith(f"these are {rounded}") for f in wrong)
+
+
+# ---------------------------------------------------------------- overflow: inf and NaN are answers
+
+HUGE = {"inputs": [[20, 20], [20, 19.9]], "scale": "none"}  # S = X·Xᵀ ≈ 800: e^800 is inf in float64
+
+
+@pytest.mark.parametrize("lang, said", [("en", "e^z overflowed"), ("zh", "e^z 溢出了")])
+def test_an_overflow_is_named_as_overflow_and_the_advice_is_not_the_step_that_broke(runner, tmp_path, lang, said):
+    x = np.array(HUGE["inputs"])
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x @ x.T)  # the maximum not subtracted: inf everywhere
+        a = e / e.sum(axis=1, keepdims=True)  # inf / inf = NaN
+    assert np.isnan(a).all()
+    found = check(runner, tmp_path, HUGE, {"weights": a.tolist(), "output": (a @ x).tolist()}, "--lang", lang)
+    assert [s["name"] for s in found["slips"]] == ["softmax_overflow"]
+    hint = found["slips"][0]["hint"]
+    assert said in hint and "or none" not in hint and "干脆不减" not in hint
+
+
+def test_inf_and_nan_written_as_text_or_yaml_are_numbers(runner, tmp_path):
+    x = np.array(HUGE["inputs"])
+    for cells in (["nan", "nan"], [".nan", "NaN"], [float("nan"), "nan"]):
+        found = check(runner, tmp_path, HUGE, {"query": 1, "weights": cells})
+        assert [s["name"] for s in found["slips"]] == ["softmax_overflow"], cells
+        assert found["findings"][0]["given"] is None  # strict JSON: NaN is null there
+    s = x @ x.T
+    found = check(runner, tmp_path, HUGE, {"query": 2, "scores": ["inf", float(s[1, 1])]})
+    assert not found["findings"][0]["ok"] and found["findings"][0]["cell"] == [1]
+
+
+def test_a_zero_querys_uniform_weights_are_right_and_never_blamed(runner, tmp_path):
+    """Query 1 is all zeros: its weights are uniform, and right; the other rows are wrong in no known way."""
+    x = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.0], [2.0, 0.0, 1.0]])
+    a = softmax(x @ x.T / np.sqrt(3))
+    a[1:] = a[1:, ::-1]  # rows 2 and 3 written backwards
+    found = check(runner, tmp_path, {"inputs": x.tolist()}, {"weights": r4(a)})
+    assert found["slips"] == [] and "sum_whole" not in str(found)
+    assert "No known slip explains weights" in found["notes"][0]

@@ -59,6 +59,7 @@ class Finding:
     problem: str | None = None  # a shape problem, when the answer has the wrong shape
     hint: str | None = None
     row: tuple[int, ...] | None = None  # a one-row answer without query: the row it was compared with
+    nan: bool = False  # the given cell is a NaN the learner wrote (nan, .nan: e.g. inf / inf), not a null
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,8 @@ def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:
     if not len(wrong):
         return Finding(g.key, step, True)
     cell = tuple(int(i) for i in wrong[0])
-    return Finding(g.key, step, False, cell, float(expected[cell]), float(g.values[cell]))
+    return Finding(g.key, step, False, cell, float(expected[cell]), float(g.values[cell]),
+                   nan=bool(np.isnan(g.values[cell]) and not g.null[cell]))
 
 
 def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float,

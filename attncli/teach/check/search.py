@@ -18,6 +18,7 @@ from functools import partial
 import numpy as np
 
 from attncli.core import pipeline
+from attncli.core.attention import OVERFLOW_ALLOWED
 from attncli.core.errors import AttnError
 from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.stage import Variant
@@ -90,20 +91,29 @@ def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = 
             steps[name] = partial(_step, fn, c.case, BY_NAME[name].run)
     first = min((c.index for c in changes if not c.variant.backward), default=BACKWARD) if start is None else start
     a = dict(base)
-    with np.errstate(all="ignore"):
-        for stage in STAGES[first:]:
-            if stage.present(spec):
-                try:
-                    made = steps.get(stage.name, stage.run)(spec, a)
-                except FAILED:
-                    made = dict.fromkeys(stage.keys)
-                a.update(made)
+    allowed = OVERFLOW_ALLOWED.set(True)  # e^800 = inf is the learner's number here: it may flow on, as NaN too
+    try:
+        _run_stages(spec, a, steps, first)
         if spec.gradient is not None:
             try:
                 a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
             except FAILED:
                 a.update(dict.fromkeys(GRADIENT_KEYS))
+    finally:
+        OVERFLOW_ALLOWED.reset(allowed)
     return a
+
+
+@np.errstate(all="ignore")
+def _run_stages(spec, a: dict, steps: dict, first: int) -> None:
+    """The stages from ``first`` on, in place on ``a``, each the changed step where there is one."""
+    for stage in STAGES[first:]:
+        if stage.present(spec):
+            try:
+                made = steps.get(stage.name, stage.run)(spec, a)
+            except FAILED:
+                made = dict.fromkeys(stage.keys)
+            a.update(made)
 
 
 def _step(fn, case: dict, run, spec, a: dict) -> dict:
