@@ -75,5 +75,6 @@ ROPE_VARIANTS = (
     Variant("rope_from_1", _from_1, _when(_from_zero)),
     Variant("rope_forgotten", _forgotten, _when(lambda spec: True)),
     Variant("rope_queries_only", _queries_only, _when(lambda spec: True)),
-    Variant("rope_values", _values, _when(lambda spec: spec.d_v >= spec.rope.dims and spec.rope.part == "first")),
+    Variant("rope_values", _values, lambda spec: ({"written": "values"},) if _plain(spec) and spec.d_v >= spec.rope.dims
+            and spec.rope.part == "first" else ()),  # (it changes the values, which an earlier stage makes)
 )

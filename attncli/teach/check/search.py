@@ -12,7 +12,7 @@ When several fit, :func:`telling_apart` finds the first cell where two of them d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -29,6 +29,8 @@ from attncli.teach.check.answer import Answer, Given, select
 FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError)  # cannot run
 ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
 BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
+WRITER = {key: writer(key) for key in QUANTITIES}  # the stage that makes each quantity (written once)
+WRITER_OF = WRITER.__getitem__
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class Change:
 @dataclass(frozen=True)
 class Candidate:
     changes: tuple[Change, ...]
-    arrays: dict  # every answerable array with these changes
+    arrays: dict  # every answerable array with these changes (the output None when its sketch already differs)
+    full: dict | None = field(default=None, compare=False, repr=False)  # every array, for a pair to start from
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -78,9 +81,14 @@ def changes_of(spec) -> list[Change]:
     return forward + backward
 
 
-def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None) -> dict:
+def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None, gate=None,
+             lazy: bool = False) -> dict | None:
     """Every array with ``changes`` in place of the right steps, from stage ``start`` on (default: the first
-    changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None."""
+    changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None.
+    ``gate(stage, a)`` before each stage (not for a candidate that changes the output itself): False stops the run,
+    None is returned (the candidate cannot fit), or with ``lazy`` the arrays so far, the later ones None."""
+    if any(c.stage == "output" or any(name == "output" for name, _ in c.variant.later) for c in changes):
+        gate = None
     steps, back = {}, {}
     for c in changes:
         if c.variant.backward:
@@ -93,7 +101,11 @@ def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = 
     a = dict(base)
     allowed = OVERFLOW_ALLOWED.set(True)  # e^800 = inf is the learner's number here: it may flow on, as NaN too
     try:
-        _run_stages(spec, a, steps, first)
+        if not _run_stages(spec, a, steps, first, gate):
+            if not lazy:
+                return None
+            later = [key for stage in STAGES[WRITER_OF("output"):] for key in stage.keys]
+            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS)}
         if spec.gradient is not None:
             try:
                 a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
@@ -105,15 +117,19 @@ def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = 
 
 
 @np.errstate(all="ignore")
-def _run_stages(spec, a: dict, steps: dict, first: int) -> None:
-    """The stages from ``first`` on, in place on ``a``, each the changed step where there is one."""
+def _run_stages(spec, a: dict, steps: dict, first: int, gate=None) -> bool:
+    """The stages from ``first`` on, in place on ``a``, each the changed step where there is one; False when
+    ``gate`` stopped them."""
     for stage in STAGES[first:]:
         if stage.present(spec):
+            if gate is not None and not gate(stage.name, a):
+                return False
             try:
                 made = steps.get(stage.name, stage.run)(spec, a)
             except FAILED:
                 made = dict.fromkeys(stage.keys)
             a.update(made)
+    return True
 
 
 def _step(fn, case: dict, run, spec, a: dict) -> dict:
@@ -175,39 +191,68 @@ class Search:
     def __init__(self, trace: Trace, givens: list[Given], answer: Answer, wrong: list[str], tol: float):
         self.spec, self.givens, self.answer, self.tol = trace.spec, givens, answer, tol
         self.base = pipeline.arrays_of(trace)
-        self.last = min((writer(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
+        self.last = min((WRITER_OF(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
         self.tried: list[Candidate] = []
+        self.gate = _output_sketch(self.spec, givens, answer, tol)
         right = answerable(self.base)
         for c in changes_of(self.spec):
-            if min(c.index, writer(c.case.get("written", "output"))) > self.last:
+            if min(c.index, WRITER_OF(c.case.get("written", "output"))) > self.last:
                 continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
-            arrays = answerable(run_with(self.spec, self.base, (c,)))
-            if not all(same(arrays[key], right[key]) for key in ANSWERABLE):  # (else it changes nothing here)
-                self.tried.append(Candidate((c,), arrays))
+            full = run_with(self.spec, self.base, (c,), gate=self.gate, lazy=True)
+            arrays = answerable(full)
+            if not all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
+                self.tried.append(Candidate((c,), arrays, full))  # (else it changes nothing here)
 
     def singles(self) -> list[Candidate]:
         return [c for c in self.tried if fits(c, self.givens, self.answer, self.spec, self.tol)]
 
     def pairs(self) -> list[Candidate]:
-        return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol)
+        return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol, self.gate)
+
+
+def _output_sketch(spec, givens: list[Given], answer: Answer, tol: float, k: int = 4):
+    """A cheap necessary test of a given output, before the output projection is computed (the costly product
+    of a large layer): |Y − Y′| ≤ t in every cell implies |(Y − Y′)·p| ≤ t·‖p‖₁ for any p, so k random columns
+    p of P give k numbers per row, from concat(H)·(W_O·P), to compare first.  None when it does not apply."""
+    g = next((g for g in givens if g.key == "output"), None)
+    if g is None or g.rows or spec.w_o is None or spec.w_g is not None or not np.isfinite(g.values).all():
+        return None
+    index = select(np.arange(spec.n), "output", answer, spec) if answer.query is not None else slice(None)
+    if g.values.shape != (np.arange(spec.n)[index].shape + (spec.w_o.shape[1],)):
+        return None  # (an answer of another shape)
+    p = np.random.default_rng(0).standard_normal((spec.w_o.shape[1], k))  # (d_out, k)
+    w_p, b_p = spec.w_o @ p, (0.0 if spec.b_o is None else spec.b_o @ p)  # (h·d_v, k), (k,)
+    bound = g.slack(tol) * np.abs(p).sum(axis=0) * (1 + 1e-9) + 1e-9  # (k,)
+    target = g.values @ p  # (n, k) or (k,)
+
+    def gate(stage: str, a: dict) -> bool:
+        if stage != "output" or a.get("head_outputs") is None:
+            return True
+        h = a["head_outputs"]  # (h, n, d_v)
+        if h.ndim != 3 or h.shape[0] * h.shape[2] != w_p.shape[0]:
+            return True  # (heads of another width: the output stage itself says it cannot run)
+        sketch = h.transpose(1, 0, 2).reshape(spec.n, -1)[index] @ w_p + b_p  # (n, k) or (k,)
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(np.abs(sketch - target) <= bound))
+    return gate
 
 
 def _pairs(spec, base: dict, singles: list[Candidate], givens: list[Given], answer: Answer, last: int,
-           tol: float) -> list[Candidate]:
+           tol: float, gate=None) -> list[Candidate]:
     fitting = []
     for first in singles:
         c1 = first.changes[0]
-        full = None
         for second in singles:
             c2 = second.changes[0]
-            if c2.index <= c1.index or c2.index > last:
-                continue
-            before = [g for g in givens if writer(g.key) < c2.index]
+            if c2.index <= c1.index or c2.index > last or c2.stage in {name for name, _ in c1.variant.later}:
+                continue  # (two ways of doing one stage are not a pair)
+            before = [g for g in givens if WRITER_OF(g.key) < c2.index]
             if not all(matches(g, first.arrays.get(g.key), answer, spec, g.slack(tol)) for g in before):
                 continue  # the first variant alone already contradicts a number the second cannot change
-            if full is None:
-                full = run_with(spec, base, (c1,))
-            both = Candidate((c1, c2), answerable(run_with(spec, full, (c1, c2), start=c2.index)))
+            made = run_with(spec, first.full, (c1, c2), start=c2.index, gate=gate)
+            if made is None:
+                continue  # the output's sketch already differs
+            both = Candidate((c1, c2), answerable(made))
             if fits(both, givens, answer, spec, tol):
                 fitting.append(both)
     return fitting
