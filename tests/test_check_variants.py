@@ -5,7 +5,7 @@ written for the test, never attncli's variant code): the scale's denominator (d_
 √d_k, × for ÷), softmax's base, axis, maximum, normaliser, log-softmax, a mask's diagonal, window ± 1, padding on
 the query rows, the heads' columns, grouped-query heads read as one, RoPE's pair order, sign and frequencies, ALiBi's
 distance, sign, slope order and base, a norm's axis, ε, root, γ and β, the residual's operands, the products'
-operands, and the backward pass (dZ, D, dK, the scale).  The answer gives the quantity the slip makes and, often, the
+operands, the backward pass (dZ, D, dK, the scale), and a stack's layer 2 fed the stack's own inputs.  The answer gives the quantity the slip makes and, often, the
 ones after it: a variant is named only when it reproduces every number given.
 """
 
@@ -361,3 +361,29 @@ def test_a_zero_querys_uniform_weights_are_right_and_never_blamed(runner, tmp_pa
     found = check(runner, tmp_path, {"inputs": x.tolist()}, {"weights": r4(a)})
     assert found["slips"] == [] and "sum_whole" not in str(found)
     assert "No known slip explains weights" in found["notes"][0]
+
+
+# ---------------------------------------------------------------- a stack: layer 2 fed the stack's own inputs
+
+
+def test_layer_2_fed_the_raw_inputs_is_named(runner, tmp_path):
+    import json
+
+    import yaml
+
+    from attncli.cli import app
+
+    doc = yaml.safe_load(open("examples/stacked/two_layers.yaml", encoding="utf-8"))
+    x = np.array(doc["inputs"], float)
+    w = {k: np.array(v, float) for k, v in doc["layers"][1]["weights"].items()}
+    q, k, v = x @ w["query"], x @ w["key"], x @ w["value"]  # layer 2 from X, not from layer 1's result
+    ok = np.tril(np.ones((3, 3), bool))
+    a = softmax(q @ k.T / np.sqrt(2), ok)
+    doc["layers"][1]["answer"] = {"weights": r4(a), "output": r4(a @ v)}
+    path = tmp_path / "stack.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = runner.invoke(app, ["check", str(path), "--layer", "2", "--format", "json"])
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.stdout)
+    assert [s["name"] for s in found["slips"]] == ["layer_raw_inputs"], found
+    assert "layer 2 was fed the stack's own inputs X" in found["slips"][0]["hint"]

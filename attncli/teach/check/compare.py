@@ -98,9 +98,11 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "e
 
 
 def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en",
-             source: str | None = None) -> Report:
+             source: str | None = None, alternatives: tuple = ()) -> Report:
     """The findings, in the order the steps compute them, each wrong one with the slip that explains it;
-    ``source``: the document's file, for the closing pointer to the step to read again."""
+    ``source``: the document's file, for the closing pointer to the step to read again; ``alternatives``: slips of
+    the whole document as (name, the Trace computed with it, its sentence's words), such as a stack's layer fed the
+    stack's own inputs."""
     check_tolerance(tol)
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
@@ -131,8 +133,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
     shown_wrong = [f for f in findings if not f.ok and not f.problem and f.key in wrong]
     elsewhere = bool(shown_wrong) and all(other_place(trace, answer, f, givens, tol, words) for f in shown_wrong)
     plainer = lambda: any(other_part(trace, answer, f, givens, tol, words) for f in shown_wrong)  # noqa: E731
-    hints, slips, told = (_slip_hints(trace, answer, givens, wrong, tol, lang, plainer) if wrong and not elsewhere
-                          else ({}, [], []))
+    hints, slips, told = (_slip_hints(trace, answer, givens, wrong, tol, lang, plainer, alternatives)
+                          if wrong and not elsewhere else ({}, [], []))
     _rounded_weights(trace, answer, givens, wrong, hints, slips, lang)
     hints.update({key: hint for key, hint in rounded.items() if hint})
     for i, f in enumerate(findings):
@@ -216,12 +218,12 @@ def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:
 
 
 def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float,
-                lang: str, plainer) -> tuple[dict[str, str], list[dict], list[dict]]:
+                lang: str, plainer, alternatives: tuple = ()) -> tuple[dict[str, str], list[dict], list[dict]]:
     """For the wrong keys the slip that reproduces every given number (:mod:`attncli.teach.check.naming`)."""
     spec = trace.spec
     if spec.heads * spec.n * spec.m > MAX_CELLS:
         return {}, [], []
-    return naming.named(trace, answer, givens, wrong, tol, lang, plainer)
+    return naming.named(trace, answer, givens, wrong, tol, lang, plainer, alternatives)
 
 
 def _rounded_weights(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], hints: dict,

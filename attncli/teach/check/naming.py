@@ -23,15 +23,20 @@ from attncli.teach.texts import texts
 LEGACY_ROUNDINGS = ((None, None), (0.01, "rounded_2"), (0.1, "rounded_1"))
 
 
-def legacy_candidates(trace, givens: list[Given], answer: Answer, tol: float) -> list[Candidate]:
-    """The slips not yet declared as variants, as candidates that fit every given number."""
+def legacy_candidates(trace, givens: list[Given], answer: Answer, tol: float,
+                      alternatives: tuple = ()) -> list[Candidate]:
+    """The slips not yet declared as variants (and the document's ``alternatives``, each (name, its Trace, its
+    words)), as candidates that fit every given number."""
     from attncli.teach.check.arith import arithmetic_slips
     from attncli.teach.check.modern import modern_slips
-    from attncli.teach.check.slips import classic_slips
+    from attncli.teach.check.slips import Slip, arrays_of, classic_slips, rerun
 
     fitting = []
     with np.errstate(all="ignore"):
         slips = classic_slips(trace) + modern_slips(trace) + arithmetic_slips(trace)
+    for name, other, words in alternatives:
+        slips.append(Slip(name, lambda rounding, other=other: arrays_of(other) if rounding is None
+                          else rerun(other, {}, rounding), dict(words)))
     for slip in slips:
         for rounding, name in LEGACY_ROUNDINGS if slip.rounded else LEGACY_ROUNDINGS[:1]:
             arrays = slip.arrays(rounding)
@@ -68,13 +73,13 @@ def identical(a: Candidate, b: Candidate) -> bool:
 
 
 def named(trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float, lang: str,
-          simpler=lambda: False) -> tuple[dict[str, str], list[dict], list[dict]]:
+          simpler=lambda: False, alternatives: tuple = ()) -> tuple[dict[str, str], list[dict], list[dict]]:
     """For each wrong key the hint, the slips named ``{"name", "hint", "keys"}`` and the notes (the test telling
     two fitting slips apart); nothing when no candidate reproduces every number given.  Pairs of variants are
     tried only when no single slip fits and ``simpler()`` finds no plainer explanation (another row, a transpose,
     the learner's own earlier numbers carried on)."""
     found = search.Search(trace, givens, answer, wrong, tol)
-    fitting = found.singles() or legacy_candidates(trace, givens, answer, tol)
+    fitting = found.singles() or legacy_candidates(trace, givens, answer, tol, alternatives)
     if not fitting and not simpler():
         fitting = found.pairs()
     if not fitting:

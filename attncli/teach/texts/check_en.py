@@ -245,6 +245,8 @@ SLIPS = {
                                 "pre_norm, R = X + Y",
     "norm_before_add": "the output was normalised before it was added, X + LN(Y): Add & Norm adds first, "
                        "LN(X + Y)",
+    "layer_raw_inputs": "layer {layer} was fed the stack's own inputs X: each layer after the first takes the "
+                        "layer before's result ({passed}) as its inputs",
     # the backward pass
     "dz_sigmoid": "dZ was taken as dA ⊙ A ⊙ (1 − A), each weight's own derivative only: every weight of the row "
                   "depends on every score, so dZ = A ⊙ (dA − D), with D = Σ_j a_j·dA_j",

@@ -180,6 +180,8 @@ SLIPS = {
     "alibi_base_e": "ALiBi 的斜率是以 e 为底算的：它们是 2 的幂，第 k 个头是 2^(−8k/h)",
     "residual_from_normalized": "残差加的是归一化后的输入 X̂：应加上 pre_norm 之前这一层的输入，R = X + Y",
     "norm_before_add": "输出先归一化再相加，成了 X + LN(Y)：Add & Norm 是先相加，再归一化，LN(X + Y)",
+    "layer_raw_inputs": "第 {layer} 层用的是整个堆叠最初的输入 X：第一层之后的每一层"
+                        "都以前一层的结果（{passed}）作为输入",
     # 反向传播
     "dz_sigmoid": "dZ 取成了 dA ⊙ A ⊙ (1 − A)，只算了每个权重对自己得分的导数：一行中每个权重都依赖于每个得分，"
                   "所以 dZ = A ⊙ (dA − D)，其中 D = Σ_j a_j·dA_j",
