@@ -5,8 +5,9 @@ written for the test, never attncli's variant code): the scale's denominator (d_
 √d_k, × for ÷), softmax's base, axis, maximum, normaliser, log-softmax, a mask's diagonal, window ± 1, padding on
 the query rows, the heads' columns, grouped-query heads read as one, RoPE's pair order, sign and frequencies, ALiBi's
 distance, sign, slope order and base, a norm's axis, ε, root, γ and β, the residual's operands, the products'
-operands, the backward pass (dZ, D, dK, the scale), and a stack's layer 2 fed the stack's own inputs.  The answer gives the quantity the slip makes and, often, the
-ones after it: a variant is named only when it reproduces every number given.
+operands, the backward pass (dZ, D, dK, the scale), and a stack's layer 2 fed the stack's own inputs.  The answer
+gives the quantity the slip makes and, often, the ones after it: a variant is named only when it reproduces every
+number given.
 """
 
 from __future__ import annotations
