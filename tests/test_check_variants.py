@@ -388,3 +388,22 @@ def test_layer_2_fed_the_raw_inputs_is_named(runner, tmp_path):
     found = json.loads(result.stdout)
     assert [s["name"] for s in found["slips"]] == ["layer_raw_inputs"], found
     assert "layer 2 was fed the stack's own inputs X" in found["slips"][0]["hint"]
+
+
+def test_two_slips_that_fit_are_both_said_with_the_cheapest_test(runner, tmp_path):
+    """On the illustrated example Q·Kᵀ is symmetric: softmax down the columns gives Aᵀ, so its output is Aᵀ·V's too;
+    the weights tell the two apart, and the note says where and what each gives."""
+    x = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], float)
+    wq = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], float)
+    wk = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], float)
+    wv = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], float)
+    doc = {"inputs": x.tolist(), "weights": {"query": wq.tolist(), "key": wk.tolist(), "value": wv.tolist()}}
+    s = (x @ wq) @ (x @ wk).T / np.sqrt(3)
+    columns = softmax(s, axis=0)
+    found = check(runner, tmp_path, doc, {"output": r4(columns @ (x @ wv))})
+    assert [e["name"] for e in found["slips"]] == ["softmax_axis", "weights_column"]
+    test = next(note for note in found["notes"] if note.startswith("Two slips give the numbers you wrote"))
+    right = softmax(s)
+    cell = next((i, j) for i in range(3) for j in range(3) if abs(columns[i, j] - right[i, j]) > 0.01)
+    assert f"work out weights at row {cell[0] + 1} ('x{cell[0] + 1}'), column {cell[1] + 1}" in test
+    assert f"it is {columns[cell]:.6g} with the first (softmax_axis), {right[cell]:.6g} with the second" in test

@@ -125,7 +125,9 @@ def _fed_raw_inputs(file: str, doc, changes: dict, layer: int | None) -> tuple:
         raw = attend(build_spec(layer_document(stack, index, stack.data["inputs"]), changes or None))
     except AttnError:  # (the stack's inputs do not fit this layer)
         return ()
-    return (("layer_raw_inputs", raw, {"layer": index + 1, "passed": doc.passed_on}),)
+    from attncli.teach.check.naming import FED_RAW_INPUTS
+
+    return ((FED_RAW_INPUTS, raw, {"layer": index + 1, "passed": doc.passed_on}),)
 
 
 _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget

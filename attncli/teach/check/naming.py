@@ -21,6 +21,7 @@ from attncli.teach.check.search import Candidate, Change
 from attncli.teach.texts import texts
 
 LEGACY_ROUNDINGS = ((None, None), (0.01, "rounded_2"), (0.1, "rounded_1"))
+FED_RAW_INPUTS = "layer_raw_inputs"  # a stack's layer computed on the stack's own inputs (cli/check.py makes it)
 
 
 def legacy_candidates(trace, givens: list[Given], answer: Answer, tol: float,
