@@ -5,9 +5,9 @@ written for the test, never attncli's variant code): the scale's denominator (d_
 √d_k, × for ÷), softmax's base, axis, maximum, normaliser, log-softmax, a mask's diagonal, window ± 1, padding on
 the query rows, the heads' columns, grouped-query heads read as one, RoPE's pair order, sign and frequencies, ALiBi's
 distance, sign, slope order and base, a norm's axis, ε, root, γ and β, the residual's operands, the products'
-operands, the backward pass (dZ, D, dK, the scale), and a stack's layer 2 fed the stack's own inputs.  The answer
-gives the quantity the slip makes and, often, the ones after it: a variant is named only when it reproduces every
-number given.
+operands, and the backward pass (dZ, D, dK, the scale); a stack's layer 2 fed the stack's own inputs and the
+overflow are in test_check_overflow_and_stacks.py.  The answer gives the quantity the slip makes and, often, the
+ones after it: a variant is named only when it reproduces every number given.
 """
 
 from __future__ import annotations
@@ -323,87 +323,3 @@ def test_the_slip_is_named_and_no_other(runner, tmp_path, slip, doc, answer):
     assert wrong and wrong[-1]["hint"] == found["slips"][0]["hint"]
     rounded = "right as far as the decimals you wrote go"  # (weights rounded to 1 decimal are said to be that too)
     assert all(f["hint"] == found["slips"][0]["hint"] or f["hint"].startswith(f"these are {rounded}") for f in wrong)
-
-
-# ---------------------------------------------------------------- overflow: inf and NaN are answers
-
-HUGE = {"inputs": [[20, 20], [20, 19.9]], "scale": "none"}  # S = X·Xᵀ ≈ 800: e^800 is inf in float64
-
-
-@pytest.mark.parametrize("lang, said", [("en", "e^z overflowed"), ("zh", "e^z 溢出了")])
-def test_an_overflow_is_named_as_overflow_and_the_advice_is_not_the_step_that_broke(runner, tmp_path, lang, said):
-    x = np.array(HUGE["inputs"])
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(x @ x.T)  # the maximum not subtracted: inf everywhere
-        a = e / e.sum(axis=1, keepdims=True)  # inf / inf = NaN
-    assert np.isnan(a).all()
-    found = check(runner, tmp_path, HUGE, {"weights": a.tolist(), "output": (a @ x).tolist()}, "--lang", lang)
-    assert [s["name"] for s in found["slips"]] == ["softmax_overflow"]
-    hint = found["slips"][0]["hint"]
-    assert said in hint and "or none" not in hint and "干脆不减" not in hint
-
-
-def test_inf_and_nan_written_as_text_or_yaml_are_numbers(runner, tmp_path):
-    x = np.array(HUGE["inputs"])
-    for cells in (["nan", "nan"], [".nan", "NaN"], [float("nan"), "nan"]):
-        found = check(runner, tmp_path, HUGE, {"query": 1, "weights": cells})
-        assert [s["name"] for s in found["slips"]] == ["softmax_overflow"], cells
-        assert found["findings"][0]["given"] is None  # strict JSON: NaN is null there
-    s = x @ x.T
-    found = check(runner, tmp_path, HUGE, {"query": 2, "scores": ["inf", float(s[1, 1])]})
-    assert not found["findings"][0]["ok"] and found["findings"][0]["cell"] == [1]
-
-
-def test_a_zero_querys_uniform_weights_are_right_and_never_blamed(runner, tmp_path):
-    """Query 1 is all zeros: its weights are uniform, and right; the other rows are wrong in no known way."""
-    x = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.0], [2.0, 0.0, 1.0]])
-    a = softmax(x @ x.T / np.sqrt(3))
-    a[1:] = a[1:, ::-1]  # rows 2 and 3 written backwards
-    found = check(runner, tmp_path, {"inputs": x.tolist()}, {"weights": r4(a)})
-    assert found["slips"] == [] and "sum_whole" not in str(found)
-    assert "No known slip explains weights" in found["notes"][0]
-
-
-# ---------------------------------------------------------------- a stack: layer 2 fed the stack's own inputs
-
-
-def test_layer_2_fed_the_raw_inputs_is_named(runner, tmp_path):
-    import json
-
-    import yaml
-
-    from attncli.cli import app
-
-    doc = yaml.safe_load(open("examples/stacked/two_layers.yaml", encoding="utf-8"))
-    x = np.array(doc["inputs"], float)
-    w = {k: np.array(v, float) for k, v in doc["layers"][1]["weights"].items()}
-    q, k, v = x @ w["query"], x @ w["key"], x @ w["value"]  # layer 2 from X, not from layer 1's result
-    ok = np.tril(np.ones((3, 3), bool))
-    a = softmax(q @ k.T / np.sqrt(2), ok)
-    doc["layers"][1]["answer"] = {"weights": r4(a), "output": r4(a @ v)}
-    path = tmp_path / "stack.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    result = runner.invoke(app, ["check", str(path), "--layer", "2", "--format", "json"])
-    assert result.exit_code == 1, result.output
-    found = json.loads(result.stdout)
-    assert [s["name"] for s in found["slips"]] == ["layer_raw_inputs"], found
-    assert "layer 2 was fed the stack's own inputs X" in found["slips"][0]["hint"]
-
-
-def test_two_slips_that_fit_are_both_said_with_the_cheapest_test(runner, tmp_path):
-    """On the illustrated example Q·Kᵀ is symmetric: softmax down the columns gives Aᵀ, so its output is Aᵀ·V's too;
-    the weights tell the two apart, and the note says where and what each gives."""
-    x = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], float)
-    wq = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], float)
-    wk = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], float)
-    wv = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], float)
-    doc = {"inputs": x.tolist(), "weights": {"query": wq.tolist(), "key": wk.tolist(), "value": wv.tolist()}}
-    s = (x @ wq) @ (x @ wk).T / np.sqrt(3)
-    columns = softmax(s, axis=0)
-    found = check(runner, tmp_path, doc, {"output": r4(columns @ (x @ wv))})
-    assert [e["name"] for e in found["slips"]] == ["softmax_axis", "weights_column"]
-    test = next(note for note in found["notes"] if note.startswith("Two slips give the numbers you wrote"))
-    right = softmax(s)
-    cell = next((i, j) for i in range(3) for j in range(3) if abs(columns[i, j] - right[i, j]) > 0.01)
-    assert f"work out weights at row {cell[0] + 1} ('x{cell[0] + 1}'), column {cell[1] + 1}" in test
-    assert f"it is {columns[cell]:.6g} with the first (softmax_axis), {right[cell]:.6g} with the second" in test

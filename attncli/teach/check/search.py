@@ -31,6 +31,7 @@ ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
 BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
 WRITER = {key: writer(key) for key in QUANTITIES}  # the stage that makes each quantity (written once)
 WRITER_OF = WRITER.__getitem__
+SMALL = 250_000  # h·n·m cells up to which each single variant's arrays are kept for the pairs to start from
 
 
 @dataclass(frozen=True)
@@ -193,18 +194,28 @@ class Search:
         self.base = pipeline.arrays_of(trace)
         self.last = min((WRITER_OF(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
         self.tried: list[Candidate] = []
+        self.fitting: list[Candidate] = []
         self.gate = _output_sketch(self.spec, givens, answer, tol)
+        small = self.spec.heads * self.spec.n * self.spec.m <= SMALL  # (else a pair computes its first again)
+        kept = {g.key for g in givens} | {"_weights_written"}
         right = answerable(self.base)
         for c in changes_of(self.spec):
             if min(c.index, WRITER_OF(c.case.get("written", "output"))) > self.last:
                 continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
             full = run_with(self.spec, self.base, (c,), gate=self.gate, lazy=True)
             arrays = answerable(full)
-            if not all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
-                self.tried.append(Candidate((c,), arrays, full))  # (else it changes nothing here)
+            if all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
+                continue  # it changes nothing here
+            one = Candidate((c,), arrays, full if small else None)
+            if fits(one, givens, answer, self.spec, tol):
+                self.fitting.append(one)  # (every array kept: the test telling two apart reads them)
+            else:  # only what the pairs' test reads
+                self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
+                                            full if small else None))
+        self.tried = self.fitting + self.tried
 
     def singles(self) -> list[Candidate]:
-        return [c for c in self.tried if fits(c, self.givens, self.answer, self.spec, self.tol)]
+        return list(self.fitting)
 
     def pairs(self) -> list[Candidate]:
         return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol, self.gate)
@@ -249,6 +260,8 @@ def _pairs(spec, base: dict, singles: list[Candidate], givens: list[Given], answ
             before = [g for g in givens if WRITER_OF(g.key) < c2.index]
             if not all(matches(g, first.arrays.get(g.key), answer, spec, g.slack(tol)) for g in before):
                 continue  # the first variant alone already contradicts a number the second cannot change
+            if first.full is None:
+                first = Candidate(first.changes, first.arrays, run_with(spec, base, (c1,)))
             made = run_with(spec, first.full, (c1, c2), start=c2.index, gate=gate)
             if made is None:
                 continue  # the output's sketch already differs
