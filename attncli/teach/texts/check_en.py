@@ -1,7 +1,8 @@
 """``attncli check``'s English words: the report's lines, and one sentence per slip (what was done, what to do instead).
 
-The slips are those of :mod:`attncli.teach.check.slips` and :mod:`attncli.teach.check.modern`, by name; the same keys
-exist in :mod:`attncli.teach.texts.check_zh`.
+The slips are the stages' declared variants (:mod:`attncli.core.variants`) and those of
+:mod:`attncli.teach.check.slips` and :mod:`attncli.teach.check.modern`, by name; the same keys exist in
+:mod:`attncli.teach.texts.check_zh`.
 """
 
 CHECK = {
