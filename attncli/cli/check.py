@@ -91,7 +91,8 @@ def check(
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
-        report = diagnose(trace, answer, tol, language, source=file)
+        report = diagnose(trace, answer, tol, language, source=file,
+                          alternatives=_fed_raw_inputs(file, doc, changes, layer))
         spec = trace.spec
         if format is TableOrJson.json:
             emit(check_json(report, spec.tokens, spec.context_tokens, tol, language), None, set())
@@ -103,6 +104,30 @@ def check(
     run(action, debug)
     if wrong:
         raise typer.Exit(1)
+
+
+def _fed_raw_inputs(file: str, doc, changes: dict, layer: int | None) -> tuple:
+    """For ``--layer N`` past the first: the layer computed on the stack's own inputs X instead of the layer
+    before's result, a slip check names as any other ((name, trace, words)); () otherwise."""
+    from attncli.inputs.stacked import layer_index
+
+    index = None if layer is None else layer_index(doc)
+    if not index or file == "-" or doc.passed_on is None:
+        return ()
+    from attncli.core.errors import AttnError
+    from attncli.core.pipeline import attend
+    from attncli.inputs.builder import build_spec
+    from attncli.inputs.document import read_document
+    from attncli.inputs.stacked import layer_document
+
+    stack = read_document(file)
+    try:
+        raw = attend(build_spec(layer_document(stack, index, stack.data["inputs"]), changes or None))
+    except AttnError:  # (the stack's inputs do not fit this layer)
+        return ()
+    from attncli.teach.check.naming import FED_RAW_INPUTS
+
+    return ((FED_RAW_INPUTS, raw, {"layer": index + 1, "passed": doc.passed_on}),)
 
 
 _OUTSIDE: list[bool] = []  # set by _against when an array is outside its budget

@@ -64,7 +64,7 @@ def attend(spec: Spec) -> Trace:
 
 
 def backward(spec: Spec, a: Arrays, attention: Backward | None = None,
-             keep: Collection[str] | None = None) -> Arrays:
+             keep: Collection[str] | None = None, replace: dict[str, Backward] | None = None) -> Arrays:
     """The backward pass: from the document's ``gradient`` (dL/d the block's last quantity), each stage's backward
     step in reverse order -> every gradient by its JSON key (``grad_queries``, ``delta`` …).
 
@@ -74,11 +74,13 @@ def backward(spec: Spec, a: Arrays, attention: Backward | None = None,
     matrix: :func:`attncli.core.stream_backward.attention_backward`).
     ``keep`` (``--only``'s JSON keys; None: all): a gradient it does not name is let go as soon as no later step
     reads it (dH once the attention's step has run), not kept to the end.
+    ``replace``: a stage's name -> another backward step for it (check's wrong backward steps).
     """
     flowing: Arrays = {seed_key(spec): spec.gradient}
     kept: Arrays = {}
     wanted = set(GRADIENT_KEYS) if keep is None else set(keep)
-    steps = [(stage.backward, _made(stage)) for stage in reversed(STAGES) if stage.present(spec)
+    steps = [((replace or {}).get(stage.name, stage.backward), _made(stage)) for stage in reversed(STAGES)
+             if stage.present(spec)
              and (attention is None or stage.part != "attention") and stage.backward is not None]
     if attention is not None:  # in the place of the attention stages (after the output's and the gate's steps)
         at = next(i for i, (_, made) in enumerate(steps) if "kernel_queries" in made)

@@ -68,6 +68,26 @@ class Quantity:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A plausible wrong way to do one stage, as data beside the right one: what ``attncli check`` names.
+
+    ``apply(spec, a, p, run)`` does the stage this wrong way on the arrays so far and returns what the stage writes
+    (``run(spec, a)`` is the stage's right step, for a variant that only changes a setting); ``cases(spec)`` gives
+    one mapping ``p`` per instance the document can show (none: not here; ``p`` also fills the slip's sentence,
+    ``texts(lang)["slips"][name]``, and ``p["name"]`` may rename it); ``later``: later stages the same slip does
+    otherwise, by name, each ``step(spec, a, p, run)``.  ``backward``: a wrong backward step instead,
+    ``apply(spec, a, d, p, run)`` with the gradients ``d`` of what the stage wrote.  The variants live in
+    :mod:`attncli.core.variants`.
+    """
+
+    name: str
+    apply: Callable[..., Arrays]
+    cases: Callable[[Spec], tuple[dict, ...]] = lambda spec: ({},)
+    later: tuple[tuple[str, Callable[..., Arrays]], ...] = ()
+    backward: bool = False
+
+
+@dataclass(frozen=True)
 class Stage:
     """One stage of the computation (see the module's docstring)."""
 
@@ -82,6 +102,7 @@ class Stage:
     tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
     backward: Callable[[Spec, Arrays, Arrays], Arrays] | None = None  # the gradients of what it read, from those
     #   of what it wrote (core.gradients); None: nothing it makes carries a gradient back
+    variants: tuple[Variant, ...] = ()  # its plausible wrong versions, for check (core.variants)
 
     @property
     def keys(self) -> tuple[str, ...]:

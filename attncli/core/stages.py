@@ -28,6 +28,14 @@ from attncli.core.scores import shared
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
+from attncli.core.variants import backward as wrong_back
+from attncli.core.variants.heads import HEAD_VARIANTS
+from attncli.core.variants.masks import MASK_VARIANTS
+from attncli.core.variants.norms import POST_NORM_VARIANTS, PRE_NORM_VARIANTS, RESIDUAL_VARIANTS
+from attncli.core.variants.products import MIX_VARIANTS, OUTPUT_VARIANTS, SCORE_VARIANTS
+from attncli.core.variants.rope import ROPE_VARIANTS
+from attncli.core.variants.scale import BIAS_VARIANTS, SCALE_VARIANTS
+from attncli.core.variants.softmax import SOFTMAX_VARIANTS
 from attncli.core.vnorm import V_NORM, mixed
 
 
@@ -203,7 +211,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
                (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
-          backward=grad.pre_norm),
+          backward=grad.pre_norm, variants=PRE_NORM_VARIANTS),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
     latent_stage(QUERIES, KEYS, VALUES),
@@ -218,7 +226,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
            VALUES),
-          _projections, lambda spec: spec.latent is None, backward=grad.projections),
+          _projections, lambda spec: spec.latent is None, backward=grad.projections, variants=HEAD_VARIANTS),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
           backward=grad.clip),
@@ -235,7 +243,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
-          _rotations, lambda spec: spec.rope is not None, backward=grad.rope),
+          _rotations, lambda spec: spec.rope is not None, backward=grad.rope, variants=ROPE_VARIANTS),
     qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
 )
@@ -259,31 +267,33 @@ STAGES: tuple[Stage, ...] = (
           (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex),
                                            checkable=True)),),
           _scores, part="attention",
-          block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores),
+          block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores,
+          variants=SCORE_VARIANTS + wrong_back.SCORES_BACKWARD),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
                masked=True, checkable=True),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
-          tiled=lambda spec: True),
+          tiled=lambda spec: True, variants=BIAS_VARIANTS),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
                checkable=True),),
-          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale),
+          _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale,
+          variants=SCALE_VARIANTS + wrong_back.SCALE_BACKWARD),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
                checkable=True),
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
-          backward=grad.weights),
+          backward=grad.weights, variants=SOFTMAX_VARIANTS + MASK_VARIANTS + wrong_back.WEIGHTS_BACKWARD),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
     max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
     Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
           _mix, lambda spec: spec.differential is None, part="attention", block=_mix_block, tiled=lambda spec: True,
-          backward=grad.mix),
+          backward=grad.mix, variants=MIX_VARIANTS + wrong_back.MIX_BACKWARD),
     DIFFERENTIAL,
     GATE,
     GATING,
@@ -292,11 +302,12 @@ STAGES: tuple[Stage, ...] = (
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
                checkable=True)),
-          _output, part="after", backward=grad.output),
+          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
-          _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm),
+          _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm,
+          variants=POST_NORM_VARIANTS),
     Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
@@ -305,7 +316,7 @@ STAGES: tuple[Stage, ...] = (
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
                "add_norm:", checkable=True)),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
-          backward=grad.residual),
+          backward=grad.residual, variants=RESIDUAL_VARIANTS),
 )
 
 BY_NAME = {stage.name: stage for stage in STAGES}

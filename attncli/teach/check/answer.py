@@ -11,12 +11,14 @@ A cell may be left ``null`` only where there is no number to give: a masked scal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from attncli.core.errors import AttnError, describe, shorten, unknown_key
+from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
 from attncli.core.stages import QUANTITIES
@@ -24,7 +26,9 @@ from attncli.core.trace import Trace
 from attncli.inputs.matrices import read_value
 from attncli.outputs.serialize import NEEDS, array_of
 
-CHECKABLE = tuple(key for key, q in QUANTITIES.items() if q.checkable)  # what a stage lets a learner give, in order
+# what a stage lets a learner give, in order, then every gradient compute writes (dA, D, dZ …, the weights')
+CHECKABLE = (*(key for key, q in QUANTITIES.items() if q.checkable and key not in GRADIENT_KEYS),
+             *(q.key for q in GRADIENTS if not q.parameter))
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 PER_QUERY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "query"}
 PER_KEY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "key"}  # a row per key
@@ -38,6 +42,7 @@ class Answer:
     query: int | None  # 0-based
     head: int | None  # 0-based
     whole: frozenset[str] = frozenset()  # keys, values … given as a whole matrix with query: (every token's row)
+    nulls: dict = field(default_factory=dict)  # key -> where a cell was left null (NaN there; .nan is a number)
 
 
 def read_answer(raw: Any, trace: Trace, folder) -> Answer:
@@ -48,20 +53,20 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     spec = trace.spec
     query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
     head = _position(raw.get("head"), [str(i) for i in range(1, spec.heads + 1)], "answer.head", "head")
-    arrays = {}
+    arrays, nulls = {}, {}
     for key in CHECKABLE:
         if key in raw:
             if array_of(trace, key) is None:
                 raise AttnError(f"needs {NEEDS[key]} in the document: without it there are no {key.replace('_', ' ')}",
                                 f"answer.{key}")
             try:
-                arrays[key] = _numbers(raw[key], folder, minus_inf=key in ("scaled_scores", "score_bias"))
+                arrays[key], nulls[key] = _numbers(raw[key], folder, minus_inf=key in ("scaled_scores", "score_bias"))
             except AttnError as e:
                 raise e.at(f"answer.{key}") from None
     if not arrays:
         raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
     whole = frozenset(key for key in PER_KEY_AXIS if key in arrays and arrays[key].ndim >= 2)  # (the rows a query's
-    return Answer(arrays, query, head, whole)  # scores need: every key's)
+    return Answer(arrays, query, head, whole, nulls)  # scores need: every key's)
 
 
 def by_json_key(raw: dict) -> dict:
@@ -101,30 +106,49 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
     raise AttnError(f"{describe(value)} is neither a {what} number nor a label ({shown})", where)
 
 
-def _numbers(value: Any, folder, minus_inf: bool = False) -> np.ndarray:
-    """Like any matrix, but a masked cell may be left ``null`` (it is not compared); a scaled score may be −inf."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return read_value([value], folder, minus_inf=minus_inf)  # checked as a matrix's cell is (beyond float64, NaN)
-    if isinstance(value, list):
-        holes = _nulls(value)
-        read = read_value(_fill(value) if holes.any() else value, folder, minus_inf=minus_inf)
-        return np.where(holes, np.nan, read) if holes.any() else read
-    return read_value(value, folder, minus_inf=minus_inf)
+SPECIAL = {"inf": math.inf, "+inf": math.inf, ".inf": math.inf, "+.inf": math.inf, "infinity": math.inf,
+           "-inf": -math.inf, "-.inf": -math.inf, "-infinity": -math.inf, "nan": math.nan, ".nan": math.nan}
+
+
+def _numbers(value: Any, folder, minus_inf: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Like any matrix, but a masked cell may be left ``null`` (it is not compared), and a hand calculation's overflow
+    is a number: ``inf``, ``-inf``, ``nan`` (``.inf``, ``.nan``).  -> (the numbers, where a cell was null)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (isinstance(value, list) or number or _special(value) is not None):
+        read = read_value(value, folder, minus_inf=minus_inf)  # a file, an initialiser
+        return read, np.zeros(read.shape, dtype=bool)
+    cells = value if isinstance(value, list) else [value]
+    holes, special = _mark(cells, lambda x: x is None), _mark(cells, lambda x: _special(x) is not None)
+    if not (holes.any() or special.any()):
+        read = read_value(cells, folder, minus_inf=minus_inf)  # checked as a matrix's cell is (beyond float64)
+        return read, np.zeros(read.shape, dtype=bool)
+    read = read_value(_fill(cells), folder, minus_inf=minus_inf)
+    read = np.where(special, _mark(cells, lambda x: _special(x) or 0.0, float), read)
+    return np.where(holes, np.nan, read), holes
+
+
+def _special(x: Any) -> float | None:
+    """inf, −inf or NaN written as a number (YAML's .inf, .nan) or as text (inf, -inf, nan); None for anything else."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return x
+    if isinstance(x, str):
+        return SPECIAL.get(x.strip().lower())
+    return None
+
+
+def _mark(value: Any, test, dtype=bool) -> np.ndarray:
+    """``test`` of every cell of a nested list, as an array (one False when the list is ragged: read_value says so)."""
+    def mark(v):
+        return [mark(x) for x in v] if isinstance(v, list) else test(v)
+    try:
+        return np.array(mark(value), dtype=dtype)
+    except ValueError:
+        return np.zeros(1, dtype=dtype)
 
 
 def _fill(value: Any) -> Any:
-    return [_fill(v) for v in value] if isinstance(value, list) else (0 if value is None else value)
-
-
-def _nulls(value: Any) -> np.ndarray:
-    try:
-        return np.array(_mark(value), dtype=bool)
-    except ValueError:
-        return np.zeros(1, dtype=bool)  # ragged: let read_value report it
-
-
-def _mark(value: Any) -> Any:
-    return [_mark(v) for v in value] if isinstance(value, list) else value is None
+    return [_fill(v) for v in value] if isinstance(value, list) else (0 if value is None or _special(value) is not None
+                                                                        else value)
 
 
 def part(key: str, answer: Answer, spec: Spec, ndim: int, head: int | None = None, query: int | None = None) -> tuple:
@@ -172,11 +196,17 @@ class Given:
     values: np.ndarray  # as given (reshaped when it was a flat list of the right size); NaN: null, or −inf
     nullable: np.ndarray  # where a blank is an answer (a masked scaled score), in the shape of the expected part
     rows: bool  # a one-row answer compared with every row of the expected part
+    nulls: np.ndarray | None = None  # where a cell was left null (None: every NaN was a null)
+
+    @property
+    def null(self) -> np.ndarray:
+        """The cells left null (a NaN written as ``nan`` or ``.nan`` is a number, not a null)."""
+        return np.isnan(self.values) if self.nulls is None or self.nulls.shape != self.values.shape else self.nulls
 
     @property
     def blank(self) -> np.ndarray:
         """The cells left null (or written −inf)."""
-        return ~np.isfinite(self.values)
+        return self.null | (self.values == -np.inf)
 
     def slack(self, tol: float) -> float:
         """The tolerance to match a slip's numbers: at least half a unit of the last decimal the learner wrote,

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncli.core.errors import AttnError, visible
+from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
+from attncli.teach.check import naming
 from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
-from attncli.teach.check.arith import arithmetic_slips
-from attncli.teach.check.modern import modern_slips
-from attncli.teach.check.near_misses import other_part, rounded_right, shape_hint
-from attncli.teach.check.slips import AFTER_WEIGHTS, ROUNDINGS, classic_slips
+from attncli.teach.check.near_misses import other_part, other_place, rounded_right, shape_hint
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
@@ -64,6 +63,7 @@ class Finding:
     problem: str | None = None  # a shape problem, when the answer has the wrong shape
     hint: str | None = None
     row: tuple[int, ...] | None = None  # a one-row answer without query: the row it was compared with
+    nan: bool = False  # the given cell is a NaN the learner wrote (nan, .nan: e.g. inf / inf), not a null
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,16 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "e
 
 
 def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en",
-             source: str | None = None) -> Report:
+             source: str | None = None, alternatives: tuple = ()) -> Report:
     """The findings, in the order the steps compute them, each wrong one with the slip that explains it;
-    ``source``: the document's file, for the closing pointer to the step to read again."""
+    ``source``: the document's file, for the closing pointer to the step to read again; ``alternatives``: slips of
+    the whole document as (name, the Trace computed with it, its sentence's words), such as a stack's layer fed the
+    stack's own inputs."""
     check_tolerance(tol)
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
     steps = dict(STEP, output=7 if spec.heads == 1 and spec.w_o is None and spec.b_o is None else 8,
-                 residual=after, normalized_output=after)
+                 residual=after, normalized_output=after, **dict.fromkeys(GRADIENT_KEYS, "backward"))
     if spec.differential is not None:  # H is the pairs' normalised output: explain's differential step
         steps["head_outputs"] = "differential"
     findings, givens, notes = [], [], []
@@ -128,20 +130,27 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             findings.append(Finding(key, steps[key], False, problem=problem, hint=hint))
             givens.append(Given(key, given, np.zeros(given.shape, dtype=bool), False))
             continue
-        g = Given(key, given, may_be_null(trace, key, answer), rows)
+        nulls = answer.nulls.get(key)
+        nulls = None if nulls is None or nulls.size != given.size else nulls.reshape(given.shape)
+        g = Given(key, given, may_be_null(trace, key, answer), rows, nulls)
         givens.append(g)
         findings.append(_compare(g, expected, steps[key], tol))
     wrong = [f.key for f in findings if not f.ok]
     rounded = {g.key: rounded_right(trace, answer, g, tol, words) for g in givens if g.key in wrong}
     wrong = [key for key in wrong if not rounded[key]]  # right as far as the learner's decimals go: no slip
-    hints, slips = _slip_hints(trace, answer, givens, wrong, tol, lang) if wrong else ({}, [])
+    shown_wrong = [f for f in findings if not f.ok and not f.problem and f.key in wrong]
+    elsewhere = bool(shown_wrong) and all(other_place(trace, answer, f, givens, tol, words) for f in shown_wrong)
+    plainer = lambda: any(other_part(trace, answer, f, givens, tol, words) for f in shown_wrong)  # noqa: E731
+    hints, slips, told = (_slip_hints(trace, answer, givens, wrong, tol, lang, plainer, alternatives)
+                          if wrong and not elsewhere else ({}, [], []))
     _rounded_weights(trace, answer, givens, wrong, hints, slips, lang)
     hints.update({key: hint for key, hint in rounded.items() if hint})
     for i, f in enumerate(findings):
         if f.problem and f.key in hints:
             findings[i] = f = Finding(**{**f.__dict__, "hint": hints[f.key]})
         elif not f.ok and not f.problem:
-            blank = not math.isfinite(f.given)
+            g = next(g for g in givens if g.key == f.key)
+            blank = f.given == -math.inf or (math.isnan(f.given) and bool(g.null[f.cell]))  # not a written .nan
             hint = (words["left_empty"] if blank
                     else hints.get(f.key) or other_part(trace, answer, f, givens, tol, words))
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
@@ -150,8 +159,12 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             template = ("row_match" if f.ok else "row_closest") + ("" if answer.query is None else "_context")
             notes.append(words[template].format(key=f.key, row=where))
     names = texts(lang)["step_names"]
-    return Report(findings, notes + closing(findings, words) + pointer(findings, trace, answer, source, words, names),
-                  slips)
+    told = [words["tell_apart"].format(**{**test, "cell": cell_name(test["cell"], test["key"], spec.tokens,
+                                                                     spec.context_tokens, words["cell"]),
+                                          "mine": shown(test["mine"]), "theirs": shown(test["theirs"])})
+            for test in told]
+    return Report(findings, notes + told + closing(findings, words)
+                  + pointer(findings, trace, answer, source, words, names), slips)
 
 
 def closing(findings: list[Finding], words: dict) -> list[str]:
@@ -208,41 +221,17 @@ def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:
     if not len(wrong):
         return Finding(g.key, step, True)
     cell = tuple(int(i) for i in wrong[0])
-    return Finding(g.key, step, False, cell, float(expected[cell]), float(g.values[cell]))
+    return Finding(g.key, step, False, cell, float(expected[cell]), float(g.values[cell]),
+                   nan=bool(np.isnan(g.values[cell]) and not g.null[cell]))
 
 
 def _slip_hints(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float,
-                lang: str) -> tuple[dict[str, str], list[dict]]:
-    """For each wrong key the slip that explains it, preferring the one that explains the most given numbers."""
+                lang: str, plainer, alternatives: tuple = ()) -> tuple[dict[str, str], list[dict], list[dict]]:
+    """For the wrong keys the slip that reproduces every given number (:mod:`attncli.teach.check.naming`)."""
     spec = trace.spec
     if spec.heads * spec.n * spec.m > MAX_CELLS:
-        return {}, []
-    sentences = texts(lang)["slips"]
-    scored = []
-    with np.errstate(all="ignore"):  # a slip's numbers may overflow: it then matches nothing
-        slips = classic_slips(trace) + modern_slips(trace) + arithmetic_slips(trace)
-    for order, slip in enumerate(slips):
-        # None, or the rounding it needed
-        how = {g.key: _explained(slip, g, answer, trace, g.slack(tol)) for g in givens}
-        matched = [g for g in givens if how[g.key] is not None]
-        explains = [g.key for g in matched if g.key in wrong]
-        if explains:  # the most given numbers explained; then the slip alone before the slip with rounded weights
-            rounded = sum(1 for g in matched if how[g.key])
-            scored.append((-sum(g.values.size for g in matched), rounded, order, slip, explains))
-    scored.sort(key=lambda item: item[:3])
-    hints, named = {}, []
-    for score, rounded, _, slip, explains in scored:
-        fresh = [key for key in explains if key not in hints]
-        if not fresh:
-            continue
-        text = sentences[slip.name].format(**slip.words)
-        twin = next((other for s, r, _, other, keys in scored if (s, r) == (score, rounded) and keys == explains
-                     and _family(other.name) != _family(slip.name)), None)
-        if twin is not None and not named:  # the same numbers from another slip: say both
-            text = sentences["or_same"].format(first=text, second=sentences[twin.name].format(**twin.words))
-        named.append({"name": slip.name, "hint": text, "keys": fresh})
-        hints.update({key: text for key in fresh})
-    return hints, named
+        return {}, [], []
+    return naming.named(trace, answer, givens, wrong, tol, lang, plainer, alternatives)
 
 
 def _rounded_weights(trace: Trace, answer: Answer, givens: list[Given], wrong: list[str], hints: dict,
@@ -263,21 +252,6 @@ def _rounded_weights(trace: Trace, answer: Answer, givens: list[Given], wrong: l
             else:
                 entry["keys"].insert(0, "weights")
             return
-
-
-def _family(name: str) -> str:
-    """Slips told apart only by a detail (rounded to halves or to 1 decimal; which bias): one is enough to name."""
-    return "rounded" if name.startswith("rounded_") else name.replace("biases", "bias")
-
-
-def _explained(slip, g: Given, answer: Answer, trace: Trace, tol: float) -> float | None:
-    """None when the slip does not give these numbers; else 0.0, or the step its weights had to be rounded to."""
-    roundings = (None, *ROUNDINGS) if slip.rounded and g.key in AFTER_WEIGHTS else (None,)
-    for rounding in roundings:
-        array = slip.arrays(rounding).get(g.key)
-        if array is not None and fit(g, select(array, g.key, answer, trace.spec), tol) is not None:
-            return rounding or 0.0
-    return None
 
 
 def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: list[str],

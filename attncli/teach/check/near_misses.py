@@ -36,7 +36,25 @@ from attncli.teach.check.slips import rerun
 def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, words: dict) -> str | None:
     """The hint for a wrong quantity no slip explains, or None."""
     g = next(g for g in givens if g.key == f.key)
+    slack = g.slack(tol)
+    elsewhere = other_place(trace, answer, f, givens, tol, words)
+    if elsewhere is not None:
+        return elsewhere
+    expected = expected_of(trace, f.key, answer)
+    if not g.rows and g.nullable.any() and fit(g, np.where(g.nullable, g.values, expected), slack) is not None:
+        return words["masked_cell"]  # right but for numbers written where a masked score has none
+    if not g.rows and expected.ndim >= 2 and expected.shape[-1] == expected.shape[-2]:
+        if fit(g, np.swapaxes(expected, -1, -2), slack) is not None:
+            return words["transposed_square"]
+    return carried(trace, answer, f, givens, slack, words)
+
+
+def other_place(trace: Trace, answer: Answer, f, givens: list[Given], tol: float, words: dict) -> str | None:
+    """The right numbers of another query (with ``query:``) or of another head (with ``head:``): the hint, or None."""
+    g = next(g for g in givens if g.key == f.key)
     spec, full, slack = trace.spec, array_of(trace, f.key), g.slack(tol)
+    if g.values.shape != expected_of(trace, f.key, answer).shape and not g.rows:
+        return None
     if answer.query is not None and row_axis(f.key, spec) is not None and not g.rows:
         other = "other_row" if f.key in PER_QUERY_AXIS else "other_token_row"  # (a key's row: a token's)
         for r in range(spec.n):
@@ -46,13 +64,7 @@ def other_part(trace: Trace, answer: Answer, f, givens: list[Given], tol: float,
         for h in range(spec.heads):
             if h != answer.head and fit(g, select(full, f.key, answer, spec, head=h), slack) is not None:
                 return words["other_head"].format(head=h + 1, given=answer.head + 1)
-    expected = expected_of(trace, f.key, answer)
-    if not g.rows and g.nullable.any() and fit(g, np.where(g.nullable, g.values, expected), slack) is not None:
-        return words["masked_cell"]  # right but for numbers written where a masked score has none
-    if not g.rows and expected.ndim >= 2 and expected.shape[-1] == expected.shape[-2]:
-        if fit(g, np.swapaxes(expected, -1, -2), slack) is not None:
-            return words["transposed_square"]
-    return carried(trace, answer, f, givens, slack, words)
+    return None
 
 
 def shape_hint(trace: Trace, key: str, given: np.ndarray, expected: np.ndarray, tol: float, words: dict,

@@ -15,67 +15,21 @@ from attncli.core.attention import project
 from attncli.core.latent import keys_of, latent_kv
 from attncli.core.qknorm import normalize
 from attncli.core.trace import Trace
-from attncli.teach.check.slips import by_stage, rerun
+from attncli.core.variants.norms import norm_variants
+from attncli.teach.check.slips import rerun
 
 NAMES = {"rms": "RMSNorm", "layer": "LayerNorm"}
 
 
 def norm_stage_slips(trace: Trace, add) -> None:
     """Add the slips of the document's post_norm, qk_norm and latent norms (none without them)."""
-    post_norm_slips(trace, add)
-    qk_norm_slips(trace, add)
+    qk_norm_slips(trace, add)  # (post_norm's: the stage's declared variants)
     latent_norm_slips(trace, add)
-
-
-def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray | None,
-                  eps: float, features: tuple[int, ...] = (-1,), tokens: int = 0) -> dict[str, np.ndarray]:
-    """A normalisation of x over its ``features`` axes (a row of (n, d); qk_norm's (h, n, d_k): each head's row,
-    or a token's every head) done wrong in one way each, by the slip's name; ``tokens``: the axis of the rows."""
-    beta = np.zeros_like(gamma) if beta is None else beta
-    d = int(np.prod([x.shape[axis] for axis in features]))
-
-    def norm(x, kind=kind, axis=features, ddof=0, eps=eps, outside=False, root=True, gamma=gamma, beta=beta):
-        count = int(np.prod([x.shape[a] for a in axis]))
-        if kind == "rms":
-            spread, centred = np.mean(x * x, axis=axis, keepdims=True), x
-            spread = spread * count / (count - ddof)
-        else:
-            centred = x - x.mean(axis=axis, keepdims=True)
-            spread = x.var(axis=axis, keepdims=True, ddof=ddof)
-        scale = np.sqrt(spread) + eps if outside else np.sqrt(spread + eps) if root else spread + eps
-        return gamma * centred / scale + (beta if kind == "layer" else 0.0)
-
-    out = {"norm_other": norm(x, kind="layer" if kind == "rms" else "rms")}
-    if x.shape[tokens] > 1:
-        out["norm_axis"] = norm(x, axis=(tokens,))
-    if d > 1:
-        out["norm_ddof"] = norm(x, ddof=1)
-    if eps > 0:
-        out["norm_eps_left_out"], out["norm_eps_outside"] = norm(x, eps=0.0), norm(x, outside=True)
-    out["norm_no_root"] = norm(x, root=False)
-    if not np.all(gamma == 1):
-        out["norm_gamma_left_out"] = norm(x, gamma=np.ones_like(gamma))
-    if kind == "layer" and np.any(beta != 0):
-        out["norm_beta_left_out"] = norm(x, beta=np.zeros_like(beta))
-        if gamma.shape == beta.shape and not np.array_equal(gamma, beta):  # γ ⊙ x̂ + β written β ⊙ x̂ + γ
-            out["norm_gamma_beta_swapped"] = norm(x, gamma=beta, beta=gamma)
-    return out
 
 
 def _words(kind: str, where: str, d: int, eps: float, **more) -> dict:
     other = "layer" if kind == "rms" else "rms"
     return dict(where=where, norm=NAMES[kind], other=NAMES[other], d=d, eps=f"{eps:g}", **more)
-
-
-def post_norm_slips(trace: Trace, add) -> None:
-    """post_norm(Y) done wrong: the residual (and LayerNorm of it) from the wrong normalised output."""
-    norm = trace.spec.post_norm
-    if norm is None or trace.normalized_output is None:
-        return
-    y = trace.output  # (n, d_out)
-    for name, wrong in norm_variants(y, norm.kind, norm.gamma, norm.beta, norm.eps).items():
-        add(name, by_stage(trace, lambda wrong=wrong: {"normalized_output": wrong}),
-            **_words(norm.kind, "post_norm", y.shape[1], norm.eps))
 
 
 def qk_norm_slips(trace: Trace, add) -> None:

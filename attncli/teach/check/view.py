@@ -34,7 +34,8 @@ def check_report(report, tokens: list[str], key_tokens: list[str], tol: float, l
             message = Text(words["wrong"].format(problem=f.problem), style="red")
         else:
             where = place(f, tokens, key_tokens, words["cell"])
-            message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=shown(f.given)),
+            given = "nan" if getattr(f, "nan", False) else shown(f.given)  # a NaN written, not a null
+            message = Text(words["wrong_at"].format(cell=where, expected=shown(f.expected), given=given),
                            style="red")
         lines.append(Marked(Text.assemble(("  ✓ ", "green") if f.ok else ("  ✗ ", "bold red"),
                                           f"{t['step'].lower()} {t['step_names'].get(f.step, f.step)}  {f.key:<13} "),

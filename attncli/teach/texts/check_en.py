@@ -1,7 +1,8 @@
 """``attncli check``'s English words: the report's lines, and one sentence per slip (what was done, what to do instead).
 
-The slips are those of :mod:`attncli.teach.check.slips` and :mod:`attncli.teach.check.modern`, by name; the same keys
-exist in :mod:`attncli.teach.texts.check_zh`.
+The slips are the stages' declared variants (:mod:`attncli.core.variants`) and those of
+:mod:`attncli.teach.check.slips` and :mod:`attncli.teach.check.modern`, by name; the same keys exist in
+:mod:`attncli.teach.texts.check_zh`.
 """
 
 CHECK = {
@@ -53,6 +54,8 @@ CHECK = {
                          "there. What you gave for {after} follows from it correctly and comes right with it.",
     "read_step": "Read {where} with your numbers beside it: {command}",
     "step_number": "step {step}", "step_extra": "step {name}", "step_other": "step {step}",
+    "tell_apart": "Two slips give the numbers you wrote. To tell them apart, work out {key} at {cell}: it is {mine} "
+                  "with the first ({first}), {theirs} with the second ({second}).",
     "rounded_answer": "these are right as far as the decimals you wrote go, but the tolerance {tol} asks for more: "
                       "keep more decimals, or check with --tol {suggest}",
 }
@@ -180,7 +183,7 @@ SLIPS = {
                         "once for the queries' share and once for the keys'",
     # issue 31: softmax's own arithmetic (teach/check/arith.py)
     "max_column": "the maximum was taken down each column (over the queries) before exponentiating: subtract each "
-                  "row's own maximum (or none: a number subtracted from a whole row cancels in the division)",
+                  "row's own maximum, which keeps every e^z at most 1",
     "sum_whole": "every exponential was divided by the sum of the whole matrix: divide it by its own row's sum, so "
                  "that each query's weights add up to 1",
     "scale_on_weights": "the scale multiplied the weights, {c}·softmax(S), instead of the scores: it goes inside, "
@@ -216,6 +219,50 @@ SLIPS = {
                              "scope: head each head's {d_k} numbers are normalised on their own",
     "norm_scope_head": "{norm} of qk_norm was taken over each head's {d_k} numbers on their own: with scope: "
                        "projection all {d} numbers of a token's projection are normalised together (as OLMo 2 does)",
+    # the stages' declared variants (attncli/core/variants): how two slips, or two candidates, are said
+    "and_also": "{first}; and also {second}",
+    "scale_d_v": "the scores were divided by √d_v = √{d_v}, the width of the values: divide them by √d_k = {root}, "
+                 "the width of the queries and keys",
+    "scale_n": "the scores were divided by √n = √{n}, the number of tokens: divide them by √d_k = {root}, the width of "
+               "the queries and keys",
+    "scale_rounded": "the scale was worked out from {root} rounded to {rounded}: keep 1/{root} to full precision",
+    "softmax_overflow": "e^z overflowed: a scaled score above {limit} makes e^z larger than any float (inf), and "
+                        "inf / inf is NaN; subtract each row's own maximum before exponentiating, so that every e^z "
+                        "is at most 1 (softmax does not change)",
+    "softmax_base_2": "the weights were taken with 2^z instead of e^z: softmax exponentiates with base e",
+    "log_softmax": "these are log-softmax values, z − ln Σ e^z: the weights are e^z / Σ e^z themselves (their "
+                   "exponentials), numbers from 0 to 1 that add up to 1",
+    "window_wider": "the sliding window took one key too many: window: W lets each query see W keys, itself included",
+    "window_narrower": "the sliding window took one key too few: window: W lets each query see W keys, itself "
+                       "included",
+    "padding_rows": "the padding was put on the query rows: a padded token is hidden as a key (its column), while "
+                    "its own row still attends to the real keys",
+    "heads_one_block": "every head was made from head 1's columns: head i takes its own block, columns i·d_k … "
+                       "(i + 1)·d_k − 1",
+    "values_as_keys": "the scores were taken with the values, Q·Vᵀ: the scores are Q·Kᵀ, with the keys",
+    "kv_one_head": "every query head was given key/value head 1, as if there were one shared key/value head: here "
+                   "there are {g}, and query head i uses key/value head i // {group}",
+    "rope_frequency_no_2": "the frequencies were taken as θ^(−i/dims): the exponent has a 2, f_i = θ^(−2i/dims)",
+    "alibi_distance_abs": "ALiBi's distance was taken without its direction, −slope·|p_j − p_i|: the bias is "
+                          "slope·(p_j − p_i), positive for the keys after the query",
+    "alibi_slopes_reversed": "ALiBi's slopes were given to the heads in reverse order: head 1 has the largest slope, "
+                             "2^(−8/h)",
+    "alibi_base_e": "ALiBi's slopes were taken with base e: they are powers of 2, 2^(−8k/h) for head k",
+    "residual_from_normalized": "the residual added the normalised inputs X̂: it adds the block's input before "
+                                "pre_norm, R = X + Y",
+    "norm_before_add": "the output was normalised before it was added, X + LN(Y): Add & Norm adds first, "
+                       "LN(X + Y)",
+    "layer_raw_inputs": "layer {layer} was fed the stack's own inputs X: each layer after the first takes the "
+                        "layer before's result ({passed}) as its inputs",
+    # the backward pass
+    "dz_sigmoid": "dZ was taken as dA ⊙ A ⊙ (1 − A), each weight's own derivative only: every weight of the row "
+                  "depends on every score, so dZ = A ⊙ (dA − D), with D = Σ_j a_j·dA_j",
+    "delta_left_out": "the row term D was left out, dZ = A ⊙ dA: subtract D = Σ_j a_j·dA_j from each dA first, "
+                      "dZ = A ⊙ (dA − D)",
+    "dk_not_transposed": "dK was taken as dS·Q: the keys' gradient is dSᵀ·Q (column j of dS for key j)",
+    "dv_not_transposed": "dV was taken as A·dH: the values' gradient is Aᵀ·dH (column j of A for value j)",
+    "scale_forgotten_backward": "the scale was left out of the backward pass: dS = scale·dZ, so dQ and dK carry "
+                                "the scale too",
 }
 SLIPS.update({  # the lightning indexer (teach/check/indexer.py)
     "indexer_head_weights_left_out": "the indexer's heads were all weighed 1: each head's ReLU(q·k) is multiplied by "

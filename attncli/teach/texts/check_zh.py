@@ -44,6 +44,8 @@ CHECK = {
                       "好找出第一个出错的量。",
     "same_slip": "与上面 {key} 的失误相同",
     "transposed_square": "数字是对的，但行和列对调了：请按表格的样子写，每个词元一行",
+    "tell_apart": "有两种失误都能得到你写的数字。要分辨是哪一种，请算出 {key} 在{cell}的值："
+                  "第一种（{first}）得 {mine}，第二种（{second}）得 {theirs}。",
     "rounded_answer": "按你写的小数位数来看是对的，但容差 {tol} 要求更精确：多保留几位小数，"
                       "或者用 --tol {suggest} 核对",
 }
@@ -136,8 +138,7 @@ SLIPS = {
     "latent_kv_norm_left_out": "潜在向量没有归一化：W_UKV 展开成键和值之前，c = kv_norm(C·W_DKV 的前 r_kv 列)",
     "yarn_mscale_once": "YaRN 的因子 m = {m} 只乘了一次：DeepSeek 把 1/√d_k 乘以 m² = {m2}，查询一次，键一次",
     # 第 31 号问题：softmax 本身的算术（teach/check/arith.py）
-    "max_column": "取指数之前减去的是每一列（跨查询）的最大值：应减去本行自己的最大值"
-                  "（或者干脆不减：整行减去同一个数，在除法中会约掉）",
+    "max_column": "取指数之前减去的是每一列（跨查询）的最大值：应减去本行自己的最大值，这样每个 e^z 都不超过 1",
     "sum_whole": "每个指数除以的是整个矩阵的总和：应除以本行的总和，这样每个查询的权重加起来才等于 1",
     "scale_on_weights": "缩放乘在了权重上，成了 {c}·softmax(S)，而不是乘在得分上：应放进 softmax 里，softmax({c}·S)",
     "scale_on_output": "缩放乘在了输出上，而不是得分上：应放进 softmax 里，softmax({c}·S)·V",
@@ -160,6 +161,39 @@ SLIPS = {
                              "每个头的 {d_k} 个数各自归一化",
     "norm_scope_head": "qk_norm 的 {norm} 是对每个头的 {d_k} 个数分别做的：scope: projection 时，"
                        "一个词元整个投影的 {d} 个数要一起归一化（OLMo 2 就是这样）",
+    # 各阶段声明的变体（attncli/core/variants）：两种失误、或两个候选的说法
+    "and_also": "{first}；另外，{second}",
+    "scale_d_v": "得分除以的是 √d_v = √{d_v}（值向量的宽度）：应除以 √d_k = {root}（查询和键的宽度）",
+    "scale_n": "得分除以的是 √n = √{n}（词元的个数）：应除以 √d_k = {root}（查询和键的宽度）",
+    "scale_rounded": "缩放是用四舍五入成 {rounded} 的 {root} 算出来的：1/{root} 要保留完整精度",
+    "softmax_overflow": "e^z 溢出了：缩放后的得分超过 {limit} 时，e^z 比任何浮点数都大（inf），而 inf / inf 得 NaN；"
+                        "取指数之前先减去本行自己的最大值，每个 e^z 就都不超过 1（softmax 的结果不变）",
+    "softmax_base_2": "权重是用 2^z 而不是 e^z 算的：softmax 取的是以 e 为底的指数",
+    "log_softmax": "这些是 log-softmax 的值，z − ln Σ e^z：权重本身是 e^z / Σ e^z（它们的指数），"
+                   "是 0 到 1 之间、加起来等于 1 的数",
+    "window_wider": "滑动窗口多算了一个键：window: W 让每个查询看到 W 个键（包括它自己）",
+    "window_narrower": "滑动窗口少算了一个键：window: W 让每个查询看到 W 个键（包括它自己）",
+    "padding_rows": "填充被放到了查询的行上：被填充的词元作为键被屏蔽（它的那一列），它自己的那一行照样关注真实的键",
+    "heads_one_block": "每个头都用了第 1 个头的列：第 i 个头取它自己的那一块，第 i·d_k … (i + 1)·d_k − 1 列",
+    "values_as_keys": "得分是用值向量算的，Q·Vᵀ：得分是 Q·Kᵀ，用的是键",
+    "kv_one_head": "每个查询头都用了第 1 个键值头，好像只有一个共享的键值头：这里有 {g} 个，"
+                   "查询头 i 用的是键值头 i // {group}",
+    "rope_frequency_no_2": "频率取成了 θ^(−i/dims)：指数里有个 2，f_i = θ^(−2i/dims)",
+    "alibi_distance_abs": "ALiBi 的距离丢了方向，成了 −slope·|p_j − p_i|：偏置是 slope·(p_j − p_i)，"
+                          "查询之后的键得到正值",
+    "alibi_slopes_reversed": "ALiBi 的斜率按相反的顺序分给了各头：第 1 个头的斜率最大，是 2^(−8/h)",
+    "alibi_base_e": "ALiBi 的斜率是以 e 为底算的：它们是 2 的幂，第 k 个头是 2^(−8k/h)",
+    "residual_from_normalized": "残差加的是归一化后的输入 X̂：应加上 pre_norm 之前这一层的输入，R = X + Y",
+    "norm_before_add": "输出先归一化再相加，成了 X + LN(Y)：Add & Norm 是先相加，再归一化，LN(X + Y)",
+    "layer_raw_inputs": "第 {layer} 层用的是整个堆叠最初的输入 X：第一层之后的每一层"
+                        "都以前一层的结果（{passed}）作为输入",
+    # 反向传播
+    "dz_sigmoid": "dZ 取成了 dA ⊙ A ⊙ (1 − A)，只算了每个权重对自己得分的导数：一行中每个权重都依赖于每个得分，"
+                  "所以 dZ = A ⊙ (dA − D)，其中 D = Σ_j a_j·dA_j",
+    "delta_left_out": "漏掉了行项 D，成了 dZ = A ⊙ dA：应先从每个 dA 中减去 D = Σ_j a_j·dA_j，dZ = A ⊙ (dA − D)",
+    "dk_not_transposed": "dK 取成了 dS·Q：键的梯度是 dSᵀ·Q（第 j 个键用 dS 的第 j 列）",
+    "dv_not_transposed": "dV 取成了 A·dH：值的梯度是 Aᵀ·dH（第 j 个值用 A 的第 j 列）",
+    "scale_forgotten_backward": "反向传播时漏掉了缩放：dS = scale·dZ，所以 dQ 和 dK 也带着这个缩放",
 }
 SLIPS.update({  # 闪电索引器（teach/check/indexer.py）
     "indexer_head_weights_left_out": "索引器的每个头都按权重 1 计算了：各头的 ReLU(q·k) 相加之前要乘以它的权重 "

@@ -1,0 +1,32 @@
+"""The plausible wrong versions of each stage, as data beside the right one: what ``attncli check`` names.
+
+Each module holds the :class:`~attncli.core.stage.Variant` tuples of some stages (small pure numpy functions);
+:mod:`attncli.core.stages` gives each stage its tuple (``Stage(…, variants=…)``), and check's search
+(:mod:`attncli.teach.check.search`) runs the stage list with one variant, or two, in place of the right steps.
+A new stage brings its variants here and check needs no code of its own for them.
+
+- :mod:`.scale`: the scale's factor (√d_k, d_k, √d_v, √d_model, √n, 1, rounded, × for ÷), the score bias's sign,
+  its place, ALiBi's distance, slopes and base;
+- :mod:`.softmax`: the base, the axis, the maximum (overflow), the normaliser, log-softmax, the weights confused;
+- :mod:`.masks`: the mask left out or done wrong (diagonal, window ± 1, padding on the rows, 0 for −∞);
+- :mod:`.heads`: the heads' columns, grouped-query heads, the weights' layout, the biases, the context;
+- :mod:`.products`: the operand order and transposes of S = Q·Kᵀ, H = A·V and Y = concat(H)·W_O;
+- :mod:`.rope`: the pair order, the sign, the frequencies, the positions;
+- :mod:`.norms`: every norm's axis, ε, root, γ and β; the residual's operands;
+- :mod:`.backward`: the backward steps (dZ, D, dK, the scale in dQ and dK).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attncli.core.stage import Variant
+
+__all__ = ["Variant", "when"]
+
+
+def when(test: Callable, **words) -> Callable:
+    """``cases`` of a variant with one instance, when ``test(spec)`` holds (``words`` computed from the spec)."""
+    def cases(spec):
+        return ({key: fn(spec) for key, fn in words.items()},) if test(spec) else ()
+    return cases

@@ -1,0 +1,293 @@
+"""check's search: the stage list run with one declared variant (or two) in place of the right step, and the
+variants named that reproduce every number the learner gave.
+
+Each stage of :data:`attncli.core.stages.STAGES` declares its wrong versions (``Stage.variants``,
+:mod:`attncli.core.variants`).  :func:`candidates` runs the computation with each single variant the document can
+show (a variant that changes nothing here is dropped), then with pairs: the second variant only from the stages
+between the first one's and the stage of the first wrong number given, and only after a first variant that keeps
+every number given before the second one's stage.  A candidate *fits* when it reproduces every given number, the
+right ones too, within the answer's own precision (:meth:`Given.slack`); inf and NaN are numbers like the others.
+When several fit, :func:`telling_apart` finds the first cell where two of them differ: the cheapest test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from attncli.core import pipeline
+from attncli.core.attention import OVERFLOW_ALLOWED
+from attncli.core.errors import AttnError
+from attncli.core.gradient_keys import GRADIENT_KEYS
+from attncli.core.stage import Variant
+from attncli.core.stages import BY_NAME, QUANTITIES, STAGES, writer
+from attncli.core.trace import Trace
+from attncli.teach.check.answer import Answer, Given, select
+
+FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError)  # cannot run
+ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
+BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
+WRITER = {key: writer(key) for key in QUANTITIES}  # the stage that makes each quantity (written once)
+WRITER_OF = WRITER.__getitem__
+SMALL = 250_000  # h·n·m cells up to which each single variant's arrays are kept for the pairs to start from
+
+
+@dataclass(frozen=True)
+class Change:
+    """One variant in one stage, one of its cases."""
+
+    index: int  # the stage's place in STAGES (BACKWARD for a backward step's variant)
+    stage: str
+    variant: Variant
+    case: dict
+
+    @property
+    def name(self) -> str:
+        return self.case.get("name", self.variant.name)
+
+    @property
+    def words(self) -> dict:
+        return {key: value for key, value in self.case.items() if isinstance(value, (str, int, float))}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    changes: tuple[Change, ...]
+    arrays: dict  # every answerable array with these changes (the output None when its sketch already differs)
+    full: dict | None = field(default=None, compare=False, repr=False)  # every array, for a pair to start from
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.changes)
+
+
+def changes_of(spec) -> list[Change]:
+    """Every variant case the document can show, in the list's order (forward stages, then the backward steps)."""
+    forward, backward = [], []
+    for i, stage in enumerate(STAGES):
+        if not stage.present(spec):
+            continue
+        for variant in stage.variants:
+            try:
+                cases = variant.cases(spec)
+            except FAILED:
+                continue
+            for case in cases:
+                if variant.backward:
+                    backward.append(Change(BACKWARD, stage.name, variant, case))
+                else:
+                    forward.append(Change(i, stage.name, variant, case))
+    return forward + backward
+
+
+def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None, gate=None,
+             lazy: bool = False) -> dict | None:
+    """Every array with ``changes`` in place of the right steps, from stage ``start`` on (default: the first
+    changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None.
+    ``gate(stage, a)`` before each stage (not for a candidate that changes the output itself): False stops the run,
+    None is returned (the candidate cannot fit), or with ``lazy`` the arrays so far, the later ones None."""
+    if any(c.stage == "output" or any(name == "output" for name, _ in c.variant.later) for c in changes):
+        gate = None
+    steps, back = {}, {}
+    for c in changes:
+        if c.variant.backward:
+            back[c.stage] = partial(_backward_step, c, BY_NAME[c.stage].backward)
+            continue
+        steps[c.stage] = partial(_step, c.variant.apply, c.case, BY_NAME[c.stage].run)
+        for name, fn in c.variant.later:
+            steps[name] = partial(_step, fn, c.case, BY_NAME[name].run)
+    first = min((c.index for c in changes if not c.variant.backward), default=BACKWARD) if start is None else start
+    a = dict(base)
+    allowed = OVERFLOW_ALLOWED.set(True)  # e^800 = inf is the learner's number here: it may flow on, as NaN too
+    try:
+        if not _run_stages(spec, a, steps, first, gate):
+            if not lazy:
+                return None
+            later = [key for stage in STAGES[WRITER_OF("output"):] for key in stage.keys]
+            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS)}
+        if spec.gradient is not None:
+            try:
+                a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
+            except FAILED:
+                a.update(dict.fromkeys(GRADIENT_KEYS))
+    finally:
+        OVERFLOW_ALLOWED.reset(allowed)
+    return a
+
+
+@np.errstate(all="ignore")
+def _run_stages(spec, a: dict, steps: dict, first: int, gate=None) -> bool:
+    """The stages from ``first`` on, in place on ``a``, each the changed step where there is one; False when
+    ``gate`` stopped them."""
+    for stage in STAGES[first:]:
+        if stage.present(spec):
+            if gate is not None and not gate(stage.name, a):
+                return False
+            try:
+                made = steps.get(stage.name, stage.run)(spec, a)
+            except FAILED:
+                made = dict.fromkeys(stage.keys)
+            a.update(made)
+    return True
+
+
+def _step(fn, case: dict, run, spec, a: dict) -> dict:
+    return fn(spec, a, case, run)
+
+
+def _backward_step(c: Change, run, spec, a: dict, d: dict) -> dict:
+    return c.variant.apply(spec, a, d, c.case, run)
+
+
+def answerable(a: dict) -> dict:
+    """The arrays a learner may give, and the weights as a rounding variant says the learner wrote them."""
+    return {**{key: a.get(key) for key in ANSWERABLE}, "_weights_written": a.get("_weights_written")}
+
+
+def same(x, y) -> bool:
+    """The same numbers (NaN and inf as themselves), up to float noise."""
+    if x is None or y is None:
+        return x is None and y is None
+    if np.shape(x) != np.shape(y):
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))
+                           | (np.abs(x - y) <= 1e-9 * np.maximum(1.0, np.abs(y)))))
+
+
+def matches(g: Given, candidate, answer: Answer, spec, tol: float) -> bool:
+    """Whether the candidate's array gives the learner's numbers ``g`` within ``tol`` (inf, NaN as themselves)."""
+    if candidate is None:
+        return False
+    part = select(candidate, g.key, answer, spec)
+    if g.rows:
+        width = g.values.shape[-1]
+        if part.size % max(width, 1):
+            return False
+        return any(_cells_match(g, row, tol) for row in part.reshape(-1, width))
+    return part.shape == g.values.shape and _cells_match(g, part, tol)
+
+
+def _cells_match(g: Given, part: np.ndarray, tol: float) -> bool:
+    nullable = g.nullable if g.nullable.shape == part.shape else np.zeros(part.shape, dtype=bool)
+    values, null = g.values, g.null
+    with np.errstate(invalid="ignore"):
+        close = np.abs(values - part) <= tol + 8 * np.spacing(np.abs(np.where(np.isfinite(part), part, 0.0)))
+        same_special = (values == part) | (np.isnan(values) & np.isnan(part) & ~null)
+    return bool(np.all((null & nullable) | (~null & (close | same_special))))
+
+
+def fits(candidate: Candidate, givens: list[Given], answer: Answer, spec, tol: float) -> bool:
+    """Every given number reproduced (weights rounded before they multiply V may be written rounded, or not)."""
+    written = candidate.arrays.get("_weights_written")
+    return all(matches(g, candidate.arrays.get(g.key), answer, spec, g.slack(tol))
+               or (g.key == "weights" and matches(g, written, answer, spec, 1e-9)) for g in givens)  # (exactly)
+
+
+class Search:
+    """The single variants tried on a document and an answer (computed once), and the pairs made of them."""
+
+    def __init__(self, trace: Trace, givens: list[Given], answer: Answer, wrong: list[str], tol: float):
+        self.spec, self.givens, self.answer, self.tol = trace.spec, givens, answer, tol
+        self.base = pipeline.arrays_of(trace)
+        self.last = min((WRITER_OF(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
+        self.tried: list[Candidate] = []
+        self.fitting: list[Candidate] = []
+        self.gate = _output_sketch(self.spec, givens, answer, tol)
+        small = self.spec.heads * self.spec.n * self.spec.m <= SMALL  # (else a pair computes its first again)
+        kept = {g.key for g in givens} | {"_weights_written"}
+        right = answerable(self.base)
+        for c in changes_of(self.spec):
+            if min(c.index, WRITER_OF(c.case.get("written", "output"))) > self.last:
+                continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
+            full = run_with(self.spec, self.base, (c,), gate=self.gate, lazy=True)
+            arrays = answerable(full)
+            if all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
+                continue  # it changes nothing here
+            one = Candidate((c,), arrays, full if small else None)
+            if fits(one, givens, answer, self.spec, tol):
+                self.fitting.append(one)  # (every array kept: the test telling two apart reads them)
+            else:  # only what the pairs' test reads
+                self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
+                                            full if small else None))
+        self.tried = self.fitting + self.tried
+
+    def singles(self) -> list[Candidate]:
+        return list(self.fitting)
+
+    def pairs(self) -> list[Candidate]:
+        return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol, self.gate)
+
+
+def _output_sketch(spec, givens: list[Given], answer: Answer, tol: float, k: int = 4):
+    """A cheap necessary test of a given output, before the output projection is computed (the costly product
+    of a large layer): |Y − Y′| ≤ t in every cell implies |(Y − Y′)·p| ≤ t·‖p‖₁ for any p, so k random columns
+    p of P give k numbers per row, from concat(H)·(W_O·P), to compare first.  None when it does not apply."""
+    g = next((g for g in givens if g.key == "output"), None)
+    if g is None or g.rows or spec.w_o is None or spec.w_g is not None or not np.isfinite(g.values).all():
+        return None
+    index = select(np.arange(spec.n), "output", answer, spec) if answer.query is not None else slice(None)
+    if g.values.shape != (np.arange(spec.n)[index].shape + (spec.w_o.shape[1],)):
+        return None  # (an answer of another shape)
+    p = np.random.default_rng(0).standard_normal((spec.w_o.shape[1], k))  # (d_out, k)
+    w_p, b_p = spec.w_o @ p, (0.0 if spec.b_o is None else spec.b_o @ p)  # (h·d_v, k), (k,)
+    bound = g.slack(tol) * np.abs(p).sum(axis=0) * (1 + 1e-9) + 1e-9  # (k,)
+    target = g.values @ p  # (n, k) or (k,)
+
+    def gate(stage: str, a: dict) -> bool:
+        if stage != "output" or a.get("head_outputs") is None:
+            return True
+        h = a["head_outputs"]  # (h, n, d_v)
+        if h.ndim != 3 or h.shape[0] * h.shape[2] != w_p.shape[0]:
+            return True  # (heads of another width: the output stage itself says it cannot run)
+        sketch = h.transpose(1, 0, 2).reshape(spec.n, -1)[index] @ w_p + b_p  # (n, k) or (k,)
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(np.abs(sketch - target) <= bound))
+    return gate
+
+
+def _pairs(spec, base: dict, singles: list[Candidate], givens: list[Given], answer: Answer, last: int,
+           tol: float, gate=None) -> list[Candidate]:
+    fitting = []
+    for first in singles:
+        c1 = first.changes[0]
+        for second in singles:
+            c2 = second.changes[0]
+            if c2.index <= c1.index or c2.index > last or c2.stage in {name for name, _ in c1.variant.later}:
+                continue  # (two ways of doing one stage are not a pair)
+            before = [g for g in givens if WRITER_OF(g.key) < c2.index]
+            if not all(matches(g, first.arrays.get(g.key), answer, spec, g.slack(tol)) for g in before):
+                continue  # the first variant alone already contradicts a number the second cannot change
+            if first.full is None:
+                first = Candidate(first.changes, first.arrays, run_with(spec, base, (c1,)))
+            made = run_with(spec, first.full, (c1, c2), start=c2.index, gate=gate)
+            if made is None:
+                continue  # the output's sketch already differs
+            both = Candidate((c1, c2), answerable(made))
+            if fits(both, givens, answer, spec, tol):
+                fitting.append(both)
+    return fitting
+
+
+def telling_apart(fitting: list[Candidate], answer: Answer, spec) -> tuple[Candidate, str, tuple, float, float] | None:
+    """The first quantity and cell (in the order of the computation) where the first fitting candidate and another
+    differ: (the other, key, cell counting from 0 in the answer's part, its value in the first, in the other)."""
+    first = fitting[0]
+    for other in fitting[1:]:
+        for key in ANSWERABLE:
+            x, y = first.arrays.get(key), other.arrays.get(key)
+            if key in answer.arrays:
+                continue  # given: both fit it
+            if x is None or y is None or np.shape(x) != np.shape(y) or same(x, y):
+                continue
+            px, py = select(x, key, answer, spec), select(y, key, answer, spec)
+            if same(px, py):
+                px, py = x, y
+            with np.errstate(invalid="ignore"):
+                far = ~((px == py) | (np.abs(px - py) <= 0.01 * np.maximum(1.0, np.abs(py))))
+            if far.any():
+                cell = tuple(int(i) for i in np.argwhere(far)[0])
+                return other, key, cell, float(px[cell]), float(py[cell])
+    return None
