@@ -13,6 +13,7 @@ A new stage brings its variants here and check needs no code of its own for them
 - :mod:`.products`: the operand order and transposes of S = Q·Kᵀ, H = A·V and Y = concat(H)·W_O;
 - :mod:`.rope`: the pair order, the sign, the frequencies, the positions;
 - :mod:`.norms`: every norm's axis, ε, root, γ and β; the residual's operands;
+- :mod:`.indexer`: the lightning indexer's selection the wrong way round (the smallest I kept);
 - :mod:`.backward`: the backward steps (dZ, D, dK, the scale in dQ and dK).
 """
 
