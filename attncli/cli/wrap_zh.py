@@ -1,7 +1,7 @@
 """Chinese help text broken into lines as Chinese is typeset: between any two characters, never before a closing
-mark (，。）…) or after an opening one (（“), and at spaces. Rich breaks lines at spaces only, so a sentence of
-Chinese is one long word to it: cut short with … in a table's column. :mod:`attncli.cli.help_zh` breaks the lines
-itself, at the widths Rich will give them.
+mark (，。）…) or after an opening one (（“), and at spaces (but not inside a [list] or {mapping}). Rich breaks lines
+at spaces only, so a sentence of Chinese is one long word to it: cut short with … in a table's column.
+:mod:`attncli.cli.help_zh` breaks the lines itself, at the widths Rich will give them.
 
 >>> wrap("只显示一个头的表格（从 1 开始数），或 all 显示所有头（默认）。", 16).split("\\n")
 ['只显示一个头的表', '格（从 1 开始', '数），或 all 显', '示所有头（默', '认）。']
@@ -48,9 +48,12 @@ def _lines(line: str, width: int) -> list[str]:
     lines: list[str] = []
     current: list[str] = []  # the tokens of the line being filled
     last = None  # the index in ``current`` of its last place to break
+    depth = 0  # inside a [list] or {mapping} written out (one to copy whole: never broken)
     for i, token in enumerate(tokens):
-        if current and i and _breaks_before(tokens[i - 1], token):
+        if current and i and depth == 0 and _breaks_before(tokens[i - 1], token):
             last = len(current)
+        if _width(token):
+            depth = max(0, depth + sum(token.count(c) for c in "[{") - sum(token.count(c) for c in "]}"))
         used = cell_len(indent) + sum(_width(t) for t in current)
         if current and last is not None and used + _width(token) > width:
             lines.append(indent + "".join(current[:last]).rstrip(" "))
