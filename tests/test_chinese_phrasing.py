@@ -69,3 +69,12 @@ def test_a_latex_comment_names_rows_and_columns_in_chinese(runner):
     english = run(runner, ["compute", str(EXAMPLES / "illustrated.yaml"), "--only", "weights", "-f", "latex"])
     assert english.splitlines()[0] == ("% Weights: A = softmax(S) (3 × 3); rows: Input 1, Input 2, Input 3; "
                                        "columns: Input 1, Input 2, Input 3")
+
+
+def test_a_sum_normalised_formula_names_the_row_sum_in_chinese(runner, tmp_path):
+    doc = tmp_path / "sum.yaml"
+    doc.write_text((EXAMPLES / "illustrated.yaml").read_text(encoding="utf-8") + "normalize: sum\n", encoding="utf-8")
+    text = run(runner, ["compute", str(doc), "--only", "weights", "--lang", "zh"])
+    assert text.splitlines()[0].startswith("注意力权重  A = (S) / 每行之和   3 × 3")
+    # the illustrated query 1: scores 2, 4, 4 divided by their sum 10
+    assert "│ Input 1 │  0.2000 │  0.4000 │  0.4000 │" in text

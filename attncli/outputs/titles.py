@@ -57,7 +57,7 @@ PHRASES = {
 # notes, then patterns of the rotary formula (``pairs (i, i + 1), θ = 10000, last 2 of 3 dims``)
 ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
                     " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
-                    " (given)": "（给定）"}
+                    " (given)": "（给定）", " / row sum": " / 每行之和"}
 ZH_FORMULA_PATTERNS = (
     (r"(?<![\w(])pairs (\([^()]*\))", r"配对 \1"), (r" written as (\([^()]*\))", r"（写作 \1）"),
     (r"(?<!\w)last ([0-9]+) of ([0-9]+) dims", r"后 \1 维（共 \2 维）"),
