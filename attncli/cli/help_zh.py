@@ -12,6 +12,7 @@ back (one process may write the English help next: typer.testing).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,7 +77,7 @@ def room(command, ctx, render) -> dict[str, int]:
     finally:
         for thing, text in saved:
             thing.help = text
-    lines = out.getvalue().splitlines()
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()  # (colours, where FORCE_COLOR asks for them)
     widths = {"description": max(map(cell_len, lines), default=80) - 2}
     for kind, mark in MARKS.items():
         rows = [line.rstrip() for line in lines if f"{mark * 3} " in line]
