@@ -88,7 +88,7 @@ def test_compute_titles_are_chinese(runner, way, args):
     extra, env = CHINESE[way]
     out = invoke(runner, [*args, *extra], env).stdout
     pasted = "--format" in args  # Markdown and LaTeX: lines as long as their tables, at any width
-    assert_chinese(out, {"rows", "columns", "cols"}, width=not pasted)  # (LaTeX: "% 权重: …; rows: The; columns: …")
+    assert_chinese(out, {"cols"}, width=not pasted)  # (LaTeX: a block of columns, A_{\\text{cols } 1--8})
     english = invoke(runner, [*args, "--lang", "en"], env).stdout
     assert not CJK.search(english.replace("我想吃酸菜鱼", "")) and english != out
 

@@ -357,7 +357,7 @@ def test_one_row_without_query_is_compared_with_every_row(runner, tmp_path):
     assert found["findings"][0]["where"] == "row 1 ('Input 1'), column 1"
     assert "compared with the closest, row 1 ('Input 1')" in found["notes"][0]
     zh = run(runner, tmp_path, ILLUSTRATED, {"output": np.round(right["output"][1], 2).tolist()}, "--lang", "zh")[1]
-    assert zh["notes"] == ["output：只给了一行、没有写 query:，所以与每一行都比较过：它是第 2 行（'Input 2'）。"]
+    assert zh["notes"] == ["output：只给了一行，又没有写 query:，所以与每一行都比较过，它就是第 2 行（'Input 2'）。"]
 
 
 def right_multi_scores():

@@ -28,6 +28,7 @@ LAZY = (
     "attncli.teach", "attncli.models",  # explain, check, page; extract
     "rich",  # tables, progress bars, --help
     "typer.rich_utils",  # --help
+    "attncli.cli.help_zh", "attncli.cli.wrap_zh",  # --help in Chinese (and its texts, attncli/data/help_zh.json)
 )
 CATALOGUE = ("attncli.cli.messages.",)  # the Chinese templates (attncli.cli.messages itself translates)
 
@@ -74,6 +75,15 @@ def test_a_chinese_error_reads_the_catalogue(tmp_path):
     done, modules = modules_after(tmp_path, "compute", str(EXAMPLES / "no such document.yaml"), "--lang", "zh")
     assert done.returncode == 2 and "没有这个文件" in done.stderr, done.stderr
     assert "attncli.cli.messages.dynamic" in modules
+
+
+def test_a_chinese_help_reads_its_texts_and_an_english_one_does_not(tmp_path):
+    done, modules = modules_after(tmp_path, "compute", "--help", "--lang", "zh")
+    assert done.returncode == 0 and "为 FILE 计算注意力" in done.stdout, done.stdout
+    assert "attncli.cli.help_zh" in modules and "attncli.cli.wrap_zh" in modules
+    done, modules = modules_after(tmp_path, "compute", "--help")
+    assert done.returncode == 0 and "Compute attention for FILE" in done.stdout
+    assert loaded(modules, ("attncli.cli.help_zh", "attncli.cli.wrap_zh")) == []
 
 
 def test_help_lists_every_command_in_order_whichever_ran_first():

@@ -131,13 +131,14 @@ def test_check_points_to_a_command_whole_on_its_own_line_at_80_columns(runner, l
     assert "beside it: attncli explain examples/check/homework.yaml --step 7 --query 1" in wide.stdout  # fits: as is
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("command", [[], ["compute"], ["heatmap"], ["explain"], ["check"], ["init"], ["extract"],
                                      ["page"]])
-def test_help_at_80_columns_breaks_no_bracket_across_lines(runner, command):
-    """init --help broke '{random: xavier, seed: 1, shape: [4,' from '4]}' at 80 columns."""
-    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+def test_help_at_80_columns_breaks_no_bracket_across_lines(runner, command, lang):
+    """init --help broke '{random: xavier, seed: 1, shape: [4,' from '4]}' at 80 columns (in Chinese too)."""
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80", "NO_COLOR": "1", "ATTNCLI_LANG": lang})
     assert result.exit_code == 0, result.output
-    text = re.sub(r"\[default: [^\]]*\]", "", result.stdout.replace("│", " "), flags=re.S)  # Typer's own, wrapped
+    text = re.sub(r"\[(default|默认)[:：][^\]]*\]", "", result.stdout.replace("│", " "), flags=re.S)  # Typer's own
     split = [v for v in re.findall(r"\[[^\[\]]*\]", text) if "\n" in v]
     assert not split and text.count("[") == text.count("]"), split
 

@@ -10,16 +10,47 @@ import sys
 from typing import Annotated
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
+
+from attncli.cli.language import from_environment, language_in
+
+ARGS = "attncli.args"  # ctx.meta: the arguments the command was given, read by --help to learn --lang
+USAGE = "attncli.usage"  # ctx.meta: the usage line's prefix while the help is written in Chinese
 
 
-class Command(TyperCommand):
+class Spoken:
+    """--help in the run's language (``--lang`` among the arguments, else the environment: --help is eager, so
+    the parser calls it before ``--lang`` has a value). In Chinese the texts come from attncli/data/help_zh.json,
+    read then and only then (:mod:`attncli.cli.help_zh`); Click's hooks only: parse_args, format_help,
+    format_usage."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        ctx.meta[ARGS] = list(args)  # (a copy: the parser consumes the list)
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx, formatter) -> None:
+        if (language_in(ctx.meta.get(ARGS, [])) or from_environment()) != "zh":
+            return super().format_help(ctx, formatter)
+        from attncli.cli.help_zh import chinese
+
+        with chinese(self, ctx, lambda into: super(Spoken, self).format_help(ctx, into)):
+            return super().format_help(ctx, formatter)
+
+    def format_usage(self, ctx, formatter) -> None:
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), ctx.meta.get(USAGE))
+
+
+class Command(Spoken, TyperCommand):
     """A command whose usage line names a required argument as Click writes it, FILE (Typer 0.27 and 0.28 write
     {FILE}; 0.26 FILE already): Click's own hook for the usage line, through ``app.command(cls=…)``."""
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
                 for piece in super().collect_usage_pieces(ctx)]
+
+
+class Group(Spoken, TyperGroup):
+    """The app's group: its --help (``attncli``, ``attncli --help``) in the run's language too."""
 
 
 class App(typer.Typer):
@@ -31,6 +62,7 @@ class App(typer.Typer):
 
 app = App(
     name="attncli",
+    cls=Group,
     help="See every number of self-attention: Q, K, V, scores, softmax weights and outputs.",
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)

@@ -46,3 +46,20 @@ def choose(option: object = None) -> str:
 def current() -> str:
     """The language chosen by the running command, or the environment's before one has chosen."""
     return _chosen or from_environment()
+
+
+def language_in(args: list[str]) -> str | None:
+    """The language ``--lang zh`` / ``--lang=zh`` asks for in ``args`` (before the parser has read them), or None.
+
+    >>> language_in(["compute", "doc.yaml", "--lang", "zh", "--bogus"]), language_in(["--lang=en"]), language_in([])
+    ('zh', 'en', None)
+    """
+    found = None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        value = arg.partition("=")[2] if arg.startswith("--lang=") else args[i + 1] if (
+            arg == "--lang" and i + 1 < len(args)) else None
+        if value in LANGUAGES:
+            found = value  # (the last one given wins, as the parser has it)
+    return found

@@ -9,6 +9,8 @@ line starts without numpy (the stage list imports it).  Made by :func:`written` 
 
 from __future__ import annotations
 
+import re
+
 ONLY_HELP = (
     'Keep just this key (repeatable): inputs, positional, normalized_inputs, context, latent_queries, latent_kv, '
     'queries, keys, values, normalized_queries, normalized_keys, normalized_values, queries_rotated, keys_rotated, '
@@ -63,6 +65,24 @@ def written() -> str:
             f"With gradient: (the backward pass): {keys(backward, False)}; shown only when named: "
             f"{keys(backward, True)}. Or the formula's name, in any case: {symbols(forward)}; the gradients "
             f"{symbols(backward)}.")
+
+
+# the lists of :func:`written`'s sentence, by name (for the help in another language: attncli.cli.help_zh)
+PARTS = re.compile(r"Keep just this key \(repeatable\): (?P<forward>.+?); shown only when named: "
+                   r"(?P<forward_named>.+?)\. With gradient: \(the backward pass\): (?P<backward>.+?); "
+                   r"shown only when named: "
+                   r"(?P<backward_named>.+?)\. Or the formula's name, in any case: (?P<symbols>.+?); the gradients "
+                   r"(?P<gradient_symbols>.+)\.\Z", re.S)
+
+
+def parts(text: str = ONLY_HELP) -> dict[str, str]:
+    """The lists :func:`written` names in ``text``, by name: forward, forward_named, backward, backward_named, symbols,
+    gradient_symbols.
+
+    >>> parts()["forward"].split(", ")[:3], parts()["gradient_symbols"].split(", ")[-1]
+    (['inputs', 'positional', 'normalized_inputs'], 'd_sinks')
+    """
+    return PARTS.fullmatch(text).groupdict()
 
 
 def _write() -> None:

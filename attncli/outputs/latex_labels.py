@@ -26,6 +26,10 @@ _CJK = re.compile("[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\
 CJK_NOTE = ("% The labels hold Chinese, Japanese or Korean characters: compile with xelatex and\n"
             "% \\usepackage{xeCJK}, or with pdflatex and \\usepackage{CJKutf8}, the equations inside\n"
             "% \\begin{CJK}{UTF8}{gbsn} ... \\end{CJK}.")
+CJK_NOTES = {"en": CJK_NOTE,  # the note in each language of the comments
+             "zh": "% 标签中含有中文、日文或韩文字符：请用 xelatex 编译并加上 \\usepackage{xeCJK}，\n"
+                   "% 或用 pdflatex 编译并加上 \\usepackage{CJKutf8}，把公式放在\n"
+                   "% \\begin{CJK}{UTF8}{gbsn} ... \\end{CJK} 之中。"}
 
 
 def label_tex(label: str) -> str:

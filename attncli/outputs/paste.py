@@ -22,7 +22,7 @@ import numpy as np
 from attncli.core.errors import AttnError, visible
 from attncli.core.trace import Trace
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
-from attncli.outputs.latex_labels import CJK_NOTE, Frame, has_cjk
+from attncli.outputs.latex_labels import CJK_NOTES, Frame, has_cjk
 from attncli.outputs.numbers import EDGE_COLS, EDGE_ROWS, MAX_COLS, MAX_ROWS, all_whole, format_number, pick
 from attncli.outputs.serialize import PROJECTIONS
 from attncli.outputs.titles import phrase
@@ -102,8 +102,9 @@ def to_latex(trace: Trace, precision: int = 4, full: bool = False, head: int | N
     for block in blocks(trace, head, only, lang):
         frame = Frame(block.rows if block.rows in tokens else None, block.columns if block.columns in tokens else None)
         parts += [part for part in _latex_block(block, precision, full, frame, lang) if part]
-        if has_cjk((frame.rows or []) + (frame.columns or [])) and parts[0] != CJK_NOTE:
-            parts.insert(0, CJK_NOTE)
+        note = CJK_NOTES.get(lang, CJK_NOTES["en"])
+        if has_cjk((frame.rows or []) + (frame.columns or [])) and parts[0] != note:
+            parts.insert(0, note)
     return "\n\n".join(parts) + "\n"
 
 
@@ -192,7 +193,7 @@ def _latex_block(block: Block, precision: int, full: bool, frame: Frame, lang: s
         chosen = None if fits is None else pick(d, MAX_COLS, EDGE_COLS, False, fits)
         rows, cols, cells = _cells(block, precision, full, MASKED_LATEX, _DOTS_LATEX, chosen)
         if _formula_pt(lhs) + frame.total_pt(rows, frame.column_pts(cols, _column_pts(cells))) <= TEXT_WIDTH_PT:
-            equation = _equation(block, rows, cols, cells, lhs, frame)
+            equation = _equation(block, rows, cols, cells, lhs, frame, lang=lang)
             return [equation] if lhs == block.latex else [_formula_alone(block, lang), equation]
     parts = [_formula_alone(block, lang)]
     widest = f"{{{symbol}}}_{{\\text{{cols }}{d}\\text{{--}}{d}}}"
@@ -204,7 +205,8 @@ def _latex_block(block: Block, precision: int, full: bool, frame: Frame, lang: s
         span = f"{shown[0]}" if len(shown) == 1 else f"{shown[0]}\\text{{--}}{shown[-1]}"
         lhs = f"{{{symbol}}}_{{\\text{{col{'s' if len(shown) > 1 else ''} }}{span}}}"
         parts.append(_equation(block, rows, cols[start:stop], [line[start:stop] for line in cells], lhs, frame,
-                               ", " + phrase(lang, "columns", a=shown[0], b=shown[-1], d=d)))
+                               phrase(lang, "tex_part", columns=phrase(lang, "columns", a=shown[0], b=shown[-1], d=d)),
+                               lang))
     return parts
 
 
@@ -228,16 +230,16 @@ def _column_blocks(widths: list[float], room: float, width) -> list[tuple[int, i
 
 def _formula_alone(block: Block, lang: str = "en") -> str:
     n, d = block.matrix.shape
-    lines = [f"% {block.name}: {block.text} ({n} × {d}), {phrase(lang, 'numbers_below')}", "\\begin{equation*}",
+    lines = ["% " + phrase(lang, "tex_formula", name=block.name, text=block.text, n=n, d=d), "\\begin{equation*}",
              block.latex, "\\end{equation*}"]
     return "\n".join(lines) if " = " in block.latex else ""
 
 
 def _equation(block: Block, rows: list[int | None], cols: list[int | None], cells: list[list[str]], lhs: str,
-              frame: Frame, part: str = "") -> str:
+              frame: Frame, part: str = "", lang: str = "en") -> str:
     n, d = block.matrix.shape
-    lines = [f"% {block.name}: {block.text} ({n} × {d}){part}; rows: {_tex_comment(block.rows, rows)}; "
-             f"columns: {_tex_comment(block.columns, cols)}"]
+    lines = ["% " + phrase(lang, "tex_equation", name=block.name, text=block.text, n=n, d=d, part=part,
+                           rows=_tex_comment(block.rows, rows), columns=_tex_comment(block.columns, cols))]
     if len(cols) > 10 and not frame.labelled:  # amsmath's matrices hold 10 columns unless told otherwise
         lines.append(f"\\setcounter{{MaxMatrixCols}}{{{len(cols)}}}")
     lines += ["\\begin{equation*}", f"{lhs} = {frame.matrix(rows, cols, cells)}", "\\end{equation*}"]

@@ -51,24 +51,29 @@ PHRASES = {
            "positional": "Positional encoding ({name})", "positional_title": "Positional encoding  P ({name})",
            "with_positions": "Inputs with positions", "emulated": " (emulated {dtype})",
            "columns": "columns {a}–{b} of {d}", "shown": "{k} of {d} columns shown",
-           "numbers_below": "its numbers below", "layer": "Layer {i} · ",
+           "layer": "Layer {i} · ",
            "layer_of": "layers[{j}] (layer {i}): ",
            "stack_output": "Output of the stack (layer {n}'s last quantity)", "sequence": "Sequence {i} · ",
-           "pair": "Pair {p} (heads {a} and {b}) · "},
+           "pair": "Pair {p} (heads {a} and {b}) · ",
+           # a LaTeX equation's comment: the matrix, its part (a block of columns), its rows' and columns' labels
+           "tex_equation": "{name}: {text} ({n} × {d}){part}; rows: {rows}; columns: {columns}",
+           "tex_formula": "{name}: {text} ({n} × {d}), its numbers below", "tex_part": ", {columns}"},
     "zh": {"head": "头 {h} · ", "kv_head": "键值头 {j}（查询头 {a}–{b}）· ",
            "positional": "位置编码（{name}）", "positional_title": "位置编码  P（{name}）",
            "with_positions": "加上位置编码的输入", "emulated": "（模拟 {dtype}）",
            "columns": "第 {a}–{b} 列，共 {d} 列", "shown": "显示 {d} 列中的 {k} 列",
-           "numbers_below": "数值见下", "layer": "第 {i} 层 · ",
+           "layer": "第 {i} 层 · ",
            "layer_of": "layers[{j}]（第 {i} 层）：",
            "stack_output": "整个堆叠的输出（第 {n} 层的最终结果）", "sequence": "序列 {i} · ",
-           "pair": "头对 {p}（头 {a} 与 {b}）· "},
+           "pair": "头对 {p}（头 {a} 与 {b}）· ",
+           "tex_equation": "{name}：{text}（{n} × {d}）{part}；行：{rows}；列：{columns}",
+           "tex_formula": "{name}：{text}（{n} × {d}），数值见下", "tex_part": "，{columns}"},
 }
 # the English words of a formula as the stage list writes it (compute's titles, the page's), in Chinese: literal
 # notes, then patterns of the rotary formula (``pairs (i, i + 1), θ = 10000, last 2 of 3 dims``)
 ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
                     " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
-                    " (given)": "（给定）",
+                    " (given)": "（给定）", " / row sum": " / 每行之和",
                     ", pair p as heads 2p, 2p+1": "，头对 p 即头 2p 与 2p+1", " as pairs": "（按头对排列）",
                     "RMSNorm's backward of ": "RMSNorm 的反向传播："}
 ZH_FORMULA_PATTERNS = (

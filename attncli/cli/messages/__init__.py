@@ -21,7 +21,7 @@ import functools
 import re
 import string
 
-from attncli.cli.language import current
+from attncli.cli.language import current, language_in  # noqa: F401  (language_in: here too, as before)
 from attncli.core.errors import MESSAGE_CHARS, AttnError, shorten
 
 LONGEST = 2 * MESSAGE_CHARS  # a longer message (its fields are shortened where it is raised: none is) stays English
@@ -192,20 +192,3 @@ def usage_error(message: str, language: str | None = None) -> str:
     from attncli.cli.messages.usage import usage
 
     return usage(message, lookup) or message
-
-
-def language_in(args: list[str]) -> str | None:
-    """The language ``--lang zh`` / ``--lang=zh`` asks for in ``args`` (before the parser has read them), or None.
-
-    >>> language_in(["compute", "doc.yaml", "--lang", "zh", "--bogus"]), language_in(["--lang=en"]), language_in([])
-    ('zh', 'en', None)
-    """
-    found = None
-    for i, arg in enumerate(args):
-        if arg == "--":
-            break
-        value = arg.partition("=")[2] if arg.startswith("--lang=") else args[i + 1] if (
-            arg == "--lang" and i + 1 < len(args)) else None
-        if value in ("en", "zh"):
-            found = value  # (the last one given wins, as the parser has it)
-    return found

@@ -17,12 +17,12 @@ CHECK = {
                        "或者写 query: {row}",
     "other_head": "这是第 {head} 个头的数字，不是第 {given} 个头的：核对一下算的是哪个头，或者写 head: {head}",
     "carried": "这正是用你自己的 {upstream} 往下正确计算得到的结果：只需改正 {upstream}",
-    "row_match": "{key}：只给了一行、没有写 query:，所以与每一行都比较过：它是{row}。",
+    "row_match": "{key}：只给了一行，又没有写 query:，所以与每一行都比较过，它就是{row}。",
     "row_closest": "{key}：只给了一行、没有写 query:，它与任何一行都不相符，所以与最接近的{row}比较。",
-    "row_match_context": "{key}：只给了一行；它的行是上下文的词元，不是 query: 所数的查询，"
-                         "所以与每一行都比较过：它是{row}。",
-    "row_closest_context": "{key}：只给了一行；它的行是上下文的词元，不是 query: 所数的查询，"
-                           "所以与每一行都比较过：它与任何一行都不相符，最接近的是{row}。",
+    "row_match_context": "{key}：只给了一行；它的行对应上下文的词元，而不是 query: 所指的查询，"
+                         "所以与每一行都比较过，它就是{row}。",
+    "row_closest_context": "{key}：只给了一行；它的行对应上下文的词元，而不是 query: 所指的查询，"
+                           "所以与每一行都比较过，它与任何一行都不相符，最接近的是{row}。",
     "none_fits_right": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"
                        "正确的有：{keys}。",
     "none_fits_alone": "没有已知的失误能解释 {key}（步骤 {step}），它是第一个出错的量：请从这里重新计算。"

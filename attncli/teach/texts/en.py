@@ -49,6 +49,7 @@ TEXTS = {
         "normalized_queries": "Normalised queries  Q̂", "normalized_keys": "Normalised keys  K̂",
         "angles": "Angles  φ = p·f, one column per pair", "kv_head": "K/V head {kv} (query heads {first}–{last})",
         "average": "Plain average", "relevance": "Relevance", "why_weights": "Weights", "why_output": "Output",
+        "why_shares": "R / row sum",
     },
     "inputs": {
         "title": "Prepare the inputs",

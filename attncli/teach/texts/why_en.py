@@ -76,6 +76,7 @@ WHY = {
         "elsewhere": "For {other} it does: its largest Jacobian entry grows from {j1} to {j2} with the scale.",
         "weight": "a", "jacobian": "∂a/∂z", "with": "×{c}", "without": "×1",
     },
+    "divided": "A = R / row sum",
     "masked": "The stages compare ideas, so they leave out the document's mask.",
     "left_out": "The stages compare ideas, so they leave out the document's {parts}.",
     "parts": {"mask": "mask", "rope": "rotary position embedding (rope)", "softcap": "soft cap", "sep": ", ",

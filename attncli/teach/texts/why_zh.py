@@ -24,12 +24,13 @@ WHY = {
         "asymmetric": "现在相关度两个方向可以不同了：{first} 对 {other} 的相关度是 {qab} = {ab}，"
                       "{other} 对 {first} 的相关度却是 {qba} = {ba}。",
         "symmetric": "用这组数字算，Q·Kᵀ 碰巧也是对称的（这是这组输入和权重的巧合），"
-                     "所以相关度还看不出它与 X·Xᵀ 的区别。不过权重两个方向仍然不同，因为每一行除以的是本行自己的和："
-                     "{first} 给 {other} 的权重是 {wab}，{other} 给 {first} 的权重却是 {wba}。",
+                     "所以相关度还看不出它与 X·Xᵀ 的区别。"
+                     "不过除以各行之和以后，两个方向就不同了，因为每一行除以的是本行自己的和："
+                     "{first} 对 {other} 得到 {wab}，{other} 对 {first} 却得到 {wba}。",
         "forced": "这里每个查询都等于它的键（W_Q = W_K，或者两者都没给出），所以 Q·Kᵀ 的对称是结构决定的，"
                   "和 X·Xᵀ 一样：只有两个矩阵不同时，分开的查询和键才有用。"
-                  "不过权重两个方向仍然不同，因为每一行除以的是本行自己的和：{first} 给 {other} 的权重是 {wab}，"
-                  "{other} 给 {first} 的权重却是 {wba}。",
+                  "不过除以各行之和以后，两个方向就不同了，因为每一行除以的是本行自己的和："
+                  "{first} 对 {other} 得到 {wab}，{other} 对 {first} 却得到 {wba}。",
         "dictionary": "可以把它想成查字典：查询是你要查的词，键是词典里的词条，值是词条下的释义。"
                       "注意力并不只挑一条释义，而是把所有释义混合起来，词条越匹配的占得越多。{match}",
         "match_one": "{here} {q} 的查询与 {best} 的键最匹配：q·k = {r}。",
@@ -38,8 +39,8 @@ WHY = {
         "here": "这里", "symmetric_bias": "，且 W_Q·b_Kᵀ = W_K·b_Qᵀ", "here_masked": "在掩码允许它看的键中，这里",
         "symmetric_weights": "这里 Q·Kᵀ 对任何输入也都是对称的：W_Q 与 W_K 不同，但 W_Q·W_Kᵀ 本身是对称的{bias}，"
                              "所以相关度还看不出它与 X·Xᵀ 的区别。"
-                             "不过权重两个方向仍然不同，因为每一行除以的是本行自己的和："
-                             "{first} 给 {other} 的权重是 {wab}，{other} 给 {first} 的权重却是 {wba}。",
+                             "不过除以各行之和以后，两个方向就不同了，因为每一行除以的是本行自己的和："
+                             "{first} 对 {other} 得到 {wab}，{other} 对 {first} 却得到 {wba}。",
     },
     "softmax": {
         "title": "最后：换成 softmax",
@@ -49,7 +50,7 @@ WHY = {
                   "得分就是介绍有多符合你的标准。softmax 把你的钱分给各个摊位，得分高的多买，得分低的少买；"
                   "值就是你买回家的水果，装进推车里的就是输出。{spend}",
         "spend_one": "{here} {q} 把 {share} 的权重花在了 {best} 的摊位上。",
-        "spend_tie": "{here} {q} 在 {best} 这几个不相上下的摊位上，各花了 {share} 的权重。",
+        "spend_tie": "{here} {q} 在 {best} 的摊位上各花了 {share} 的权重，这些摊位的得分不相上下。",
     },
     "scale": {
         "title": "为什么要缩放：饱和的 softmax 学不动",
@@ -66,6 +67,7 @@ WHY = {
         "elsewhere": "对 {other} 来说则不然：缩放之后，它的雅可比矩阵中最大的一项从 {j1} 增大到 {j2}。",
         "weight": "a", "jacobian": "∂a/∂z", "with": "×{c}", "without": "×1",
     },
+    "divided": "A = R / 每行之和",
     "masked": "这几个阶段只是比较不同的思路，因此不使用文档中的掩码。",
     "left_out": "这几个阶段只是比较不同的思路，因此不使用文档中的{parts}。",
     "parts": {"mask": "掩码", "rope": "旋转位置编码", "softcap": "软上限", "sep": "、", "and": "和"},

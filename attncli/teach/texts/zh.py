@@ -48,6 +48,7 @@ TEXTS = {
         "normalized_queries": "归一化后的查询  Q̂", "normalized_keys": "归一化后的键  K̂",
         "angles": "旋转角  φ = p·f，每列一对", "kv_head": "键值头 {kv}（查询头 {first}–{last} 共用）",
         "average": "简单平均", "relevance": "相关度", "why_weights": "权重", "why_output": "输出",
+        "why_shares": "R / 每行之和",
     },
     "inputs": {
         "title": "准备输入",

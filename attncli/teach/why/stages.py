@@ -53,11 +53,11 @@ def _stages(trace: Trace, focus: Focus) -> list[Step]:
                 numbers=[Numbers("output", labels["average"], average, rows, out_cols)])]
     if spec.context is None:
         x = spec.embedded
-        out.append(_relevance_step("b", "symmetric", "R = X·Xᵀ   A = R / row sum", x @ x.T, v, trace, focus, t, ctx))
+        out.append(_relevance_step("b", "symmetric", "R = X·Xᵀ   " + w["divided"], x @ x.T, v, trace, focus, t, ctx))
     else:
         out.append(Step("b", w["symmetric"]["title"], "R = X·Xᵀ", [w["symmetric"]["cross"].format(**ctx)]))
     qk = trace.queries[h] @ trace.keys[kv_head(spec, h)].T  # (n, m): the projections, before any rotation
-    c = _relevance_step("c", "query_key", "R = Q·Kᵀ   A = R / row sum", qk, v, trace, focus, t, ctx)
+    c = _relevance_step("c", "query_key", "R = Q·Kᵀ   " + w["divided"], qk, v, trace, focus, t, ctx)
     out.append(dataclasses.replace(c, text=c.text + intuitions.query_key(trace, focus, w, ctx, qk)))
     a = softmax(spec.scale * qk)  # (n, m)
     body = [w["softmax"]["body"].format(**ctx), intuitions.market(trace, focus, w, ctx, a)] + left_out(spec, w)
@@ -89,7 +89,8 @@ def _relevance_step(name: str, key: str, formula: str, r: np.ndarray, v: np.ndar
     text += [w["zero_row"].format(**dict(ctx, q=spec.tokens[i])) for i in zero_rows]
     return Step(name, w[key]["title"], formula, text, numbers=[
         Numbers("relevance", labels["relevance"], r, spec.tokens, spec.context_tokens),
-        Numbers("weights", labels["why_weights"], a, spec.tokens, spec.context_tokens, heat=True),
+        Numbers("weights", labels["why_weights" if (a >= 0).all() else "why_shares"], a, spec.tokens,
+                spec.context_tokens, heat=True),  # (a negative share of a row is no weight)
         Numbers("output", labels["why_output"], a @ v, spec.tokens, dims(spec.d_v))])
 
 
