@@ -359,6 +359,7 @@ SAMPLES: dict[str, dict[str, Any]] = {  # a valid use of each top-level key, add
     "k_eq_v": {"k_eq_v": True},
     "score_bias": {"score_bias": {"alibi": True}},
     "answer": {"answer": {"weights": [[0.67, 0.33], [0.33, 0.67]]}},
+    "differential": {"heads": 2, "differential": {"layer": 1}},
 }
 
 
