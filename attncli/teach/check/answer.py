@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.errors import AttnError, describe, shorten, unknown_key
+from attncli.core.errors import AttnError, describe, nearest, shorten, unknown_key
 from attncli.core.gradient_keys import GRADIENT_KEYS, GRADIENTS
 from attncli.core.scores import kv_head_of
 from attncli.core.spec import Spec
@@ -80,7 +80,11 @@ def by_json_key(raw: dict) -> dict:
         json_key = key if key in ANSWER_KEYS else key_of(str(key))
         if json_key not in ANSWER_KEYS:
             symbols = [symbol for symbol, k in ALIASES.items() if k in CHECKABLE]
-            raise unknown_key(key, (*ANSWER_KEYS, *symbols)).at("answer")
+            known = (*ANSWER_KEYS, *symbols)
+            if not nearest(str(key)[:100], known):  # the list, without every gradient's two names
+                known = (*(k for k in known if k not in GRADIENT_KEYS and ALIASES.get(k) not in GRADIENT_KEYS),
+                         "dA, dZ, dQ …")  # (the gradients: the message stays short)
+            raise unknown_key(key, known).at("answer")
         if json_key in named:
             raise AttnError(f"gives {json_key} twice, as {given[json_key]} and as {key}: keep one", "answer")
         if json_key == "query" and isinstance(value, list):  # `query: [0.1, 0.2]`: the queries' numbers

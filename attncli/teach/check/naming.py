@@ -73,6 +73,7 @@ def identical(a: Candidate, b: Candidate) -> bool:
                if a.arrays.get(key) is not None and b.arrays.get(key) is not None)
 
 
+@np.errstate(all="ignore")  # a variant's numbers may overflow: they are the learner's then, never a warning
 def named(trace, answer: Answer, givens: list[Given], wrong: list[str], tol: float, lang: str,
           simpler=lambda: False, alternatives: tuple = ()) -> tuple[dict[str, str], list[dict], list[dict]]:
     """For each wrong key the hint, the slips named ``{"name", "hint", "keys"}`` and the notes (the test telling

@@ -63,6 +63,7 @@ class Candidate:
         return tuple(c.name for c in self.changes)
 
 
+@np.errstate(all="ignore")  # (a case may probe a formula on made-up numbers)
 def changes_of(spec) -> list[Change]:
     """Every variant case the document can show, in the list's order (forward stages, then the backward steps)."""
     forward, backward = [], []
