@@ -45,13 +45,11 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "differential", "add_norm", "residual")
+EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "differential", "add_norm",
+               "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
          "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:",
          "differential": "differential:"}
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "add_norm", "residual")
-NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
-         "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:"}
 NEEDS["indexer"] = "indexer:"
 
 
@@ -68,11 +66,10 @@ def steps(trace: Trace, focus: Focus) -> list[Step]:
     after = spec.qk_norm is not None and spec.qk_norm.after_rope
     makers += [projections_step] + (rope + normed if after else normed + rope)
     makers += [latent.latent_step] if spec.latent is not None else []  # after the rotation: the absorbed form uses it
+    makers += [indexer_step] if trace.index_scores is not None else []  # which keys the attention below may see
     makers += [scores_step, softmax_step, weighted_step, sum_step]
     makers += [differential_step] if spec.differential is not None else []  # (the pair: after this head's own mix)
     makers += [matrix_step]
-    makers += [indexer_step] if trace.index_scores is not None else []  # which keys the attention below may see
-    makers += [scores_step, softmax_step, weighted_step, sum_step, matrix_step]
     if trace.normalized is not None:
         makers.append(add_norm_step)
     elif trace.residual is not None:
