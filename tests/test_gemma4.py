@@ -274,7 +274,7 @@ def test_kv_from_outside_a_stack_is_refused(runner, tmp_path):
 def test_the_teaching_commands_refuse_a_layer_with_shared_keys(runner, command):
     from conftest import ROOT
 
-    path = ROOT / "examples" / "gemma4" / "shared_kv.yaml"
+    path = ROOT / "examples" / "stacked" / "gemma4_shared_kv.yaml"
     result = runner.invoke(app, [command, str(path), "--layer", "2"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"which attncli {command} does not show yet" in result.stderr

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from attncli.core.errors import AttnError, quoted
-from attncli.models import latent_families, llama_outline, other_outlines
+from attncli.models import gemma4_outline, latent_families, llama_outline, other_outlines
 from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
 __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
@@ -191,6 +191,7 @@ FAMILIES: dict[str, Family] = {
                           ("llama4_text", "llama4"), ("qwen3_next", "qwen3_next"))},  # (other_outlines.py)
     "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
+    "gemma4_text": Family("AutoModel", lambda c: c.num_hidden_layers, gemma4_outline.gemma4),
 }
 
 

@@ -26,7 +26,8 @@ from typing import Any
 from attncli.outputs.yamltext import yaml_scalar
 
 ORDER = ("heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm", "clip_qkv",
-         "qk_norm", "rope", "latent", "query_temperature", "sinks", "post_norm", "residual", "add_norm")
+         "qk_norm", "rope", "latent", "query_temperature", "sinks", "post_norm", "residual", "add_norm",
+         "k_eq_v", "v_norm")
 WIDTH = 100  # of a line of tokens
 
 
