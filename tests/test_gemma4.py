@@ -268,3 +268,15 @@ def test_kv_from_outside_a_stack_is_refused(runner, tmp_path):
     path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "kv_from": 0}))
     result = runner.invoke(app, ["compute", str(path)])
     assert result.exit_code == 2 and "kv_from: takes an earlier layer's keys and values" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["explain", "page", "check"])
+def test_the_teaching_commands_refuse_a_layer_with_shared_keys(runner, command):
+    from conftest import ROOT
+
+    path = ROOT / "examples" / "stacked" / "gemma4_shared_kv.yaml"
+    result = runner.invoke(app, [command, str(path), "--layer", "2"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"which attncli {command} does not show yet" in result.stderr
+    shown = runner.invoke(app, ["compute", str(path), "--layer", "2", "--only", "keys"])
+    assert shown.exit_code == 0 and "K = K_kernel of the layer kv_from names" in shown.stdout.replace("\n", " ")

@@ -6,7 +6,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.language import choose
-from attncli.cli.load import load, read
+from attncli.cli.load import load, read, refuse_shared
 from attncli.cli.options import (
     Debug,
     DType,
@@ -84,6 +84,7 @@ def check(
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
+        refuse_shared(doc, "check")
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "check", "check"))

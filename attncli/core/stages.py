@@ -202,6 +202,17 @@ QUERIES, KEYS, VALUES = (latent_aware(_projected("Q", "Queries", "h n d_k", "inp
                          latent_aware(_projected("V", "Values", "g m d_v", "source")))
 VALUES = _from_keys(VALUES, KEYS)
 
+
+def _shared(q: Quantity, what: str) -> Quantity:
+    """K or V as ``kv_from`` gives them: an earlier layer's, as its scores saw them or its weights mixed them."""
+    return replace(q, text=lambda spec: f"{q.key[0].upper()} = {what} of the layer kv_from names" if spec.shared_kv
+                   is not None else q.text(spec),
+                   latex=lambda spec, up: up(q.key[0].upper()) + r" = \text{kv\_from}" if spec.shared_kv is not None
+                   else q.latex(spec, up))
+
+
+KEYS, VALUES = _shared(KEYS, "K_kernel"), _shared(VALUES, "V (V̂ with v_norm)")
+
 _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every stage the kernel's view may read
     Stage("document", "X, P: the document's inputs and positional encoding", (),
           (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),

@@ -17,7 +17,14 @@ from typing import Any
 
 from attncli.core.differential import lambda_init_of
 from attncli.core.errors import AttnError, quoted
-from attncli.models import float64_switches, latent_families, linear_outlines, llama_outline, other_outlines
+from attncli.models import (
+    float64_switches,
+    gemma4_outline,
+    latent_families,
+    linear_outlines,
+    llama_outline,
+    other_outlines,
+)
 from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
 
 __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
@@ -211,6 +218,7 @@ FAMILIES: dict[str, Family] = {
     "deepseek_v2": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v3": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek),
     "deepseek_v32": Family("AutoModel", lambda c: c.num_hidden_layers, latent_families.deepseek32),
+    "gemma4_text": Family("AutoModel", lambda c: c.num_hidden_layers, gemma4_outline.gemma4),
 }
 
 

@@ -27,7 +27,7 @@ from attncli.outputs.yamltext import yaml_scalar
 
 ORDER = ("linear", "heads", "kv_heads", "weights", "bias", "scale", "softcap", "mask", "score_bias", "pre_norm",
          "clip_qkv", "qk_norm", "rope", "latent", "query_temperature", "sinks", "post_norm", "residual", "add_norm",
-         "differential")
+         "k_eq_v", "v_norm", "differential")
 ORDER += ("indexer",)  # DeepSeek-V3.2's lightning indexer, after the attention's own keys
 WIDTH = 100  # of a line of tokens
 
