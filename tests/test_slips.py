@@ -410,6 +410,7 @@ def test_every_slip_has_one_sentence_in_both_languages(lang):
     assert set(en) == set(other)
     names = {case[0] for case in CASES} | {"keys_from_inputs", "or_same"}
     from attncli.teach.check import arith as check_arith
+    from attncli.teach.check import indexer as check_indexer
     from attncli.teach.check import latent as check_latent
     from attncli.teach.check import modern as check_modern
     from attncli.teach.check import norm_stages as check_norm_stages
@@ -418,7 +419,7 @@ def test_every_slip_has_one_sentence_in_both_languages(lang):
 
     source = "".join(open(module.__file__, encoding="utf-8").read()
                      for module in (slips, check_modern, check_qknorm, check_arith, check_latent,
-                                                                 check_norm_stages))
+                                                                 check_norm_stages, check_indexer))
     assert set(re.findall(r'"([a-z_0-9]+)"', source)) >= set(en) - {"or_same"}  # every sentence belongs to a slip
     assert names <= set(en)
     for name, sentence in other.items():
