@@ -12,10 +12,9 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from attncli.cli.language import from_environment, language_in
+from attncli.cli.language import USAGE, from_environment, language_in
 
 ARGS = "attncli.args"  # ctx.meta: the arguments the command was given, read by --help to learn --lang
-USAGE = "attncli.usage"  # ctx.meta: the usage line's prefix while the help is written in Chinese
 
 
 class Spoken:

@@ -93,7 +93,7 @@ def chinese(command, ctx, render) -> Iterator[None]:
     the help (into a Click formatter): once beforehand, to measure the room of each text (:func:`room`)."""
     from typer import rich_utils
 
-    from attncli.cli.app import USAGE
+    from attncli.cli.language import USAGE
     from attncli.cli.wrap_zh import wrap
 
     data = texts()

@@ -12,6 +12,7 @@ LANGUAGES = ("en", "zh")
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")  # in the order POSIX gives them precedence
 
 _chosen: str | None = None
+USAGE = "attncli.usage"  # ctx.meta: the usage line's prefix while --help is written in another language (help_zh)
 
 
 def from_environment(environ: os._Environ | dict | None = None) -> str:
