@@ -11,8 +11,8 @@ from conftest import EXAMPLES
 
 from attncli.cli import app
 
-# (stacks: test_stacked.py; linear: documents: test_explain_delta_sentences.py)
-EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml") if p.parent.name not in ("stacked", "linear"))
+EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml")
+                       if p.parent.name not in ("stacked", "linear"))  # (test_stacked.py; linear: test_lightning.py)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

@@ -13,7 +13,8 @@ from conftest import EXAMPLES, ROOT
 from attncli.cli import app
 from attncli.teach.texts.en import TEXTS as EN
 
-EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml") if p.parent.name != "stacked")  # (test_stacked.py)
+EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml")
+                       if p.parent.name not in ("stacked", "linear"))  # (test_stacked.py; linear: test_lightning.py)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
