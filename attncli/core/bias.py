@@ -56,7 +56,7 @@ def relative_bucket(distance: np.ndarray, bidirectional: bool, buckets: int, max
     return bucket + np.where(distance < exact, distance, large)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Relative:
     table: np.ndarray  # (buckets, h)
     buckets: int
@@ -64,7 +64,7 @@ class Relative:
     bidirectional: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class ScoreBias:
     matrix: np.ndarray | None = None  # (n, m) or (h, n, m); −inf where masked
     slopes: np.ndarray | None = None  # (h,) ALiBi

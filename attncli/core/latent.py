@@ -30,7 +30,7 @@ from attncli.core.backward import norm_back
 from attncli.core.norms import Norm, normalize_rows
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Latent:
     """The document's ``latent`` with its down and up projections, as given (d_in × d_out, not per head)."""
 

@@ -31,7 +31,7 @@ import numpy as np
 CAUSAL_KINDS = ("upper_left", "lower_right")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Mask:
     n: int  # queries
     m: int  # keys

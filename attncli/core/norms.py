@@ -19,7 +19,7 @@ import numpy as np
 NORM_KINDS = ("rms", "layer")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Norm:
     """A normalisation of each row: ``kind`` rms or layer, γ and β (d,), ε."""
 
@@ -56,7 +56,7 @@ def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
     return residual, layer_norm(residual, gamma, beta, eps)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class QkNorm:
     """``qk_norm``: the queries and keys normalised (Qwen3, Gemma 3, OLMo 2, Llama 4 …); see :mod:`attncli.core.qknorm`.
 

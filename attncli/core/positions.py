@@ -29,7 +29,7 @@ ROPE_STYLES = ("half", "interleaved", "interleaved_halves")
 ROPE_PARTS = ("first", "last")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Rope:
     """Rotary position embedding: which dimensions are paired, and how fast each pair turns."""
 

@@ -27,7 +27,7 @@ from attncli.core.positions import rope_frequencies
 SCALING_TYPES = ("linear", "dynamic", "llama3", "yarn", "longrope")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Scaling:
     """``rope.scaling``: its type and parameters, with Hugging Face's defaults."""
 

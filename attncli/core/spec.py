@@ -23,7 +23,7 @@ from attncli.core.norms import Norm, QkNorm
 from attncli.core.positions import Rope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
 class Spec:
     tokens: list[str]  # n labels
     context_tokens: list[str]  # m labels

@@ -66,7 +66,7 @@ Trace = make_dataclass(
      ("empty_queries", tuple, field(default=())),  # queries whose every key is masked
      ("gradients", dict, field(default_factory=dict)),  # with gradient: grad_* and delta, by JSON key
      ("emulated", str | None, field(default=None))],  # compute --emulate's dtype ('bf16'): the eager computation's
-    bases=(_Arrays,), frozen=True, kw_only=True,
+    bases=(_Arrays,), frozen=True, eq=False, kw_only=True,  # holds arrays: == and hash() by identity
     namespace={"__doc__": "Every intermediate of one attention computation (per-head arrays head-first).\n\n"
                "    The array fields carry the names of the JSON keys (``queries``, ``weights`` …, one per computed\n"
                "    quantity of the stage list), and are given by name: ``Trace(spec=spec, queries=q, …)``; a stage\n"
