@@ -64,8 +64,8 @@ MUTATIONS = (
     Mutation("output_bias", "b_O's gradient the mean of dY's rows", 'out["bias_output"] = dy.sum(axis=0)',
              'out["bias_output"] = dy.mean(axis=0)'),
     Mutation("explain_step_6_reversed", "explain's step 6: each weight written beside another key's value row",
-             "trace.values[kv_head(spec, h)], weighted_values(trace, focus)",
-             "trace.values[kv_head(spec, h)][::-1], weighted_values(trace, focus)", EXPLAIN),
+             "trace.mixed_values[kv_head(spec, h)], weighted_values(trace, focus)",
+             "trace.mixed_values[kv_head(spec, h)][::-1], weighted_values(trace, focus)", EXPLAIN),
     Mutation("explain_backward_reversed", "explain's backward step: D = dh·h with h's numbers reversed",
              "·{vector(trace.head_outputs[h, i], p)}", "·{vector(trace.head_outputs[h, i][::-1], p)}", EXPLAIN),
 )

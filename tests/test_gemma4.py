@@ -25,6 +25,7 @@ from attncli.core.stream import attend_streamed
 N, HIDDEN, HEADS, W = 6, 16, 4, 3
 
 
+@pytest.mark.torch  # (called by the torch tests only: torch imported here)
 def gemma4(layer: int, seed: int):
     """(the config, Gemma4TextAttention of layer ``layer`` (0: sliding, 1: global, k = v), in float64)."""
     pytest.importorskip("torch")
@@ -191,6 +192,7 @@ def test_bad_gemma4_keys_are_one_line_and_exit_2(runner, tmp_path, extra, where)
     assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: {where}"), result.stderr
 
 
+@pytest.mark.torch  # (called by the torch tests only: torch imported here)
 def stack(seed: int):
     """Four of Gemma 4's attention modules (sliding, global, sliding, global) whose last two reuse the K and V of the
     first two (config num_kv_shared_layers: 2: layers 0 and 1 "store", 2 and 3 "reuse", by layer type)."""

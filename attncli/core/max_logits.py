@@ -59,7 +59,7 @@ def factors(gamma: np.ndarray, kv_heads: int) -> tuple[np.ndarray, np.ndarray]:
 
     >>> q, k = factors(np.array([0.25, 1.0]), 1)
     >>> q.tolist(), k.tolist()
-    [[0.5, 2.0], [0.5]]
+    ([0.5, 2.0], [0.5])
     """
     h = gamma.shape[0]
     smallest = gamma.reshape(kv_heads, h // kv_heads).min(axis=1)  # (g,) the most clipped head of each group

@@ -22,6 +22,14 @@ CATALOGUE = {
     "ot supported":
         "apply_residual_connection_post_layernorm 加回的是归一化后的输入而不是输入本身；不支持这种残差",
     "model_type {} is not supported; extract knows {}": "不支持 model_type {}；extract 认识的有 {}",
+    "rope_type {} of the {} layers is not default or proportional":
+        "{1} 层的 rope_type {0} 既不是 default 也不是 proportional",
+    "use_bidirectional_attention lets every token see the later ones, which a causal mask cannot write":
+        "use_bidirectional_attention 让每个词元都能看到后面的词元，因果掩码写不出这一点",
+    "layer {} makes no keys or values: it reuses layer {}'s (kv sharing, num_kv_shared_layers: {}); extract layer {}, "
+    "or write both as a stack with kv_from":
+        "第 {0} 层不生成键和值：它复用第 {1} 层的（KV 共享，num_kv_shared_layers: {2}）；"
+        "请提取第 {3} 层，或把两层写成带 kv_from 的堆叠",
     "{} is not encoder or decoder": "{} 既不是 encoder 也不是 decoder",
     "only T5 has a decoder stack besides its encoder; a {} model has one stack":
         "只有 T5 在编码器之外还有解码器栈；{} 模型只有一个栈",
