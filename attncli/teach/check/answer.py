@@ -82,7 +82,8 @@ def by_json_key(raw: dict) -> dict:
             symbols = [symbol for symbol, k in ALIASES.items() if k in CHECKABLE]
             known = (*ANSWER_KEYS, *symbols)
             if not nearest(str(key)[:100], known):  # the JSON keys; the formulas' names and gradients by example
-                known = (*(k for k in ANSWER_KEYS if k not in GRADIENT_KEYS), "Q, K, S, A, dA, dQ …")  # (every name of every key would make a message of 600 characters)
+                # (every name of every key would make a message of 600 characters)
+                known = (*(k for k in ANSWER_KEYS if k not in GRADIENT_KEYS), "Q, K, S, A, dA, dQ …")
             raise unknown_key(key, known).at("answer")
         if json_key in named:
             raise AttnError(f"gives {json_key} twice, as {given[json_key]} and as {key}: keep one", "answer")
