@@ -212,11 +212,11 @@ def stack(seed: int):
 
 @pytest.mark.torch
 def test_a_layer_reusing_an_earlier_layers_keys_and_values_equals_hugging_faces():
+    cfg, layers = stack(3)  # (skips without torch and transformers)
     import torch
     from hf_modules import hf_mask
     from transformers import masking_utils as masking
 
-    cfg, layers = stack(3)
     assert layers[2].is_kv_shared_layer and not hasattr(layers[2], "k_proj") and layers[3].is_kv_shared_layer
     x = np.random.default_rng(3).normal(size=(N, HIDDEN))
     shared, hidden, docs = {}, torch.tensor(x[None]), []
