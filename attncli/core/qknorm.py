@@ -31,6 +31,7 @@ from attncli.core.formulas import norm_text
 from attncli.core.norms import QkNorm
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.threads import in_row_blocks
 
 HAT = "\u0302"  # the combining circumflex: Q̂ is "Q" + HAT
 
@@ -60,10 +61,16 @@ def _centred(x: np.ndarray, kind: str, scope: str) -> np.ndarray:
 def _scaled(centred: np.ndarray, spread: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, eps: float
             ) -> np.ndarray:
     d_k = centred.shape[-1]
-    out = centred * (1.0 / np.sqrt(spread + eps))  # (h, n, d_k)
-    out *= gamma.reshape(-1, 1, d_k)  # (h or 1, 1, d_k)
-    if beta is not None:
-        out += beta.reshape(-1, 1, d_k)
+    inverse, out = 1.0 / np.sqrt(spread + eps), np.empty(np.broadcast_shapes(centred.shape, spread.shape),
+                                                            np.result_type(centred, spread))
+
+    def scale(rows: slice) -> None:  # the rows of one block: the same bits as all at once
+        np.multiply(centred[:, rows], inverse[:, rows], out=out[:, rows])  # (h, n, d_k)
+        out[:, rows] *= gamma.reshape(-1, 1, d_k)  # (h or 1, 1, d_k)
+        if beta is not None:
+            out[:, rows] += beta.reshape(-1, 1, d_k)
+
+    in_row_blocks(scale, out.shape[1], out.size)  # (on two threads where Q or K is large)
     return out
 
 
