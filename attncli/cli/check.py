@@ -6,7 +6,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.language import choose
-from attncli.cli.load import load, read, refuse_shared
+from attncli.cli.load import load, read
 from attncli.cli.options import (
     Debug,
     DType,
@@ -84,7 +84,6 @@ def check(
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
-        refuse_shared(doc, "check")
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "check", "check"))
@@ -93,7 +92,7 @@ def check(
         except AttnError as e:
             raise e.at(doc.name) from None
         report = diagnose(trace, answer, tol, language, source=file,
-                          alternatives=_fed_raw_inputs(file, doc, changes, layer))
+                          alternatives=_fed_raw_inputs(file, doc, changes, layer), layer=layer)
         spec = trace.spec
         if format is TableOrJson.json:
             emit(check_json(report, spec.tokens, spec.context_tokens, tol, language), None, set())

@@ -182,6 +182,7 @@ class _Builder:
                                and not (p != "query" and shared_of(self.data) is not None)),  # (kv_from)
             shared_kv=None if shared_of(self.data) is None else (shared_of(self.data).keys,
                                                                    shared_of(self.data).values),
+            shared_from=None if shared_of(self.data) is None else shared_of(self.data).index,
             files=frozenset(self.files),
             per_head=frozenset(self.per_head),
             score_bias=score_bias,

@@ -104,11 +104,11 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "e
 
 
 def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en",
-             source: str | None = None, alternatives: tuple = ()) -> Report:
+             source: str | None = None, alternatives: tuple = (), layer: int | None = None) -> Report:
     """The findings, in the order the steps compute them, each wrong one with the slip that explains it;
     ``source``: the document's file, for the closing pointer to the step to read again; ``alternatives``: slips of
     the whole document as (name, the Trace computed with it, its sentence's words), such as a stack's layer fed the
-    stack's own inputs."""
+    stack's own inputs; ``layer``: a stack's layer checked (``--layer N``), which the pointer names too."""
     check_tolerance(tol)
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
@@ -164,7 +164,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
                                           "mine": shown(test["mine"]), "theirs": shown(test["theirs"])})
             for test in told]
     return Report(findings, notes + told + closing(findings, words)
-                  + pointer(findings, trace, answer, source, words, names), slips)
+                  + pointer(findings, trace, answer, source, words, names, layer), slips)
 
 
 def closing(findings: list[Finding], words: dict) -> list[str]:
@@ -183,14 +183,15 @@ def closing(findings: list[Finding], words: dict) -> list[str]:
 
 
 def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict,
-            names: dict | None = None) -> list[str]:
+            names: dict | None = None, layer: int | None = None) -> list[str]:
     """``attncli explain FILE --step N --query i``: the step of the first wrong quantity a slip explains."""
     named = next((f for f in findings if not f.ok and f.hint is not None), None)
     if named is None or source is None or source == "-":
         return []
     query = answer.query if answer.query is not None else None if named.row is None else named.row[-1]
     head = answer.head if answer.head is not None else named.row[0] if named.row and len(named.row) == 2 else None
-    command = f"attncli explain {shlex.quote(source)} --step {named.step}"
+    command = f"attncli explain {shlex.quote(source)}" + ("" if layer is None else f" --layer {layer}")
+    command += f" --step {named.step}"
     command += "" if query is None else f" --query {query + 1}"
     command += "" if head is None or trace.spec.heads == 1 else f" --head {head + 1}"
     step = named.step
