@@ -38,6 +38,7 @@ class Plan:
     limit: int | None = None  # the model's positions (None: relative positions, no limit)
     attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
     linear: bool = False  # a layer of linear attention: keys is {"linear": …} (docs/format.md Part 4), X its input
+    after_norm: bool = False  # X is what enters the attention module, after the layer's input norm (MiniMax)
 
 
 @dataclass(frozen=True)
