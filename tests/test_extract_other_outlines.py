@@ -93,9 +93,10 @@ def _float64(torch, monkeypatch, model) -> None:
             monkeypatch.setattr(type(module), "forward", lambda self, x: (1 + self.weight) * x * torch.rsqrt(
                 x.pow(2).mean(-1, keepdim=True) + self.eps))
         elif name.endswith("RMSNorm"):
-            eps = "variance_epsilon" if hasattr(module, "variance_epsilon") else "eps"  # (Llama 4's: eps)
-            monkeypatch.setattr(type(module), "forward", lambda self, x, eps=eps: self.weight * x * torch.rsqrt(
-                x.pow(2).mean(-1, keepdim=True) + getattr(self, eps)))
+            eps = "variance_epsilon" if hasattr(module, "variance_epsilon") else "eps"  # (Llama 4's: eps until 5.25)
+            monkeypatch.setattr(type(module), "forward", lambda self, x, eps=eps: getattr(self, "weight", 1.0) * x *
+                                torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + getattr(self, eps)))  # (5.25's
+            #   Llama4TextWeightlessRMSNorm, the L2Norm before: no γ)
         elif name in ("CohereLayerNorm", "Cohere2LayerNorm"):
             def layer(self, x):
                 c = x - x.mean(-1, keepdim=True)

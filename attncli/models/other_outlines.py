@@ -231,7 +231,9 @@ def llama4(config: Any, model: Any, layer: int, stack: str) -> Plan:
         keys["rope"] = rope
     keys["residual"] = True
     if hasattr(attn, "qk_norm"):  # Llama4TextL2Norm: x / √(mean(x²) + ε), no γ, after the rotation
-        keys["qk_norm"] = {"kind": "rms", "eps": float(attn.qk_norm.eps), "after_rope": True}
+        norm = attn.qk_norm  # (its ε is `eps` up to transformers 5.24, `variance_epsilon` from 5.25)
+        eps = norm.eps if hasattr(norm, "eps") else norm.variance_epsilon
+        keys["qk_norm"] = {"kind": "rms", "eps": float(eps), "after_rope": True}
     if attn.attn_temperature_tuning and not attn.use_rope:
         keys["query_temperature"] = {"floor_scale": float(attn.floor_scale), "attn_scale": float(attn.attn_scale)}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
