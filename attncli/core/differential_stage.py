@@ -20,6 +20,7 @@ from attncli.core import backward as b
 from attncli.core import differential as diff
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.variants.differential import DIFFERENTIAL_VARIANTS
 
 NEEDS = "differential:"
 
@@ -103,4 +104,5 @@ DIFFERENTIAL = Stage(
      _q("normalized_head_outputs", "Ô", "Normalised head output", "p n 2·d_v", "Ô = (1 − λ_init)·RMSNorm(O)",
         r"\hat O = (1 - \lambda_{\text{init}}) \operatorname{RMSNorm}(O)"),
      HEAD_OUTPUTS),
-    _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back)
+    _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back,
+    variants=DIFFERENTIAL_VARIANTS)

@@ -272,3 +272,13 @@ SLIPS.update({  # the lightning indexer (teach/check/indexer.py)
     "indexer_smallest_kept": "the keys with the smallest I were kept: each query keeps the top_k = {top_k} keys with "
                              "the largest I (equal values: the lower key index first)",
 })
+SLIPS.update({  # differential attention (core/variants/differential.py)
+    "differential_lambda_added": "λ·A₂ was added: differential attention subtracts the second softmax, "
+                                 "W = A₁ − λ·A₂, so that the noise both maps share cancels",
+    "differential_layer_from_one": "λ_init was worked out with the layer counted from 1: layer: {layer} counts from 0, "
+                                   "so λ_init = 0.8 − 0.6·e^(−0.3·{layer}) = {right}, not {wrong}",
+    "differential_norm_left_out": "the RMSNorm of each pair's output was left out: Ô = (1 − λ_init)·O / "
+                                  "√(mean(O²) + ε) over the pair's 2·d_v numbers, before the output projection",
+    "differential_factor_left_out": "the factor 1 − λ_init = {factor} was left out: the normalised output is "
+                                    "multiplied by it, Ô = (1 − λ_init)·RMSNorm(O)",
+})

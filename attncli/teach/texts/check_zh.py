@@ -202,3 +202,13 @@ SLIPS.update({  # 闪电索引器（teach/check/indexer.py）
                                "所以你的结果大了 {factor} 倍",
     "indexer_smallest_kept": "保留的是 I 最小的键：每个查询保留 I 最大的 top_k = {top_k} 个键（相等时下标小的在前）",
 })
+SLIPS.update({  # 差分注意力（core/variants/differential.py）
+    "differential_lambda_added": "把 λ·A₂ 加上了：差分注意力要减去第二个 softmax，W = A₁ − λ·A₂，"
+                                 "这样两张注意力图共有的噪声才会相互抵消",
+    "differential_layer_from_one": "计算 λ_init 时把层数从 1 数起了：layer: {layer} 从 0 数起，"
+                                   "所以 λ_init = 0.8 − 0.6·e^(−0.3·{layer}) = {right}，而不是 {wrong}",
+    "differential_norm_left_out": "漏掉了每对输出的 RMSNorm：在输出投影之前，要在这一对的 2·d_v 个数上计算 "
+                                  "Ô = (1 − λ_init)·O / √(mean(O²) + ε)",
+    "differential_factor_left_out": "漏掉了因子 1 − λ_init = {factor}：归一化后的输出还要乘以它，"
+                                    "Ô = (1 − λ_init)·RMSNorm(O)",
+})
