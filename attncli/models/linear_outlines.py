@@ -17,7 +17,7 @@ from typing import Any
 
 from attncli.core.errors import AttnError, quoted
 from attncli.models import float64_switches, llama_outline
-from attncli.models.family import Param, Plan, _scale
+from attncli.models.family import Param, Plan, _scale, epsilon
 from attncli.models.latent_families import _latent, _rms
 
 
@@ -49,7 +49,7 @@ def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
                "output": Param(f"{p}.out_proj.weight", "torch")}
     linear = {"kind": "gated_delta", "heads": h_k, "value_heads": h_v, "weights": weights,
               "conv": Param(f"{p}.conv1d.weight"), "A_log": Param(f"{p}.A_log"), "dt_bias": Param(f"{p}.dt_bias"),
-              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon),
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": epsilon(attn.norm),
                        "activation": "silu"}}
     rules = float64_switches.rules64("transformers.models.qwen3_next.modeling_qwen3_next",
                                      ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule"))
@@ -79,7 +79,7 @@ def kimi_linear(config: Any, model: Any, layer: int, stack: str) -> Plan:
     linear = {"kind": "kda", "heads": attn.num_heads, "weights": weights, "conv": conv,
               "A_log": gate.A_log.detach().double().reshape(-1).tolist(),  # (stored 1 × 1 × h × 1)
               "dt_bias": Param(f"{p}.forget_gate.dt_bias"),
-              "norm": {"gamma": Param(f"{p}.o_norm.weight"), "eps": float(attn.o_norm.variance_epsilon),
+              "norm": {"gamma": Param(f"{p}.o_norm.weight"), "eps": epsilon(attn.o_norm),
                        "activation": "sigmoid"}}
     rules = float64_switches.rules64("transformers.models.kimi_linear.modeling_kimi_linear",
                                      ("chunk_kimi_delta_attention", "recurrent_kimi_delta_attention"))
@@ -107,7 +107,7 @@ def minimax(config: Any, model: Any, layer: int, stack: str) -> Plan:
                "gate": Param(f"{p}.output_gate.weight", "torch"), "output": Param(f"{p}.out_proj.weight", "torch")}
     linear = {"kind": "lightning", "heads": h, "slopes": {"layer": layer, "layers": attn.num_hidden_layers},
               "activation": "sigmoid" if activation == "sigmoid" else "silu", "weights": weights,
-              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon)},
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": epsilon(attn.norm)},
               "chunk": int(attn.block_size)}
     return Plan({"linear": linear}, p, f"{p}.out_proj", linear=True, limit=config.max_position_embeddings,
                 float64={"install": (float64_switches.eager_experts, float64_switches.lightning_decays64)})
