@@ -19,7 +19,7 @@ from attncli.inputs.matrices import read_value
 from attncli.inputs.reading import real_path
 from attncli.inputs.values import head_count, mapping_of, number_of, scale_of, token_labels, unknown_document_key
 
-TOP = ("tokens", "inputs", "linear")  # a linear: document's top-level keys
+TOP = ("tokens", "inputs", "linear", "answer")  # a linear: document's top-level keys (answer: for check)
 KEYS = ("kind", "heads", "value_heads", "weights", "conv", "A_log", "dt_bias", "norm", "l2norm", "scale", "chunk",
         "initial_state", "queries", "keys", "values", "beta", "g", "gradient", "slopes", "activation")
 GIVEN = ("queries", "keys", "values", "beta", "g")  # what a kernel receives, instead of inputs and weights
@@ -264,6 +264,6 @@ class _Reader:
 
 # a softmax document's keys: with linear: each is named as not used there, not as unknown
 _SOFTMAX_KEYS = ("context", "context_tokens", "heads", "weights", "bias", "scale", "mask", "positional", "score",
-                 "normalize", "add_norm", "answer", "score_bias", "latent", "kv_heads", "rope", "positions",
+                 "normalize", "add_norm", "score_bias", "latent", "kv_heads", "rope", "positions",
                  "context_positions", "pre_norm", "post_norm", "residual", "softcap", "clip_qkv", "query_temperature",
                  "sinks", "qk_norm", "gradient", "queries", "keys", "values", "layers")

@@ -20,7 +20,8 @@ TEXTS = {
     "extra_heading": "Step {key} · {title}",  # an extra step (positional, rope …)
     "step_names": {"positional": "positional", "pre_norm": "pre_norm", "rope": "rope", "add_norm": "add_norm",
                    "residual": "residual", "backward": "backward",
-                   "differential": "differential"},  # (their own names in English)
+                   "differential": "differential",
+                   "delta": "delta rule", "lightning": "lightning"},  # (their own names in English)
     "of_head": "{title} (head {head})",  # a step's title with --head all
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,

@@ -19,7 +19,8 @@ TEXTS = {
     "extra_heading": "附加步骤 · {title}（--step {key}）",
     "step_names": {"positional": "位置编码", "pre_norm": "前置归一化", "rope": "旋转位置编码",
                    "add_norm": "残差与层归一化", "residual": "残差", "backward": "反向传播",
-                   "differential": "差分注意力"},
+                   "differential": "差分注意力",
+                   "delta": "delta 规则", "lightning": "闪电注意力"},
     "of_head": "{title}（第 {head} 个头）",
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
