@@ -336,3 +336,19 @@ def test_page_and_check_take_a_shared_layer(runner, tmp_path):
     assert result.exit_code == 1 and "Traceback" not in result.output
     said = " ".join(result.stdout.split())
     assert "the mask was left out" in said and f"attncli explain {path} --layer 2 --step 5 --query 2" in said
+
+
+@pytest.mark.parametrize("lang, words", [("en", "the values were not normalised"), ("zh", "漏掉了对值的归一化")])
+def test_check_names_v_norm_left_out_from_the_output(runner, tmp_path, lang, words):
+    """A learner who forgot v_norm: the output of the same document without it (computed as a document of its
+    own), rounded to 3 decimals; check names the stage's declared variant."""
+    import yaml
+    from conftest import ROOT
+
+    doc = yaml.safe_load((ROOT / "examples" / "gemma4" / "global_layer.yaml").read_text())
+    plain = {key: value for key, value in doc.items() if key != "v_norm"}
+    doc["answer"] = {"output": np.round(attncli.compute(plain).output, 3).tolist()}
+    path = tmp_path / "homework.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "200"})
+    assert result.exit_code == 1 and words in result.stdout, result.stdout

@@ -29,6 +29,7 @@ from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
 from attncli.core.variants import backward as wrong_back
+from attncli.core.variants import left_out
 from attncli.core.variants.heads import HEAD_VARIANTS
 from attncli.core.variants.masks import MASK_VARIANTS
 from attncli.core.variants.norms import POST_NORM_VARIANTS, PRE_NORM_VARIANTS, RESIDUAL_VARIANTS
@@ -240,7 +241,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           _projections, lambda spec: spec.latent is None, backward=grad.projections, variants=HEAD_VARIANTS),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
-          backward=grad.clip),
+          backward=grad.clip, variants=(left_out.CLIP_LEFT_OUT,)),
     qknorm.QK_NORM,
     V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
@@ -290,14 +291,15 @@ STAGES: tuple[Stage, ...] = (
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
                checkable=True),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale,
-          variants=SCALE_VARIANTS + wrong_back.SCALE_BACKWARD),
+          variants=SCALE_VARIANTS + (left_out.SOFTCAP_LEFT_OUT,) + wrong_back.SCALE_BACKWARD),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
                checkable=True),
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
-          backward=grad.weights, variants=SOFTMAX_VARIANTS + MASK_VARIANTS + wrong_back.WEIGHTS_BACKWARD),
+          backward=grad.weights,
+          variants=SOFTMAX_VARIANTS + MASK_VARIANTS + (left_out.SINK_LEFT_OUT,) + wrong_back.WEIGHTS_BACKWARD),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
     max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
     Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
@@ -313,7 +315,7 @@ STAGES: tuple[Stage, ...] = (
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
                checkable=True)),
-          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS),
+          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS + (left_out.GATE_AFTER_OUTPUT,)),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
