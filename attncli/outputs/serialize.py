@@ -32,9 +32,7 @@ OPTIONAL = tuple(NEEDS)
 WITHOUT_QKV = {"inputs": "X", "context": "C", "grad_inputs": "X", "grad_context": "C",
                "grad_normalized_inputs": "X (nor X̂)"}
 # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key, a head with no allowed cell
-NULL_AT_MINUS_INF = ("score_bias", "lse",
-                     "max_logits", "max_logit_cells", "qk_clip_max_logits")
-NULL_AT_MINUS_INF += ("index_scores",)  # the indexer's I: −inf where the document's mask allows no key
+NULL_AT_MINUS_INF = tuple(key for key, q in QUANTITIES.items() if q.null_at_minus_inf)
 
 
 def _folded(name: str) -> str:
