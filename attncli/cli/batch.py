@@ -4,7 +4,7 @@ computed as its own document; tables titled ``Sequence i · ``, one JSON object 
 from pathlib import Path
 from typing import Optional
 
-from attncli.cli.write import FEWER, emit, make_picture, render_text
+from attncli.cli.write import emit, emit_tables, render_text
 from attncli.core.errors import AttnError
 
 
@@ -45,12 +45,7 @@ def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optiona
     for i, trace in enumerate(traces):
         tables += compute_tables(trace, view, head_index(options["head"], trace.spec.heads), keys,
                                  layer=phrase(lang, "sequence", i=i + 1))
-    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-    if drawn:
-        emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,
-             picture)
-    else:
-        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+    emit_tables(tables, output, inputs, title, options, drawn)
 
 
 def against_batch(doc, changes: dict, results: dict, dtype: str, format: str, lang: str, compute) -> bool:

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Optional
 
-from attncli.cli.write import FEWER, emit, make_picture, render_text
+from attncli.cli.write import emit, emit_tables
 from attncli.core.errors import AttnError
 
 
@@ -54,9 +54,4 @@ def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optiona
         result = stack_output(traces)
         tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
                                    traces[0].spec.tokens, dims(result.shape[1]), view))
-    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-    if drawn:
-        emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,
-             picture)
-    else:
-        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+    emit_tables(tables, output, inputs, title, options, drawn)
