@@ -30,22 +30,10 @@ def write_batch(traces: tuple, keys: Optional[list[str]], layout: str, chosen: s
 
         emit(batch_to_json(list(traces), layout, keys), output, inputs)
     else:
-        _tables(title, list(traces), keys, output, inputs, options, chosen == "picture")
+        from attncli.cli.stack import tables_of
 
-
-def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
-            drawn: bool) -> None:
-    from attncli.cli.checks import head_index
-    from attncli.outputs.titles import phrase
-    from attncli.views.tables import View, compute_tables
-
-    lang = options.get("lang", "en")
-    view = View(options["precision"], options["full"], lang)
-    tables = []
-    for i, trace in enumerate(traces):
-        tables += compute_tables(trace, view, head_index(options["head"], trace.spec.heads), keys,
-                                 layer=phrase(lang, "sequence", i=i + 1))
-    emit_tables(tables, output, inputs, title, options, drawn)
+        tables, _ = tables_of(list(traces), keys, options, "sequence")  # titled Sequence i · …
+        emit_tables(tables, output, inputs, title, options, chosen == "picture")
 
 
 def against_batch(doc, changes: dict, results: dict, dtype: str, format: str, lang: str, compute) -> bool:
