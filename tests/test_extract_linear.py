@@ -68,20 +68,11 @@ def configs(transformers, vocab: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     torch, transformers = hf
-    root = tmp_path_factory.mktemp("linear_models")
-    built = {}
     tok = tiny_models.tokenizer(transformers, "llama")
-    for family, config in configs(transformers, len(tok)).items():
-        model = transformers.AutoModel.from_config(config)
-        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
-    return built
+    return tiny_models.built(torch, transformers, configs(transformers, len(tok)), tok,
+                             tmp_path_factory.mktemp("linear_models"))
 
 
 def close(ours, theirs, tol: float, what: str) -> None:

@@ -64,20 +64,12 @@ BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     torch, transformers = hf
-    root = tmp_path_factory.mktemp("models2026")
-    built = {}
-    for family in LAYERS:
-        tok = tiny_models.tokenizer(transformers, "llama")
-        model = transformers.AutoModel.from_config(configs(transformers, len(tok))[family])
-        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
-    return built
+    tok = tiny_models.tokenizer(transformers, "llama")
+    made = configs(transformers, len(tok))
+    return tiny_models.built(torch, transformers, {family: made[family] for family in LAYERS}, tok,
+                             tmp_path_factory.mktemp("models2026"))
 
 
 def _float64(torch, monkeypatch, model) -> None:

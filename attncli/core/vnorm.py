@@ -50,6 +50,6 @@ NORMALIZED_VALUES = Quantity(
     "normalized_values", "V̂", "Normalised values", "g m d_v", "v_norm:",
     text=lambda spec: "V̂ = V / √(mean(V²) + ε)" if spec.v_norm is None else f"V̂ = V / √(mean(V²) + {spec.v_norm:g})",
     latex=lambda spec, up: up(r"\hat{V}") + r" = \frac{V}{\sqrt{\operatorname{mean}(V^2) + \varepsilon}}",
-    checkable=True)
+    checkable=True, steps=(3,))
 V_NORM = Stage("v_norm", "V̂ = V / √(mean(V²) + ε)", ("values",), (NORMALIZED_VALUES,), _run,
                lambda spec: spec.v_norm is not None, backward=_backward, variants=(V_NORM_LEFT_OUT,))

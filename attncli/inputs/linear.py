@@ -146,15 +146,23 @@ class _Reader:
             raise AttnError(f"is {shape_str(w.shape)}; expected {what}: {need}", key)
         return w
 
-    def _projected(self, common: dict) -> LinearSpec:
+    def inputs(self, lightning: bool = False) -> np.ndarray:
+        """X (n, d_model), which the projections read: required, and no gradient (given for q, k, v … only)."""
         if self.block.get("gradient") is not None:
-            raise AttnError("(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
+            raise AttnError("(the backward pass) is given for q, k and v given directly only, so far: give them in "
+                            "linear:, or leave gradient out" if lightning else
+                            "(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
                             "in linear:, or leave gradient out", "linear.gradient")
         if self.data.get("inputs") is None:
-            raise AttnError("is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
+            raise AttnError("is required: X (n × d_model), or queries, keys and values in linear:" if lightning else
+                            "is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
         x = self.read("inputs", self.data["inputs"])
         if x.ndim != 2 or x.shape[0] == 0:
             raise AttnError(f"is {shape_str(x.shape)}; expected a matrix n × d_model", "inputs")
+        return x
+
+    def _projected(self, common: dict) -> LinearSpec:
+        x = self.inputs()
         n, d_model = x.shape
         h_k, h_v = self._heads()
         weights = mapping_of(self.block.get("weights") or {}, "linear.weights", WEIGHTS)

@@ -29,6 +29,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, visible
 from attncli.core.gradient_keys import GRADIENT_KEYS
+from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
@@ -37,17 +38,8 @@ from attncli.teach.check.near_misses import other_part, other_place, rounded_rig
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
-STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries": "latent", "latent_kv": "latent",
-                              "queries": 3, "keys": 3, "values": 3,
-                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4,
-                              "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
-                              "normalized_output": "residual",
-                              "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
-                              "normalized_keys": "qk_norm",
-                              "differential_lambda": "differential",
-                              "max_logits": 5, "qk_clip_gamma": 5, "qk_clip_max_logits": 5,
-                              "normalized_values": 3}
-STEP.update(index_scores="indexer", index_mask="indexer")  # the lightning indexer's table and its selection
+# the explain step a quantity is finished in, from the stage list (the output's and the residual's: by the document)
+STEP: dict[str, int | str] = {key: q.steps[-1] for key, q in QUANTITIES.items() if q.steps}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core import formulas
-from attncli.core.stages import QUANTITIES
+from attncli.core.stages import EXTRA_STEPS, QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import (
@@ -45,8 +45,6 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "differential", "add_norm",
-               "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
          "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:",
          "differential": "differential:"}
