@@ -84,3 +84,24 @@ def test_explain_backward_says_d_is_the_weighted_sum_of_da(runner, tmp_path):
     result = runner.invoke(app, ["explain", path, "--step", "backward", "--query", "1"])
     assert result.exit_code == 0, result.stderr
     assert f"x1: D = Σ_j a_j·dA_j = {delta:.4f}" in result.stdout and "dh·h" not in result.stdout
+
+
+def test_head_keeps_only_the_pairs_the_head_has_a_part_in(runner, tmp_path):
+    """--head 1 of four heads: pair 1 (heads 1 and 3) is its softmax's, and its H shows pair 1's numbers (H's heads
+    2p−1, 2p); pair 2 (heads 2 and 4) is not shown, nor its λ."""
+    vectors = {"lambda_q1": [[1], [2]], "lambda_k1": [[math.log(2)], [0.1]], "lambda_q2": [1], "lambda_k2": [0]}
+    doc = {**DOC, "inputs": [[1, 0, 1, 0], [0, 1, 0, 1]], "heads": 4, "differential": {**vectors, "layer": 0}}
+    path = _write(tmp_path, doc)
+    out = runner.invoke(app, ["compute", path, "--head", "1"]).stdout
+    assert "Pair 1 (heads 1 and 3) · Differential weights" in out and "Pair 2" not in out
+    lam2 = f"{math.exp(0.2) - 1 + 0.2:.4f}"  # pair 2's λ = e^(2·0.1) − e^0 + 0.2
+    assert "│ λ │ 1.2000 │\n" in out and lam2 not in out
+    last = runner.invoke(app, ["compute", path, "--head", "4"]).stdout
+    assert "Pair 2 (heads 2 and 4) · Differential weights" in last and "Pair 1" not in last
+    assert f"│ λ │ {lam2} │\n" in last and "1.2000" not in last.split("Differential λ")[1].split("Pair 2")[0]
+
+
+def test_head_output_title_counts_pairs_and_heads_from_1(runner, tmp_path):
+    path = _write(tmp_path, DOC)
+    assert "H = Ô, pair p as heads 2p−1, 2p" in runner.invoke(app, ["compute", path]).stdout
+    assert "头对 p 即头 2p−1 与 2p" in runner.invoke(app, ["compute", path, "--lang", "zh"]).stdout

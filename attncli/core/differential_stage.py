@@ -82,7 +82,7 @@ def _parameter(name: str) -> Quantity:
 
 
 def _head_outputs_text(spec: Spec) -> str:
-    return "H = Ô, pair p as heads 2p, 2p+1" if spec.differential is not None else "H = A·V"
+    return "H = Ô, pair p as heads 2p−1, 2p" if spec.differential is not None else "H = A·V"
 
 
 def _head_outputs_latex(spec: Spec, up) -> str:
