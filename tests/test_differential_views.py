@@ -105,3 +105,28 @@ def test_head_output_title_counts_pairs_and_heads_from_1(runner, tmp_path):
     path = _write(tmp_path, DOC)
     assert "H = Ô, pair p as heads 2p−1, 2p" in runner.invoke(app, ["compute", path]).stdout
     assert "头对 p 即头 2p−1 与 2p" in runner.invoke(app, ["compute", path, "--lang", "zh"]).stdout
+
+
+def test_heatmap_draws_the_combined_weights_on_a_scale_centred_on_0(runner):
+    """examples/differential.yaml's W (worked in its comment): "the" 1 − 1.2·1 = −0.2, "cat" [−0.3311, 0.1311];
+    the scale runs −max|W| … max|W| with 0 in the middle, each cell shaded by |w| / max|w| and its number signed."""
+    from conftest import EXAMPLES
+
+    big = 1.2 * 0.5 - (1 / (1 + math.e))  # |W| of cat·the, the largest: 0.3311
+    result = runner.invoke(app, ["heatmap", str(EXAMPLES / "differential.yaml"), "--of", "W"],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Differential weights  W = A₁ − λ·A₂   pair 1 of 1 (heads 1 and 2)")
+    assert lines[2].startswith(f"scale -{big:.2f} ▕█▓▒░0░▒▓█▏ {big:.2f}   shade: size, sign: the numbers")
+    small = " ░▒▓█"[int((S - 0.6) / big * 5)]  # cat·cat: W = σ(1) − 1.2·0.5 = 0.1311, shade of 0.1311 / 0.3311
+    assert f"cat  ██ -{big:.2f} {small * 2}  {S - 0.6:.2f} ╱╱╱╱╱╱╱╱" in lines
+    zh = runner.invoke(app, ["heatmap", str(EXAMPLES / "differential.yaml"), "--of", "differential_weights",
+                             "--lang", "zh"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert zh.exit_code == 0 and "差分权重  W = A₁ − λ·A₂   第 1 个头对（共 1 个；头 1 与 2）" in zh.stdout
+
+
+def test_heatmap_of_w_needs_differential(runner, tmp_path):
+    doc = {key: value for key, value in DOC.items() if key != "differential"}
+    result = runner.invoke(app, ["heatmap", _write(tmp_path, doc), "--of", "W"])
+    assert result.exit_code == 2 and "needs differential: in the document" in result.stderr

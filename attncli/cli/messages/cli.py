@@ -42,6 +42,8 @@ CATALOGUE = {
     "and --text both give the sentence; give one of them": "与 --text 都给出了句子；请只给一个",
     "needs score_bias: in the document (it has no score bias to draw)":
         "需要文档中的 score_bias:（它没有可画的得分偏置）",
+    "needs differential: in the document (it has no pairs of heads to combine)":
+        "需要文档中的 differential:（它没有可以合并的头对）",
     "{} needs gradient: in the document (the backward pass's seed)": "{} 需要文档中的 gradient:（反向传播的种子）",
     "{} is not a head number (1, 2, …) or all": "{} 不是头的编号（1, 2, …）或 all",
     "{} contradicts -o {}, whose extension {} means {}; leave out --format, or give -o a name that ends otherwise":
