@@ -130,3 +130,28 @@ def test_heatmap_of_w_needs_differential(runner, tmp_path):
     doc = {key: value for key, value in DOC.items() if key != "differential"}
     result = runner.invoke(app, ["heatmap", _write(tmp_path, doc), "--of", "W"])
     assert result.exit_code == 2 and "needs differential: in the document" in result.stderr
+
+
+def test_lambda_init_alone_shows_the_formula_it_used(runner, tmp_path):
+    """Without the λ vectors λ = λ_init: the title, the LaTeX and explain's line say that, not e^(λ_q1·λ_k1) − …"""
+    path = _write(tmp_path, {**DOC, "differential": {"lambda_init": 0.3}})
+    table = runner.invoke(app, ["compute", path, "--only", "differential_lambda"]).stdout
+    assert "Differential λ  λ = λ_init = 0.3 " in table and "e^(" not in table and "│ λ │ 0.3000 │" in table
+    latex = runner.invoke(app, ["compute", path, "--only", "differential_lambda", "--format", "latex"]).stdout
+    assert r"\lambda = \lambda_{\text{init}} = " in latex and r"e^{" not in latex
+    out = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential"]).stdout
+    assert "  λ = λ_init = 0.3000\n" in out and "e^(λ_q1" not in out
+    vectors = runner.invoke(app, ["compute", _write(tmp_path, DOC, "v.json"), "--only", "differential_lambda"]).stdout
+    assert "λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + 0.2 " in vectors  # (the four vectors given: their formula)
+
+
+def test_explain_shows_masked_combined_weights_as_compute_does(runner, tmp_path):
+    """Causal: query 1 sees key 1 only; its combined weight for key 2 is 0 − λ·0 = 0, written 0.0000 in explain's
+    table as in compute's (and as both write a masked cell of the weights A)."""
+    path = _write(tmp_path, {**DOC, "mask": "causal"})
+    out = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential"]).stdout
+    cells = lambda text: [line.split() for line in text.splitlines() if line.startswith("│ x1")]  # noqa: E731
+    table = out.split("Combined weights")[1].split("\n\n")[0]
+    assert "masked" not in table and cells(table) == [["│", "x1", "│", "-0.2000", "│", "0.0000", "│"]]  # 1 − 1.2·1
+    computed = runner.invoke(app, ["compute", path, "--only", "differential_weights"]).stdout
+    assert cells(computed) == cells(table)
