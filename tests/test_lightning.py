@@ -183,11 +183,15 @@ def test_tables_show_the_slopes_and_the_two_parts(runner, tmp_path):
 
 
 GOOD = dict(kind="lightning", queries=[[[1.0, 0.0]]], keys=[[[1.0, 0.0]]], values=[[[1.0]]], slopes=[0.5])
+TWO = dict(GOOD, queries=[[[1.0, 0.0]], [[0.0, 1.0]]], keys=[[[1.0, 0.0]], [[0.0, 1.0]]], values=[[[1.0]], [[2.0]]],
+           slopes=[0.5, 0.25])  # two heads
 BAD = [
     ({**GOOD, "beta": [[1.0]]}, "linear.beta", "belongs to the delta rule"),
     ({**GOOD, "slopes": None}, "linear.slopes", "is required"),
     ({**GOOD, "slopes": [0.5, 0.1]}, "linear.slopes", "one per head, h = 1"),
-    ({**GOOD, "slopes": [-0.5]}, "linear.slopes[0]", "positive"),
+    ({**GOOD, "slopes": [-0.5]}, "linear.slopes", "-0.5 is not a positive finite number (the slope of head 1)"),
+    ({**TWO, "slopes": [0.5]}, "linear.slopes", "has 1 number; expected one per head, h = 2"),
+    ({**TWO, "slopes": [0.5, 0]}, "linear.slopes", "0 is not a positive finite number (the slope of head 2)"),
     ({**GOOD, "slopes": {"layer": 3, "layers": 2}}, "linear.slopes.layer", "0 to layers − 1 = 1"),
     ({**GOOD, "values": [[[1.0], [2.0]]]}, "linear.values", "n = 1"),
     ({**GOOD, "activation": "gelu"}, "linear.activation", "not used with them given directly"),
@@ -209,3 +213,8 @@ def test_an_error_in_chinese(runner, tmp_path):
     path = write(tmp_path, {"linear": {**GOOD, "slopes": [0.5, 0.1]}})
     result = runner.invoke(app, ["compute", str(path), "--lang", "zh"])
     assert result.exit_code == 2 and "应为每个头一个，h = 1" in result.stderr
+    one = runner.invoke(app, ["compute", str(write(tmp_path, {"linear": {**TWO, "slopes": [0.5]}})), "--lang", "zh"])
+    assert "linear.slopes: 只有 1 个数；应为每个头一个，h = 2" in one.stderr
+    bad = write(tmp_path, {"linear": {**TWO, "slopes": [0.5, -1]}})
+    bad = runner.invoke(app, ["compute", str(bad), "--lang", "zh"])
+    assert "linear.slopes: -1 不是有限的正数（头 2 的斜率）" in bad.stderr
