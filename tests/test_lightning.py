@@ -218,3 +218,20 @@ def test_an_error_in_chinese(runner, tmp_path):
     bad = write(tmp_path, {"linear": {**TWO, "slopes": [0.5, -1]}})
     bad = runner.invoke(app, ["compute", str(bad), "--lang", "zh"])
     assert "linear.slopes: -1 不是有限的正数（头 2 的斜率）" in bad.stderr
+
+
+@pytest.mark.parametrize("example, head", [("lightning.yaml", 2), ("gated_delta.yaml", 1)])
+def test_explain_names_the_state_by_its_path_in_the_json(runner, example, head):
+    """The JSON's state is state[head][token] (both counted from 0): the line names that path, and the S it shows is
+    the JSON's at that path."""
+    from conftest import EXAMPLES
+
+    path = str(EXAMPLES / "linear" / example)
+    out = json.loads(runner.invoke(app, ["compute", path, "--format", "json"]).stdout)
+    steps = json.loads(runner.invoke(app, ["explain", path, "--query", "3", "--head", str(head),
+                                           "--format", "json"]).stdout)["steps"]
+    named = [line for step in steps for line in step["lines"] if "compute's state" in line["text"]]
+    assert len(named) == 1 and f"compute's state[{head - 1}][2]" in named[0]["text"], named
+    assert_close(named[0]["state"], out["state"][head - 1][2])
+    zh = runner.invoke(app, ["explain", path, "--query", "3", "--head", str(head), "--lang", "zh"]).stdout
+    assert f"compute 的 state[{head - 1}][2]" in zh

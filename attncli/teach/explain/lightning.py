@@ -49,5 +49,5 @@ def lightning_step(trace: LinearTrace, t: int, j: int, lang: str,
     keys, values = trace["keys"][j:j + 1, :t + 1], trace["values"][j:j + 1, :t + 1]
     s0 = None if spec.initial_state is None else spec.initial_state[j:j + 1]
     state = lightning.recurrent(keys, keys, values, trace["slopes"][j:j + 1], s0, keep_state=False)[2][0]  # S_t
-    items.append((words["state"].format(t=t + 1, i=t, e=n(np.exp(-s)), o=f(state.T @ q)), state))
+    items.append((words["state"].format(t=t + 1, h=j, i=t, e=n(np.exp(-s)), o=f(state.T @ q)), state))
     return items

@@ -10,8 +10,8 @@ TEXTS = {
                 "= {term}",
         "initial": "S₀: e^(−s·{t})·S₀ᵀq = {e}·S₀ᵀq = {term}, what the state before the first token adds",
         "sum": "Sum: o = {o}, the head's output at token {t} (compute's head_outputs)",
-        "state": "The same through the state: S after token {t} (compute's state[{i}]; each token S ← {e}·S + k·vᵀ), "
-                 "and Sᵀq = {o}",
+        "state": "The same through the state: S after token {t} (compute's state[{h}][{i}]; each token "
+                 "S ← {e}·S + k·vᵀ), and Sᵀq = {o}",
     },
     "zh": {
         "title": "闪电注意力在词元 {t}（{token}）、头 {j}：o = 对所有 i ≤ {t} 求和 e^(−s·({t} − i))·(q·k_i)·v_i，"
@@ -20,7 +20,7 @@ TEXTS = {
         "term": "词元 {i}（{token}）：q·k = {qk}，衰减 e^(−s·{dist}) = {decay}，权重 {w}；{w}·v = {w}·{v} = {term}",
         "initial": "S₀：e^(−s·{t})·S₀ᵀq = {e}·S₀ᵀq = {term}，第一个词元之前的状态加上的量",
         "sum": "求和：o = {o}，该头在词元 {t} 的输出（compute 的 head_outputs）",
-        "state": "通过状态得到同样的结果：词元 {t} 之后的 S（compute 的 state[{i}]；每个词元 S ← {e}·S + k·vᵀ），"
+        "state": "通过状态得到同样的结果：词元 {t} 之后的 S（compute 的 state[{h}][{i}]；每个词元 S ← {e}·S + k·vᵀ），"
                  "Sᵀq = {o}",
     },
 }
