@@ -279,7 +279,7 @@ TEXTS = {
                              "as they are.",
         "rule_heads": "one key/value head per query head: √γ on each",
         "rule_grouped": "grouped heads: the shared key head takes √γ of its group's smallest γ, and each query head "
-                        "the rest of its own γ, so that every head's scores become γ times as large",
+                        "the rest of its own γ",
         "rule_latent": "latent attention: √γ on the unrotated query and key parts, γ on the rotated query part, the "
                        "shared rotary key untouched",
     },
