@@ -282,3 +282,22 @@ def test_the_teaching_commands_refuse_a_layer_with_shared_keys(runner, command):
     assert f"which attncli {command} does not show yet" in result.stderr
     shown = runner.invoke(app, ["compute", str(path), "--layer", "2", "--only", "keys"])
     assert shown.exit_code == 0 and "K = K_kernel of the layer kv_from names" in shown.stdout.replace("\n", " ")
+
+
+@pytest.mark.parametrize(("heads", "shared"), [(2, "shared by heads 1 and 2"), (4, "shared by heads 1 to 4")])
+def test_explain_step_3_with_v_equal_to_k_names_no_w_v(runner, tmp_path, heads, shared):
+    """examples/gemma4/global_layer.yaml (k_eq_v, one key/value head): step 3 never multiplies by a W_V it then says
+    is not there, and the query heads sharing K/V head 1 are "1 and 2" (two) or "1 to 4" (more)."""
+    from conftest import EXAMPLES
+
+    text = (EXAMPLES / "gemma4" / "global_layer.yaml").read_text(encoding="utf-8")
+    if heads == 4:
+        text = text.replace("heads: 2", "heads: 4").replace("[8, 16]", "[8, 32]").replace("[16, 8]", "[32, 8]")
+    path = tmp_path / "g.yaml"
+    path.write_text(text, encoding="utf-8")
+    en = " ".join(runner.invoke(app, ["explain", str(path), "--step", "3"]).stdout.split())
+    assert "There is no W_V" in en and "row × W_V" not in en and "three matrices" not in en
+    assert "that same key projection is also its value" in en and shared in en
+    zh = "".join(runner.invoke(app, ["explain", str(path), "--step", "3", "--lang", "zh"]).stdout.split())
+    assert "这里没有W_V" in zh and "乘W_V得到值" not in zh and "这个键投影同时也就是它的值" in zh
+    assert ("由第1和第2个头共用" if heads == 2 else "由第1到第4个头共用") in zh

@@ -12,6 +12,8 @@ from attncli.teach.texts.facts_en import FACTS
 from attncli.teach.texts.why_en import WHY
 
 TEXTS = {
+    # the query heads a key/value head serves, in a sentence: two are "heads 1 and 2", more "heads 1 to 4"
+    "span": {"two": "heads {first} and {last}", "many": "heads {first} to {last}"},
     "step": "Step",
     "formula": "Formula",
     "formula_line": "Formula: {formula}",
@@ -103,7 +105,7 @@ TEXTS = {
                "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves "
                "{group} query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; "
                "head {head} shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V "
-               "head {kv} counting from 1, shared by heads {first} to {last} (choose another head with --head).",
+               "head {kv} counting from 1, shared by {shared} (choose another head with --head).",
         "gqa_why": "Why share? While a model generates text it keeps the keys and values of every token so far (the KV "
                    "cache) instead of computing them again for each new token. With {g} key/value heads instead of "
                    "{h}, each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times "
@@ -122,6 +124,9 @@ TEXTS = {
         "title": "Derive queries, keys and values",
         "body": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K its key, "
                 "row × W_V its value. The same three matrices are used for every token.",
+        "body_k_eq_v": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K "
+                       "its key, and that same key projection is also its value. The same two matrices are used for "
+                       "every token.",
         "why_qk": "Why two different vectors for matching? The query describes what a token is looking for, the key "
                   "what it offers to others. Because they are made by different matrices, how much token A cares "
                   "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
@@ -146,7 +151,7 @@ TEXTS = {
         "pre_norm_cross": "The query rows are those of X̂, the inputs after the normalisation of step pre_norm; the "
                           "context is used as given.",
         "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once "
-               "and shared by heads {first} to {last}.",
+               "and shared by {shared}.",
         "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as "
                 "MPT and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps "
                 "a few huge projections from dominating the scores.",
