@@ -12,6 +12,8 @@ CATALOGUE = {
     "unknown step {}: the steps are {}": "未知的步骤 {}：步骤有 {}",
     "{} is neither a query number (1 to {}) nor a token ({})": "{} 既不是查询编号（1 到 {}），也不是词元（{}）",
     "--head {} is out of range: this document has heads 1 to {}": "--head {} 超出范围：本文档的头是 1 到 {}",
+    "--head {} is out of range: this document has heads 1 and 2": "--head {} 超出范围：本文档的头是 1 和 2",
+    "--head {} is out of range: this document has one head, head 1": "--head {} 超出范围：本文档只有一个头，即头 1",
     "the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {}":
         "这里的残差属于步骤 add_norm（R = X + Y，然后做 LayerNorm）；这里的步骤有 {}",
     "'{}' needs {} in the document; the steps here are {}": "'{}' 需要文档中的 {}；这里的步骤有 {}",
@@ -20,6 +22,8 @@ CATALOGUE = {
     "{} is out of range: the steps are {}": "{} 超出范围：步骤有 {}",
     "{} is out of range: queries count from 1": "{} 超出范围：查询从 1 开始编号",
     "{} is out of range: this document has queries 1 to {}": "{} 超出范围：本文档的查询是 1 到 {}",
+    "{} is out of range: this document has queries 1 and 2": "{} 超出范围：本文档的查询是 1 和 2",
+    "{} is out of range: this document has one query, query 1": "{} 超出范围：本文档只有一个查询，即查询 1",
     "names no matrix ({} come with every JSON); name one, e.g. --only weights":
         "没有指定矩阵（每个 JSON 都带有 {}）；请指定一个，例如 --only weights",
     "writes one matrix: name it with one --only, e.g. --only weights":
