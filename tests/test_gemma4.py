@@ -301,3 +301,20 @@ def test_explain_step_3_with_v_equal_to_k_names_no_w_v(runner, tmp_path, heads, 
     zh = "".join(runner.invoke(app, ["explain", str(path), "--step", "3", "--lang", "zh"]).stdout.split())
     assert "这里没有W_V" in zh and "乘W_V得到值" not in zh and "这个键投影同时也就是它的值" in zh
     assert ("由第1和第2个头共用" if heads == 2 else "由第1到第4个头共用") in zh
+
+
+def test_explain_step_2_with_v_equal_to_k_shows_and_names_no_w_v(runner):
+    """V = K (k_eq_v): step 2's formula, its paragraphs and its tables have W_Q and W_K only, as step 3 says; the
+    one key/value head's shared weights are W_K (step 8 too)."""
+    from conftest import EXAMPLES
+
+    path = str(EXAMPLES / "gemma4" / "global_layer.yaml")
+    step = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json"]).stdout)
+    text = " ".join(step["text"])
+    assert step["formula"] == "W_Q, W_K (V = K)" and sorted(step["numbers"]) == ["w_k", "w_q"]
+    assert "There is no W_V" in text and "share the one W_K, so head 1" in text and "W_K and W_V" not in text
+    last = " ".join(json.loads(runner.invoke(app, ["explain", path, "--step", "8", "--format", "json"]).stdout)["text"])
+    assert "its own W_Q and the W_K of its group" in last
+    zh = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json", "--lang", "zh"]).stdout)
+    zh_text = "".join(zh["text"])
+    assert "这里没有 W_V" in zh_text and "共用同一份 W_K，" in zh_text and "W_V 得到值" not in zh_text

@@ -93,6 +93,7 @@ def context(trace: Trace, focus: Focus) -> dict:
         "first": kv * group + 1, "last": (kv + 1) * group,
         "shared": texts(focus.lang)["span"]["two" if group == 2 else "many"].format(first=kv * group + 1,
                                                                                   last=(kv + 1) * group),
+        "kv_weights": "W_K" if spec.k_eq_v else texts(focus.lang)["kv_weights"],  # (V = K: no W_V)
         "qk": "S" if spec.score == "additive" else scored_symbols(spec),
         "softcap": f"{spec.softcap:g}" if spec.softcap is not None else "",
     }

@@ -14,6 +14,7 @@ from attncli.teach.texts.why_en import WHY
 TEXTS = {
     # the query heads a key/value head serves, in a sentence: two are "heads 1 and 2", more "heads 1 to 4"
     "span": {"two": "heads {first} and {last}", "many": "heads {first} to {last}"},
+    "kv_weights": "W_K and W_V",  # (with V = K, k_eq_v: W_K alone)
     "step": "Step",
     "formula": "Formula",
     "formula_line": "Formula: {formula}",
@@ -85,6 +86,10 @@ TEXTS = {
                 "the key and W_V for the value. Each matrix has one row per input number and one column per "
                 "output number. A trained model learns them; here they are given, so every number that follows can "
                 "be checked by hand.",
+        "body_k_eq_v": "Each input is turned into its query by W_Q and its key by W_K. There is no W_V: the key "
+                       "projection is also the value (k_eq_v, Gemma 4's global layers; step 3). Each matrix has one "
+                       "row per input number and one column per output number. A trained model learns them; here "
+                       "they are given, so every number that follows can be checked by hand.",
         "body_cross": "Three weight matrices make the vectors attention works with: W_Q turns each input row into a "
                       "query, W_K and W_V turn each context row into a key and a value. Each matrix has one row per "
                       "number of the rows it multiplies (d_model = {d_model} for W_Q, d_ctx = {d_ctx} for W_K and W_V) "
@@ -102,7 +107,7 @@ TEXTS = {
         "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
                  "(choose another with --head).",
         "gqa": "There are {h} query heads but only {g} key/value heads (kv_heads: {g}): this is grouped-query "
-               "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves "
+               "attention (GQA). Each query head has its own slice of W_Q, while each slice of {kv_weights} serves "
                "{group} query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; "
                "head {head} shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V "
                "head {kv} counting from 1, shared by {shared} (choose another head with --head).",
@@ -111,8 +116,8 @@ TEXTS = {
                    "{h}, each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times "
                    "smaller, and less memory to read at every step, for little loss of quality.",
         "mqa_share": "There are {h} query heads but a single key/value head (kv_heads: 1): each query head has its own "
-                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head "
-                     "1, as every other head does (choose another head with --head).",
+                     "slice of W_Q, and all of them share the one {kv_weights}, so head {head} shown here uses K/V "
+                     "head 1, as every other head does (choose another head with --head).",
         "mqa": "With kv_heads: 1 every query head shares the one key/value head: this is multi-query attention (MQA), "
                "the extreme case of grouped-query attention. While a model generates text it keeps the keys and values "
                "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of "
@@ -319,7 +324,7 @@ TEXTS = {
         "mask": "Masked cells take no part: their weight is 0.",
         "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
                  "by side into one row per token.",
-        "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group "
+        "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the {kv_weights} of its group "
                      "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by "
                      "side into one row per token.",
         "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "
