@@ -314,7 +314,7 @@ def test_explain_step_2_with_v_equal_to_k_shows_and_names_no_w_v(runner):
     assert step["formula"] == "W_Q, W_K (V = K)" and sorted(step["numbers"]) == ["w_k", "w_q"]
     assert "There is no W_V" in text and "share the one W_K, so head 1" in text and "W_K and W_V" not in text
     last = " ".join(json.loads(runner.invoke(app, ["explain", path, "--step", "8", "--format", "json"]).stdout)["text"])
-    assert "its own W_Q and the W_K of its group" in last
+    assert "its own W_Q and the one W_K they all share (a single key/value head)" in last
     zh = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json", "--lang", "zh"]).stdout)
     zh_text = "".join(zh["text"])
     assert "这里没有 W_V" in zh_text and "共用同一份 W_K，" in zh_text and "W_V 得到值" not in zh_text

@@ -354,7 +354,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
                        dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None or spec.w_g is not None:
         formula += f"   {formulas.output_formula(spec)}"
-        heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"
+        heads = "heads" if spec.kv_heads == spec.heads else "heads_mqa" if spec.kv_heads == 1 else "heads_gqa"
         keys += ([heads] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
         if spec.heads > 1:
             numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens,

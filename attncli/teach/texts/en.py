@@ -324,6 +324,9 @@ TEXTS = {
         "mask": "Masked cells take no part: their weight is 0.",
         "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
                  "by side into one row per token.",
+        "heads_mqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the one {kv_weights} they all "
+                     "share (a single key/value head), and the {h} outputs are put side by side into one row per "
+                     "token.",
         "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the {kv_weights} of its group "
                      "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by "
                      "side into one row per token.",
