@@ -235,3 +235,17 @@ def test_explain_names_the_state_by_its_path_in_the_json(runner, example, head):
     assert_close(named[0]["state"], out["state"][head - 1][2])
     zh = runner.invoke(app, ["explain", path, "--query", "3", "--head", str(head), "--lang", "zh"]).stdout
     assert f"compute 的 state[{head - 1}][2]" in zh
+
+
+@pytest.mark.parametrize("query, line", [(13, "token 1: the one earlier term: [1.0000]"),
+                                         (14, "tokens 1 and 2: 2 earlier terms, summed: [1.5000]")])
+def test_the_earlier_terms_line_says_one_or_two_as_such(runner, tmp_path, query, line):
+    """14 tokens, q = k = 1, s = ln 2, v = 4096 for tokens 1 and 2: at token 13 the one term before the 12 shown is
+    2^(−12)·4096 = 1; at token 14 the two are 2^(−13)·4096 + 2^(−12)·4096 = 1.5."""
+    ones = lambda: [[[1.0] for _ in range(14)]]  # noqa: E731  (lists of their own: no YAML aliases)
+    values = [[[4096.0], [4096.0], *([1.0] for _ in range(12))]]
+    path = write(tmp_path, {"linear": dict(kind="lightning", queries=ones(), keys=ones(), values=values,
+                                           slopes=[math.log(2)], scale="none")})
+    out = json.loads(runner.invoke(app, ["explain", str(path), "--query", str(query), "--format", "json"]).stdout)
+    texts = [entry["text"] for entry in out["steps"][0]["lines"]]
+    assert texts[1] == line, texts[:2]
