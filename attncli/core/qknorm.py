@@ -208,16 +208,17 @@ def _qk_norm_after_rope_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 NORMALIZED = (Quantity("normalized_queries", f"Q{HAT}", "Normalised queries", "h n d_k", "qk_norm:", "", False,
-                       _text("Q"), _latex("Q"), checkable=True),
+                       _text("Q"), _latex("Q"), checkable=True, steps=("qk_norm",)),
               Quantity("normalized_keys", f"K{HAT}", "Normalised keys", "g m d_k", "qk_norm:", "", False,
-                       _text("K"), _latex("K"), checkable=True))
+                       _text("K"), _latex("K"), checkable=True, steps=("qk_norm",)))
 
 # Two places in the list, one of them present: before the rotation (the usual), or after it (after_rope: true).
 QK_NORM = Stage("qk_norm", "Q̂, K̂ = qk_norm(Q), qk_norm(K)", ("queries", "keys"), NORMALIZED,
                 lambda spec, a: _normalized(spec, a["queries"], a["keys"]), before_rope,
-                backward=_qk_norm_back)
+                backward=_qk_norm_back, explained=("qk_norm",))
 QK_NORM_AFTER_ROPE = Stage("qk_norm_after_rope", "Q̂, K̂ = qk_norm(Q′), qk_norm(K′)",
                            ("queries", "keys", "queries_rotated", "keys_rotated"), NORMALIZED,
                            lambda spec, a: _normalized(spec, _last(a, "queries"), _last(a, "keys")),
                            lambda spec: spec.qk_norm is not None and spec.qk_norm.after_rope,
-                           backward=_qk_norm_after_rope_back)
+                           backward=_qk_norm_after_rope_back)  # (its step is qk_norm's, named where qk_norm
+#   usually is: explained= stays on QK_NORM)
