@@ -199,7 +199,7 @@ def test_json_is_strict(runner):
     (["--query", "0"], "queries count from 1"),  # (refused before the document is read: issue 26)
     (["--query", "4"], "1 to 3"),
     (["--query", "Input 9"], "1 to 3"),
-    (["--head", "2"], "1 to 1"),
+    (["--head", "2"], "one head, head 1"),
     (["--step", "add_norm"], "add_norm:"),
     (["--why", "--step", "3"], "--why"),
     (["--export", "x.jpg"], ".svg"),  # (.png is a picture too since issue 18)

@@ -75,7 +75,7 @@ def test_readme_session(command, shown, tmp_path):
         shown = shown[: shown.index("…")]
         printed = printed[: len(shown)]
     assert same_lines(printed, shown)
-    assert result.returncode == (2 if shown[0].startswith("Error:") else 1 if "✗" in "".join(shown) else 0)
+    assert result.returncode == (2 if shown[0].startswith(("Error:", "错误：")) else 1 if "✗" in "".join(shown) else 0)
 
 
 def commands() -> list[str]:
