@@ -56,7 +56,7 @@ def _kv_norm_variant(name: str) -> Variant:
     def apply(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
         lat, kv = spec.latent, spec.latent.kv_norm
         c_raw, k_r = latent_kv(_source(spec, a), lat.kv_down, lat.kv_down_bias, None, lat.d_rope)  # (m, r_kv)
-        wrong = norm_variants(c_raw, kv.kind, kv.gamma, kv.beta, kv.eps)[name]
+        wrong = norm_variants(c_raw, kv.kind, kv.gamma, kv.beta, kv.eps, only=name)[name]
         return {**run(spec, a), "latent_kv": wrong, "keys": keys_of(project(wrong, spec.w_k, spec.b_k), k_r),
                 "values": project(wrong, spec.w_v, spec.b_v)}
 
@@ -74,7 +74,7 @@ def _query_norm_variant(name: str) -> Variant:
     def apply(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
         lat, qn = spec.latent, spec.latent.query_norm
         c_q = rows_in(spec, a) @ lat.query_down + (0.0 if lat.query_down_bias is None else lat.query_down_bias)
-        wrong = norm_variants(c_q, qn.kind, qn.gamma, qn.beta, qn.eps)[name]  # (n, r_q)
+        wrong = norm_variants(c_q, qn.kind, qn.gamma, qn.beta, qn.eps, only=name)[name]  # (n, r_q)
         return {**run(spec, a), "latent_queries": wrong, "queries": project(wrong, spec.w_q, spec.b_q)}
 
     def cases(spec: Spec) -> tuple:

@@ -119,15 +119,15 @@ def _norm_variant(name: str, after: bool) -> Variant:
         gamma, beta = getattr(norm, f"gamma_{which}"), getattr(norm, f"beta_{which}")
         return gamma.reshape(-1, 1, spec.d_k), None if beta is None else beta.reshape(-1, 1, spec.d_k)
 
-    def wrong(spec: Spec, q: np.ndarray, k: np.ndarray) -> tuple[dict, dict]:
+    def wrong(spec: Spec, q: np.ndarray, k: np.ndarray, only: str | None = None) -> tuple[dict, dict]:
         norm = spec.qk_norm
         features = (-1,) if norm.scope == "head" else (0, -1)
-        return tuple(norm_variants(x, norm.kind, *gamma_beta(spec, which), norm.eps, features, tokens=-2)
+        return tuple(norm_variants(x, norm.kind, *gamma_beta(spec, which), norm.eps, features, tokens=-2, only=only)
                      for x, which in ((q, "query"), (k, "key")))
 
     def apply(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
         right = run(spec, a)
-        done_q, done_k = wrong(spec, *_sources(after)(a))
+        done_q, done_k = wrong(spec, *_sources(after)(a), only=name)
         return {"normalized_queries": done_q.get(name, right["normalized_queries"]),
                 "normalized_keys": right["normalized_keys"] if spec.shared_kv is not None else
                 done_k.get(name, right["normalized_keys"])}
