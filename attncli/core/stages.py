@@ -31,9 +31,12 @@ from attncli.core.temperature import TEMPERED, temperature_stage, tempered
 from attncli.core.variants import backward as wrong_back
 from attncli.core.variants import left_out
 from attncli.core.variants.heads import HEAD_VARIANTS
+from attncli.core.variants.latent import LATENT_VARIANTS, ROPE_LATENT_VARIANTS, SCALE_LATENT_VARIANTS
 from attncli.core.variants.masks import MASK_VARIANTS
+from attncli.core.variants.max_logits import MAX_LOGIT_VARIANTS
 from attncli.core.variants.norms import POST_NORM_VARIANTS, PRE_NORM_VARIANTS, RESIDUAL_VARIANTS
 from attncli.core.variants.products import MIX_VARIANTS, OUTPUT_VARIANTS, SCORE_VARIANTS
+from attncli.core.variants.qknorm import QK_NORM_AFTER_ROPE_VARIANTS, QK_NORM_VARIANTS, ROPE_QK_NORM_VARIANTS
 from attncli.core.variants.rope import ROPE_VARIANTS
 from attncli.core.variants.scale import BIAS_VARIANTS, SCALE_VARIANTS
 from attncli.core.variants.softmax import SOFTMAX_VARIANTS
@@ -230,7 +233,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           backward=grad.pre_norm, variants=PRE_NORM_VARIANTS, explained=("pre_norm",)),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
-    latent_stage(QUERIES, KEYS, VALUES),
+    replace(latent_stage(QUERIES, KEYS, VALUES), variants=LATENT_VARIANTS),
     Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
           ("inputs", "positional", "normalized_inputs", "context"),
           (_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
@@ -246,7 +249,7 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
           backward=grad.clip, variants=(left_out.CLIP_LEFT_OUT,)),
-    qknorm.QK_NORM,
+    replace(qknorm.QK_NORM, variants=QK_NORM_VARIANTS),
     V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
@@ -259,9 +262,10 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
-          _rotations, lambda spec: spec.rope is not None, backward=grad.rope, variants=ROPE_VARIANTS,
+          _rotations, lambda spec: spec.rope is not None, backward=grad.rope,
+          variants=ROPE_VARIANTS + ROPE_LATENT_VARIANTS + ROPE_QK_NORM_VARIANTS,
           explained=("rope",)),
-    qknorm.QK_NORM_AFTER_ROPE,
+    replace(qknorm.QK_NORM_AFTER_ROPE, variants=QK_NORM_AFTER_ROPE_VARIANTS),
     temperature_stage(last_queries),
 )
 # What the kernel's view (and the scores, and absorb) read: the last query and key stage the document has, which is
@@ -296,7 +300,7 @@ STAGES: tuple[Stage, ...] = (
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
                checkable=True, steps=(4,)),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale,
-          variants=SCALE_VARIANTS + (left_out.SOFTCAP_LEFT_OUT,) + wrong_back.SCALE_BACKWARD),
+          variants=SCALE_VARIANTS + (left_out.SOFTCAP_LEFT_OUT,) + SCALE_LATENT_VARIANTS + wrong_back.SCALE_BACKWARD),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
@@ -306,7 +310,8 @@ STAGES: tuple[Stage, ...] = (
           backward=grad.weights,
           variants=SOFTMAX_VARIANTS + MASK_VARIANTS + (left_out.SINK_LEFT_OUT,) + wrong_back.WEIGHTS_BACKWARD),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
-    max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
+    replace(max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
+            variants=MAX_LOGIT_VARIANTS),
     Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True,

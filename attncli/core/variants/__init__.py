@@ -11,9 +11,13 @@ A new stage brings its variants here and check needs no code of its own for them
 - :mod:`.masks`: the mask left out or done wrong (diagonal, window ± 1, padding on the rows, 0 for −∞);
 - :mod:`.heads`: the heads' columns, grouped-query heads, the weights' layout, the biases, the context;
 - :mod:`.products`: the operand order and transposes of S = Q·Kᵀ, H = A·V and Y = concat(H)·W_O;
-- :mod:`.rope`: the pair order, the sign, the frequencies, the positions;
+- :mod:`.rope`: the pair order, the sign, the frequencies, the positions, the attention factor once;
 - :mod:`.norms`: every norm's axis, ε, root, γ and β; the residual's operands;
-- :mod:`.indexer`: the lightning indexer's selection the wrong way round (the smallest I kept);
+- :mod:`.qknorm`: qk_norm left out, moved across the rotation, the keys' γ for the queries, its norm and scope;
+- :mod:`.latent`: latent's rotary key and kv_norm left out, kv_norm and query_norm done wrong, the rotated part at
+  the wrong end (rope), YaRN's mscale once (scale);
+- :mod:`.indexer`: the lightning indexer's head weights or scales left out, the smallest I kept;
+- :mod:`.max_logits`: the largest logit taken before the scale, QK-Clip's γ not capped at 1;
 - :mod:`.backward`: the backward steps (dZ, D, dK, the scale in dQ and dK).
 """
 

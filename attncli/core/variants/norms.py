@@ -23,9 +23,11 @@ NORM_SLIPS = ("norm_other", "norm_axis", "norm_ddof", "norm_eps_left_out", "norm
 
 
 def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray | None,
-                  eps: float, features: tuple[int, ...] = (-1,), tokens: int = 0) -> dict[str, np.ndarray]:
+                  eps: float, features: tuple[int, ...] = (-1,), tokens: int = 0, only: str | None = None
+                  ) -> dict[str, np.ndarray]:
     """A normalisation of x over its ``features`` axes (a row of (n, d); qk_norm's (h, n, d_k): each head's row,
-    or a token's every head) done wrong in one way each, by the slip's name; ``tokens``: the axis of the rows."""
+    or a token's every head) done wrong in one way each, by the slip's name; ``tokens``: the axis of the rows;
+    ``only``: that slip alone (the others not computed), when the document can show it."""
     beta = np.zeros_like(gamma) if beta is None else beta
     d = int(np.prod([x.shape[axis] for axis in features]))
 
@@ -40,21 +42,21 @@ def norm_variants(x: np.ndarray, kind: str, gamma: np.ndarray, beta: np.ndarray 
         scale = np.sqrt(spread) + eps if outside else np.sqrt(spread + eps) if root else spread + eps
         return gamma * centred / scale + (beta if kind == "layer" else 0.0)
 
-    out = {"norm_other": norm(x, kind="layer" if kind == "rms" else "rms")}
+    out = {"norm_other": lambda: norm(x, kind="layer" if kind == "rms" else "rms")}
     if x.shape[tokens] > 1:
-        out["norm_axis"] = norm(x, axis=(tokens,))
+        out["norm_axis"] = lambda: norm(x, axis=(tokens,))
     if d > 1:
-        out["norm_ddof"] = norm(x, ddof=1)
+        out["norm_ddof"] = lambda: norm(x, ddof=1)
     if eps > 0:
-        out["norm_eps_left_out"], out["norm_eps_outside"] = norm(x, eps=0.0), norm(x, outside=True)
-    out["norm_no_root"] = norm(x, root=False)
+        out["norm_eps_left_out"], out["norm_eps_outside"] = lambda: norm(x, eps=0.0), lambda: norm(x, outside=True)
+    out["norm_no_root"] = lambda: norm(x, root=False)
     if not np.all(gamma == 1):
-        out["norm_gamma_left_out"] = norm(x, gamma=np.ones_like(gamma))
+        out["norm_gamma_left_out"] = lambda: norm(x, gamma=np.ones_like(gamma))
     if kind == "layer" and np.any(beta != 0):
-        out["norm_beta_left_out"] = norm(x, beta=np.zeros_like(beta))
+        out["norm_beta_left_out"] = lambda: norm(x, beta=np.zeros_like(beta))
         if gamma.shape == beta.shape and not np.array_equal(gamma, beta):  # γ ⊙ x̂ + β written β ⊙ x̂ + γ
-            out["norm_gamma_beta_swapped"] = norm(x, gamma=beta, beta=gamma)
-    return out
+            out["norm_gamma_beta_swapped"] = lambda: norm(x, gamma=beta, beta=gamma)
+    return {name: make() for name, make in out.items() if only is None or name == only}
 
 
 def words(kind: str, where: str, d: int, eps: float) -> dict:
@@ -67,7 +69,7 @@ def _stage_norm(what, key: str, where: str):
     def variant(name: str) -> Variant:
         def apply(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
             x, norm = what(spec, a)
-            return {key: norm_variants(x, norm.kind, norm.gamma, norm.beta, norm.eps)[name]}
+            return {key: norm_variants(x, norm.kind, norm.gamma, norm.beta, norm.eps, only=name)[name]}
 
         def cases(spec: Spec) -> tuple:
             norm = getattr(spec, where)
@@ -116,7 +118,7 @@ def _add_norm_variant(name: str) -> Variant:
     def apply(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
         r = spec.embedded + _added(spec, a)
         gamma, beta, eps = spec.add_norm
-        return {"residual": r, "normalized": norm_variants(r, "layer", gamma, beta, eps)[name]}
+        return {"residual": r, "normalized": norm_variants(r, "layer", gamma, beta, eps, only=name)[name]}
 
     def cases(spec: Spec) -> tuple:
         if spec.add_norm is None:

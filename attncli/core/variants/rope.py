@@ -4,6 +4,7 @@
     rope_reversed                    turned by −φ                 rope_frequency_no_2   f_i = θ^(−i/dims)
     rope_from_1                      positions 1 … n              rope_forgotten        Q′ = Q, K′ = K
     rope_queries_only                K′ = K                       rope_values           V turned too
+    rope_factor_once                 the attention factor a on the queries' cos and sin only: the scores times a, not a²
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def _values(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
     return {**run(spec, a), "values": rotate(a["values"], spec.key_positions, spec.rope)}
 
 
+def _factor_once(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
+    plain = replace(spec, rope=replace(spec.rope, attention_factor=1.0))
+    return {**run(spec, a), "keys_rotated": run(plain, a)["keys_rotated"]}  # K′ turned without a
+
+
 def _no_2(spec: Spec) -> dict:
     rope = spec.rope
     half = rope.dims // 2
@@ -77,4 +83,7 @@ ROPE_VARIANTS = (
     Variant("rope_queries_only", _queries_only, _when(lambda spec: True)),
     Variant("rope_values", _values, lambda spec: ({"written": "values"},) if _plain(spec) and spec.d_v >= spec.rope.dims
             and spec.rope.part == "first" else ()),  # (it changes the values, which an earlier stage makes)
+    Variant("rope_factor_once", _factor_once,
+            lambda spec: ({"a": f"{spec.rope.attention_factor:.4g}", "a2": f"{spec.rope.attention_factor ** 2:.4g}"},)
+            if spec.rope is not None and spec.rope.attention_factor != 1 else ()),
 )

@@ -2,9 +2,8 @@
 
 Softmax's own arithmetic (the maximum down the columns, the whole matrix's sum, the scale on the weights or the
 output), the scores used as weights, softmax twice, a bias's sign and place, and pre_norm's, post_norm's and
-add_norm's norms done wrong are the stages' declared variants (:mod:`attncli.core.variants`).  Left here: the weights
-written as the scores (a slip of the answer's writing), and the qk_norm and latent norms
-(:mod:`attncli.teach.check.norm_stages`).
+add_norm's norms done wrong are the stages' declared variants (:mod:`attncli.core.variants`), as are qk_norm's and
+latent's norms.  Left here: the weights written as the scores (a slip of the answer's writing).
 """
 
 from __future__ import annotations
@@ -12,19 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.trace import Trace
-from attncli.teach.check.norm_stages import norm_stage_slips
 from attncli.teach.check.slips import Slip, arrays_of
 
 
 def arithmetic_slips(trace: Trace) -> list[Slip]:
-    """The slips of this kind not declared as a stage's variant: the weights written as the scores, and the norms'
-    slips of qk_norm and latent (:mod:`attncli.teach.check.norm_stages`)."""
+    """The slips of this kind not declared as a stage's variant: the weights written as the scores."""
     found: list[Slip] = []
     add = lambda name, make, **words: found.append(Slip(name, make, words))  # noqa: E731
     if trace.spec.normalize == "softmax":
         add("weights_as_scores", lambda rounding: dict(arrays_of(trace), scores=trace.weights,
                                                        scaled_scores=trace.weights))
-    norm_stage_slips(trace, add)  # qk_norm, latent's norms
     return found
 
 

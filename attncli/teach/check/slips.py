@@ -1,17 +1,16 @@
-"""The slips not (yet) declared as a stage's variant, each the computation done again with one change.
+"""The slips that are no stage's variant (the answer's writing), each the computation done again with one change.
 
-Most slips are the stages' declared variants (:mod:`attncli.core.variants`, searched by
-:mod:`attncli.teach.check.search`).  A :class:`Slip` here is one change a variant cannot say (an answer's writing:
-the scaled scores given as the scores; the slips of qk_norm, latent, the gate …, in :mod:`.modern`) and every
-quantity an answer may give, computed with it; :mod:`attncli.teach.check.naming` names it only when it reproduces
-every number given.  Its sentence is ``texts(lang)["slips"][name]``, filled with ``words``.
+Every slip of a stage is that stage's declared variant (:mod:`attncli.core.variants`, searched by
+:mod:`attncli.teach.check.search`).  A :class:`Slip` here is one change a variant cannot say, a slip of the
+answer's writing (the scaled scores given as the scores; the rotated queries as the projected ones, in
+:mod:`.modern`; the weights as the scores, in :mod:`.arith`), and every quantity an answer may give, computed
+with it; :mod:`attncli.teach.check.naming` names it only when it reproduces every number given.  Its sentence is
+``texts(lang)["slips"][name]``, filled with ``words``.
 
 :func:`rerun` does the computation again from any stage on (:func:`attncli.core.pipeline.rerun`): the stages
 given replace the trace's, everything after them is computed anew (earlier ones stay the trace's).  A slip
-of the document's settings (a scale, a mask, a bias left out) is :func:`attend` on a changed
-:class:`~attncli.core.spec.Spec`.  The slips of today's attention (RoPE, soft cap, pre-norm,
-score bias, mask conventions, shared key/value heads, the residual) are in
-:mod:`attncli.teach.check.modern`.
+of the document's settings is :func:`attend` on a changed :class:`~attncli.core.spec.Spec` (the document
+alternatives of :mod:`.naming`).
 """
 
 from __future__ import annotations

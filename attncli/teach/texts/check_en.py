@@ -268,7 +268,7 @@ SLIPS = {
     "scale_forgotten_backward": "the scale was left out of the backward pass: dS = scale·dZ, so dQ and dK carry "
                                 "the scale too",
 }
-SLIPS.update({  # the lightning indexer (teach/check/indexer.py)
+SLIPS.update({  # the lightning indexer (core/variants/indexer.py)
     "indexer_head_weights_left_out": "the indexer's heads were all weighed 1: each head's ReLU(q·k) is multiplied by "
                                      "its weight w = x̂·W_IW before the heads are summed",
     "indexer_scales_left_out": "the indexer's scales were left out: I = Σ_h w_h·H^(−1/2)·ReLU(d^(−1/2)·q_h·k), here "

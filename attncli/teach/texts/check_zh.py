@@ -198,7 +198,7 @@ SLIPS = {
     "dv_not_transposed": "dV 取成了 A·dH：值的梯度是 Aᵀ·dH（第 j 个值用 A 的第 j 列）",
     "scale_forgotten_backward": "反向传播时漏掉了缩放：dS = scale·dZ，所以 dQ 和 dK 也带着这个缩放",
 }
-SLIPS.update({  # 闪电索引器（teach/check/indexer.py）
+SLIPS.update({  # 闪电索引器（core/variants/indexer.py）
     "indexer_head_weights_left_out": "索引器的每个头都按权重 1 计算了：各头的 ReLU(q·k) 相加之前要乘以它的权重 "
                                      "w = x̂·W_IW",
     "indexer_scales_left_out": "漏掉了索引器的缩放：I = Σ_h w_h·H^(−1/2)·ReLU(d^(−1/2)·q_h·k)，这里 H = {H}、d = {d}，"
