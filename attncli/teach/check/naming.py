@@ -1,9 +1,8 @@
 """The slip named for a wrong answer: the variants that fit every given number (:mod:`.search`), in words.
 
-The stages' declared variants are tried first (singles, then pairs).  The few slips not yet declared as a stage's
-variant (qk_norm's, latent's, the gate's, the temperature's, the soft cap's, the clamp's, the sink's, and the slips
-of the answer's writing: the scaled scores given as the scores, the weights as the scores, the rotated queries as
-the projected ones) are tried after them (:mod:`.slips`, :mod:`.modern`, :mod:`.arith`), under the same rule: named
+The stages' declared variants are tried first (singles, then pairs).  The slips no stage can declare, those of
+the answer's writing (the scaled scores given as the scores, the weights as the scores, the rotated queries as the
+projected ones), are tried after them (:mod:`.slips`, :mod:`.modern`, :mod:`.arith`), under the same rule: named
 only when they reproduce every number given.
 
 One fitting candidate: its sentence.  Several: the first one's sentence, then either "or, giving the same numbers"
