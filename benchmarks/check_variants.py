@@ -81,13 +81,14 @@ def yardstick(spec) -> tuple[object, float]:
 
 def timed(name: str, trace, raw: dict, once: float, repeat: int) -> None:
     answer = read_answer(raw, trace, Path("."))
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         report = diagnose(trace, answer)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     named = [s["name"] for s in report.slips]
-    print(f"  {name:9s} best {min(times):.3f} s, median {np.median(times):.3f} s "
+    print(f"  {name:9s} best {min(times):.3f} s, median {np.median(times):.3f} s, CPU {np.median(cpu):.3f} s "
           f"(= {np.median(times) / once:.0f} computations)  named {named}")
 
 
