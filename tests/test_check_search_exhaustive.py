@@ -31,6 +31,7 @@ W = {name: R.standard_normal((D, D)) / np.sqrt(D) for name in ("query", "key", "
 B = {name: 0.1 * R.standard_normal(D) for name in ("query", "key", "value", "output")}
 LAYER = {"inputs": X.tolist(), "heads": H, "mask": "causal", "weights": {k: v.tolist() for k, v in W.items()},
          "bias": {k: v.tolist() for k, v in B.items()}}
+WITH_GRADIENT = {**LAYER, "gradient": R.standard_normal((N, D)).tolist()}  # (a candidate's gradients wait for a fit)
 
 
 def heads(scale: float = 0.5, rounding: float | None = None) -> np.ndarray:
@@ -78,8 +79,11 @@ def both_ways(doc: dict, raw: dict, monkeypatch) -> list[tuple]:
 
     def twin(*args, **kwargs):
         fast, slow = original(*args, **kwargs), original(*args, **kwargs, _exhaustive=True)
-        names = lambda s: ([c.names for c in s.singles()], [c.names for c in s.pairs()])  # noqa: E731
-        found.append((names(fast), names(slow)))
+        made = [(s.singles(), s.pairs()) for s in (fast, slow)]
+        found.append(tuple(([c.names for c in singles], [c.names for c in pairs]) for singles, pairs in made))
+        for mine, theirs in zip(made[0][0] + made[0][1], made[1][0] + made[1][1]):  # (the notes read every array)
+            assert mine.names == theirs.names
+            assert all(search.same(mine.arrays[key], theirs.arrays[key]) for key in search.ANSWERABLE), mine.names
         return fast
 
     monkeypatch.setattr(search, "Search", twin)
@@ -96,9 +100,10 @@ def test_every_declared_slip_the_same_both_ways(slip, doc, answer, monkeypatch):
     assert any((slip,) in slow[0] for _, slow in found), found  # (not two empty lists: the slip itself is found)
 
 
+@pytest.mark.parametrize("doc", [LAYER, WITH_GRADIENT], ids=["layer", "with_gradient"])
 @pytest.mark.parametrize("expected, answer", list(pair_cases()))
-def test_pairs_the_same_both_ways(expected, answer, monkeypatch):
-    [(fast, slow)] = both_ways(LAYER, answer, monkeypatch)
+def test_pairs_the_same_both_ways(expected, answer, doc, monkeypatch):
+    [(fast, slow)] = both_ways(doc, answer, monkeypatch)
     assert fast == slow
     if expected is None:
         assert slow == ([], [])

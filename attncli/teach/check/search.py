@@ -84,16 +84,15 @@ def changes_of(spec) -> list[Change]:
 
 
 def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None, gate=None,
-             lazy: bool = False) -> dict | None:
+             lazy: bool = False, backward: bool = True) -> dict | None:
     """Every array with ``changes`` in place of the right steps, from stage ``start`` on (default: the first
     changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None.
     ``gate(stage, a, step)`` before each stage (``step``: the changed one, None for the right one; see
     :func:`.probe.gate`): False stops the run, None is returned (the candidate cannot fit), or with ``lazy`` the
-    arrays so far, the later ones None."""
-    steps, back = {}, {}
+    arrays so far, the later ones None.  ``backward=False``: the gradients None (:func:`with_backward` adds them)."""
+    steps = {}
     for c in changes:
         if c.variant.backward:
-            back[c.stage] = partial(_backward_step, c, BY_NAME[c.stage].backward)
             continue
         steps[c.stage] = partial(_step, c.variant.apply, c.case, BY_NAME[c.stage].run)
         for name, fn in c.variant.later:
@@ -106,15 +105,25 @@ def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = 
             if not lazy:
                 return None
             later = [key for stage in STAGES[WRITER_OF("output"):] for key in stage.keys]
-            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS)}
-        if spec.gradient is not None:
-            try:
-                a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
-            except FAILED:
-                a.update(dict.fromkeys(GRADIENT_KEYS))
+            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS), "_stopped": True}
     finally:
         OVERFLOW_ALLOWED.reset(allowed)
-    return a
+    return with_backward(spec, a, changes) if backward else {**a, **dict.fromkeys(GRADIENT_KEYS)}
+
+
+def with_backward(spec, a: dict, changes: tuple[Change, ...]) -> dict:
+    """``a`` with the gradients of the document's ``gradient``, the backward steps of ``changes`` done their way
+    (None where the pass cannot run); ``a`` as it is without a gradient."""
+    if spec.gradient is None:
+        return a
+    back = {c.stage: partial(_backward_step, c, BY_NAME[c.stage].backward) for c in changes if c.variant.backward}
+    allowed = OVERFLOW_ALLOWED.set(True)
+    try:
+        return {**a, **dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back)}
+    except FAILED:
+        return {**a, **dict.fromkeys(GRADIENT_KEYS)}
+    finally:
+        OVERFLOW_ALLOWED.reset(allowed)
 
 
 @np.errstate(all="ignore")
@@ -193,23 +202,43 @@ class Search:
         self.tried: list[Candidate] = []
         self.fitting: list[Candidate] = []
         gate = None if _exhaustive else probe.gate(self.spec, givens, answer, tol)  # (the output's sketch)
-        small = self.spec.heads * self.spec.n * self.spec.m <= SMALL  # (else a pair computes its first again)
-        kept = {g.key for g in givens} | {"_weights_written"}
+        later = self._gradients_later()
         right = answerable(self.base)
         for c in changes_of(self.spec):
             if min(c.index, WRITER_OF(c.case.get("written", "output"))) > self.last:
                 continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
-            full = run_with(self.spec, self.base, (c,), gate=gate, lazy=True)
-            arrays = answerable(full)
-            if all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
-                continue  # it changes nothing here
-            one = Candidate((c,), arrays, full if small else None)
-            if fits(one, givens, answer, self.spec, tol):
-                self.fitting.append(one)  # (every array kept: the test telling two apart reads them)
-            else:  # only what the pairs' test reads
-                self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
-                                            full if small else None))
+            self._single(c, gate, later and not c.variant.backward, right)
         self.tried = self.fitting + self.tried
+
+    def _gradients_later(self) -> bool:
+        """Whether a candidate's gradients can wait until it fits: no gradient given (the exhaustive way: never)."""
+        return (not self.exhaustive and self.spec.gradient is not None
+                and not any(g.key in GRADIENT_KEYS for g in self.givens))
+
+    def _single(self, c: Change, gate, later: bool, right: dict) -> None:
+        """One variant alone: fitting, tried (for the pairs), or dropped when it changes nothing here."""
+        spec = self.spec
+        full = run_with(spec, self.base, (c,), gate=gate, lazy=True, backward=not later)
+        stopped = full.pop("_stopped", False)
+        arrays = answerable(full)
+        unchanged = all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None)
+        if unchanged and later and not stopped:  # (the same forward numbers: the gradients may still differ)
+            full, later = with_backward(spec, full, (c,)), False
+            arrays = answerable(full)
+            unchanged = all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None)
+        if unchanged:
+            return  # it changes nothing here
+        small = spec.heads * spec.n * spec.m <= SMALL  # (else a pair computes its first again)
+        one = Candidate((c,), arrays, full if small else None)
+        if fits(one, self.givens, self.answer, spec, self.tol):
+            if later:  # (every array kept: the test telling two apart reads them)
+                full = with_backward(spec, full, (c,))
+                one = Candidate((c,), answerable(full), full if small else None)
+            self.fitting.append(one)
+        else:  # only what the pairs' test reads
+            kept = {g.key for g in self.givens} | {"_weights_written"}
+            self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
+                                        full if small else None))
 
     def singles(self) -> list[Candidate]:
         return list(self.fitting)
@@ -218,6 +247,7 @@ class Search:
         """The pairs that fit, in the order (first, second) of the list; the second from the stages after the first
         one's, up to the stage of the first wrong number."""
         gate = None if self.exhaustive else probe.gate(self.spec, self.givens, self.answer, self.tol, rows=True)
+        later = self._gradients_later()  # (only for a pair that fits)
         fitting = []
         for first in self.tried:
             full = first.full  # (computed at the first second that needs it, once for all)
@@ -231,10 +261,12 @@ class Search:
                     continue
                 else:
                     full = full or run_with(self.spec, self.base, (c1,))
-                    made = run_with(self.spec, full, (c1, c2), start=c2.index, gate=gate)  # (None: the output's test)
+                    made = run_with(self.spec, full, (c1, c2), start=c2.index, gate=gate,  # (None: the output's test)
+                                    backward=not later)
                 both = None if made is None else Candidate((c1, c2), answerable(made))
                 if both is not None and fits(both, self.givens, self.answer, self.spec, self.tol):
-                    fitting.append(both)
+                    made = with_backward(self.spec, made, (c1, c2)) if later else made  # (the notes read every array)
+                    fitting.append(Candidate((c1, c2), answerable(made)))
         return fitting
 
     def _may_fit(self, first: Candidate, c2: Change) -> bool:
