@@ -260,7 +260,7 @@ class Search:
                 elif not self._may_fit(first, c2):
                     continue
                 else:
-                    full = full or run_with(self.spec, self.base, (c1,))
+                    full = full or run_with(self.spec, self.base, (c1,), backward=not later)
                     made = run_with(self.spec, full, (c1, c2), start=c2.index, gate=gate,  # (None: the output's test)
                                     backward=not later)
                 both = None if made is None else Candidate((c1, c2), answerable(made))
@@ -273,6 +273,7 @@ class Search:
         """False when the first variant alone already contradicts a number the second cannot change."""
         before = [g for g in self.givens if WRITER_OF(g.key) < c2.index]
         return all(matches(g, first.arrays.get(g.key), self.answer, self.spec, g.slack(self.tol)) for g in before)
+
 
 def telling_apart(fitting: list[Candidate], answer: Answer, spec) -> tuple[Candidate, str, tuple, float, float] | None:
     """The first quantity and cell (in the order of the computation) where the first fitting candidate and another
