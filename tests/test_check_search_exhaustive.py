@@ -4,7 +4,8 @@ The shortcuts (the output's sketch, a changed output step tried on one row first
 variant alone contradicts an earlier number, a pair started from its first variant's arrays) only reject candidates
 that cannot fit.  Here the search runs both ways on every slip of test_check_variants.py (one per stage's variant,
 forty and more) and on pairs and outputs no slip explains, worked out in numpy below, on a layer of 3 heads with
-W_O and every bias, causal: the single and the pair candidates that fit must be the same, in the same order.  The
+W_O and every bias, causal (also with a gradient, and with an output gate): the single and the pair candidates that
+fit must be the same, in the same order, with the same arrays.  The
 exhaustive way computes each candidate in full from the document's own arrays and decides it by ``fits`` alone.
 """
 
@@ -32,6 +33,8 @@ B = {name: 0.1 * R.standard_normal(D) for name in ("query", "key", "value", "out
 LAYER = {"inputs": X.tolist(), "heads": H, "mask": "causal", "weights": {k: v.tolist() for k, v in W.items()},
          "bias": {k: v.tolist() for k, v in B.items()}}
 WITH_GRADIENT = {**LAYER, "gradient": R.standard_normal((N, D)).tolist()}  # (a candidate's gradients wait for a fit)
+W_G = R.standard_normal((D, D))
+GATED = {**LAYER, "weights": {**LAYER["weights"], "gate": W_G.tolist()}}  # Y = concat(H ⊙ σ(X·W_G))·W_O + b_O
 
 
 def heads(scale: float = 0.5, rounding: float | None = None) -> np.ndarray:
@@ -69,6 +72,18 @@ def pair_cases():
     yield ("scale_left_out", "rounded_2"), {"scores": r4(scores()), "output": r4(heads(1.0, 0.01) @ w_o + b_o)}
     yield None, {"output": r4(heads() @ w_o + b_o + 0.3 * R.standard_normal((N, D)))}
     yield None, {"weights": r4(weights(1.0)), "output": r4(left_out @ w_o.T)}  # (no pair: W_Oᵀ and b_O left out)
+
+
+def gated_cases():
+    """On the gated layer (no sketch of the output there: the row of H ⊙ G is tried first)."""
+    g = 1 / (1 + np.exp(-(X @ W_G)))  # (n, h·d_v), the heads' columns side by side as concat(H)'s
+    w_o, b_o = W["output"], B["output"]
+    yield ("scale_left_out", "rounded_2"), {"output": r4((heads(1.0, 0.01) * g) @ w_o + b_o)}
+    left_out = heads(1.0) * g
+    order = np.concatenate([left_out[:, 8:], left_out[:, 4:8], left_out[:, :4]], axis=1)
+    yield ("scale_left_out", "heads_order"), {"output": r4(order @ w_o + b_o)}
+    yield ("scale_left_out", "weights_as_wx"), {"query": 2, "output": r4((left_out @ w_o.T + b_o)[1])}
+    yield None, {"output": r4((heads() * g) @ w_o + b_o + 0.3 * R.standard_normal((N, D)))}
 
 
 def both_ways(doc: dict, raw: dict, monkeypatch) -> list[tuple]:
@@ -114,10 +129,18 @@ def test_pairs_the_same_both_ways(expected, answer, doc, kept, monkeypatch):
         assert slow[0] == [] and expected in slow[1], slow
 
 
-def test_an_output_step_reads_its_own_row_of_h_only():
+@pytest.mark.parametrize("expected, answer", list(gated_cases()))
+def test_pairs_the_same_both_ways_with_a_gate(expected, answer, monkeypatch):
+    [(fast, slow)] = both_ways(GATED, answer, monkeypatch)
+    assert fast == slow
+    assert slow == ([], []) if expected is None else (slow[0] == [] and expected in slow[1]), slow
+
+
+@pytest.mark.parametrize("doc", [LAYER, GATED], ids=["layer", "gated"])
+def test_an_output_step_reads_its_own_row_of_h_only(doc):
     """The row probe's premise: the right output step, and each of its declared variants (and any variant's later
-    output step), gives on one row of H the same numbers as its row of the whole result."""
-    spec = build_spec(Document(LAYER, "doc", Path(".")))
+    output step), gives on one row of H (or H ⊙ G) the same numbers as its row of the whole result."""
+    spec = build_spec(Document(doc, "doc", Path(".")))
     a = arrays_of(attend(spec))
     stage = BY_NAME["output"]
     steps = [("right", lambda spec, a: stage.run(spec, a))]
