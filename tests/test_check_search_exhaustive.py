@@ -5,8 +5,8 @@ variant alone contradicts an earlier number, a pair started from its first varia
 that cannot fit.  Here the search runs both ways on every slip of test_check_variants.py (one per stage's variant,
 forty and more) and on pairs and outputs no slip explains, worked out in numpy below, on a layer of 3 heads with
 W_O and every bias, causal (also with a gradient, and with an output gate): the single and the pair candidates that
-fit must be the same, in the same order, with the same arrays.  The
-exhaustive way computes each candidate in full from the document's own arrays and decides it by ``fits`` alone.
+fit must be the same, in the same order, with the same arrays (a candidate's gradients are computed once it fits).
+The exhaustive way computes each candidate in full from the document's own arrays and decides it by ``fits`` alone.
 """
 
 from __future__ import annotations
