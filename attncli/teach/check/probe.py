@@ -6,9 +6,10 @@ exactly what it would name without them (``tests/test_check_search_exhaustive.py
 
 - the sketch, for the right output step: k random columns of W_O (see :func:`gate`);
 - the rows, for an output step done a wrong way (W_O left out, W_Oᵀ, the heads' order …): that step on one
-  answered row of H only.  Y's row i reads H's row i alone, Y_i = concat(H₁ᵢ … H_hᵢ)·W_O + b_O, in the right step
-  and in each of its variants (the test checks each declared one on its own rows): one row costs 1/n of the
-  product.  A step that cannot run on one row, or gives another shape, is not rejected here.
+  answered row of every per-query array (H, G, H ⊙ G …: :func:`one_row`).  Y's row i reads those arrays' row i
+  alone, Y_i = concat(H₁ᵢ … H_hᵢ)·W_O + b_O, in the right step and in each of its variants (the test checks each
+  declared one on its own rows): one row costs 1/n of the product.  A step that cannot run on one row, or gives
+  another shape, is not rejected here.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.errors import AttnError
+from attncli.core.stages import QUANTITIES
 from attncli.teach.check.answer import Answer, Given, select
 
 FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError)  # cannot run
-READ_BY_ROW = ("head_outputs", "gated_head_outputs")  # what the output stage reads: (h, n, d_v), a row per query
+QUERY_AXIS = {key: q.row_axis for key, q in QUANTITIES.items() if q.rows == "query"}  # H, G, H ⊙ G …: a row per query
 
 
 def gate(spec, givens: list[Given], answer: Answer, tol: float, rows: bool = False, k: int = 4):
@@ -77,10 +79,8 @@ def _row(g: Given, picked: np.ndarray, tol: float):
     slack = g.slack(tol)  # (the whole answer's decimals)
 
     def fits_row(a: dict, step, spec) -> bool:
-        part = {key: (a[key][:, row:row + 1] if key in READ_BY_ROW and _rows(a.get(key), spec) else a[key])
-                for key in a}
         try:
-            y = step(spec, part).get("output")  # (1, d_out)
+            y = step(spec, one_row(a, row, spec)).get("output")  # (1, d_out)
         except FAILED:  # (what one row cannot do, the full step is left to say)
             return True
         if not isinstance(y, np.ndarray) or y.shape != values.shape:
@@ -100,8 +100,14 @@ def cells_match(g: Given, part: np.ndarray, tol: float) -> bool:
     return bool(np.all((null & nullable) | (~null & (close | same_special))))
 
 
-def _rows(x, spec) -> bool:
-    return isinstance(x, np.ndarray) and x.ndim == 3 and x.shape[1] == spec.n
+def one_row(a: dict, i: int, spec) -> dict:
+    """The arrays with every per-query one cut to query ``i``'s row (its axis kept, of length 1); the others whole."""
+    part = dict(a)
+    for key, axis in QUERY_AXIS.items():
+        x = a.get(key)
+        if isinstance(x, np.ndarray) and x.ndim > axis and x.shape[axis] == spec.n:
+            part[key] = x[(slice(None),) * axis + (slice(i, i + 1),)]
+    return part
 
 
 def _row_of(x: np.ndarray, at: int, shape: tuple) -> np.ndarray:
