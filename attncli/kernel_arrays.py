@@ -14,15 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.arguments import shape_text
 from attncli.core.errors import AttnError
 
 
 class ArgumentError(AttnError, ValueError):
     """A bad argument of the Python API: its name and the shapes involved."""
-
-
-def shape_of(shape: tuple[int, ...]) -> str:
-    return " × ".join(map(str, shape)) or "a number"
 
 
 def is_tensor(x: Any) -> bool:
@@ -55,13 +52,13 @@ def floats(name: str, x: Any, ndim: tuple[int, ...] | None = None, finite: bool 
     a = a.astype(np.float64, copy=False)
     if ndim is not None and a.ndim not in ndim:
         axes = " or ".join(map(str, ndim))
-        raise ArgumentError(f"{name} is {shape_of(a.shape)} ({a.ndim} axes) but needs {axes} axes")
+        raise ArgumentError(f"{name} is {shape_text(a.shape)} ({a.ndim} axes) but needs {axes} axes")
     if finite is None:
         return a
     bad = ~np.isfinite(a) if finite else (np.isnan(a) | np.isposinf(a))
     if bad.any():
         cell = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ArgumentError(f"{name} is {shape_of(a.shape)} and holds {a[cell]} at {cell}: every value must be a "
+        raise ArgumentError(f"{name} is {shape_text(a.shape)} and holds {a[cell]} at {cell}: every value must be a "
                             f"finite number{'' if finite else ' (or −inf)'}")
     return a
 
@@ -76,7 +73,7 @@ def integers(name: str, x: Any, ndim: int = 1) -> np.ndarray:
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} has dtype {a.dtype}: it holds whole numbers (an int array)")
     if a.ndim != ndim:
-        raise ArgumentError(f"{name} is {shape_of(a.shape)} but needs {ndim} axes")
+        raise ArgumentError(f"{name} is {shape_text(a.shape)} but needs {ndim} axes")
     if (a < 0).any():
         raise ArgumentError(f"{name} holds {int(a.min())}: it must be ≥ 0")
     return a.astype(np.int64)
@@ -97,7 +94,7 @@ def broadcast(name: str, a: np.ndarray, shape: tuple[int, ...], what: str) -> np
     try:
         return np.broadcast_to(a, shape)
     except ValueError:
-        raise ArgumentError(f"{name} is {shape_of(a.shape)}, which does not broadcast to {shape_of(shape)} "
+        raise ArgumentError(f"{name} is {shape_text(a.shape)}, which does not broadcast to {shape_text(shape)} "
                             f"({what})") from None
 
 

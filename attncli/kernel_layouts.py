@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.kernel_arrays import ArgumentError, floats, integers, shape_of
+from attncli.kernel_arrays import ArgumentError, floats, integers, shape_text
 
 LAYOUTS = ("bshd", "bhsd", "thd")
 NAMES = {"bshd": "batch × seqlen × heads × dim", "bhsd": "batch × heads × seqlen × dim",
@@ -87,7 +87,7 @@ def check_4d(layout: str, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
     other = "bhsd" if layout == "bshd" else "bshd"
     hint = f"; read as {other!r} ({NAMES[other]}) they fit: pass layout={other!r}" if misfit(other, q, k, v) is None \
         else ""
-    raise ArgumentError(f"q is {shape_of(q.shape)}, k {shape_of(k.shape)}, v {shape_of(v.shape)}: as layout="
+    raise ArgumentError(f"q is {shape_text(q.shape)}, k {shape_text(k.shape)}, v {shape_text(v.shape)}: as layout="
                         f"{layout!r} ({NAMES[layout]}) {reason}{hint}")
 
 
@@ -95,17 +95,17 @@ def check_thd(q: np.ndarray, k: np.ndarray, v: np.ndarray, cu_q: np.ndarray, cu_
     """Packed q (total_q, h, d_k), k (total_k, g, d_k), v (total_k, g, d_v) and their cumulative lengths."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim != 3:
-            raise ArgumentError(f"{name} is {shape_of(a.shape)} but layout='thd' takes {NAMES['thd']} (3 axes)")
+            raise ArgumentError(f"{name} is {shape_text(a.shape)} but layout='thd' takes {NAMES['thd']} (3 axes)")
     if k.shape[:2] != v.shape[:2] or q.shape[2] != k.shape[2] or k.shape[1] == 0 or q.shape[1] % k.shape[1]:
-        raise ArgumentError(f"q is {shape_of(q.shape)}, k {shape_of(k.shape)}, v {shape_of(v.shape)}: as "
+        raise ArgumentError(f"q is {shape_text(q.shape)}, k {shape_text(k.shape)}, v {shape_text(v.shape)}: as "
                             f"layout='thd' ({NAMES['thd']}) they need the same tokens in k and v, the same head dim "
                             "in q and k, and key/value heads that divide the query heads")
     for name, cu, total in (("cu_seqlens_q", cu_q, q.shape[0]), ("cu_seqlens_k", cu_k, k.shape[0])):
         if len(cu) < 2 or cu[0] != 0 or cu[-1] != total or (np.diff(cu) < 0).any():
-            raise ArgumentError(f"{name} is {shape_of(cu.shape)} {cu.tolist()[:8]}: it must start at 0, never "
+            raise ArgumentError(f"{name} is {shape_text(cu.shape)} {cu.tolist()[:8]}: it must start at 0, never "
                                 f"decrease and end at the {total} tokens of {'q' if name[-1] == 'q' else 'k'}")
     if len(cu_q) != len(cu_k):
-        raise ArgumentError(f"cu_seqlens_q is {shape_of(cu_q.shape)} but cu_seqlens_k is {shape_of(cu_k.shape)}: "
+        raise ArgumentError(f"cu_seqlens_q is {shape_text(cu_q.shape)} but cu_seqlens_k is {shape_text(cu_k.shape)}: "
                             "one entry more than sequences, the same sequences in both")
 
 
@@ -115,7 +115,7 @@ def gathered(name: str, cache: np.ndarray, table: np.ndarray | None, lengths: np
         return cache[i, : lengths[i]]
     pages = table[i]
     if (pages >= cache.shape[0]).any():
-        raise ArgumentError(f"block_table[{i}] names page {int(pages.max())} but {name} is {shape_of(cache.shape)} "
+        raise ArgumentError(f"block_table[{i}] names page {int(pages.max())} but {name} is {shape_text(cache.shape)} "
                             f"({cache.shape[0]} pages)")
     return cache[pages].reshape(-1, *cache.shape[2:])[: lengths[i]]
 
@@ -128,8 +128,8 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
     b, _, h, d_k = sizes(layout, q)
     g = k_cache.shape[2]
     if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d_k or g == 0 or h % g:
-        raise ArgumentError(f"q is {shape_of(q.shape)} ({layout}), k_cache {shape_of(k_cache.shape)}, v_cache "
-                            f"{shape_of(v_cache.shape)}: the caches are (pages or batch, page size"
+        raise ArgumentError(f"q is {shape_text(q.shape)} ({layout}), k_cache {shape_text(k_cache.shape)}, v_cache "
+                            f"{shape_text(v_cache.shape)}: the caches are (pages or batch, page size"
                             ", kv heads, dim) with q's head dim, and kv heads dividing q's heads")
     if table is not None:
         table = integers("block_table", table, 2)
@@ -137,7 +137,7 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
         capacity = table.shape[1] * k_cache.shape[1]
     else:
         if k_cache.shape[0] != b:
-            raise ArgumentError(f"k_cache is {shape_of(k_cache.shape)} without block_table: its first axis "
+            raise ArgumentError(f"k_cache is {shape_text(k_cache.shape)} without block_table: its first axis "
                                 f"is the batch, {b} as q's")
         capacity = k_cache.shape[1]
     lengths = np.full(b, capacity) if lengths is None else integers("cache_seqlens", lengths)
@@ -154,8 +154,8 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
         where = Layout(layout)
         b_k, m_k, g_k, _ = sizes(layout, k)
         if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
-            raise ArgumentError(f"k is {shape_of(k.shape)} and v {shape_of(v.shape)} beside k_cache "
-                                f"{shape_of(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
+            raise ArgumentError(f"k is {shape_text(k.shape)} and v {shape_text(v.shape)} beside k_cache "
+                                f"{shape_text(k_cache.shape)}: the new keys need q's batch ({b}), the cache's "
                                 f"{g} kv heads and head dim {d_k} ({layout})")
         keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
         values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
@@ -165,4 +165,4 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
 
 def same_count(name: str, a: np.ndarray, count: int) -> None:
     if len(a) != count:
-        raise ArgumentError(f"{name} is {shape_of(a.shape)} but there are {count} sequences")
+        raise ArgumentError(f"{name} is {shape_text(a.shape)} but there are {count} sequences")

@@ -16,7 +16,7 @@ import numpy as np
 from attncli.core.emulate import eager
 from attncli.core.reference import Sequence, additive, allowed_block
 from attncli.core.verdict import Finding, finding
-from attncli.kernel_arrays import ArgumentError, floats, is_tensor, returned, shape_of
+from attncli.kernel_arrays import ArgumentError, floats, is_tensor, returned, shape_text
 from attncli.kernels import Reference
 
 DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
@@ -49,8 +49,8 @@ def merge(outs, lses, *, layout: str | None = None):
     for i, (o, x) in enumerate(zip(outs, lses)):
         expected = swapped if heads_last and o.ndim >= 3 else o0.shape[:-1]
         if x.shape != expected or o.shape != o0.shape:
-            raise ArgumentError(f"outs[{i}] is {shape_of(o.shape)} and lses[{i}] {shape_of(x.shape)}: each lse "
-                                f"must be {shape_of(expected)} and every out {shape_of(outs[0].shape)}")
+            raise ArgumentError(f"outs[{i}] is {shape_text(o.shape)} and lses[{i}] {shape_text(x.shape)}: each lse "
+                                f"must be {shape_text(expected)} and every out {shape_text(outs[0].shape)}")
     lse = np.stack(lses)  # (splits, …, h, s)
     top = lse.max(axis=0)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -94,7 +94,7 @@ def assert_close(r, *, dtype: Any = "bfloat16", out=None, lse=None, dq=None, dk=
                                 "only dq)")
         got = floats(key, x, finite=None)
         if got.shape != truth.shape:
-            raise ArgumentError(f"{key} is {shape_of(got.shape)} but the reference's is {shape_of(truth.shape)} "
+            raise ArgumentError(f"{key} is {shape_text(got.shape)} but the reference's is {shape_text(truth.shape)} "
                                 f"(layout {r.layout!r})")
         divisor = base if key == "lse" else 1.0  # lse in r's base
         f = finding(key, truth / divisor, got, eager_of[key] / divisor, short)

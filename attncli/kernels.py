@@ -21,7 +21,7 @@ from attncli.kernel_arrays import (
     is_tensor,
     number,
     returned,
-    shape_of,
+    shape_text,
 )
 from attncli.kernel_layouts import LAYOUTS, NAMES, Layout, cached, check_4d, check_thd, same_count, sizes
 from attncli.kernel_mods import Mods
@@ -128,7 +128,7 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     out_shape = (*q.shape[:-1], d_v)
     d_o = None if dout is None else floats("dout", dout, (len(out_shape),))
     if d_o is not None and d_o.shape != out_shape:
-        raise ArgumentError(f"dout is {shape_of(d_o.shape)} but out is {shape_of(out_shape)}")
+        raise ArgumentError(f"dout is {shape_text(d_o.shape)} but out is {shape_text(out_shape)}")
     arrays = _outputs(layout, q, k, v, d_o, out_shape, h, full, return_weights, k_cache is not None)
     out, lse, weights, dq, dk, dv = arrays
     sequences = [_sequence(i, where, keyed, q_i, k_i, v_i, d_o, bias, allowed, keep, arrays)
@@ -152,7 +152,7 @@ def _queries(layout: str, q) -> np.ndarray:
     if q.ndim != (3 if layout == "thd" else 4):
         hint = "; packed tokens (total, heads, dim) are layout='thd' with cu_seqlens_q and cu_seqlens_k" \
             if q.ndim == 3 else ""
-        raise ArgumentError(f"q is {shape_of(q.shape)} but layout={layout!r} takes {NAMES[layout]} "
+        raise ArgumentError(f"q is {shape_text(q.shape)} but layout={layout!r} takes {NAMES[layout]} "
                             f"({3 if layout == 'thd' else 4} axes){hint}")
     return q
 
@@ -235,7 +235,7 @@ def _rules(h, batch, d_k, scale, causal, window, softcap, alibi, sinks, dropout_
         slopes = floats("alibi_slopes", alibi, (1, 2))
         slopes = slopes.reshape(1, -1) if slopes.ndim == 1 else slopes
         if slopes.shape[1] != h or slopes.shape[0] not in (1, batch):
-            raise ArgumentError(f"alibi_slopes is {shape_of(slopes.shape)} but needs ({h},) or ({batch}, "
+            raise ArgumentError(f"alibi_slopes is {shape_text(slopes.shape)} but needs ({h},) or ({batch}, "
                                 f"{h}): one slope per query head (and sequence)")
     logits = None
     if sinks is not None:

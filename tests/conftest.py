@@ -27,6 +27,15 @@ def section(heading: str) -> str:
     return pages_text().split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
 
 
+@pytest.fixture(scope="module")
+def hf():
+    """(torch, transformers) for the extract tests' tiny models (tests/tiny_models.py); skipped without them or
+    tokenizers. (A test module may define its own ``hf``.)"""
+    import tiny_models
+
+    return tiny_models.hf_and_tokenizers()
+
+
 def default_signals() -> None:
     """In the child: the signals' default actions, whatever this run inherited (under `nohup` SIGHUP is ignored,
     and a signal the test sends would then never end the child)."""

@@ -201,7 +201,7 @@ def test_other_commands_say_only_compute_computes_it(runner, tmp_path):
     path = tmp_path / "doc.yaml"
     path.write_text(yaml.safe_dump({"linear": GOOD}), encoding="utf-8")
     result = runner.invoke(app, ["page", str(path)])
-    assert result.exit_code == 2 and "compute, explain and heatmap take" in result.stderr, result.output
+    assert result.exit_code == 2 and "compute, explain, heatmap and check take" in result.stderr, result.output
     result = runner.invoke(app, ["check", str(path)])  # (check first asks for the answer it checks)
     assert result.exit_code == 2 and "answer:" in result.stderr
 

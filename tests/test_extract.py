@@ -27,11 +27,6 @@ TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     """One tiny model folder per family (and a bfloat16 Llama, a sharded GPT-2), built once."""
     torch, transformers = hf

@@ -31,11 +31,6 @@ SMALL = {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "n
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folder(hf, tmp_path_factory):
     torch, transformers = hf
     root = tmp_path_factory.mktemp("models_dsa")

@@ -43,11 +43,6 @@ CASES = {  # name: (config class, its fields, the class with a head, what the do
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     torch, transformers = hf
     root = tmp_path_factory.mktemp("models_mla")

@@ -1,5 +1,7 @@
 """attncli extract for the linear-attention layers (attncli/models/linear_outlines.py): Qwen3-Next's Gated DeltaNet,
-Kimi Linear's Kimi Delta Attention and MiniMax's lightning attention, each written as a linear: document.
+Kimi Linear's Kimi Delta Attention and MiniMax's lightning attention, each written as a linear: document; and the
+full-attention layers between them (MiniMax's Mistral-like attention, Kimi Linear's latent attention without
+rotation), written as ordinary documents.
 
 Tiny models are built here from configs with random weights (never downloaded) and saved; each document is computed
 with the plain ``attncli compute`` and compared with the layer's attention module run here on the document's X:
@@ -43,25 +45,34 @@ def configs(transformers, vocab: int) -> dict:
                                                      first_k_dense_replace=2),
         "minimax": transformers.MiniMaxConfig(**small, num_key_value_heads=2, head_dim=8, block_size=4,
                                               layer_types=["linear_attention", "full_attention"],
-                                              num_local_experts=2, num_experts_per_tok=1),
+                                              num_local_experts=2, num_experts_per_tok=1, sliding_window=5),
+        # (its full layer with q LoRA and small latent sizes; the full layer comes after a linear one)
+        "kimi_q_lora": transformers.KimiLinearConfig(**small, num_key_value_heads=4, linear_num_heads=2,
+                                                     linear_head_dim=8, linear_conv_kernel_dim=3,
+                                                     layer_types=["linear_attention", "full_attention"],
+                                                     num_experts=2, num_experts_per_token=1, moe_intermediate_size=16,
+                                                     first_k_dense_replace=2, q_lora_rank=12, kv_lora_rank=10,
+                                                     qk_rope_head_dim=4, qk_nope_head_dim=6, v_head_dim=5),
+        # (what a document cannot write: fewer key/value heads under latent attention; a partial rotary factor
+        # that MiniMax's rotary module ignores)
+        "kimi_kv_heads": transformers.KimiLinearConfig(**small, num_key_value_heads=2, linear_num_heads=2,
+                                                       linear_head_dim=8, layer_types=["full_attention"] * 2,
+                                                       first_k_dense_replace=2, kv_lora_rank=10, qk_rope_head_dim=4,
+                                                       qk_nope_head_dim=6, v_head_dim=5),
+        "minimax_partial": transformers.MiniMaxConfig(**small, num_key_value_heads=2, head_dim=8,
+                                                      layer_types=["linear_attention", "full_attention"],
+                                                      num_local_experts=2, num_experts_per_tok=1,
+                                                      rope_parameters={"rope_type": "default", "rope_theta": 1e4,
+                                                                       "partial_rotary_factor": 0.5}),
     }
-
-
-@pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
 
 
 @pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     torch, transformers = hf
-    root = tmp_path_factory.mktemp("linear_models")
-    built = {}
-    for family in LAYERS:
-        tok = tiny_models.tokenizer(transformers, "llama")
-        model = transformers.AutoModel.from_config(configs(transformers, len(tok))[family])
-        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
-    return built
+    tok = tiny_models.tokenizer(transformers, "llama")
+    return tiny_models.built(torch, transformers, configs(transformers, len(tok)), tok,
+                             tmp_path_factory.mktemp("linear_models"))
 
 
 def close(ours, theirs, tol: float, what: str) -> None:
@@ -152,12 +163,110 @@ def test_each_linear_layer_reproduces_the_model(runner, hf, folders, family, tmp
               f"{family}: output against the float64 transcription")
 
 
-@pytest.mark.parametrize("family, layer, words", [("minimax", 1, "lightning-attention layers are 0"),
-                                                  ("kimi_linear", 0, "Kimi Delta Attention layers are 1")])
-def test_full_attention_layers_are_refused_naming_the_linear_ones(runner, hf, folders, tmp_path, family, layer,
-                                                                   words):
-    doc = tmp_path / "full.yaml"
+def causal_mask(torch, n: int, window: int | None) -> object:
+    """Additive (1, 1, n, n): 0 where query i sees key j (j ≤ i, and i − j < window), −inf elsewhere."""
+    i = torch.arange(n)
+    d = i[:, None] - i[None, :]
+    seen = (d >= 0) & (d < (window or n))
+    return torch.zeros(n, n, dtype=torch.float64).masked_fill(~seen, float("-inf"))[None, None]
+
+
+def softmax_attention64(torch, q, k, v, scale, mask):
+    """(1, h, n, d) queries, keys and values (one per query head) -> (1, n, h·d_v) and the weights (1, h, n, n)."""
+    weights = torch.softmax((q @ k.transpose(-1, -2)) * scale + mask, dim=-1)
+    return (weights @ v).transpose(1, 2).reshape(1, q.shape[2], -1), weights
+
+
+def mistral64(torch, layer, config, x):
+    """MiniMaxAttention in float64: θ^(−2i/d) rotated rotate_half's way at positions 0 … n − 1, grouped-query heads
+    repeated, the sliding window, d^(−1/2)."""
+    h, g, d, n = config.num_attention_heads, config.num_key_value_heads, layer.head_dim, x.shape[1]
+    q, k, v = (proj(x).reshape(1, n, -1, d).transpose(1, 2) for proj in (layer.q_proj, layer.k_proj, layer.v_proj))
+    theta = config.rope_parameters["rope_theta"]
+    angles = torch.arange(n, dtype=torch.float64)[:, None] / theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
+
+    def turn(t):
+        return t * cos + torch.cat((-t[..., d // 2:], t[..., :d // 2]), -1) * sin
+
+    q, k = turn(q), turn(k)
+    k, v = (t.repeat_interleave(h // g, dim=1) for t in (k, v))
+    o, weights = softmax_attention64(torch, q, k, v, d**-0.5, causal_mask(torch, n, config.sliding_window))
+    return layer.o_proj(o), weights
+
+
+def latent64(torch, layer, config, x):
+    """KimiLinearAttention in float64: the latent's RMSNorm written out, [k_nope | k_r] with k_r shared by every head
+    and never rotated, (d_nope + d_r)^(−1/2)."""
+    def rms(t, norm):
+        return norm.weight * t / (t.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon).sqrt()
+
+    h, n = config.num_attention_heads, x.shape[1]
+    d_nope, d_r, d_v = config.qk_nope_head_dim, config.qk_rope_head_dim, config.v_head_dim
+    cq = x if layer.q_proj is not None else rms(layer.q_a_proj(x), layer.q_a_layernorm)
+    q = (layer.q_proj or layer.q_b_proj)(cq).reshape(1, n, h, d_nope + d_r).transpose(1, 2)
+    c, k_r = torch.split(layer.kv_a_proj_with_mqa(x), [config.kv_lora_rank, d_r], dim=-1)
+    kv = layer.kv_b_proj(rms(c, layer.kv_a_layernorm)).reshape(1, n, h, d_nope + d_v).transpose(1, 2)
+    k = torch.cat((kv[..., :d_nope], k_r[:, None].expand(1, h, n, d_r)), dim=-1)
+    o, weights = softmax_attention64(torch, q, k, kv[..., d_nope:], (d_nope + d_r) ** -0.5, causal_mask(torch, n, None))
+    return layer.o_proj(o), weights
+
+
+FULL = {"minimax": 1, "kimi_linear": 0, "kimi_q_lora": 1}
+FULL_WANTS = {"minimax": ["kv_heads: 2", "q_proj.weight", "mask: {causal: true, window: 5}",
+                          "rope: {base: 1000000.0, style: half}", "layer 1's attention (after its input norm)"],
+              "kimi_linear": ["kv_down: {file:", "kv_a_proj_with_mqa", "kv_b_proj", "q_proj.weight", "mask: causal",
+                              "rope: {frequencies: [" + ", ".join(["0.0"] * 32) + "], dims: 64, part: last",
+                              "kv_norm: {kind: rms", "pre_norm:", "residual: true", "entering layer 0\n"],
+              "kimi_q_lora": ["query_down: {file:", "q_b_proj.weight", "query_norm: {kind: rms",
+                              "rope: {frequencies: [0.0, 0.0], dims: 4, part: last", "residual: true"]}
+
+
+@pytest.mark.parametrize("family", list(FULL))
+def test_each_full_attention_layer_reproduces_the_model(runner, hf, folders, family, tmp_path):
+    """The full layers of the hybrid models: the model's weights and output projection (the module run here on the
+    document's X, float32 softmax inside) within 1e-5, the float64 transcriptions within 1e-10."""
+    torch, transformers = hf
+    layer = FULL[family]
+    doc = tmp_path / f"{family}.yaml"
     result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer",
                                  str(layer)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "The document reproduces the model (max |difference|):"
+    assert "the model's output_attentions" in result.stdout
+    text = doc.read_text()
+    for fragment in FULL_WANTS[family]:
+        assert fragment in text, (family, fragment, text)
+    assert "\nlinear:" not in text
+    assert ("pre_norm" in text, "residual" in text) == ((False, False) if family == "minimax" else (True, True))
+    got = json.loads(runner.invoke(app, ["compute", str(doc), "--format", "json"]).stdout)
+    x = torch.from_numpy(np.load(doc.with_suffix(".npy")))[None]
+    model = transformers.AutoModel.from_pretrained(folders[family], dtype=torch.float64,
+                                                   attn_implementation="eager").eval()
+    config, block = model.config, model.layers[layer]
+    n = x.shape[1]
+    with torch.no_grad():
+        if family == "minimax":  # X is the module's input already
+            cos_sin = model.rotary_emb(x, torch.arange(n)[None])
+            theirs = block.self_attn(x, cos_sin, causal_mask(torch, n, config.sliding_window))
+            ours64 = mistral64(torch, block.self_attn, config, x)
+        else:  # X enters the layer: its input norm first, written out
+            norm = block.input_layernorm
+            x_hat = norm.weight * x / (x.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon).sqrt()
+            theirs = block.self_attn(x_hat, causal_mask(torch, n, None))
+            ours64 = latent64(torch, block.self_attn, config, x_hat)
+            close(got["residual"], (x + ours64[0])[0], 1e-10, f"{family}: residual against X + the transcription")
+        for i, key in enumerate(("output", "weights")):
+            close(got[key], theirs[i][0], 1e-5, f"{family}: {key} against the module (float32 softmax inside)")
+            close(got[key], ours64[i][0], 1e-10, f"{family}: {key} against the float64 transcription")
+
+
+@pytest.mark.parametrize("family, words", [
+    ("kimi_kv_heads", "num_key_value_heads differs from num_attention_heads; latent attention expands"),
+    ("minimax_partial", "rope_parameters turn 4 of the 8 dimensions of a head, but MiniMax's rotary module turns 8")])
+def test_full_attention_layers_a_document_cannot_write_are_refused_in_one_line(runner, folders, tmp_path, family,
+                                                                               words):
+    doc = tmp_path / "full.yaml"
+    result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer", "1"])
     assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not doc.exists()

@@ -89,11 +89,6 @@ LATER = {"gemma3_text": ["mask: causal", "type: linear", "base: 10000.0"], "olmo
          "gpt_oss": ["mask: causal"], "smollm3": ["residual: true"]}
 
 
-@pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
 def build(torch, transformers, family: str, folder: Path, given=None) -> Path:
     """The tiny model of ``family`` (or the ``given`` (config, class with a head)), random weights, saved."""
     tok = tiny_models.tokenizer(transformers, "gpt2")

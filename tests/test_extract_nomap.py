@@ -22,11 +22,6 @@ from attncli.cli import app
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def models(hf, tmp_path_factory):
     """A tiny BERT, T5, bfloat16 Llama and sharded GPT-2, built once."""
     torch, transformers = hf

@@ -64,20 +64,12 @@ BLOCK = {"mpt": "blocks.{L}", "dbrx": "blocks.{L}"}
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def folders(hf, tmp_path_factory):
     torch, transformers = hf
-    root = tmp_path_factory.mktemp("models2026")
-    built = {}
-    for family in LAYERS:
-        tok = tiny_models.tokenizer(transformers, "llama")
-        model = transformers.AutoModel.from_config(configs(transformers, len(tok))[family])
-        built[family] = tiny_models.save_random(torch, model, tok, family, root / family)
-    return built
+    tok = tiny_models.tokenizer(transformers, "llama")
+    made = configs(transformers, len(tok))
+    return tiny_models.built(torch, transformers, {family: made[family] for family in LAYERS}, tok,
+                             tmp_path_factory.mktemp("models2026"))
 
 
 def _float64(torch, monkeypatch, model) -> None:
@@ -93,9 +85,10 @@ def _float64(torch, monkeypatch, model) -> None:
             monkeypatch.setattr(type(module), "forward", lambda self, x: (1 + self.weight) * x * torch.rsqrt(
                 x.pow(2).mean(-1, keepdim=True) + self.eps))
         elif name.endswith("RMSNorm"):
-            eps = "variance_epsilon" if hasattr(module, "variance_epsilon") else "eps"  # (Llama 4's: eps)
-            monkeypatch.setattr(type(module), "forward", lambda self, x, eps=eps: self.weight * x * torch.rsqrt(
-                x.pow(2).mean(-1, keepdim=True) + getattr(self, eps)))
+            eps = "variance_epsilon" if hasattr(module, "variance_epsilon") else "eps"  # (Llama 4's: eps until 5.25)
+            monkeypatch.setattr(type(module), "forward", lambda self, x, eps=eps: getattr(self, "weight", 1.0) * x *
+                                torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + getattr(self, eps)))  # (5.25's
+            #   Llama4TextWeightlessRMSNorm, the L2Norm before: no γ)
         elif name in ("CohereLayerNorm", "Cohere2LayerNorm"):
             def layer(self, x):
                 c = x - x.mean(-1, keepdim=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_extract import folders, hf, refused  # noqa: F401  (fixtures)
+from test_extract import folders, refused  # noqa: F401  (fixtures; hf is conftest's)
 from tiny_models import TEXT
 
 from attncli.cli import app

@@ -93,11 +93,6 @@ def test_the_progress_line_replaces_itself_and_is_cleared(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def hf():
-    return tiny_models.hf_and_tokenizers()
-
-
-@pytest.fixture(scope="module")
 def bert(hf, tmp_path_factory):
     return tiny_models.build(*hf, "bert", tmp_path_factory.mktemp("models") / "bert")
 

@@ -272,13 +272,83 @@ def test_kv_from_outside_a_stack_is_refused(runner, tmp_path):
     assert result.exit_code == 2 and "kv_from: takes an earlier layer's keys and values" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["explain", "page", "check"])
-def test_the_teaching_commands_refuse_a_layer_with_shared_keys(runner, command):
+def _json(runner, *args):
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+SHARED = ("examples", "stacked", "gemma4_shared_kv.yaml")
+
+
+def test_explain_writes_a_shared_layer_with_the_earlier_layers_keys_and_its_own_queries_turned(runner):
+    """kv_from: step 2 shows W_Q alone, step 3 each key and value as layer 1's (the numbers layer 1's scores saw and
+    its weights mixed), steps qk_norm and rope the queries only, and step 4's scores are this layer's turned
+    queries against layer 1's keys (numpy on compute's arrays)."""
     from conftest import ROOT
 
-    path = ROOT / "examples" / "stacked" / "gemma4_shared_kv.yaml"
-    result = runner.invoke(app, [command, str(path), "--layer", "2"])
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"which attncli {command} does not show yet" in result.stderr
-    shown = runner.invoke(app, ["compute", str(path), "--layer", "2", "--only", "keys"])
-    assert shown.exit_code == 0 and "K = K_kernel of the layer kv_from names" in shown.stdout.replace("\n", " ")
+    path = str(ROOT.joinpath(*SHARED))
+    first = _json(runner, "compute", path, "--layer", "1", "--only", "kernel_keys", "--only", "normalized_values",
+                  "--format", "json")
+    second = _json(runner, "compute", path, "--layer", "2", "--only", "queries_rotated", "--only", "scores",
+                   "--format", "json")
+    k, v = np.array(first["kernel_keys"][0]), np.array(first["normalized_values"][0])  # (m, d): one K/V head
+    weights = _json(runner, "explain", path, "--layer", "2", "--step", "2", "--format", "json")
+    assert list(weights["numbers"]) == ["w_q"] and weights["formula"] == "W_Q"
+    assert "kv_from: 0 takes those of layer 1" in " ".join(weights["text"])
+    step3 = _json(runner, "explain", path, "--layer", "2", "--step", "3", "--format", "json")
+    np.testing.assert_allclose(step3["numbers"]["keys"]["values"], k, rtol=1e-12)
+    np.testing.assert_allclose(step3["numbers"]["values"]["values"], v, rtol=1e-12)
+    assert "cat: k₂ = layer 1's k₂ = [" in step3["lines"][3] and "W_K" not in " ".join(step3["lines"])
+    for name, absent in (("qk_norm", "normalized_keys"), ("rope", "keys_rotated")):
+        extra = _json(runner, "explain", path, "--layer", "2", "--step", name, "--format", "json")
+        assert absent not in extra["numbers"] and "the keys are layer 1's (kv_from: 0)" in " ".join(extra["text"])
+    rope = _json(runner, "explain", path, "--layer", "2", "--step", "rope", "--format", "json")
+    assert rope["formula"].startswith("Q′ = rope(Q):") and not any(line.startswith("the: k") for line in rope["lines"])
+    scores = _json(runner, "explain", path, "--layer", "2", "--step", "4", "--query", "2", "--format", "json")
+    q = np.array(second["queries_rotated"][0][1])  # head 1, query 2 ("cat")
+    for j, line in enumerate(scores["lines"][:2]):
+        assert line.split(" = ")[-1].split()[0] == f"{q @ k[j]:.4f}"
+    np.testing.assert_allclose(second["scores"][0][1], k @ q, rtol=1e-12)
+    chinese = _json(runner, "explain", path, "--layer", "2", "--step", "3", "--lang", "zh", "--format", "json")
+    assert "第 1 层的 k₂" in chinese["lines"][3]
+
+
+def test_page_and_check_take_a_shared_layer(runner, tmp_path):
+    """The page of a kv_from layer is written; check names the mask left out of its weights and points to explain
+    with --layer."""
+    import yaml
+    from conftest import ROOT
+
+    out = tmp_path / "page.html"
+    result = runner.invoke(app, ["page", str(ROOT.joinpath(*SHARED)), "--layer", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "layer 1&#x27;s k₂" in out.read_text() or "layer 1's k₂" in out.read_text()
+    doc = yaml.safe_load(ROOT.joinpath(*SHARED).read_text())
+    second = _json(runner, "compute", str(ROOT.joinpath(*SHARED)), "--layer", "2", "--only", "scores",
+                   "--format", "json")
+    s = np.array(second["scores"][0][1])
+    e = np.exp(s - s.max())
+    doc["layers"][1]["answer"] = {"query": 2, "weights": [round(float(x), 4) for x in e / e.sum()]}  # unmasked
+    path = tmp_path / "homework.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = runner.invoke(app, ["check", str(path), "--layer", "2"], env={"COLUMNS": "400"})
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    said = " ".join(result.stdout.split())
+    assert "the mask was left out" in said and f"attncli explain {path} --layer 2 --step 5 --query 2" in said
+
+
+@pytest.mark.parametrize("lang, words", [("en", "the values were not normalised"), ("zh", "漏掉了对值的归一化")])
+def test_check_names_v_norm_left_out_from_the_output(runner, tmp_path, lang, words):
+    """A learner who forgot v_norm: the output of the same document without it (computed as a document of its
+    own), rounded to 3 decimals; check names the stage's declared variant."""
+    import yaml
+    from conftest import ROOT
+
+    doc = yaml.safe_load((ROOT / "examples" / "gemma4" / "global_layer.yaml").read_text())
+    plain = {key: value for key, value in doc.items() if key != "v_norm"}
+    doc["answer"] = {"output": np.round(attncli.compute(plain).output, 3).tolist()}
+    path = tmp_path / "homework.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "200"})
+    assert result.exit_code == 1 and words in result.stdout, result.stdout

@@ -130,3 +130,31 @@ def test_a_forked_child_makes_its_own_pool():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child's jobs never ran (a pool of its parent's threads)")
+
+
+def test_rope_and_the_qk_norm_scaling_on_large_heads_are_split_into_row_blocks_with_the_same_numbers(
+        monkeypatch, spans):
+    """RoPE and the QK-norm's scaling of a Q large enough (2 heads × 4096 rows × 128: 2²⁰ numbers) run in blocks
+    of rows on two threads, covering every row once: against the formulas written here, each element by itself."""
+    from attncli.core.positions import Rope, rotate
+    from attncli.core.qknorm import normalize
+
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 4096, 128))
+    positions = np.arange(4096.0)
+    frequencies = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+    turned = rotate(x, positions, Rope(frequencies, style="half"))
+    angle = positions[:, None] * frequencies  # (n, 64): rotate_half's pairs (i, i + 64)
+    a, b = x[..., :64], x[..., 64:]
+    np.testing.assert_allclose(turned, np.concatenate([a * np.cos(angle) - b * np.sin(angle),
+                                                       b * np.cos(angle) + a * np.sin(angle)], -1), rtol=0, atol=1e-13)
+    gamma = rng.normal(size=128)
+    normed = normalize(x, gamma, None, "rms", "head", 1e-6)
+    expected = x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6) * gamma
+    np.testing.assert_allclose(normed, expected, rtol=1e-14, atol=1e-14)
+    blocks = [jobs for jobs in spans if isinstance(jobs[0], slice)]
+    assert len(blocks) == 2  # one split for each
+    for jobs in blocks:
+        assert len(jobs) >= 2 and jobs[0].start == 0 and jobs[-1].stop == 4096
+        assert all(one.stop == two.start for one, two in zip(jobs, jobs[1:]))

@@ -144,6 +144,13 @@ def build(torch, transformers, family: str, folder: Path, dtype=None, **save) ->
     return save_random(torch, getattr(transformers, head)(cfg), tok, family, folder, dtype, **save)
 
 
+def built(torch, transformers, configs: dict, tok, root: Path) -> dict[str, Path]:
+    """Each config of ``configs`` (name -> a transformers config) as a random model saved with ``tok`` into
+    ``root / name``: name -> its folder."""
+    return {name: save_random(torch, transformers.AutoModel.from_config(config), tok, name, root / name)
+            for name, config in configs.items()}
+
+
 def save_random(torch, model, tok, name: str, folder: Path, dtype=None, **save) -> Path:
     """``model`` with random weights N(0, 0.3²), seeded by ``name``, saved with ``tok`` into ``folder``."""
     generator = torch.Generator().manual_seed(sum(map(ord, name)))

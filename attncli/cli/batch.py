@@ -4,7 +4,7 @@ computed as its own document; tables titled ``Sequence i · ``, one JSON object 
 from pathlib import Path
 from typing import Optional
 
-from attncli.cli.write import FEWER, emit, make_picture, render_text
+from attncli.cli.write import emit, emit_tables, render_text
 from attncli.core.errors import AttnError
 
 
@@ -30,27 +30,10 @@ def write_batch(traces: tuple, keys: Optional[list[str]], layout: str, chosen: s
 
         emit(batch_to_json(list(traces), layout, keys), output, inputs)
     else:
-        _tables(title, list(traces), keys, output, inputs, options, chosen == "picture")
+        from attncli.cli.stack import tables_of
 
-
-def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
-            drawn: bool) -> None:
-    from attncli.cli.checks import head_index
-    from attncli.outputs.titles import phrase
-    from attncli.views.tables import View, compute_tables
-
-    lang = options.get("lang", "en")
-    view = View(options["precision"], options["full"], lang)
-    tables = []
-    for i, trace in enumerate(traces):
-        tables += compute_tables(trace, view, head_index(options["head"], trace.spec.heads), keys,
-                                 layer=phrase(lang, "sequence", i=i + 1))
-    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-    if drawn:
-        emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,
-             picture)
-    else:
-        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+        tables, _ = tables_of(list(traces), keys, options, "sequence")  # titled Sequence i · …
+        emit_tables(tables, output, inputs, title, options, chosen == "picture")
 
 
 def against_batch(doc, changes: dict, results: dict, dtype: str, format: str, lang: str, compute) -> bool:

@@ -6,7 +6,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.language import choose
-from attncli.cli.load import load, read, refuse_shared
+from attncli.cli.load import load, read
 from attncli.cli.options import (
     Debug,
     DType,
@@ -62,6 +62,8 @@ def check(
       attncli check examples/check/homework.yaml --tol 0.01 --lang zh
       attncli check examples/check/homework.yaml -f json | jq '.findings[].ok'
 
+    [bold]Linear attention[/bold]: on a linear: document (docs/format.md Part 4) the answer may give any array compute writes for the layer (u, state, head_outputs, output …; query: and head: as above), and the recurrence's slips are named: the state decayed after the update, β left out, u = β·v, the state read transposed, q not scaled; lightning's decay made a growth.
+
     [bold]A kernel's result[/bold]: attncli check DOC --against RESULT --dtype bf16 compares each array of RESULT with the float64 truth of DOC (the dO the kernel used is the document's gradient, dH), against twice the error of an eager computation in that dtype (attncli compute DOC --emulate bf16 prints it) plus 2 units in the last place; outside it, the worst cell is named and the exit code is 1. One document is one batch element.
 
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
@@ -84,16 +86,20 @@ def check(
         check_tolerance(tol)  # (the option parser lets nan through: every answer would be "correct")
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
-        refuse_shared(doc, "check")
         if "answer" not in doc.data:
             raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
+        from attncli.inputs.document import is_linear
+
+        if is_linear(doc.data):  # a layer of linear attention: its own recurrence and its own slips
+            wrong = _linear(file, doc, changes, tol, language, format)
+            return
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "check", "check"))
         try:
             answer = read_answer(doc.data["answer"], trace, doc.folder)
         except AttnError as e:
             raise e.at(doc.name) from None
         report = diagnose(trace, answer, tol, language, source=file,
-                          alternatives=_fed_raw_inputs(file, doc, changes, layer))
+                          alternatives=_fed_raw_inputs(file, doc, changes, layer), layer=layer)
         spec = trace.spec
         if format is TableOrJson.json:
             emit(check_json(report, spec.tokens, spec.context_tokens, tol, language), None, set())
@@ -105,6 +111,32 @@ def check(
     run(action, debug)
     if wrong:
         raise typer.Exit(1)
+
+
+def _linear(file: str, doc, changes: dict, tol: float, language: str, format) -> bool:
+    """check on a ``linear:`` document (teach/check/linear.py); True when something is wrong."""
+    from attncli.core.errors import AttnError
+    from attncli.core.linear import run as run_linear
+    from attncli.inputs.linear import read_linear
+    from attncli.teach.check.linear import diagnose_linear
+    from attncli.teach.check.view import check_json, check_report
+
+    for option in (name for name, value in changes.items() if value is not None):
+        raise AttnError(f"replaces softmax attention's {option}, which a linear: document does not have",
+                        f"--{option}")
+    spec = read_linear(doc)
+    try:
+        trace = run_linear(spec)
+        report = diagnose_linear(trace, doc.data["answer"], doc.folder, tol, language, file)
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where in ("linear", "answer") or
+               e.where.startswith("answer.") else e) from None
+    if format is TableOrJson.json:
+        emit(check_json(report, spec.tokens, spec.tokens, tol, language), None, set())
+    else:
+        emit(render_text([check_report(report, spec.tokens, spec.tokens, tol, language)], to_terminal=True), None,
+             set())
+    return not all(f.ok for f in report.findings)
 
 
 def _fed_raw_inputs(file: str, doc, changes: dict, layer: int | None) -> tuple:

@@ -26,8 +26,6 @@ MADE_BY = {
 }
 MADE_BY.update({key: ("indexer",) for key in ("index_queries", "index_keys", "index_head_weights", "index_scores",
                                              "index_selected", "index_mask", "index_ties", "index_dropped_weight")})
-# explain's, in the order they come
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "differential", "add_norm", "residual")
 
 
 def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
@@ -55,7 +53,9 @@ def only_present(keys: Optional[list[str]], parts: frozenset[str]) -> None:
 
 def extra_steps(parts: frozenset[str]) -> list[str]:
     """The extra steps explain shows for a document with these parts (add_norm includes the residual)."""
-    extras = [name for name in EXTRA_STEPS[:-2] if name in parts]
+    from attncli.core.stages import EXTRA_STEPS  # (numpy: imported once the command runs)
+
+    extras = [name for name in EXTRA_STEPS if name in parts and name not in ("add_norm", "residual")]
     extras += ["add_norm"] if "add_norm" in parts else ["residual"] if "residual" in parts else []
     return extras + (["backward"] if "gradient" in parts else [])  # the backward pass, with gradient:
 
@@ -64,6 +64,8 @@ def step_choice(step: str, extras: Optional[list[str]]) -> None:
     """``--step``: all, 1 … 8, or an extra step of this document (``extras``; None: not known yet)."""
     if step == "all":
         return
+    from attncli.core.stages import EXTRA_STEPS
+
     known = extras if extras is not None else [*EXTRA_STEPS, "backward"]
     valid = "1 to 8" + "".join(f", {name}" for name in known) + " or all"
     if extras is None:

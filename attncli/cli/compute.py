@@ -29,7 +29,7 @@ from attncli.cli.options import (
     overrides,
 )
 from attncli.cli.run import run
-from attncli.cli.write import FEWER, check_export, emit, make_picture, render_text
+from attncli.cli.write import check_export, emit, emit_tables
 from attncli.core.errors import AttnError
 
 
@@ -187,12 +187,7 @@ def _write_one(trace, keys, chosen: OutputFormat, binary: bool, drawn: bool, out
         index = head_index(options["head"], trace.spec.heads)
         tables = compute_tables(trace, View(options["precision"], options["full"], options["lang"]), index, keys,
                                 layer=named)
-        picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-        if drawn:  # -o tables.svg: the tables drawn, as --export draws them
-            emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output,
-                 inputs, picture)
-        else:
-            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)  # both files or neither
+        emit_tables(tables, output, inputs, title, options, drawn)  # -o tables.svg: drawn, as --export draws them
 
 
 def _raise(refused: Optional[AttnError]) -> None:

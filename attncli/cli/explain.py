@@ -210,7 +210,7 @@ def _document(file: Optional[str], layer: Optional[int] = None, changes: Optiona
     """The document to explain, and whether it is the built-in illustrated example."""
     from importlib.resources import as_file, files
 
-    from attncli.cli.load import read, refuse_shared
+    from attncli.cli.load import read
     from attncli.inputs.document import read_document
 
     resource = files("attncli").joinpath(BUILTIN)
@@ -218,7 +218,6 @@ def _document(file: Optional[str], layer: Optional[int] = None, changes: Optiona
         with as_file(resource) as path:
             return read_document(str(path)), True
     doc = read(file, layer, changes)
-    refuse_shared(doc, "explain")
     builtin = file != "-" and Path(file).is_file() and Path(file).read_bytes() == resource.read_bytes()
     return doc, builtin
 

@@ -12,7 +12,7 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
     """Read ``doc`` (a linear: document), compute it once and write it as ``kind``: table, json, picture or arrays
     (then ``output``'s extension says which)."""
     from attncli.cli.checks import head_index
-    from attncli.cli.write import emit, make_picture, render_text
+    from attncli.cli.write import emit, emit_tables
     from attncli.core.linear import run
     from attncli.inputs.linear import read_linear
     from attncli.inputs.reading import real_path
@@ -50,12 +50,7 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
         written.kept(trace, keys)  # every key --only names exists
         tables = linear_tables(trace, View(options["precision"], options["full"], current()), index, keys)
         title = f"attncli compute {Path(file).name}"
-        picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-        if kind == "picture":
-            emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output,
-                 inputs, picture)
-        else:
-            emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+        emit_tables(tables, output, inputs, title, options, kind == "picture", FEWER)
 
 
 FEWER = "--only KEY or --head N"  # what shows less, for a picture too large

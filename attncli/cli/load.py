@@ -75,14 +75,6 @@ def _convention_hint(spec) -> str:
 
 
 
-def refuse_shared(doc, command: str) -> None:
-    """A layer with ``kv_from`` (keys and values of an earlier layer, Gemma 4's kv sharing) is not explained, paged or
-    checked yet: its key steps would turn and normalise keys that are already turned; compute shows it."""
-    if doc.data.get("kv_from") is not None:
-        raise AttnError(f"attends with an earlier layer's keys and values, which attncli {command} does not show yet; "
-                        "attncli compute FILE --layer N gives its numbers", "kv_from").at(doc.name)
-
-
 def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, stacks: bool = False):
     """The document FILE (- for standard input); on a terminal, ``-`` says first that it waits for the document.
 

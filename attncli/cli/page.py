@@ -7,7 +7,7 @@ import typer
 
 from attncli.cli.app import app
 from attncli.cli.language import choose
-from attncli.cli.load import input_paths, load, read, refuse_shared
+from attncli.cli.load import input_paths, load, read
 from attncli.cli.options import (
     LANG_HELP,
     Debug,
@@ -69,7 +69,6 @@ def page(
 
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
-        refuse_shared(doc, "page")
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)

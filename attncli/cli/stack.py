@@ -1,9 +1,9 @@
 """attncli compute on a stacked document (``layers:``) without --layer: every layer, chained (docs/layers.md)."""
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
-from attncli.cli.write import FEWER, emit, make_picture, render_text
+from attncli.cli.write import emit, emit_tables
 from attncli.core.errors import AttnError
 
 
@@ -38,25 +38,30 @@ def refuse(chosen: str, output: Optional[Path], options: dict) -> None:
 def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,
             drawn: bool) -> None:
     """Each layer's tables, each title starting ``Layer i · ``, then the stack's output (not with --only)."""
-    from attncli.cli.checks import head_index
     from attncli.outputs.numbers import dims
     from attncli.outputs.stacked import stack_output
     from attncli.outputs.titles import phrase
-    from attncli.views.tables import View, compute_tables, matrix_table
+    from attncli.views.tables import matrix_table
+
+    tables, view = tables_of(traces, keys, options, "layer")
+    if keys is None:  # with --only, only what was asked
+        result = stack_output(traces)
+        tables.append(matrix_table(phrase(view.lang, "stack_output", n=len(traces)), result,
+                                   traces[0].spec.tokens, dims(result.shape[1]), view))
+    emit_tables(tables, output, inputs, title, options, drawn)
+
+
+def tables_of(traces: list, keys: Optional[list[str]], options: dict, each: str) -> tuple[list, Any]:
+    """Each Trace's tables, every title starting ``Layer i · `` (``each``: ``"layer"``) or ``Sequence i · ``
+    (``"sequence"``), and the View they were made with."""
+    from attncli.cli.checks import head_index
+    from attncli.outputs.titles import phrase
+    from attncli.views.tables import View, compute_tables
 
     lang = options.get("lang", "en")
     view = View(options["precision"], options["full"], lang)
     tables = []
     for i, trace in enumerate(traces):
         index = head_index(options["head"], trace.spec.heads)
-        tables += compute_tables(trace, view, index, keys, layer=phrase(lang, "layer", i=i + 1))
-    if keys is None:  # with --only, only what was asked
-        result = stack_output(traces)
-        tables.append(matrix_table(phrase(lang, "stack_output", n=len(traces)), result,
-                                   traces[0].spec.tokens, dims(result.shape[1]), view))
-    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], FEWER)
-    if drawn:
-        emit(make_picture(lambda color: tables, output, title, options["theme"], FEWER, "--output")[1], output, inputs,
-             picture)
-    else:
-        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)
+        tables += compute_tables(trace, view, index, keys, layer=phrase(lang, each, i=i + 1))
+    return tables, view

@@ -147,3 +147,15 @@ def make_picture(make: Callable[[bool], list], export: Optional[Path], title: st
     on_terminal = sys.stdout is not None and sys.stdout.isatty()
     width = console().width if on_terminal or columns() else 120
     return export, picture(make(color), suffix, width, title, theme.value if theme is not None else None, where, fewer)
+
+
+def emit_tables(tables: list, output: Optional[Path], inputs: set[Path], title: str, options: dict, drawn: bool,
+                fewer: str = FEWER) -> None:
+    """Tables as text (or, ``drawn``: -o tables.svg, drawn as --export draws them), and options' --export picture:
+    both files written or neither."""
+    picture = make_picture(lambda color: tables, options["export"], title, options["theme"], fewer)
+    if drawn:
+        emit(make_picture(lambda color: tables, output, title, options["theme"], fewer, "--output")[1], output, inputs,
+             picture)
+    else:
+        emit(render_text(tables, to_terminal=output is None), output, inputs, picture)

@@ -20,6 +20,7 @@ from attncli.core import backward as b
 from attncli.core import differential as diff
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.variants.differential import DIFFERENTIAL_VARIANTS
 
 NEEDS = "differential:"
 
@@ -70,9 +71,10 @@ def _lambda_text(spec: Spec) -> str:
     return f"λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + {init:.6g}"
 
 
-def _q(key: str, symbol: str, title: str, shape: str, text: str, latex: str, masked: bool = False) -> Quantity:
+def _q(key: str, symbol: str, title: str, shape: str, text: str, latex: str, masked: bool = False,
+       steps: tuple = ()) -> Quantity:
     return Quantity(key, symbol, title, shape, NEEDS, text=lambda spec: text, latex=lambda spec, up: latex,
-                    masked=masked)
+                    masked=masked, steps=steps)
 
 
 def _parameter(name: str) -> Quantity:
@@ -90,17 +92,18 @@ def _head_outputs_latex(spec: Spec, up) -> str:
 
 
 HEAD_OUTPUTS = Quantity("head_outputs", "H", "Head output", "h n d_v", text=_head_outputs_text,
-                        latex=_head_outputs_latex, checkable=True)
+                        latex=_head_outputs_latex, checkable=True, steps=(6, 7))
 DIFFERENTIAL = Stage(
     "differential", "W = A₁ − λ·A₂;  O = W·[V₁ | V₂];  Ô = (1 − λ_init)·RMSNorm(O)", ("weights", "values"),
     (*(_parameter(name) for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")),
      Quantity("differential_lambda", "λ", "Differential λ", "p", NEEDS, text=_lambda_text,
               latex=lambda spec, up: r"\lambda = e^{\lambda_{q1} \cdot \lambda_{k1}} - e^{\lambda_{q2} \cdot "
-              r"\lambda_{k2}} + \lambda_{\text{init}}", checkable=True),
+              r"\lambda_{k2}} + \lambda_{\text{init}}", checkable=True, steps=("differential",)),
      _q("differential_weights", "W", "Differential weights", "p n m", "W = A₁ − λ·A₂", r"W = A_1 - \lambda A_2"),
      _q("differential_head_outputs", "O", "Differential head output", "p n 2·d_v", "O = W·[V₁ | V₂]",
-        r"O = W [V_1 \mid V_2]"),
+        r"O = W [V_1 \mid V_2]", steps=("differential",)),
      _q("normalized_head_outputs", "Ô", "Normalised head output", "p n 2·d_v", "Ô = (1 − λ_init)·RMSNorm(O)",
         r"\hat O = (1 - \lambda_{\text{init}}) \operatorname{RMSNorm}(O)"),
      HEAD_OUTPUTS),
-    _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back)
+    _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back,
+    variants=DIFFERENTIAL_VARIANTS, explained=("differential",))

@@ -62,23 +62,24 @@ QUANTITIES = (
              **_fixed("k_I = rope(key_norm(C·W_IK))", r"k_I = \operatorname{rope}(\operatorname{norm}(C W_{IK}))")),
     Quantity("index_head_weights", "w_I", "Indexer head weights", "n H", NEEDS,
              **_fixed("w_I = X̂·W_IW", r"w_I = \hat X W_{IW}")),
-    Quantity("index_scores", "I", "Index scores", "n m", NEEDS, masked=True, checkable=True,
+    Quantity("index_scores", "I", "Index scores", "n m", NEEDS, masked=True, checkable=True, steps=("indexer",),
+             null_at_minus_inf=True,  # −inf where the document's mask allows no key
              **_fixed("I = Σ_h w_I,h·H^(−1/2)·ReLU(d_I^(−1/2)·q_I,h·k_Iᵀ)",
                       r"I = \sum_h w_{I,h} H^{-1/2} \operatorname{ReLU}(d_I^{-1/2} q_{I,h} k_I^\top)")),
-    Quantity("index_selected", "kept", "Kept keys", "n k", NEEDS,
+    Quantity("index_selected", "kept", "Kept keys", "n k", NEEDS, steps=("indexer",),
              **_fixed("kept = top_k(I): larger first, ties by the lower index",
                       r"\text{kept} = \operatorname{top}_k(I)")),
-    Quantity("index_mask", "M_I", "Indexer mask", "n m", NEEDS, checkable=True,
+    Quantity("index_mask", "M_I", "Indexer mask", "n m", NEEDS, checkable=True, steps=("indexer",),
              **_fixed("M_I = 1 where the key is kept", r"M_I = [\,t \in \text{kept}(s)\,]")),
-    Quantity("index_ties", "ties", "Ties at the cut", "n", NEEDS,
+    Quantity("index_ties", "ties", "Ties at the cut", "n", NEEDS, steps=("indexer",),
              **_fixed("ties = keys left out with the last kept key's I", r"\text{ties}")),
 )
-DROPPED = Quantity("index_dropped_weight", "A_dropped", "Weight of the dropped keys", "h n", NEEDS,
+DROPPED = Quantity("index_dropped_weight", "A_dropped", "Weight of the dropped keys", "h n", NEEDS, steps=("indexer",),
                    **_fixed("Σ over dropped keys of softmax(Z) under full attention",
                             r"\sum_{t \notin \text{kept}} \operatorname{softmax}(Z)_t"))
 
 INDEXER = Stage("indexer", "I = Σ_h w·H^(−1/2)·ReLU(d^(−1/2)·q·k);  kept = top_k(I)", READS, QUANTITIES, _index,
-                lambda spec: spec.indexer is not None, variants=INDEXER_VARIANTS)
+                lambda spec: spec.indexer is not None, variants=INDEXER_VARIANTS, explained=("indexer",))
 INDEX_DROPPED = Stage("index_dropped", "the full attention's weight on the dropped keys", ("scaled_scores",),
                       (DROPPED,), _dropped, lambda spec: spec.indexer is not None, part="attention",
-                      block=_dropped_block)
+                      block=_dropped_block, explained=("indexer",))  # (explain's indexer step shows it too)

@@ -162,18 +162,18 @@ def latent_stage(queries: Quantity, keys: Quantity, values: Quantity) -> Stage:
         _p("bias_query_down", "b_DQ", "Query down-projection bias", "r_q", "bias.query_down:",
            "latent.query_down_bias"),
         Quantity("latent_queries", "c_Q", "Latent queries", "n r_q", "weights.query_down:", text=_c_q_text,
-                 latex=_latex(_c_q_text), checkable=True),
+                 latex=_latex(_c_q_text), checkable=True, steps=("latent",)),
         _p("weight_query_up", "W_UQ", "Query up-projection", "r_q h·d_k", "weights.query_up:", "latent.query_up"),
         _p("weight_kv_down", "W_DKV", "Key/value down-projection", "d_ctx r_kv+d_r", "latent:", "latent.kv_down"),
         _p("bias_kv_down", "b_DKV", "Key/value down-projection bias", "r_kv+d_r", "bias.kv_down:",
            "latent.kv_down_bias"),
         Quantity("latent_kv", "c_KV", "Latent keys and values", "m r_kv", "latent:", text=_c_kv_text,
-                 latex=_latex(_c_kv_text), checkable=True),
+                 latex=_latex(_c_kv_text), checkable=True, steps=("latent",)),
         _p("weight_kv_up", "W_UKV", "Key/value up-projection", "r_kv h·(d_nope+d_v)", "latent:", "latent.kv_up"),
         queries, keys, values)
     return Stage("latent", "c_Q = query_norm(X̂·W_DQ + b_DQ)   c_KV = kv_norm(C·W_DKV + b_DKV)   "
                  "K_h = (c_KV·W_UK,h | k_r)   V_h = c_KV·W_UV,h", LATENT_READS, writes, latent_forward,
-                 lambda spec: spec.latent is not None, backward=_latent_back)
+                 lambda spec: spec.latent is not None, backward=_latent_back, explained=("latent",))
 
 
 def _absorbed_text(spec: Spec) -> str:
@@ -188,4 +188,5 @@ def absorb_stage(kernel_queries: Callable[[Arrays, Spec], np.ndarray], reads: tu
         latex=lambda spec, up: up("Q_{abs}") + r" = \left(Q'_{nope} W_{UK}^\top \mid Q'_{r}\right)")
     return Stage("absorb", "Q_abs,h = (Q′_nope,h·W_UK,hᵀ | Q′_r,h)", reads, (absorbed_queries,),
                  lambda spec, a: _absorb(spec, a, kernel_queries),
-                 lambda spec: spec.latent is not None and spec.clip_qkv is None and spec.qk_norm is None)
+                 lambda spec: spec.latent is not None and spec.clip_qkv is None and spec.qk_norm is None,
+                 explained=("latent",))  # (explain's latent step shows Q_abs: it comes after the rotation)

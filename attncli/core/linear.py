@@ -181,14 +181,40 @@ def _arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool) -> dict[str, 
         arrays["state"] = delta.recurrent(q, k, v, beta, g, spec.initial_state)[2]
     if spec.gradient is not None:
         _backward(spec, arrays, q, k, v, beta, g)
+    return finished(spec, arrays, o)
+
+
+def recurrence_inputs(spec: LinearSpec, arrays: dict) -> tuple[np.ndarray, ...]:
+    """q (scaled), k, v, β, g of a delta-rule layer as its recurrence takes them (h_v heads), from its arrays."""
+    q = arrays.get("normalized_queries", arrays["queries"])
+    k = arrays.get("normalized_keys", arrays["keys"])
+    q, group = spec.scale * q, spec.value_heads // spec.heads
+    if group > 1:
+        q, k = np.repeat(q, group, axis=0), np.repeat(k, group, axis=0)
+    return q, k, arrays["values"], arrays["beta"], arrays["g"]
+
+
+def finished(spec: LinearSpec, arrays: dict, o: np.ndarray) -> dict[str, np.ndarray]:
+    """``arrays`` with what follows the heads' outputs o (h × n × d_v): the gate, the norm, the output projection
+    (a delta rule: the gated RMSNorm per head; lightning: the RMSNorm over every head, then the sigmoid gate)."""
     y = o
-    gate = None
-    if "gate" in spec.weights:
-        gate = ACTIVATIONS[spec.norm[2]](_heads(spec.inputs @ spec.weights["gate"], spec.value_heads))
-        arrays["gate"] = gate
-    if spec.norm is not None:
-        y = delta.gated_rms_norm(o, gate, spec.norm[0], spec.norm[1])
-        arrays["gated_head_outputs"] = y
+    if spec.kind == "lightning":
+        if spec.norm is not None:  # the RMSNorm over all h·d_v outputs of a token
+            side = o.transpose(1, 0, 2).reshape(spec.n, -1)
+            y = _heads(delta.gated_rms_norm(side, None, spec.norm[0], spec.norm[1]), spec.heads)
+        if "gate" in spec.weights:
+            arrays["gate"] = delta.sigmoid(_heads(spec.inputs @ spec.weights["gate"], spec.heads))
+            y = arrays["gate"] * y
+        if y is not o:
+            arrays["gated_head_outputs"] = y
+    else:
+        gate = None
+        if "gate" in spec.weights:
+            gate = ACTIVATIONS[spec.norm[2]](_heads(spec.inputs @ spec.weights["gate"], spec.value_heads))
+            arrays["gate"] = gate
+        if spec.norm is not None:
+            y = delta.gated_rms_norm(o, gate, spec.norm[0], spec.norm[1])
+            arrays["gated_head_outputs"] = y
     out = y.transpose(1, 0, 2).reshape(spec.n, -1)  # the heads side by side
     arrays["output"] = out @ spec.weights["output"] if "output" in spec.weights else out
     return arrays
@@ -242,17 +268,7 @@ def _lightning_arrays(spec: LinearSpec, keep_state: bool, keep_chunks: bool,
                       grad_slopes=ds)
         if s0 is not None:
             arrays["grad_initial_state"] = ds0
-    y = o
-    if spec.norm is not None:  # the RMSNorm over all h·d_v outputs of a token
-        side = o.transpose(1, 0, 2).reshape(spec.n, -1)
-        y = _heads(delta.gated_rms_norm(side, None, spec.norm[0], spec.norm[1]), spec.heads)
-    if "gate" in spec.weights:
-        arrays["gate"] = delta.sigmoid(_heads(spec.inputs @ spec.weights["gate"], spec.heads))
-        y = arrays["gate"] * y
-    if y is not o:
-        arrays["gated_head_outputs"] = y
-    out = y.transpose(1, 0, 2).reshape(spec.n, -1)
-    arrays["output"] = out @ spec.weights["output"] if "output" in spec.weights else out
+    finished(spec, arrays, o)
     if keep_chunks:
         arrays["chunk_states"] = blocks
     if keep_scores:

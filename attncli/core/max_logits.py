@@ -144,8 +144,9 @@ def _on_key(spec: Spec) -> tuple[str, str]:
 
 
 def _q(key: str, symbol: str, title: str, shape: str, text, latex, needs: str, parameter: bool = False,
-       checkable: bool = False) -> Quantity:
-    return Quantity(key, symbol, title, shape, needs, "", parameter, text, latex, checkable=checkable)
+       checkable: bool = False, null_at_minus_inf: bool = False, steps: tuple = ()) -> Quantity:
+    return Quantity(key, symbol, title, shape, needs, "", parameter, text, latex, checkable=checkable,
+                    null_at_minus_inf=null_at_minus_inf, steps=steps)
 
 
 def _scaled_weight(key: str, symbol: str, title: str, shape: str, of: str, factor, needs: str) -> Quantity:
@@ -155,15 +156,17 @@ def _scaled_weight(key: str, symbol: str, title: str, shape: str, of: str, facto
 
 
 MAX_LOGITS = _q("max_logits", "S_max", "Max logits", "h", lambda spec: "S_max = max over the allowed (i, j) of Z",
-                lambda spec, up: r"S_{\max} = \max_{(i, j)} Z_{ij}", "max_logits: or qk_clip:", checkable=True)
+                lambda spec, up: r"S_{\max} = \max_{(i, j)} Z_{ij}", "max_logits: or qk_clip:", checkable=True,
+                null_at_minus_inf=True, steps=(5,))  # −inf: a head with no allowed cell
 CELLS = _q("max_logit_cells", "", "Max logit cells", "h 2", lambda spec: "(i, j) = argmax Z",
-           lambda spec, up: r"(i, j) = \operatorname{argmax} Z", "max_logits: or qk_clip:")
+           lambda spec, up: r"(i, j) = \operatorname{argmax} Z", "max_logits: or qk_clip:", null_at_minus_inf=True)
 GAMMA = _q("qk_clip_gamma", "γ", "QK-Clip factors", "h", lambda spec: f"γ = min(1, {_tau(spec)} / S_max)",
            lambda spec, up: rf"\gamma = \min\left(1, \frac{{{_tau(spec)}}}{{S_{{\max}}}}\right)", "qk_clip:",
-           checkable=True)
+           checkable=True, steps=(5,))
 NEW_MAX = _q("qk_clip_max_logits", "S_max_new", "Max logits after QK-Clip", "h",
              lambda spec: "S_max_new = max over the allowed (i, j) of Z(γ·S)",
-             lambda spec, up: r"S_{\max}^{\text{new}} = \max_{(i, j)} Z(\gamma S)_{ij}", "qk_clip:", checkable=True)
+             lambda spec, up: r"S_{\max}^{\text{new}} = \max_{(i, j)} Z(\gamma S)_{ij}", "qk_clip:", checkable=True,
+             null_at_minus_inf=True, steps=(5,))
 CLIPPED = (
     _scaled_weight("qk_clip_weight_query", "W_Q_clip", "Query projection after QK-Clip", "h d_model d_k", "W_Q",
                    _on_query, "qk_clip:"),

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.threads import in_row_blocks
+
 
 def sinusoidal(n: int, d: int) -> np.ndarray:
     """The fixed positional encoding of "Attention Is All You Need": (n, d)."""
@@ -74,15 +76,20 @@ def rotate(x: np.ndarray, positions: np.ndarray, rope: Rope) -> np.ndarray:
     pairs = slice(lo, end, 2), slice(lo + 1, end, 2)
     first, second = halves if rope.style == "half" else pairs  # where each pair's members are read
     into = pairs if rope.style == "interleaved" else halves  # and where they are written
-    a, b = x[..., first], x[..., second]
     out = np.empty_like(x)
-    out[..., :lo] = x[..., :lo]  # the unrotated rest (partial rotary)
-    out[..., end:] = x[..., end:]
-    product = np.empty(a.shape)  # one temporary for the second product of each half: no other copy
-    np.multiply(a, cos, out=out[..., into[0]])
-    np.multiply(b, sin, out=product)
-    out[..., into[0]] -= product  # a·cos − b·sin
-    np.multiply(b, cos, out=out[..., into[1]])
-    np.multiply(a, sin, out=product)
-    out[..., into[1]] += product  # b·cos + a·sin
+
+    def turn(rows: slice) -> None:  # the rows of one block (every head): the same bits as all at once
+        x_, out_, cos_, sin_ = x[..., rows, :], out[..., rows, :], cos[rows], sin[rows]
+        a, b = x_[..., first], x_[..., second]
+        out_[..., :lo] = x_[..., :lo]  # the unrotated rest (partial rotary)
+        out_[..., end:] = x_[..., end:]
+        product = np.empty(a.shape)  # one temporary for the second product of each half: no other copy
+        np.multiply(a, cos_, out=out_[..., into[0]])
+        np.multiply(b, sin_, out=product)
+        out_[..., into[0]] -= product  # a·cos − b·sin
+        np.multiply(b, cos_, out=out_[..., into[1]])
+        np.multiply(a, sin_, out=product)
+        out_[..., into[1]] += product  # b·cos + a·sin
+
+    in_row_blocks(turn, x.shape[-2], x.size)  # (on two threads where Q or K is large)
     return out

@@ -31,6 +31,7 @@ from attncli.core.formulas import norm_text
 from attncli.core.norms import QkNorm
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.threads import in_row_blocks
 
 HAT = "\u0302"  # the combining circumflex: Q̂ is "Q" + HAT
 
@@ -60,10 +61,16 @@ def _centred(x: np.ndarray, kind: str, scope: str) -> np.ndarray:
 def _scaled(centred: np.ndarray, spread: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, eps: float
             ) -> np.ndarray:
     d_k = centred.shape[-1]
-    out = centred * (1.0 / np.sqrt(spread + eps))  # (h, n, d_k)
-    out *= gamma.reshape(-1, 1, d_k)  # (h or 1, 1, d_k)
-    if beta is not None:
-        out += beta.reshape(-1, 1, d_k)
+    inverse, out = 1.0 / np.sqrt(spread + eps), np.empty(np.broadcast_shapes(centred.shape, spread.shape),
+                                                            np.result_type(centred, spread))
+
+    def scale(rows: slice) -> None:  # the rows of one block: the same bits as all at once
+        np.multiply(centred[:, rows], inverse[:, rows], out=out[:, rows])  # (h, n, d_k)
+        out[:, rows] *= gamma.reshape(-1, 1, d_k)  # (h or 1, 1, d_k)
+        if beta is not None:
+            out[:, rows] += beta.reshape(-1, 1, d_k)
+
+    in_row_blocks(scale, out.shape[1], out.size)  # (on two threads where Q or K is large)
     return out
 
 
@@ -201,16 +208,17 @@ def _qk_norm_after_rope_back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 NORMALIZED = (Quantity("normalized_queries", f"Q{HAT}", "Normalised queries", "h n d_k", "qk_norm:", "", False,
-                       _text("Q"), _latex("Q"), checkable=True),
+                       _text("Q"), _latex("Q"), checkable=True, steps=("qk_norm",)),
               Quantity("normalized_keys", f"K{HAT}", "Normalised keys", "g m d_k", "qk_norm:", "", False,
-                       _text("K"), _latex("K"), checkable=True))
+                       _text("K"), _latex("K"), checkable=True, steps=("qk_norm",)))
 
 # Two places in the list, one of them present: before the rotation (the usual), or after it (after_rope: true).
 QK_NORM = Stage("qk_norm", "Q̂, K̂ = qk_norm(Q), qk_norm(K)", ("queries", "keys"), NORMALIZED,
                 lambda spec, a: _normalized(spec, a["queries"], a["keys"]), before_rope,
-                backward=_qk_norm_back)
+                backward=_qk_norm_back, explained=("qk_norm",))
 QK_NORM_AFTER_ROPE = Stage("qk_norm_after_rope", "Q̂, K̂ = qk_norm(Q′), qk_norm(K′)",
                            ("queries", "keys", "queries_rotated", "keys_rotated"), NORMALIZED,
                            lambda spec, a: _normalized(spec, _last(a, "queries"), _last(a, "keys")),
                            lambda spec: spec.qk_norm is not None and spec.qk_norm.after_rope,
-                           backward=_qk_norm_after_rope_back)
+                           backward=_qk_norm_after_rope_back)  # (its step is qk_norm's, named where qk_norm
+#   usually is: explained= stays on QK_NORM)

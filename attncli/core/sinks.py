@@ -78,4 +78,4 @@ def _lse_latex(spec: Spec, up) -> str:
 
 SINK_WEIGHTS = Quantity("sink_weights", "σ", "Sink share", "h n", "sinks:", text=_share_text, latex=_share_latex)
 LSE = Quantity("lse", "LSE", "Log-sum-exp", "h n", "score: dot and normalize: softmax", text=_lse_text,
-               latex=_lse_latex)
+               latex=_lse_latex, null_at_minus_inf=True)  # ln 0: a row with no key

@@ -78,6 +78,7 @@ class Spec:
     k_eq_v: bool = False  # V = C·W_K + b_K (Gemma 4's attention_k_eq_v): w_v is w_k, b_v is b_k
     shared_kv: tuple[np.ndarray, np.ndarray] | None = None  # kv_from (a stack's layer): an earlier layer's K as its
     #   scores saw them (g, m, d_k) and V as its weights mixed them (g, m, d_v); w_k, w_v are then zeros of their shape
+    shared_from: int | None = None  # kv_from's layer (counting from 0, as layers: does)
 
     @property
     def heads(self) -> int:

@@ -40,6 +40,9 @@ class Quantity:
     note: Callable[[Spec], str] | None = None  # what its table's title adds after the formula
     masked: bool = False  # a matrix whose masked cells are no number (null in JSON, blank in tables)
     checkable: bool = False  # a learner may give it in check's ``answer:`` (its row for ``query:`` from ``rows``)
+    null_at_minus_inf: bool = False  # a −inf cell (kept in .npz) is null in JSON: a masked cell, a row with no key
+    steps: tuple[int | str, ...] = ()  # the explain steps that work it out (1 … 8, "rope" …): the page's cells point
+    #   to them all, check's report to the last; () : the first step that shows it (or a step check chooses)
 
     @property
     def per_head(self) -> bool:
@@ -103,6 +106,8 @@ class Stage:
     backward: Callable[[Spec, Arrays, Arrays], Arrays] | None = None  # the gradients of what it read, from those
     #   of what it wrote (core.gradients); None: nothing it makes carries a gradient back
     variants: tuple[Variant, ...] = ()  # its plausible wrong versions, for check (core.variants)
+    explained: tuple[str, ...] = ()  # the extra explain steps that show it (``--step rope``), named as the document's
+    #   part; explain shows such a step after the last stage it shows (:func:`extra_steps`)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -113,6 +118,13 @@ class Stage:
     def parameters(self) -> tuple[Quantity, ...]:
         """The document's matrices it applies (W_Q, b_Q …), each before what it makes."""
         return tuple(q for q in self.writes if q.parameter)
+
+
+def extra_steps(stages: tuple[Stage, ...]) -> tuple[str, ...]:
+    """The extra explain steps of ``stages`` (each ``Stage.explained``), in the order explain shows them: each after
+    the last stage it shows (the latent step after the rotation: it shows the absorbed queries)."""
+    last = {name: i for i, stage in enumerate(stages) for name in stage.explained}
+    return tuple(sorted(last, key=last.__getitem__))  # (a stable sort: one stage's steps in their own order)
 
 
 # ---------------------------------------------------------------- what several stages' steps share

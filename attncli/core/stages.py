@@ -26,9 +26,10 @@ from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.max_logits import max_logits_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.stage import Arrays, Quantity, Stage, extra_steps
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
 from attncli.core.variants import backward as wrong_back
+from attncli.core.variants import left_out
 from attncli.core.variants.heads import HEAD_VARIANTS
 from attncli.core.variants.masks import MASK_VARIANTS
 from attncli.core.variants.norms import POST_NORM_VARIANTS, PRE_NORM_VARIANTS, RESIDUAL_VARIANTS
@@ -147,8 +148,10 @@ def _mix_block(spec: Spec, a: Arrays, lo: int, hi: int) -> Arrays:
 # ---------------------------------------------------------------- the list
 
 
-def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False, checkable=False):
-    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked, checkable)
+def _q_(key, symbol, title, shape, formula, needs="", source="", note=None, masked=False, checkable=False,
+        null_at_minus_inf=False, steps=()):
+    return Quantity(key, symbol, title, shape, needs, source, False, *formula, note, masked, checkable,
+                    null_at_minus_inf, steps)
 
 
 def _p_(key, symbol, title, shape, needs, source):
@@ -158,7 +161,8 @@ def _p_(key, symbol, title, shape, needs, source):
 def _projected(sym: str, title: str, shape: str, source: str):
     weight, bias = f"W_{sym}", f"b_{sym}"
     return _q_(title.lower(), sym, title, shape, (f.projection_text(sym, weight, bias, source),
-                                                  f.projection_latex(sym, weight, bias, source)), checkable=True)
+                                                  f.projection_latex(sym, weight, bias, source)), checkable=True,
+               steps=(3,))
 
 
 def _kernel_view(key: str, sym: str, title: str, shape: str) -> Quantity:
@@ -217,12 +221,13 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
     Stage("document", "X, P: the document's inputs and positional encoding", (),
           (_q_("inputs", "X", "Inputs", "n d_model", f.symbol("X"), source="inputs"),
            _q_("positional", "P", "Positional encoding", "n d_model", f.symbol("P"), "positional:", "positional")),
-          lambda spec, a: {}),
+          lambda spec, a: {}, explained=("positional",)),
     Stage("pre_norm", "X̂ = pre_norm(X + P)", ("inputs", "positional"),
           (_q_("normalized_inputs", "X̂", "Normalised inputs", "n d_model",
-               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True),),
+               (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True,
+               steps=("pre_norm",)),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
-          backward=grad.pre_norm, variants=PRE_NORM_VARIANTS),
+          backward=grad.pre_norm, variants=PRE_NORM_VARIANTS, explained=("pre_norm",)),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
     latent_stage(QUERIES, KEYS, VALUES),
@@ -240,21 +245,22 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
           _projections, lambda spec: spec.latent is None, backward=grad.projections, variants=HEAD_VARIANTS),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
-          backward=grad.clip),
+          backward=grad.clip, variants=(left_out.CLIP_LEFT_OUT,)),
     qknorm.QK_NORM,
     V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
                                               (f.rotated_text("Q"), f.rotated_latex("Q")), "rope:",
-                                              checkable=True), "Q"),
+                                              checkable=True, steps=("rope",)), "Q"),
            qknorm.rotated_from_normalized(_q_("keys_rotated", "K′", "Rotated keys", "g m d_k",
                                               (f.rotated_text("K"), f.rotated_latex("K")), "rope:",
-                                              checkable=True), "K"),
+                                              checkable=True, steps=("rope",)), "K"),
            _q_("rope_frequencies", "f", "Rotary frequencies", "dims/2", (f.frequencies_text, f.frequencies_latex),
                "rope:"),
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
-          _rotations, lambda spec: spec.rope is not None, backward=grad.rope, variants=ROPE_VARIANTS),
+          _rotations, lambda spec: spec.rope is not None, backward=grad.rope, variants=ROPE_VARIANTS,
+          explained=("rope",)),
     qknorm.QK_NORM_AFTER_ROPE,
     temperature_stage(last_queries),
 )
@@ -276,33 +282,35 @@ STAGES: tuple[Stage, ...] = (
     absorb_stage(kernel_queries, QK_READS),
     Stage("scores", "S = Q′·K′ᵀ", QK_READS,
           (qknorm.scores_of_normalized(_q_("scores", "S", "Scores", "h n m", (f.score_formula, f.scores_latex),
-                                           checkable=True)),),
+                                           checkable=True, steps=(4,))),),
           _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores,
           variants=SCORE_VARIANTS + wrong_back.SCORES_BACKWARD),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
-               masked=True, checkable=True),),
+               masked=True, checkable=True, null_at_minus_inf=True, steps=(4,)),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
           tiled=lambda spec: True, variants=BIAS_VARIANTS),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
-               checkable=True),),
+               checkable=True, steps=(4,)),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale,
-          variants=SCALE_VARIANTS + wrong_back.SCALE_BACKWARD),
+          variants=SCALE_VARIANTS + (left_out.SOFTCAP_LEFT_OUT,) + wrong_back.SCALE_BACKWARD),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
-               checkable=True),
+               checkable=True, steps=(5,)),
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
-          backward=grad.weights, variants=SOFTMAX_VARIANTS + MASK_VARIANTS + wrong_back.WEIGHTS_BACKWARD),
+          backward=grad.weights,
+          variants=SOFTMAX_VARIANTS + MASK_VARIANTS + (left_out.SINK_LEFT_OUT,) + wrong_back.WEIGHTS_BACKWARD),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
     max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
     Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
-               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True),),
+               (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True,
+               steps=(6, 7)),),
           _mix, lambda spec: spec.differential is None, part="attention", block=_mix_block, tiled=lambda spec: True,
           backward=grad.mix, variants=MIX_VARIANTS + wrong_back.MIX_BACKWARD),
     DIFFERENTIAL,
@@ -313,7 +321,7 @@ STAGES: tuple[Stage, ...] = (
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
                checkable=True)),
-          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS),
+          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS + (left_out.GATE_AFTER_OUTPUT,)),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
@@ -325,15 +333,16 @@ STAGES: tuple[Stage, ...] = (
                (f.residual_formula, lambda spec, up: f.residual_formula(spec)), "add_norm: or residual: true",
                checkable=True),
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
-               "add_norm:", checkable=True)),
+               "add_norm:", checkable=True, steps=("add_norm",))),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
-          backward=grad.residual, variants=RESIDUAL_VARIANTS),
+          backward=grad.residual, variants=RESIDUAL_VARIANTS, explained=("add_norm", "residual")),
 )
 
 BY_NAME = {stage.name: stage for stage in STAGES}
 QUANTITIES: dict[str, Quantity] = {**{q.key: q for stage in STAGES for q in stage.writes},
                                    **{q.key: q for q in GRADIENTS}}  # the gradients last, as the backward makes them
 MATRIX_KEYS = tuple(key for key, q in QUANTITIES.items() if q.matrix)  # the n × m matrices only the full path keeps
+EXTRA_STEPS = extra_steps(STAGES)  # explain's steps beyond 1 … 8, by name, in its order (--step rope)
 
 
 def in_order(spec: Spec) -> list[Quantity]:

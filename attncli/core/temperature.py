@@ -19,6 +19,7 @@ import numpy as np
 
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.variants.left_out import temperature_left_out
 
 TEMPERED = "_tempered_queries"  # the multiplied queries (h, n, d_k): internal, what kernel_queries returns
 
@@ -54,4 +55,5 @@ def temperature_stage(last_queries: Callable[[Arrays, Spec], np.ndarray]) -> Sta
         return {"query_temperature": tau, TEMPERED: tempered(last_queries(a, spec), tau)}
     return Stage("query_temperature", "Q′ = τ ⊙ Q′  (row i times τ_i)",
                  ("queries", "queries_rotated", "normalized_queries"), (TAU,), run,
-                 lambda spec: spec.query_temperature is not None)
+                 lambda spec: spec.query_temperature is not None,
+                 variants=(temperature_left_out(last_queries, TEMPERED),))

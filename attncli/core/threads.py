@@ -81,6 +81,21 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def in_row_blocks(task: Callable[[slice], None], rows: int, size: int) -> None:
+    """``task(rows lo:hi)`` for blocks of ``rows`` rows on our threads, where the arrays (``size`` numbers) are
+    large enough for two threads to pay (an elementwise pass over Q or K at n = 8192: RoPE, a norm's scaling);
+    else one call.  Each block writes its own rows, so the result has the same bits as one call."""
+    threads = min(cores(), max(1, rows // 64))
+    if threads <= 1 or size < ELEMENTWISE_NUMBERS or getattr(_INSIDE, "job", False):
+        task(slice(0, rows))
+        return
+    step = -(-rows // (2 * threads))
+    run_parallel(task, [slice(lo, min(lo + step, rows)) for lo in range(0, rows, step)], None, threads)
+
+
+ELEMENTWISE_NUMBERS = 1 << 20  # an elementwise pass over fewer numbers stays one call (about a millisecond)
+
+
 _INSIDE = threading.local()  # .job: this thread is running a job of run_parallel
 _POOLS: dict = {}  # threads -> a ThreadPoolExecutor of that many threads, kept for the process
 

@@ -18,6 +18,7 @@ import numpy as np
 from attncli.core import backward as b
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Quantity, Stage
+from attncli.core.variants.left_out import V_NORM_LEFT_OUT
 
 
 def rms(v: np.ndarray, eps: float) -> np.ndarray:
@@ -49,6 +50,6 @@ NORMALIZED_VALUES = Quantity(
     "normalized_values", "V̂", "Normalised values", "g m d_v", "v_norm:",
     text=lambda spec: "V̂ = V / √(mean(V²) + ε)" if spec.v_norm is None else f"V̂ = V / √(mean(V²) + {spec.v_norm:g})",
     latex=lambda spec, up: up(r"\hat{V}") + r" = \frac{V}{\sqrt{\operatorname{mean}(V^2) + \varepsilon}}",
-    checkable=True)
+    checkable=True, steps=(3,))
 V_NORM = Stage("v_norm", "V̂ = V / √(mean(V²) + ε)", ("values",), (NORMALIZED_VALUES,), _run,
-               lambda spec: spec.v_norm is not None, backward=_backward)
+               lambda spec: spec.v_norm is not None, backward=_backward, variants=(V_NORM_LEFT_OUT,))

@@ -70,8 +70,8 @@ class _Builder:
             raise AttnError("makes a stack of layers, which attncli compute FILE computes (or one layer of it with "
                             "--layer N); this takes a one-layer document", "layers")
         if "linear" in data:  # (attncli compute reads it: attncli.inputs.linear)
-            raise AttnError("makes a layer of linear attention, which attncli compute, explain and heatmap take, not "
-                            "this command yet (docs/format.md Part 4)", "linear")
+            raise AttnError("makes a layer of linear attention, which attncli compute, explain, heatmap and check "
+                            "take, not this command yet (docs/format.md Part 4)", "linear")
         for key in data:
             if key not in TOP_KEYS:
                 raise unknown_document_key(key, TOP_KEYS)
@@ -182,6 +182,7 @@ class _Builder:
                                and not (p != "query" and shared_of(self.data) is not None)),  # (kv_from)
             shared_kv=None if shared_of(self.data) is None else (shared_of(self.data).keys,
                                                                    shared_of(self.data).values),
+            shared_from=None if shared_of(self.data) is None else shared_of(self.data).index,
             files=frozenset(self.files),
             per_head=frozenset(self.per_head),
             score_bias=score_bias,

@@ -67,14 +67,7 @@ def _activation(block: dict) -> str:
 
 def _projected(reader: Any, common: dict) -> LinearSpec:
     block = reader.block
-    if block.get("gradient") is not None:
-        raise AttnError("(the backward pass) is given for q, k and v given directly only, so far: give them in "
-                        "linear:, or leave gradient out", "linear.gradient")
-    if reader.data.get("inputs") is None:
-        raise AttnError("is required: X (n × d_model), or queries, keys and values in linear:", "inputs")
-    x = reader.read("inputs", reader.data["inputs"])
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise AttnError(f"is {shape_str(x.shape)}; expected a matrix n × d_model", "inputs")
+    x = reader.inputs(lightning=True)
     n, d_model = x.shape
     h = head_count(block.get("heads"), "linear.heads") or 1
     weights = mapping_of(block.get("weights") or {}, "linear.weights", WEIGHTS + ("beta", "decay"))

@@ -19,7 +19,7 @@ from attncli.inputs.matrices import read_value
 from attncli.inputs.reading import real_path
 from attncli.inputs.values import head_count, mapping_of, number_of, scale_of, token_labels, unknown_document_key
 
-TOP = ("tokens", "inputs", "linear")  # a linear: document's top-level keys
+TOP = ("tokens", "inputs", "linear", "answer")  # a linear: document's top-level keys (answer: for check)
 KEYS = ("kind", "heads", "value_heads", "weights", "conv", "A_log", "dt_bias", "norm", "l2norm", "scale", "chunk",
         "initial_state", "queries", "keys", "values", "beta", "g", "gradient", "slopes", "activation")
 GIVEN = ("queries", "keys", "values", "beta", "g")  # what a kernel receives, instead of inputs and weights
@@ -146,15 +146,23 @@ class _Reader:
             raise AttnError(f"is {shape_str(w.shape)}; expected {what}: {need}", key)
         return w
 
-    def _projected(self, common: dict) -> LinearSpec:
+    def inputs(self, lightning: bool = False) -> np.ndarray:
+        """X (n, d_model), which the projections read: required, and no gradient (given for q, k, v … only)."""
         if self.block.get("gradient") is not None:
-            raise AttnError("(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
+            raise AttnError("(the backward pass) is given for q, k and v given directly only, so far: give them in "
+                            "linear:, or leave gradient out" if lightning else
+                            "(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
                             "in linear:, or leave gradient out", "linear.gradient")
         if self.data.get("inputs") is None:
-            raise AttnError("is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
+            raise AttnError("is required: X (n × d_model), or queries, keys and values in linear:" if lightning else
+                            "is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
         x = self.read("inputs", self.data["inputs"])
         if x.ndim != 2 or x.shape[0] == 0:
             raise AttnError(f"is {shape_str(x.shape)}; expected a matrix n × d_model", "inputs")
+        return x
+
+    def _projected(self, common: dict) -> LinearSpec:
+        x = self.inputs()
         n, d_model = x.shape
         h_k, h_v = self._heads()
         weights = mapping_of(self.block.get("weights") or {}, "linear.weights", WEIGHTS)
@@ -264,6 +272,6 @@ class _Reader:
 
 # a softmax document's keys: with linear: each is named as not used there, not as unknown
 _SOFTMAX_KEYS = ("context", "context_tokens", "heads", "weights", "bias", "scale", "mask", "positional", "score",
-                 "normalize", "add_norm", "answer", "score_bias", "latent", "kv_heads", "rope", "positions",
+                 "normalize", "add_norm", "score_bias", "latent", "kv_heads", "rope", "positions",
                  "context_positions", "pre_norm", "post_norm", "residual", "softcap", "clip_qkv", "query_temperature",
                  "sinks", "qk_norm", "gradient", "queries", "keys", "values", "layers")

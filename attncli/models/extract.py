@@ -83,7 +83,8 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     inputs, ids = _model_inputs(encoded, folder.model_type, stack, net)
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())]
     where = (f"{stack} " if folder.model_type == "t5" else "") + f"layer {layer}"
-    entering = f"{where}'s linear attention (after its input norm)" if plan.linear else where
+    entering = f"{where}'s {'linear ' if plan.linear else ''}attention (after its input norm)" \
+        if plan.linear or plan.after_norm else where
     progress(f"running the model on {n} tokens")
     try:
         caught = capture.run(torch, net, plan, inputs, dtype == "float64", family.attentions, layer)

@@ -25,7 +25,7 @@ from attncli.models import (
     llama_outline,
     other_outlines,
 )
-from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale
+from attncli.models.family import STACKS, Family, Param, Plan, _layer_norm, _projections, _scale, epsilon
 
 __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
 
@@ -111,7 +111,7 @@ def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
             **_scale(attn.scaling, head_dim),
             "mask": {"causal": True, "window": int(window)} if window else "causal",
             "pre_norm": {"kind": "rms", "gamma": Param(f"{block}.input_layernorm.weight"),
-                         "eps": float(norm.variance_epsilon)},
+                         "eps": epsilon(norm)},
             "rope": {**rope, "style": "half"},
             "residual": True}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
@@ -130,7 +130,7 @@ def _diffllama(config: Any, model: Any, layer: int, stack: str) -> Plan:
         {"lambda_init": float(attn.lambda_init)}
     plan.keys["differential"] = {**{name: Param(f"{p}.{name}") for name in
                                     ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")},
-                                 **init, "eps": float(attn.groupnorm.eps)}
+                                 **init, "eps": epsilon(attn.groupnorm)}
     plan.float64["install"] = (*plan.float64.get("install", ()), float64_switches.sums64)
     return plan
 
@@ -177,7 +177,7 @@ def _t5(config: Any, model: Any, layer: int, stack: str) -> Plan:
             "score_bias": {"relative": {"table": table, "buckets": config.relative_attention_num_buckets,
                                         "max_distance": config.relative_attention_max_distance,
                                         "bidirectional": stack == "encoder"}},
-            "pre_norm": {"kind": "rms", "gamma": Param(f"{p}.layer_norm.weight"), "eps": float(norm.variance_epsilon)},
+            "pre_norm": {"kind": "rms", "gamma": Param(f"{p}.layer_norm.weight"), "eps": epsilon(norm)},
             "residual": True}
     return Plan(keys, block, f"{p}.SelfAttention.o", pre_norm=f"{p}.layer_norm", residual=(p, "output"))
 

@@ -38,6 +38,7 @@ class Plan:
     limit: int | None = None  # the model's positions (None: relative positions, no limit)
     attentions_index: int | None = None  # its place in output_attentions when not the layer's (Qwen3-Next)
     linear: bool = False  # a layer of linear attention: keys is {"linear": …} (docs/format.md Part 4), X its input
+    after_norm: bool = False  # X is what enters the attention module, after the layer's input norm (MiniMax)
 
 
 @dataclass(frozen=True)
@@ -71,5 +72,11 @@ def _scale(scaling: float, d_k: int) -> dict[str, Any]:
     return {"scale": float(scaling)}
 
 
+def epsilon(module: Any) -> float:
+    """A norm module's ε: ``eps`` (torch's own norms, and transformers' until its classes renamed it) or
+    ``variance_epsilon`` (transformers' RMSNorms; Gemma 3's and 4's and Llama 4's from 5.25)."""
+    return float(module.eps if hasattr(module, "eps") else module.variance_epsilon)
+
+
 def _layer_norm(module: Any, path: str) -> dict[str, Any]:
-    return {"gamma": Param(f"{path}.weight"), "beta": Param(f"{path}.bias"), "eps": float(module.eps)}
+    return {"gamma": Param(f"{path}.weight"), "beta": Param(f"{path}.bias"), "eps": epsilon(module)}

@@ -183,13 +183,24 @@ def rules64(module_name: str, names: tuple[str, ...]) -> Callable[[Any, Any], li
         module = importlib.import_module(module_name)
         before = {name: getattr(module, name) for name in names}
         for name, function in before.items():
-            source = "\n".join(line for line in inspect.getsource(function).splitlines() if not line.startswith("@"))
+            source = "\n".join(line for line in inspect.getsource(_plain(function)).splitlines()
+                               if not line.startswith("@"))
             space = dict(vars(module))
             exec(source.replace("torch.float32", "torch.float64"), space)  # transformers' own function, in float64
             setattr(module, name, space[name])
         return [_Undo(lambda: [setattr(module, name, f) for name, f in before.items()])]
 
     return install
+
+
+def _plain(function: Any) -> Any:
+    """The function itself, under the hub-kernel wrapper transformers puts on it when the ``kernels`` package is
+    installed (an ``nn.Module`` named ``Func`` whose forward calls it: its closure's ``func``)."""
+    import inspect
+
+    if inspect.isfunction(function):
+        return function
+    return inspect.getclosurevars(type(function).forward).nonlocals["func"]
 
 
 def lightning_decays64(torch: Any, model: Any) -> list[Any]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError
 from attncli.models import float64_switches
-from attncli.models.family import Param, Plan, _projections, _scale
+from attncli.models.family import Param, Plan, _projections, _scale, epsilon
 
 
 def frequencies(config: Any, layer_type: str, head_dim: int) -> np.ndarray:
@@ -40,7 +40,7 @@ def norms64(torch: Any, model: Any) -> list[Any]:
     """Gemma 4's RMSNorm, w ⊙ x / √(mean(x²) + ε) (no w with with_scale=False), in float64."""
     def hook(module: Any, args: tuple, output: Any) -> Any:
         x = args[0]
-        y = x * (x.pow(2).mean(-1, keepdim=True) + module.eps).rsqrt()
+        y = x * (x.pow(2).mean(-1, keepdim=True) + epsilon(module)).rsqrt()
         return y * module.weight if module.with_scale else y
 
     return [module.register_forward_hook(hook, prepend=True) for module in model.modules()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from attncli.core.errors import AttnError
-from attncli.models.family import Param, Plan, _scale
+from attncli.models.family import Param, Plan, _scale, epsilon
 from attncli.models.llama_outline import rope_hook, rope_key, rope_table
 
 # model_type -> why extract cannot read the folder (it never runs code from a model folder)
@@ -34,7 +34,7 @@ def _linear(model: Any, path: str) -> tuple[Param, Param | None]:
 
 def _rms(model: Any, path: str) -> dict[str, Any]:
     return {"kind": "rms", "gamma": Param(f"{path}.weight"),
-            "eps": float(model.get_submodule(path).variance_epsilon)}
+            "eps": epsilon(model.get_submodule(path))}
 
 
 def _latent(model: Any, p: str) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def deepseek(config: Any, model: Any, layer: int, stack: str) -> Plan:
     keys: dict[str, Any] = {"heads": config.num_attention_heads, "rope": rope, **_latent(model, p),
                             **_scale(attn.scaling, d_k), "mask": "causal",
                             "pre_norm": {"kind": "rms", "gamma": Param(f"{block}.input_layernorm.weight"),
-                                         "eps": float(pre.variance_epsilon)}, "residual": True}
+                                         "eps": epsilon(pre)}, "residual": True}
     if getattr(config, "num_key_value_heads", config.num_attention_heads) != config.num_attention_heads:
         raise AttnError("num_key_value_heads differs from num_attention_heads; latent attention expands keys and "
                         "values for every query head")
@@ -129,7 +129,7 @@ def deepseek32(config: Any, model: Any, layer: int, stack: str) -> Plan:
         "weights": {"query": Param(f"{p}.wq_b.weight", "torch"), "key": Param(f"{p}.wk.weight", "torch"),
                     "head_weights": Param(f"{p}.weights_proj.weight", "torch")},
         "key_norm": {"kind": "layer", "gamma": Param(f"{p}.k_norm.weight"), "beta": Param(f"{p}.k_norm.bias"),
-                     "eps": float(ix.k_norm.eps)}}
+                     "eps": epsilon(ix.k_norm)}}
     plan.float64.setdefault("install", []).append(indexer64)
     return plan
 

@@ -1,10 +1,14 @@
 """The linear-attention layers of Qwen3-Next (Gated DeltaNet), Kimi Linear (Kimi Delta Attention) and MiniMax
-(lightning attention) as a ``linear:`` block (docs/format.md Part 4).
+(lightning attention) as a ``linear:`` block (docs/format.md Part 4), and the full-attention layers between them.
 
 Each function is a family's ``plan`` for one of those layers (:mod:`attncli.models.families`): X is what enters the
 attention module (after the decoder layer's input norm), Y what its output projection gives. The steps transformers
 computes in float32 (the delta rules, the gated norms, MiniMax's decays) are switched to float64 by
 :mod:`attncli.models.float64_switches` while the model runs.
+
+The full-attention layers are ordinary documents: MiniMax's is Mistral's attention (:func:`minimax_full`, on the
+normalised X, as its lightning layers: the decoder layer adds it to that X), Kimi Linear's is DeepSeek's latent
+attention without rotation (:func:`kimi_full`, a whole layer with its pre-norm and residual).
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from attncli.core.errors import AttnError, quoted
-from attncli.models import float64_switches
-from attncli.models.family import Param, Plan
+from attncli.models import float64_switches, llama_outline
+from attncli.models.family import Param, Plan, _scale, epsilon
+from attncli.models.latent_families import _latent, _rms
 
 
 def _cut(width: int, groups: int, offset: int, size: int) -> tuple[tuple[int, int], ...]:
@@ -44,7 +49,7 @@ def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
                "output": Param(f"{p}.out_proj.weight", "torch")}
     linear = {"kind": "gated_delta", "heads": h_k, "value_heads": h_v, "weights": weights,
               "conv": Param(f"{p}.conv1d.weight"), "A_log": Param(f"{p}.A_log"), "dt_bias": Param(f"{p}.dt_bias"),
-              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon),
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": epsilon(attn.norm),
                        "activation": "silu"}}
     rules = float64_switches.rules64("transformers.models.qwen3_next.modeling_qwen3_next",
                                      ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule"))
@@ -57,11 +62,8 @@ def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
 def kimi_linear(config: Any, model: Any, layer: int, stack: str) -> Plan:
     """KimiLinearDeltaAttention: q, k, v, b_proj, the conv, the forget gate (f_a_proj·f_b_proj, A_log, dt_bias),
     the output gate (g_a_proj·g_b_proj), the sigmoid-gated RMSNorm and o_proj."""
-    kinds = config.layer_types
-    if kinds[layer] != "linear_attention":
-        linear = ", ".join(str(i) for i, kind in enumerate(kinds) if kind == "linear_attention")
-        raise AttnError(f"layer {layer} is a full-attention (MLA) layer of Kimi Linear, which extract does not write "
-                        f"yet; its Kimi Delta Attention layers are {linear or 'none'}")
+    if config.layer_types[layer] != "linear_attention":
+        return kimi_full(config, model, layer)
     p = f"layers.{layer}.self_attn"
     attn = model.get_submodule(p)
     _silu_only(attn.activation, "its conv")
@@ -77,7 +79,7 @@ def kimi_linear(config: Any, model: Any, layer: int, stack: str) -> Plan:
     linear = {"kind": "kda", "heads": attn.num_heads, "weights": weights, "conv": conv,
               "A_log": gate.A_log.detach().double().reshape(-1).tolist(),  # (stored 1 × 1 × h × 1)
               "dt_bias": Param(f"{p}.forget_gate.dt_bias"),
-              "norm": {"gamma": Param(f"{p}.o_norm.weight"), "eps": float(attn.o_norm.variance_epsilon),
+              "norm": {"gamma": Param(f"{p}.o_norm.weight"), "eps": epsilon(attn.o_norm),
                        "activation": "sigmoid"}}
     rules = float64_switches.rules64("transformers.models.kimi_linear.modeling_kimi_linear",
                                      ("chunk_kimi_delta_attention", "recurrent_kimi_delta_attention"))
@@ -90,11 +92,8 @@ def kimi_linear(config: Any, model: Any, layer: int, stack: str) -> Plan:
 def minimax(config: Any, model: Any, layer: int, stack: str) -> Plan:
     """MiniMaxLightningAttention: qkv_proj cut per head ([q | k | v] of d columns each), the slopes of the layer,
     the RMSNorm over all heads, the sigmoid output gate and out_proj."""
-    kinds = config.layer_types
-    if kinds[layer] != "linear_attention":
-        linear = ", ".join(str(i) for i, kind in enumerate(kinds) if kind == "linear_attention")
-        raise AttnError(f"layer {layer} is a full-attention layer of MiniMax, which extract does not write yet; its "
-                        f"lightning-attention layers are {linear or 'none'}")
+    if config.layer_types[layer] != "linear_attention":
+        return minimax_full(config, model, layer)
     p = f"layers.{layer}.self_attn"
     attn = model.get_submodule(p)
     activation = config.hidden_act
@@ -108,7 +107,48 @@ def minimax(config: Any, model: Any, layer: int, stack: str) -> Plan:
                "gate": Param(f"{p}.output_gate.weight", "torch"), "output": Param(f"{p}.out_proj.weight", "torch")}
     linear = {"kind": "lightning", "heads": h, "slopes": {"layer": layer, "layers": attn.num_hidden_layers},
               "activation": "sigmoid" if activation == "sigmoid" else "silu", "weights": weights,
-              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": float(attn.norm.variance_epsilon)},
+              "norm": {"gamma": Param(f"{p}.norm.weight"), "eps": epsilon(attn.norm)},
               "chunk": int(attn.block_size)}
     return Plan({"linear": linear}, p, f"{p}.out_proj", linear=True, limit=config.max_position_embeddings,
                 float64={"install": (float64_switches.eager_experts, float64_switches.lightning_decays64)})
+
+
+# ---------------------------------------------------------------- the full-attention layers between them
+
+
+def minimax_full(config: Any, model: Any, layer: int) -> Plan:
+    """MiniMaxAttention: Mistral's (grouped-query heads, rotate_half RoPE, config.sliding_window) on the normalised
+    X; the decoder layer adds it to that X, each scaled (full_attn_alpha_factor, …), so no residual is written."""
+    keys, plan = llama_outline.decoder(config, model, layer)
+    del keys["pre_norm"], keys["residual"]
+    head_dim = model.get_submodule(f"layers.{layer}.self_attn").head_dim
+    turned = 2 * len(model.rotary_emb.inv_freq)  # (MiniMax's rotary module turns whole heads, whatever the config)
+    if keys["rope"].get("dims", head_dim) != turned:
+        raise AttnError(f"rope_parameters turn {keys['rope'].get('dims', head_dim)} of the {head_dim} dimensions of "
+                        f"a head, but MiniMax's rotary module turns {turned}")
+    plan.block, plan.pre_norm, plan.residual = f"layers.{layer}.self_attn", None, None
+    plan.after_norm = True
+    plan.float64["install"].append(float64_switches.eager_experts)
+    return plan
+
+
+def kimi_full(config: Any, model: Any, layer: int) -> Plan:
+    """KimiLinearAttention: DeepSeek's latent attention with no rotation (NoPE): each key still ends with the
+    qk_rope_head_dim numbers shared by every head, written as a rope whose frequencies are 0 (turned by angle 0)."""
+    block = f"layers.{layer}"
+    p = f"{block}.self_attn"
+    attn = model.get_submodule(p)
+    d_r, d_k = int(attn.qk_rope_head_dim), int(attn.qk_head_dim)
+    if config.num_key_value_heads != config.num_attention_heads:
+        raise AttnError("num_key_value_heads differs from num_attention_heads; latent attention expands keys and "
+                        "values for every query head")
+    if d_r < 2 or d_r % 2:
+        raise AttnError(f"qk_rope_head_dim is {d_r}: latent attention shares an even number (at least 2) of each "
+                        "key's numbers across heads")
+    rope = {"frequencies": [0.0] * (d_r // 2), "dims": d_r, "part": "last", "style": "half"}
+    keys = {"heads": config.num_attention_heads, "rope": rope, **_latent(model, p), **_scale(attn.scaling, d_k),
+            "mask": "causal", "pre_norm": _rms(model, f"{block}.input_layernorm"), "residual": True}
+    full_before = sum(kind != "linear_attention" for kind in config.layer_types[:layer])  # (only they record weights)
+    return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
+                residual=(f"{block}.post_attention_layernorm", "input"), limit=None, attentions_index=full_before,
+                float64={"install": (float64_switches.eager_experts,), "not_rms": ("KimiLinearRMSNormGated",)})

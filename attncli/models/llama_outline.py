@@ -23,7 +23,7 @@ from attncli.core.errors import AttnError, quoted
 from attncli.core.positions import rope_frequencies
 from attncli.core.rope_scaling import Scaling, scaled
 from attncli.models import float64_switches
-from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale
+from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale, epsilon
 
 SCALING = {"linear": (), "dynamic": (), "llama3": ("low_freq_factor", "high_freq_factor"),
            "yarn": ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"),
@@ -99,7 +99,7 @@ def gemma_norms64(torch: Any, model: Any) -> list[Any]:
     """Gemma's RMSNorm, (1 + w) ⊙ x / √(mean(x²) + ε), in float64 (transformers computes it in float32)."""
     def hook(module: Any, args: tuple, output: Any) -> Any:
         x = args[0]
-        return (1.0 + module.weight) * (x * (x.pow(2).mean(-1, keepdim=True) + module.eps).rsqrt())
+        return (1.0 + module.weight) * (x * (x.pow(2).mean(-1, keepdim=True) + epsilon(module)).rsqrt())
 
     return [module.register_forward_hook(hook, prepend=True) for module in model.modules()
             if type(module).__name__.endswith("RMSNorm") and hasattr(module, "eps")]
@@ -136,8 +136,7 @@ def decoder(config: Any, model: Any, layer: int, *, rope: bool = True, fused: st
     elif norm == "layer":
         pre_norm = {"kind": "layer", **_layer_norm(pre, f"{block}.input_layernorm")}
     else:
-        eps = getattr(pre, "variance_epsilon", getattr(pre, "eps", None))
-        pre_norm = {"kind": "rms", "gamma": gamma or Param(f"{block}.input_layernorm.weight"), "eps": float(eps)}
+        pre_norm = {"kind": "rms", "gamma": gamma or Param(f"{block}.input_layernorm.weight"), "eps": epsilon(pre)}
     keys: dict[str, Any] = {"heads": h, **({"kv_heads": g} if g != h else {}), **projections,
                             **_scale(attn.scaling, head_dim),
                             "mask": {"causal": True, "window": window} if window else "causal",
@@ -168,7 +167,7 @@ def _qk_norm(model: Any, p: str, scope: str = "head") -> dict[str, Any]:
     q_norm = model.get_submodule(f"{p}.q_norm")
     return {"kind": "rms", **({"scope": scope} if scope != "head" else {}),
             "gamma": {"query": Param(f"{p}.q_norm.weight"), "key": Param(f"{p}.k_norm.weight")},
-            "eps": float(getattr(q_norm, "variance_epsilon", getattr(q_norm, "eps", 1e-6)))}
+            "eps": epsilon(q_norm) if hasattr(q_norm, "eps") or hasattr(q_norm, "variance_epsilon") else 1e-6}
 
 
 # ---------------------------------------------------------------- the families
@@ -189,7 +188,7 @@ def olmo2(config: Any, model: Any, layer: int, stack: str) -> Plan:
     keys["qk_norm"] = _qk_norm(model, f"{block}.self_attn", "projection")
     post = model.get_submodule(f"{block}.post_attention_layernorm")
     keys["post_norm"] = {"kind": "rms", "gamma": Param(f"{block}.post_attention_layernorm.weight"),
-                         "eps": float(post.variance_epsilon)}
+                         "eps": epsilon(post)}
     plan.residual = (f"{block}.mlp", "input")
     return plan
 
@@ -208,12 +207,12 @@ def gemma3(config: Any, model: Any, layer: int, stack: str) -> Plan:
     block = f"layers.{layer}"
     keys, plan = decoder(config, model, layer, gamma=_plus_one(model, f"{block}.input_layernorm.weight"))
     p = f"{block}.self_attn"
-    eps = float(model.get_submodule(f"{p}.q_norm").eps)
+    eps = epsilon(model.get_submodule(f"{p}.q_norm"))
     keys["qk_norm"] = {"kind": "rms", "gamma": {"query": _plus_one(model, f"{p}.q_norm.weight"),
                                                 "key": _plus_one(model, f"{p}.k_norm.weight")}, "eps": eps}
     post = model.get_submodule(f"{block}.post_attention_layernorm")
     keys["post_norm"] = {"kind": "rms", "gamma": _plus_one(model, f"{block}.post_attention_layernorm.weight"),
-                         "eps": float(post.eps)}
+                         "eps": epsilon(post)}
     # (attn_logit_softcapping: Gemma3Attention keeps it but never passes it to the attention: no softcap)
     plan.residual = (f"{block}.pre_feedforward_layernorm", "input")
     plan.float64["install"].append(gemma_norms64)

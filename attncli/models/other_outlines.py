@@ -11,7 +11,7 @@ from typing import Any
 
 from attncli.core.errors import AttnError, quoted
 from attncli.models import float64_switches
-from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale
+from attncli.models.family import Param, Plan, _layer_norm, _projections, _scale, epsilon
 
 
 def _rope(config: Any, rotary: Any, head_dim: int, style: str, kind: str | None = None) -> tuple[dict, list[float]]:
@@ -85,8 +85,7 @@ def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
 
 def _rms(model: Any, path: str) -> dict[str, Any]:
     norm = model.get_submodule(path)
-    eps = norm.variance_epsilon if hasattr(norm, "variance_epsilon") else norm.eps  # (Llama 4's: eps)
-    return {"kind": "rms", "gamma": Param(f"{path}.weight"), "eps": float(eps)}
+    return {"kind": "rms", "gamma": Param(f"{path}.weight"), "eps": epsilon(norm)}
 
 
 def glm4(config: Any, model: Any, layer: int, stack: str) -> Plan:
@@ -115,7 +114,7 @@ def cohere(config: Any, model: Any, layer: int, stack: str) -> Plan:
     window = getattr(attn, "sliding_window", None)
     keys["mask"] = {"causal": True, "window": int(window)} if window else "causal"
     keys["pre_norm"] = {"kind": "layer", "gamma": Param(f"{block}.input_layernorm.weight"),
-                        "eps": float(norm.variance_epsilon)}
+                        "eps": epsilon(norm)}
     install: list[Any] = [float64_switches.keep_float64,
                           float64_switches.layer_norms64(("CohereLayerNorm", "Cohere2LayerNorm"))]
     rope, frequencies = _rope(config, model.rotary_emb, attn.head_dim, "interleaved")
@@ -125,7 +124,7 @@ def cohere(config: Any, model: Any, layer: int, stack: str) -> Plan:
     if getattr(config, "use_qk_norm", False):
         keys["qk_norm"] = {"kind": "layer", "gamma": {"query": Param(f"{p}.q_norm.weight"),
                                                       "key": Param(f"{p}.k_norm.weight")},
-                           "eps": float(attn.q_norm.variance_epsilon)}
+                           "eps": epsilon(attn.q_norm)}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 float64={"install": tuple(install), "not_rms": ("CohereLayerNorm", "Cohere2LayerNorm")},
                 limit=config.max_position_embeddings)
@@ -156,7 +155,7 @@ def modernbert(config: Any, model: Any, layer: int, stack: str) -> Plan:
     if hasattr(norm, "weight"):  # (layer 0's is an identity: the embeddings are normalised already)
         keys["pre_norm"] = {"kind": "layer", "gamma": Param(f"{block}.attn_norm.weight"),
                             **({"beta": Param(f"{block}.attn_norm.bias")} if norm.bias is not None else {}),
-                            "eps": float(norm.eps)}
+                            "eps": epsilon(norm)}
     keys["rope"] = rope
     keys["residual"] = True
     frequencies_of = {k: _rope(config, model.rotary_emb, attn.head_dim, "half", k)[1]
@@ -184,7 +183,7 @@ def _fused(model: Any, p: str, sizes: tuple[int, int, int], out: str) -> dict[st
 def _bias_free_norm(model: Any, path: str) -> dict[str, Any]:
     norm = model.get_submodule(path)
     return {"kind": "layer", "gamma": Param(f"{path}.weight"),
-            **({"beta": Param(f"{path}.bias")} if norm.bias is not None else {}), "eps": float(norm.eps)}
+            **({"beta": Param(f"{path}.bias")} if norm.bias is not None else {}), "eps": epsilon(norm)}
 
 
 def mpt(config: Any, model: Any, layer: int, stack: str) -> Plan:
@@ -231,7 +230,7 @@ def llama4(config: Any, model: Any, layer: int, stack: str) -> Plan:
         keys["rope"] = rope
     keys["residual"] = True
     if hasattr(attn, "qk_norm"):  # Llama4TextL2Norm: x / √(mean(x²) + ε), no γ, after the rotation
-        keys["qk_norm"] = {"kind": "rms", "eps": float(attn.qk_norm.eps), "after_rope": True}
+        keys["qk_norm"] = {"kind": "rms", "eps": epsilon(attn.qk_norm), "after_rope": True}
     if attn.attn_temperature_tuning and not attn.use_rope:
         keys["query_temperature"] = {"floor_scale": float(attn.floor_scale), "attn_scale": float(attn.attn_scale)}
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
@@ -267,11 +266,11 @@ def qwen3_next(config: Any, model: Any, layer: int, stack: str) -> Plan:
     norm = model.get_submodule(f"{block}.input_layernorm")
     keys.update({**_scale(attn.scaling, hd), "mask": "causal",
                  "pre_norm": {"kind": "rms", "gamma": _plus_one(model, f"{block}.input_layernorm"),
-                              "eps": float(norm.eps)},
+                              "eps": epsilon(norm)},
                  "rope": rope, "residual": True,
                  "qk_norm": {"kind": "rms", "gamma": {"query": _plus_one(model, f"{p}.q_norm"),
                                                       "key": _plus_one(model, f"{p}.k_norm")},
-                             "eps": float(attn.q_norm.eps)}})
+                             "eps": epsilon(attn.q_norm)}})
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=(f"{block}.post_attention_layernorm", "input"),
                 float64={"install": (float64_switches.keep_float64, float64_switches.eager_experts,

@@ -10,7 +10,7 @@ import numpy as np
 from attncli.core.errors import AttnError, quoted, unknown_key
 from attncli.core.linear import KEYS, ON_REQUEST, LinearTrace
 from attncli.outputs.files import Streamed
-from attncli.outputs.serialize import write_npy
+from attncli.outputs.serialize import binary
 
 ALWAYS = ("tokens", "kind", "heads", "value_heads", "d_k", "d_v", "scale", "chunk")
 # the formulas' names (docs/format.md Part 4), matched as written: y and Y are two quantities
@@ -97,14 +97,7 @@ def to_json(trace: LinearTrace, keys: list[str] | None) -> bytes:
 
 def to_binary(trace: LinearTrace, keys: list[str] | None, suffix: str) -> Streamed:
     """``.npz``: every kept array by its JSON key (and ``scale``); ``.npy``: the one array ``--only`` names."""
-    arrays = kept(trace, keys)
-    if suffix == ".npy":
-        if len(arrays) != 1:
-            raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
-        array = next(iter(arrays.values()))
-        return Streamed(lambda file: write_npy(file, array))
-    scale = np.float64(trace.spec.scale)
-    return Streamed(lambda file: np.savez(file, **arrays, scale=scale))
+    return binary(kept(trace, keys), trace.spec.scale, suffix)
 
 
 def explained_json(header: dict, steps: list) -> bytes:

@@ -32,9 +32,7 @@ OPTIONAL = tuple(NEEDS)
 WITHOUT_QKV = {"inputs": "X", "context": "C", "grad_inputs": "X", "grad_context": "C",
                "grad_normalized_inputs": "X (nor X̂)"}
 # −inf (kept in .npz) is null in JSON: a masked cell, a row with no key, a head with no allowed cell
-NULL_AT_MINUS_INF = ("score_bias", "lse",
-                     "max_logits", "max_logit_cells", "qk_clip_max_logits")
-NULL_AT_MINUS_INF += ("index_scores",)  # the indexer's I: −inf where the document's mask allows no key
+NULL_AT_MINUS_INF = tuple(key for key, q in QUANTITIES.items() if q.null_at_minus_inf)
 
 
 def _folded(name: str) -> str:
@@ -210,12 +208,17 @@ def to_binary(trace: Trace, only: list[str] | None, suffix: str) -> Streamed:
     arrays = dict(kept(trace, only))
     if "scaled_scores" in arrays and trace.spec.allowed is not None:
         arrays["scaled_scores"] = np.where(trace.spec.allowed, arrays["scaled_scores"], -np.inf)
+    return binary(arrays, trace.spec.scale, suffix)
+
+
+def binary(arrays: dict[str, np.ndarray], scale: float, suffix: str) -> Streamed:
+    """``.npz``: ``arrays`` by their keys, and ``scale``; ``.npy``: the one array ``arrays`` holds."""
     if suffix == ".npy":
         if len(arrays) != 1:
             raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
         array = next(iter(arrays.values()))
         return Streamed(lambda file: write_npy(file, array))
-    scale = np.float64(trace.spec.scale)
+    scale = np.float64(scale)
     return Streamed(lambda file: np.savez(file, **arrays, scale=scale))
 
 

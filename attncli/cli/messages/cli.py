@@ -1,9 +1,6 @@
 """Chinese for the messages of the command line's own checks (attncli.cli)."""
 
 CATALOGUE = {
-    "attends with an earlier layer's keys and values, which attncli {} does not show yet; attncli compute FILE "
-    "--layer N gives its numbers":
-        "使用前面某一层的键和值，attncli {} 目前还不能展示它；attncli compute FILE --layer N 给出它的数值",
     "--against and --dtype go together: the kernel's result, and the precision it computed in":
         "--against 和 --dtype 要一起给出：内核的结果，以及它计算时用的精度",
     "{} needs gradient: in the document (the dO the kernel used)": "{} 需要文档中的 gradient:（内核用到的 dO）",

@@ -7,9 +7,12 @@ CATALOGUE = {
         "模拟的是 softmax 注意力的 eager 内核；linear: 文档只用 float64 计算",
     "{} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)":
         "{} 超出了 float64 的范围（衰减 g > 0 会让状态在每个词元处增长 e^g 倍）",
-    "makes a layer of linear attention, which attncli compute, explain and heatmap take, not this command yet (docs/fo"
-    "rmat.md Part 4)":
-        "描述的是一层线性注意力，attncli compute、explain 和 heatmap 能处理它，"
+    "replaces softmax attention's {}, which a linear: document does not have":
+        "替换的是 softmax 注意力的 {}，而 linear: 文档没有这一项",
+    "{} is not an array of this layer: give any of {}": "{} 不是这一层的数组：可以给出 {} 中的任意一个",
+    "makes a layer of linear attention, which attncli compute, explain, heatmap and check take, not this command yet "
+    "(docs/format.md Part 4)":
+        "描述的是一层线性注意力，attncli compute、explain、heatmap 和 check 能处理它，"
         "这个命令暂时不能（docs/format.md 第 4 部分）",
     "is {}; expected {} = {}": "是 {}；应为 {} = {}",
     "{} is not a kind of linear attention: gated_delta (Gated DeltaNet), kda (Kimi Delta Attention) or lightning "

@@ -43,12 +43,10 @@ CATALOGUE = {
     "a fused Wqkv with a bias is not supported": "不支持带偏置的融合 Wqkv",
     "hidden_act {} is the activation of {}; a linear: document takes SiLU":
         "hidden_act {} 是{}的激活函数；linear: 文档只接受 SiLU",
-    "layer {} is a full-attention (MLA) layer of Kimi Linear, which extract does not write yet; its Kimi Delta Atten"
-    "tion layers are {}":
-        "第 {} 层是 Kimi Linear 的全注意力（MLA）层，extract 暂时写不出；它的 Kimi Delta Attention 层是 {}",
-    "layer {} is a full-attention layer of MiniMax, which extract does not write yet; its lightning-attention layer"
-    "s are {}":
-        "第 {} 层是 MiniMax 的全注意力层，extract 暂时写不出；它的闪电注意力层是 {}",
+    "rope_parameters turn {} of the {} dimensions of a head, but MiniMax's rotary module turns {}":
+        "rope_parameters 旋转一个头的 {1} 个维度中的 {0} 个，而 MiniMax 的旋转模块旋转的是 {2} 个",
+    "qk_rope_head_dim is {}: latent attention shares an even number (at least 2) of each key's numbers across heads":
+        "qk_rope_head_dim 是 {}：潜在注意力中每个键由所有头共享的部分须是偶数个数（至少 2 个）",
     "hidden_act {} is the activation of q, k and v; a lightning document takes silu, sigmoid or none":
         "hidden_act {} 是 q、k、v 的激活函数；lightning 文档只接受 silu、sigmoid 或 none",
     "qk_layernorm with a bias per head is not supported": "不支持每个头带偏置的 qk_layernorm",

@@ -29,6 +29,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, visible
 from attncli.core.gradient_keys import GRADIENT_KEYS
+from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
@@ -37,17 +38,8 @@ from attncli.teach.check.near_misses import other_part, other_place, rounded_rig
 from attncli.teach.texts import texts
 
 __all__ = ["CHECKABLE", "Answer", "Finding", "Report", "check", "diagnose", "expected_of", "read_answer", "shown"]
-STEP: dict[str, int | str] = {"normalized_inputs": "pre_norm", "latent_queries": "latent", "latent_kv": "latent",
-                              "queries": 3, "keys": 3, "values": 3,
-                              "queries_rotated": "rope", "keys_rotated": "rope", "scores": 4, "score_bias": 4,
-                              "scaled_scores": 4, "weights": 5, "head_outputs": 7, "output": 8,
-                              "normalized_output": "residual",
-                              "residual": "residual", "normalized": "add_norm", "normalized_queries": "qk_norm",
-                              "normalized_keys": "qk_norm",
-                              "differential_lambda": "differential",
-                              "max_logits": 5, "qk_clip_gamma": 5, "qk_clip_max_logits": 5,
-                              "normalized_values": 3}
-STEP.update(index_scores="indexer", index_mask="indexer")  # the lightning indexer's table and its selection
+# the explain step a quantity is finished in, from the stage list (the output's and the residual's: by the document)
+STEP: dict[str, int | str] = {key: q.steps[-1] for key, q in QUANTITIES.items() if q.steps}
 DEFAULT_TOL = 0.005
 MAX_CELLS = 4_000_000  # beyond h·n·m cells no one worked by hand: the slips are not computed again
 
@@ -104,11 +96,11 @@ def check(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "e
 
 
 def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str = "en",
-             source: str | None = None, alternatives: tuple = ()) -> Report:
+             source: str | None = None, alternatives: tuple = (), layer: int | None = None) -> Report:
     """The findings, in the order the steps compute them, each wrong one with the slip that explains it;
     ``source``: the document's file, for the closing pointer to the step to read again; ``alternatives``: slips of
     the whole document as (name, the Trace computed with it, its sentence's words), such as a stack's layer fed the
-    stack's own inputs."""
+    stack's own inputs; ``layer``: a stack's layer checked (``--layer N``), which the pointer names too."""
     check_tolerance(tol)
     spec, words = trace.spec, texts(lang)["check"]
     after = "add_norm" if spec.add_norm is not None else "residual"
@@ -164,7 +156,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
                                           "mine": shown(test["mine"]), "theirs": shown(test["theirs"])})
             for test in told]
     return Report(findings, notes + told + closing(findings, words)
-                  + pointer(findings, trace, answer, source, words, names), slips)
+                  + pointer(findings, trace, answer, source, words, names, layer), slips)
 
 
 def closing(findings: list[Finding], words: dict) -> list[str]:
@@ -183,14 +175,15 @@ def closing(findings: list[Finding], words: dict) -> list[str]:
 
 
 def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict,
-            names: dict | None = None) -> list[str]:
+            names: dict | None = None, layer: int | None = None) -> list[str]:
     """``attncli explain FILE --step N --query i``: the step of the first wrong quantity a slip explains."""
     named = next((f for f in findings if not f.ok and f.hint is not None), None)
     if named is None or source is None or source == "-":
         return []
     query = answer.query if answer.query is not None else None if named.row is None else named.row[-1]
     head = answer.head if answer.head is not None else named.row[0] if named.row and len(named.row) == 2 else None
-    command = f"attncli explain {shlex.quote(source)} --step {named.step}"
+    command = f"attncli explain {shlex.quote(source)}" + ("" if layer is None else f" --layer {layer}")
+    command += f" --step {named.step}"
     command += "" if query is None else f" --query {query + 1}"
     command += "" if head is None or trace.spec.heads == 1 else f" --head {head + 1}"
     step = named.step

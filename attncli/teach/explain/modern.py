@@ -181,10 +181,11 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
     lines = []
     pairs = []
     normed = spec.qk_norm is not None and not spec.qk_norm.after_rope  # then rope turns Q̂ and K̂
+    shared = spec.shared_kv is not None  # kv_from: only the query is turned here
     queries, keys = (trace.normalized_queries, trace.normalized_keys) if normed else (trace.queries, trace.keys)
-    for name, prime, pos, row, rotated in (
-            ("q", "", spec.query_positions[i], queries[h, i], trace.queries_rotated[h, i]),
-            ("k", "′", spec.key_positions[j], keys[kv, j], trace.keys_rotated[kv, j])):
+    turned = [("q", "", spec.query_positions[i], queries[h, i], trace.queries_rotated[h, i])]
+    turned += [] if shared else [("k", "′", spec.key_positions[j], keys[kv, j], trace.keys_rotated[kv, j])]
+    for name, prime, pos, row, rotated in turned:
         token = spec.tokens[i] if name == "q" else spec.context_tokens[j]
         angle = float(pos) * f
         c, s = np.cos(angle), np.sin(angle)
@@ -196,6 +197,8 @@ def rope_lines(trace: Trace, focus: Focus, j: int) -> list[str]:
                      f"{factor(y, p)}·{factor(c, p)} + {factor(x, p)}·{factor(s, p)}) = "
                      f"({num(rotated[wa])}, {num(rotated[wb])})")
         pairs.append(((x, y), (float(rotated[wa]), float(rotated[wb])), float(pos)))
+    if shared:
+        return lines
     (qa, qb), (qa2, qb2), pq = pairs[0]
     (ka, kb), (ka2, kb2), pk = pairs[1]
     both = qa2 * ka2 + qb2 * kb2
@@ -234,19 +237,22 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += extra
     keys += ["partial" if rope.part == "first" else "partial_last"] if rope.dims < spec.d_k else []
     given = spec.positions is not None or spec.context_positions is not None
-    keys += ["positions_given" if given else "positions_default", "worked", "why"]
+    shared = spec.shared_kv is not None  # kv_from: the keys were turned in their own layer
+    keys += ["positions_given" if given else "positions_default"] + (["shared_kv", "why_shared"] if shared else
+                                                                       ["worked", "why"])
     pairs = "(a, b) = (x_i, x_{i+dims/2})" if rope.style == "half" else "(a, b) = (x_2i, x_2i+1)"
     turned = "(a·cos φ − b·sin φ, b·cos φ + a·sin φ)"
     turned = turned if rope.attention_factor == 1 else f"{number(rope.attention_factor, p)}·{turned}"
-    formula = f"Q′, K′ = rope(Q), rope(K):   (a, b) → {turned},   φ = p·f_i,   {pairs}"
+    turning = "Q′ = rope(Q)" if shared else "Q′, K′ = rope(Q), rope(K)"
+    formula = f"{turning}:   (a, b) → {turned},   φ = p·f_i,   {pairs}"
     formula += "  → (x′_i, x′_{i+dims/2})" if rope.style == "interleaved_halves" else ""
     angles = np.stack([pq * rope.frequencies, pk * rope.frequencies])  # (2, dims/2)
     rows = [f"q ({spec.tokens[i]})", f"k ({spec.context_tokens[j]})"]
     numbers = [Numbers("angles", t["label"]["angles"], angles, rows, dims(rope.dims // 2)),
                Numbers("queries_rotated", t["label"]["queries_rotated"], trace.queries_rotated[h], spec.tokens,
-                       dims(spec.d_k)),
-               Numbers("keys_rotated", gqa_label(t, "keys_rotated", spec, ctx), trace.keys_rotated[kv],
-                       spec.context_tokens, dims(spec.d_k))]
+                       dims(spec.d_k))]
+    numbers += [] if shared else [Numbers("keys_rotated", gqa_label(t, "keys_rotated", spec, ctx),
+                                          trace.keys_rotated[kv], spec.context_tokens, dims(spec.d_k))]
     return Step("rope", t["rope"]["title"], formula, paragraphs(t, "rope", keys, ctx), rope_lines(trace, focus, j),
                 numbers)
 

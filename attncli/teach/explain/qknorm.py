@@ -99,8 +99,9 @@ def qk_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
         x, result = seen[h, i], trace.normalized_queries[h, i]
     lines = [f"{spec.tokens[i]}: q = {'q′ = ' if rotated else ''}{vector(x, p)}"]
     lines += norm_lines(x, Norm(norm.kind, gamma, beta, norm.eps), result, "q", p)
+    shared = spec.shared_kv is not None  # kv_from: the keys were normalised in their own layer, with its γ
     b = bounds(trace, h)
-    lines += bound_lines(trace, focus, b)
+    lines += [] if shared else bound_lines(trace, focus, b)
     num = lambda v: number(v, p)  # noqa: E731
     ctx = dict(ctx, eps=f"{norm.eps:g}", width=width, hd=spec.heads * spec.d_k, gd=spec.kv_heads * spec.d_k,
                q_len=num(b["q_len"]), k_len=num(b["k_len"]), before=num(b["before"]), q_hat=num(b["q_hat"]),
@@ -111,15 +112,15 @@ def qk_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
             "gamma_ones" if ones else "gamma_per_head" if per_head else "gamma"]
     keys += ["beta"] if norm.beta_query is not None and not all(
         np.all(v == 0.0) for v in (norm.beta_query, norm.beta_key)) else []
-    keys += ["bound", "why"]
+    keys += ["shared_kv", "why"] if shared else ["bound", "why"]
     src = "Q′" if rotated else "Q"
     formula = (f"Q̂ = {'γ ⊙ ' if not ones else ''}{src} / √(mean({src}²) + ε)" if norm.kind == "rms"
                else f"Q̂ = γ ⊙ ({src} − mean) / √(var + ε) + β")
     formula += f"   ({t['qk_norm']['formula_' + norm.scope]})"
     numbers = [Numbers("normalized_queries", t["label"]["normalized_queries"], trace.normalized_queries[h],
-                       spec.tokens, dims(spec.d_k)),
-               Numbers("normalized_keys", gqa_label(t, "normalized_keys", spec, ctx), trace.normalized_keys[kv],
-                       spec.context_tokens, dims(spec.d_k))]
+                       spec.tokens, dims(spec.d_k))]
+    numbers += [] if shared else [Numbers("normalized_keys", gqa_label(t, "normalized_keys", spec, ctx),
+                                          trace.normalized_keys[kv], spec.context_tokens, dims(spec.d_k))]
     title = t["qk_norm"]["title_" + norm.kind]
     return Step("qk_norm", title, formula, paragraphs(t, "qk_norm", keys, ctx), lines, numbers)
 

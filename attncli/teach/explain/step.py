@@ -92,6 +92,8 @@ def context(trace: Trace, focus: Focus) -> dict:
         "first": kv * group + 1, "last": (kv + 1) * group,
         "qk": "S" if spec.score == "additive" else scored_symbols(spec),
         "softcap": f"{spec.softcap:g}" if spec.softcap is not None else "",
+        # kv_from: the earlier layer whose keys and values this one attends with (kv_from counts from 0, --layer from 1)
+        "kv_from": spec.shared_from, "kv_layer": None if spec.shared_from is None else spec.shared_from + 1,
     }
 
 
@@ -108,8 +110,8 @@ def scored(trace: Trace) -> tuple[np.ndarray, np.ndarray, str]:
     symbols = scored_symbols(trace.spec)
     if symbols == "Q̂·K̂ᵀ":
         return trace.normalized_queries, trace.normalized_keys, "\u0302"
-    if symbols == "Q′·K′ᵀ":
-        return trace.queries_rotated, trace.keys_rotated, "′"
+    if symbols == "Q′·K′ᵀ":  # (kv_from: the earlier layer's keys, turned there)
+        return trace.queries_rotated, trace.keys if trace.spec.shared_kv is not None else trace.keys_rotated, "′"
     return trace.queries, trace.keys, ""
 
 

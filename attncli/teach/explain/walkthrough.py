@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core import formulas
-from attncli.core.stages import QUANTITIES
+from attncli.core.stages import EXTRA_STEPS, QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain import (
@@ -45,8 +45,6 @@ __all__ = ["EXTRA_STEPS", "Focus", "Numbers", "Step", "context", "steps"]
 # exp(-1000) underflows to 0, which would read "a = 0 / 0 = 0.7311".
 SHIFT_ABOVE = 30
 
-EXTRA_STEPS = ("positional", "pre_norm", "qk_norm", "rope", "latent", "indexer", "differential", "add_norm",
-               "residual")
 NEEDS = {"positional": "positional:", "pre_norm": "pre_norm:", "qk_norm": "qk_norm:", "rope": "rope:",
          "latent": "latent:", "add_norm": "add_norm:", "residual": "residual: true", "backward": "gradient:",
          "differential": "differential:"}
@@ -108,11 +106,12 @@ def positional_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
 def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
     body, given = facts.given_key(spec, t)  # a matrix left out is the identity, not given
-    keys = [body]
+    shared = spec.shared_kv is not None  # kv_from: W_Q only, the keys and values are an earlier layer's
+    keys = ["shared_kv"] if shared else [body]
     keys += [] if not spec.identity else ["identity" if len(spec.identity) == 1 else "identity_many"]
     biases = [name for name, b in (("b_Q", spec.b_q), ("b_K", spec.b_k), ("b_V", spec.b_v)) if b is not None]
     keys += ["biases"] if biases else []
-    if spec.kv_heads < spec.heads:  # grouped-query: which K/V head this query head shares, and why
+    if spec.kv_heads < spec.heads and not shared:  # grouped-query: which K/V head this query head shares, and why
         keys += ["mqa_share", "mqa"] if spec.kv_heads == 1 else ["gqa", "gqa_why"]
     elif spec.heads > 1:
         keys.append("heads")
@@ -123,11 +122,13 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
                biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0, **given)
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
-               for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))]
+               for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))
+               if not (shared and key != "w_q")]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
-        if b is not None:
+        if b is not None and not (shared and key != "b_q"):
             numbers.append(Numbers(key, modern.gqa_label(t, key, spec, ctx), b[head][None, :], [key], dims(b.shape[1])))
-    return Step(2, t["weights"]["title"], "W_Q, W_K, W_V", paragraphs(t, "weights", keys, ctx), numbers=numbers)
+    formula = "W_Q" if shared else "W_Q, W_K, W_V"
+    return Step(2, t["weights"]["title"], formula, paragraphs(t, "weights", keys, ctx), numbers=numbers)
 
 
 def plus(bias, name: str) -> str:
@@ -165,7 +166,9 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     lines = [f"{spec.tokens[i]}: q{subscript(i + 1)} = {query} = {vector(trace.queries[h, i], p)}"]
     for j in range(min(spec.m, MAX_LINES)):
         row, token, k = vector(source[j], p), spec.context_tokens[j], subscript(j + 1)
-        if spec.latent is not None:  # from the token's latent c (the latent step works one out)
+        if spec.shared_kv is not None:  # kv_from: the earlier layer's, as its scores saw them and its weights mixed
+            key, value = (t["projections"]["shared_label"].format(name=f"{c}{k}", **ctx) for c in "kv")
+        elif spec.latent is not None:  # from the token's latent c (the latent step works one out)
             key, value = clamped(f"(c{k} · W_UK | k_r{k})", spec), clamped(f"c{k} · W_UV", spec)
         else:
             key = clamped(f"{row} · W_K{b_k}", spec) + cells(spec, "key", source[j], kv, p)
@@ -184,7 +187,9 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     same = not cross and notes.same_projection(spec, h) is not None  # every query is its key
     why = "why_qk" if not same else "why_qk_same" if spec.score == "dot" else "why_qk_same_additive"
     keys = ["body_cross", "why_qk_cross"] if cross else ["body", why]
-    if spec.pre_norm is not None:
+    if spec.shared_kv is not None:  # kv_from: only the queries are made here
+        keys = ["body_shared"]
+    elif spec.pre_norm is not None:
         keys.append("pre_norm_cross" if cross else "pre_norm")
     elif spec.positional is not None:
         keys.append("positional_cross" if cross else "positional")

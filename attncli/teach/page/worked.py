@@ -23,11 +23,7 @@ MAX_FOCUSES = 160  # (query, head) pairs written out per language; beyond, the p
 # explain's step 4 reads a head's whole n × m scores (is Q·Kᵀ symmetric?): the pairs written out are fewer as
 # n·m grows, so that a large document's page is made in seconds (n = m = 4096: 1 pair; 1024: 28; 512: 114)
 WORK_CELLS = 30_000_000  # (query, head) pairs × n × m, at most (about 10 s of explain on a 2-core machine)
-STEPS_OF = {"scores": (4,), "scaled_scores": (4,), "score_bias": (4,), "weights": (5,), "head_outputs": (6, 7),
-            "differential_head_outputs": ("differential",), "differential_lambda": ("differential",),
-            "max_logits": (5,), "qk_clip_gamma": (5,), "qk_clip_max_logits": (5,)}
-STEPS_OF.update({key: ("indexer",) for key in ("index_scores", "index_mask", "index_selected", "index_ties",
-                                               "index_dropped_weight")})  # the lightning indexer's step
+STEPS_OF = {key: q.steps for key, q in QUANTITIES.items() if q.steps}  # the explain steps of its cells (stage list)
 MASKED_STEPS = (4, 5)  # a masked cell: the step that names the mask, then softmax's "masked keys get weight 0"
 
 

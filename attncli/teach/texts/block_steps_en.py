@@ -22,6 +22,8 @@ MODERN = {
                     "only shapes what attention sees.",
     },
     "rope": {
+        "shared_kv": "Only the queries are turned here: the keys are layer {kv_layer}'s (kv_from: {kv_from}), turned "
+                     "there already at their own positions.",
         "title": "Rotary position embedding (RoPE)",
         "body": "Rotary position embedding (RoPE) writes each token's position into its query and its key, after the "
                 "projections and before the scores. The numbers of each head are taken in pairs, and each pair (a, b) "
@@ -92,6 +94,8 @@ MODERN = {
                            "query and for the key alike: the rotated part of every score grows by a² = {rope_a2}.",
     },
     "qk_norm": {
+        "shared_kv": "Only the queries are normalised here: the keys are layer {kv_layer}'s (kv_from: {kv_from}), "
+                     "normalised there already.",
         "title_rms": "QK-norm: RMSNorm of the queries and keys",
         "title_layer": "QK-norm: LayerNorm of the queries and keys",
         "formula_head": "per head, over its d_k numbers",
@@ -170,3 +174,6 @@ MODERN = {
                         "into the query: the absorbed form does not apply.",
     },
 }
+# kv_from: the keys were turned in their own layer, so the worked lines turn the query only
+MODERN["rope"]["why_shared"] = MODERN["rope"]["why"].removesuffix(" The last two lines check it with this document's "
+                                                                  "numbers.")

@@ -18,6 +18,7 @@ MODERN = {
         "residual": "最后相加的残差（{res_step} 步骤）用的是原来的 {x0}，而不是 X̂：归一化只影响注意力看到的内容。",
     },
     "rope": {
+        "shared_kv": "这里只旋转查询：键来自第 {kv_layer} 层（kv_from: {kv_from}），在那一层已按各自的位置旋转过。",
         "title": "旋转位置编码（RoPE）",
         "body": "旋转位置编码（RoPE）在投影之后、计算得分之前，把每个词元的位置写进它的查询和键里。"
                 "每个头的数字两两配成一对，每一对 (a, b) 像平面上的一个点一样旋转一个角度 φ = p·f："
@@ -80,6 +81,7 @@ MODERN = {
                            "每个得分的旋转部分变为 a² = {rope_a2} 倍。",
     },
     "qk_norm": {
+        "shared_kv": "这里只对查询做归一化：键来自第 {kv_layer} 层（kv_from: {kv_from}），在那一层已经归一化过。",
         "title_rms": "QK 归一化：对查询和键做均方根归一化（RMSNorm）",
         "title_layer": "QK 归一化：对查询和键做层归一化（LayerNorm）",
         "formula_head": "每个头各自在它的 d_k 个数上",
@@ -142,3 +144,5 @@ MODERN = {
         "not_absorbed": "这个文档在投影之后还对 Q 和 K 做了归一化或截断，W_UK 无法并入查询：吸收形式不适用。",
     },
 }
+# kv_from：键已在它自己的那一层旋转过，下面的算式只旋转查询
+MODERN["rope"]["why_shared"] = MODERN["rope"]["why"].removesuffix("最后两行用本文档的数字验证了这一点。")

@@ -272,3 +272,34 @@ SLIPS.update({  # the lightning indexer (teach/check/indexer.py)
     "indexer_smallest_kept": "the keys with the smallest I were kept: each query keeps the top_k = {top_k} keys with "
                              "the largest I (equal values: the lower key index first)",
 })
+SLIPS.update({  # differential attention (core/variants/differential.py)
+    "differential_lambda_added": "λ·A₂ was added: differential attention subtracts the second softmax, "
+                                 "W = A₁ − λ·A₂, so that the noise both maps share cancels",
+    "differential_layer_from_one": "λ_init was worked out with the layer counted from 1: layer: {layer} counts from 0, "
+                                   "so λ_init = 0.8 − 0.6·e^(−0.3·{layer}) = {right}, not {wrong}",
+    "differential_norm_left_out": "the RMSNorm of each pair's output was left out: Ô = (1 − λ_init)·O / "
+                                  "√(mean(O²) + ε) over the pair's 2·d_v numbers, before the output projection",
+    "differential_factor_left_out": "the factor 1 − λ_init = {factor} was left out: the normalised output is "
+                                    "multiplied by it, Ô = (1 − λ_init)·RMSNorm(O)",
+})
+CHECK.update({  # a linear: document (teach/check/linear.py)
+    "either": "one of these slips gives your numbers: {slips}", "sep_or": "; or ",
+    "step_delta": "the delta rule's step", "step_lightning": "lightning attention's step",
+    "none_fits_linear": "No known slip of the recurrence gives these numbers: work the first wrong token again, "
+                        "S ← e^g·S, u = β(v − Sᵀk), S ← S + k·uᵀ, o = Sᵀq (lightning: S ← e^(−s)·S + k·vᵀ, o = Sᵀq).",
+})
+SLIPS.update({  # a linear: document's recurrence (core/variants/linear.py)
+    "linear_decay_after": "the state was decayed after the update: each token first decays S ← e^g·S, then "
+                          "u = β(v − Sᵀk) reads the decayed state, then S ← S + k·uᵀ",
+    "linear_beta_left_out": "β was left out: u = β(v − Sᵀk), so each update is scaled by the token's β = σ(b)",
+    "linear_delta_left_out": "the delta rule's correction was left out: u = β(v − Sᵀk), not β·v; what the state "
+                             "already holds for k is taken away before the new value is written",
+    "linear_state_transposed": "the state was read transposed: S is d_k × d_v (a row per key number), and the output "
+                               "is o = Sᵀq",
+    "linear_q_unscaled": "the queries were not scaled: q is multiplied by 1/√d_k = 1/{root} (d_k = {d_k}) before "
+                         "o = Sᵀq",
+    "lightning_decay_sign": "the decay grew the state: S ← e^(−s)·S + k·vᵀ, with e^(−s) below 1, so older tokens count "
+                            "less",
+    "lightning_state_transposed": "the state was read transposed: S is d_k × d_v (a row per key number), and the "
+                                  "output is o = Sᵀq",
+})

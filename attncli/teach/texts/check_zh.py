@@ -202,3 +202,31 @@ SLIPS.update({  # 闪电索引器（teach/check/indexer.py）
                                "所以你的结果大了 {factor} 倍",
     "indexer_smallest_kept": "保留的是 I 最小的键：每个查询保留 I 最大的 top_k = {top_k} 个键（相等时下标小的在前）",
 })
+SLIPS.update({  # 差分注意力（core/variants/differential.py）
+    "differential_lambda_added": "把 λ·A₂ 加上了：差分注意力要减去第二个 softmax，W = A₁ − λ·A₂，"
+                                 "这样两张注意力图共有的噪声才会相互抵消",
+    "differential_layer_from_one": "计算 λ_init 时把层数从 1 数起了：layer: {layer} 从 0 数起，"
+                                   "所以 λ_init = 0.8 − 0.6·e^(−0.3·{layer}) = {right}，而不是 {wrong}",
+    "differential_norm_left_out": "漏掉了每对输出的 RMSNorm：在输出投影之前，要在这一对的 2·d_v 个数上计算 "
+                                  "Ô = (1 − λ_init)·O / √(mean(O²) + ε)",
+    "differential_factor_left_out": "漏掉了因子 1 − λ_init = {factor}：归一化后的输出还要乘以它，"
+                                    "Ô = (1 − λ_init)·RMSNorm(O)",
+})
+CHECK.update({  # linear: 文档（teach/check/linear.py）
+    "either": "下面几种失误之一能得出你的数字：{slips}", "sep_or": "；或者",
+    "step_delta": "delta 规则那一步", "step_lightning": "闪电注意力那一步",
+    "none_fits_linear": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
+                        "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq"
+                        "（闪电注意力：S ← e^(−s)·S + k·vᵀ，o = Sᵀq）。",
+})
+SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
+    "linear_decay_after": "状态在更新之后才衰减：每个词元要先衰减 S ← e^g·S，再用衰减后的状态算 u = β(v − Sᵀk)，"
+                          "最后 S ← S + k·uᵀ",
+    "linear_beta_left_out": "漏掉了 β：u = β(v − Sᵀk)，每次更新都要乘以该词元的 β = σ(b)",
+    "linear_delta_left_out": "漏掉了 delta 规则的修正：u = β(v − Sᵀk)，而不是 β·v；写入新值之前，"
+                             "要先减去状态里已经为 k 存下的内容",
+    "linear_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
+    "linear_q_unscaled": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以 1/√d_k = 1/{root}（d_k = {d_k}）",
+    "lightning_decay_sign": "衰减反而让状态变大了：S ← e^(−s)·S + k·vᵀ，其中 e^(−s) 小于 1，越早的词元分量越小",
+    "lightning_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
+})

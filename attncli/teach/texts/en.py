@@ -20,7 +20,8 @@ TEXTS = {
     "extra_heading": "Step {key} · {title}",  # an extra step (positional, rope …)
     "step_names": {"positional": "positional", "pre_norm": "pre_norm", "rope": "rope", "add_norm": "add_norm",
                    "residual": "residual", "backward": "backward",
-                   "differential": "differential"},  # (their own names in English)
+                   "differential": "differential",
+                   "delta": "delta rule", "lightning": "lightning"},  # (their own names in English)
     "of_head": "{title} (head {head})",  # a step's title with --head all
     "check": CHECK,  # attncli check: the report and the slips (texts/check_en.py)
     "slips": SLIPS,
@@ -77,6 +78,10 @@ TEXTS = {
         "matrix": "Here P is the matrix given in the document.",
     },
     "weights": {
+        "shared_kv": "This layer makes no keys or values of its own: kv_from: {kv_from} takes those of layer "
+                     "{kv_layer}, the keys as that layer's scores saw them (normalised and turned) and the values as "
+                     "its weights mixed them (Gemma 4's KV sharing). So it has only W_Q here; W_K and W_V are that "
+                     "layer's.",
         **FACTS["weights"],  # the sentences true of some numbers only (texts/facts_en.py)
         "title": "The weights",
         "body": "Each input is turned into three new vectors by three weight matrices: W_Q for the query, W_K for "
@@ -119,6 +124,10 @@ TEXTS = {
                  "values may be wider or narrower (d_v = {d_v}), and their width is the width of the output.",
     },
     "projections": {
+        "shared_label": "layer {kv_layer}'s {name}",
+        "body_shared": "Multiply each input row by W_Q to get that token's query. The keys and values are not made "
+                       "here: they are layer {kv_layer}'s (kv_from: {kv_from}), the keys already normalised and turned "
+                       "as that layer's scores saw them, so this layer adds nothing to the cache.",
         "title": "Derive queries, keys and values",
         "body": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K its key, "
                 "row × W_V its value. The same three matrices are used for every token.",

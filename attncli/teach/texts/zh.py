@@ -19,7 +19,8 @@ TEXTS = {
     "extra_heading": "附加步骤 · {title}（--step {key}）",
     "step_names": {"positional": "位置编码", "pre_norm": "前置归一化", "rope": "旋转位置编码",
                    "add_norm": "残差与层归一化", "residual": "残差", "backward": "反向传播",
-                   "differential": "差分注意力"},
+                   "differential": "差分注意力",
+                   "delta": "delta 规则", "lightning": "闪电注意力"},
     "of_head": "{title}（第 {head} 个头）",
     "check": CHECK,  # attncli check: the report and the slips (texts/check_zh.py)
     "slips": SLIPS,
@@ -72,6 +73,9 @@ TEXTS = {
         "matrix": "这里的 P 是文档中直接给出的矩阵。",
     },
     "weights": {
+        "shared_kv": "这一层不自己生成键和值：kv_from: {kv_from} 取第 {kv_layer} 层的键和值，键是那一层打分时用的样子"
+                     "（已归一化、已旋转），值是那一层的权重所混合的样子（Gemma 4 的 KV 共享）。所以这里只有 W_Q；"
+                     "W_K 和 W_V 属于那一层。",
         **FACTS["weights"],  # the sentences true of some numbers only (texts/facts_zh.py)
         "title": "权重",
         "body": "每个输入要经过三个权重矩阵，变成三个新向量：W_Q 得到查询，W_K 得到键，W_V 得到值。"
@@ -108,6 +112,10 @@ TEXTS = {
                  "输出的维数也随之而定。",
     },
     "projections": {
+        "shared_label": "第 {kv_layer} 层的 {name}",
+        "body_shared": "把每一行输入乘以 W_Q，得到这个词元的查询。键和值不在这里计算：它们来自第 {kv_layer} 层"
+                       "（kv_from: {kv_from}），键已按那一层打分时的样子归一化并旋转，"
+                       "所以这一层不往缓存里添加任何东西。",
         "title": "推导查询、键和值",
         "body": "把每一行输入分别乘以三个权重矩阵：乘 W_Q 得到这个词元的查询，乘 W_K 得到键，乘 W_V 得到值。"
                 "所有词元共用同样的三个矩阵。",

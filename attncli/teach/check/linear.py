@@ -1,0 +1,120 @@
+"""``attncli check`` on a ``linear:`` document (docs/format.md Part 4): each answered array of the layer compared with
+the computed one, and a wrong one explained by the declared wrong versions of the recurrence
+(:mod:`attncli.core.variants.linear`): a slip is named only when it reproduces every number given.
+
+The answer takes any array ``compute`` writes for the layer (``u``, ``state``, ``final_state``, ``head_outputs``,
+``output`` …), with ``query: i`` (a token, from 1, or its label) for one token's row and ``head: j`` (from 1) for one
+value head's, as the softmax check does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.core.errors import AttnError
+from attncli.core.linear import KEYS, LinearTrace
+from attncli.core.variants.linear import LINEAR_VARIANTS
+from attncli.teach.check.answer import _numbers, _position
+from attncli.teach.check.compare import Finding, Report, _shape, check_tolerance
+from attncli.teach.texts import texts
+
+PER_TOKEN = frozenset({"inputs", "output"})  # (n, d): the token is the first axis
+NO_TOKEN = frozenset({"slopes", "initial_state", "final_state", "chunk_states"})  # no token axis
+NOT_PER_HEAD = frozenset({"inputs", "output"})
+
+
+def read_linear_answer(raw, trace: LinearTrace, folder) -> tuple[dict[str, np.ndarray], int | None, int | None]:
+    """The answer's arrays (key -> the numbers given, NaN where null), its query and its head (from 0, or None)."""
+    spec = trace.spec
+    answerable = [key for key in KEYS if key in trace]
+    if not isinstance(raw, dict) or not raw:
+        raise AttnError("expected a mapping with any of " + ", ".join(answerable), "answer")
+    query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
+    head = _position(raw.get("head"), [str(i) for i in range(1, spec.value_heads + 1)], "answer.head", "head")
+    head = 0 if head is None and spec.value_heads == 1 else head  # (one head: its arrays without the head axis)
+    arrays = {}
+    for key, value in raw.items():
+        if key in ("query", "head"):
+            continue
+        if key not in answerable:
+            raise AttnError(f"{key!r} is not an array of this layer: give any of {', '.join(answerable)}", "answer")
+        try:
+            numbers, nulls = _numbers(value, folder)
+        except AttnError as e:
+            raise e.at(f"answer.{key}") from None
+        arrays[key] = np.where(nulls, np.nan, numbers)
+    if not arrays:
+        raise AttnError("gives no result to check: add any of " + ", ".join(answerable), "answer")
+    return arrays, query, head
+
+
+def selected(array: np.ndarray, key: str, query: int | None, head: int | None) -> np.ndarray:
+    """``array`` (as compute writes it) at the answer's query (its token's row) and head."""
+    if head is not None and key not in NOT_PER_HEAD:
+        array = array[head]
+        token_axis = 0
+    else:
+        token_axis = 0 if key in PER_TOKEN else 1
+    if query is not None and key not in NO_TOKEN:
+        array = np.take(array, query, axis=token_axis)
+    return array
+
+
+def _wrong_cell(given: np.ndarray, expected: np.ndarray, tol: float) -> tuple[int, ...] | None:
+    with np.errstate(invalid="ignore"):
+        wrong = np.argwhere(~(np.abs(given - expected) <= tol))
+    return None if not len(wrong) else tuple(int(i) for i in wrong[0])
+
+
+def diagnose_linear(trace: LinearTrace, raw, folder, tol: float, lang: str = "en", source: str | None = None
+                    ) -> Report:
+    """The findings, one per answered array in the order of the computation; for the wrong ones, the slips of the
+    recurrence that give every number the learner wrote."""
+    check_tolerance(tol)
+    arrays, query, head = read_linear_answer(raw, trace, folder)
+    spec, t = trace.spec, texts(lang)
+    words, step = t["check"], "lightning" if spec.kind == "lightning" else "delta"
+    findings, expected = [], {}
+    for key in sorted(arrays, key=KEYS.index):
+        expected[key] = selected(trace[key], key, query, head)
+        if arrays[key].shape != expected[key].shape:
+            findings.append(Finding(key, step, False, problem=words["problem"].format(
+                given=_shape(arrays[key].shape, words), key=key, expected=_shape(expected[key].shape, words))))
+            continue
+        cell = _wrong_cell(arrays[key], expected[key], tol)
+        findings.append(Finding(key, step, True) if cell is None else
+                        Finding(key, step, False, cell, float(expected[key][cell]), float(arrays[key][cell])))
+    slips = _fitting(trace, arrays, query, head, tol, lang) if not all(f.ok for f in findings) else []
+    hint = None if not slips else slips[0]["hint"] if len(slips) == 1 else words["either"].format(
+        slips=words["sep_or"].join(s["hint"] for s in slips))
+    findings = [f if f.ok or f.problem else Finding(**{**f.__dict__, "hint": hint}) for f in findings]
+    for s in slips:
+        s["keys"] = [f.key for f in findings if not f.ok]
+    notes = []
+    if slips and source not in (None, "-"):
+        command = f"attncli explain {source}" + ("" if query is None else f" --query {query + 1}") + (
+            "" if head is None or spec.value_heads == 1 else f" --head {head + 1}")
+        notes.append(words["read_step"].format(where=words["step_" + step], command=command))
+    elif not slips and not all(f.ok for f in findings):
+        notes.append(words["none_fits_linear"])
+    return Report(findings, notes, slips)
+
+
+def _fitting(trace: LinearTrace, arrays: dict, query, head, tol: float, lang: str) -> list[dict]:
+    """Every declared slip of this kind of layer that reproduces every number given."""
+    spec, sentences = trace.spec, texts(lang)["slips"]
+    found = []
+    for variant in LINEAR_VARIANTS:
+        if spec.kind not in variant.kinds:
+            continue
+        for case in variant.cases(spec):
+            with np.errstate(all="ignore"):
+                changed = variant.apply(spec, dict(trace))
+            if all(_fits(arrays[key], selected(changed.get(key, trace[key]), key, query, head), tol)
+                   for key in arrays):
+                found.append({"name": variant.name, "hint": sentences[variant.name].format(**case)})
+    return found
+
+
+def _fits(given: np.ndarray, made: np.ndarray, tol: float) -> bool:
+    return given.shape == made.shape and _wrong_cell(given, made, tol) is None

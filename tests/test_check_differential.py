@@ -1,0 +1,63 @@
+"""check on differential attention (DiffLlama): each slip of core/variants/differential.py named from the output alone.
+
+The learner's numbers are worked here from examples/differential.yaml's own comment (causal, "cat" scores [1, 2] in
+head 1 and [1, 1] in head 2, values [1, 0, 1, 0] and [1, 1, 1, 0] side by side), each slip done by hand in numpy,
+sharing no code with attncli.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT
+
+from attncli.cli import app
+
+A1 = np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum()  # head 1's weights of "cat" over "the", "cat"
+A2 = np.array([0.5, 0.5])  # head 2's
+VALUES = np.array([[1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]])  # [V₁ | V₂] of "the" and "cat"
+
+
+def output(sign: float = -1.0, lambda_init: float = 0.2, norm: bool = True, factor: bool = True) -> list[float]:
+    lam = math.exp(math.log(2.0)) - math.exp(0.0) + lambda_init  # e^(λq1·λk1) − e^(λq2·λk2) + λ_init
+    o = (A1 + sign * lam * A2) @ VALUES
+    o_hat = o / math.sqrt((o ** 2).mean() + 1e-5) if norm else o
+    return [round(float(x), 4) for x in ((1.0 - lambda_init) * o_hat if factor else o_hat)]
+
+
+SLIPS = {
+    "λ·A₂ was added": output(sign=1.0),
+    "the layer counted from 1": output(lambda_init=0.8 - 0.6 * math.exp(-0.3)),
+    "RMSNorm of each pair's output was left out": output(norm=False),
+    "the factor 1 − λ_init = 0.8 was left out": output(factor=False),
+}
+
+
+def _check(runner, tmp_path, given: list[float], *options: str):
+    doc = yaml.safe_load((ROOT / "examples" / "differential.yaml").read_text())
+    doc["answer"] = {"query": 2, "output": given}
+    path = tmp_path / "homework.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return runner.invoke(app, ["check", str(path), *options], env={"COLUMNS": "200"})
+
+
+def test_the_right_output_is_correct(runner, tmp_path):
+    assert output() == [-1.0263, 0.6725, -1.0263, 0.0]  # the example's own comment
+    assert _check(runner, tmp_path, output()).exit_code == 0
+
+
+@pytest.mark.parametrize("slip", sorted(SLIPS))
+def test_each_slip_is_named_from_the_output_alone(runner, tmp_path, slip):
+    result = _check(runner, tmp_path, SLIPS[slip])
+    assert result.exit_code == 1
+    hints = [line for line in result.stdout.splitlines() if "hint:" in line]
+    assert len(hints) == 1 and slip in hints[0], result.stdout
+    assert not any(other in hints[0] for other in SLIPS if other != slip)
+
+
+def test_the_slips_are_named_in_chinese(runner, tmp_path):
+    said = _check(runner, tmp_path, SLIPS["λ·A₂ was added"], "--lang", "zh").stdout
+    assert "把 λ·A₂ 加上了" in said and "hint" not in said

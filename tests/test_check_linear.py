@@ -1,0 +1,125 @@
+"""check on a linear: document (teach/check/linear.py): the recurrence's slips (core/variants/linear.py) named from
+the learner's numbers.
+
+Each learner's answer is worked here in numpy by a loop written for this test (no attncli code): Gated DeltaNet on
+examples/linear/gated_delta.yaml's q, k, v, β, g (l2-normalised q and k, q scaled by 1/√d_k), lightning attention on
+the q, k, v of examples/linear/lightning.yaml as compute writes them, with transformers' slopes written out here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT
+
+from attncli.cli import app
+
+DELTA = ROOT / "examples" / "linear" / "gated_delta.yaml"
+LIGHTNING = ROOT / "examples" / "linear" / "lightning.yaml"
+
+
+def delta_rule(after=False, beta_on=True, subtract=True, transposed=False, scaled=True):
+    """o (n, d_v) of the one head of gated_delta.yaml, one part done another way."""
+    block = yaml.safe_load(DELTA.read_text())["linear"]
+    q, k, v = (np.array(block[key][0], float) for key in ("queries", "keys", "values"))
+    beta, g = np.array(block["beta"][0]), np.array(block["g"][0])
+    q = q / np.sqrt((q * q).sum(-1, keepdims=True) + 1e-6) * (1 / math.sqrt(2) if scaled else 1.0)
+    k = k / np.sqrt((k * k).sum(-1, keepdims=True) + 1e-6)
+    s, out = np.zeros((2, 2)), []
+    for t in range(len(q)):
+        if not after:
+            s = math.exp(g[t]) * s
+        u = (beta[t] if beta_on else 1.0) * (v[t] - (s.T @ k[t] if subtract else 0.0))
+        s = s + np.outer(k[t], u)
+        if after:
+            s = math.exp(g[t]) * s
+        out.append(s @ q[t] if transposed else s.T @ q[t])
+    return np.array(out)
+
+
+DELTA_SLIPS = {
+    "the state was decayed after the update": delta_rule(after=True),
+    "β was left out": delta_rule(beta_on=False),
+    "the delta rule's correction was left out": delta_rule(subtract=False),
+    "the state was read transposed": delta_rule(transposed=True),
+    "the queries were not scaled": delta_rule(scaled=False),
+}
+
+
+def _check(runner, tmp_path, source, answer: dict, *options):
+    doc = yaml.safe_load(source.read_text())
+    doc["answer"] = answer
+    path = tmp_path / "homework.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return runner.invoke(app, ["check", str(path), *options], env={"COLUMNS": "200"}), path
+
+
+def _rounded(array: np.ndarray) -> list:
+    return np.round(array, 4).tolist()
+
+
+def test_the_right_delta_rule_is_correct(runner, tmp_path):
+    result, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(delta_rule())})
+    assert result.exit_code == 0 and "correct" in result.stdout
+
+
+@pytest.mark.parametrize("slip", sorted(DELTA_SLIPS))
+def test_each_delta_rule_slip_is_named(runner, tmp_path, slip):
+    result, path = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(DELTA_SLIPS[slip])})
+    assert result.exit_code == 1
+    hints = [line for line in result.stdout.splitlines() if "hint:" in line]
+    assert len(hints) == 1 and slip in hints[0], result.stdout
+    assert not any(other in hints[0] for other in DELTA_SLIPS if other != slip)
+    assert f"attncli explain {path}" in result.stdout
+
+
+def test_one_token_of_the_delta_rule_is_checked_and_the_slip_named_in_chinese(runner, tmp_path):
+    """query: 3 ("sat"): its row only; the state decayed after the update (only its row given) named in Chinese."""
+    row = DELTA_SLIPS["the state was decayed after the update"][2]
+    result, path = _check(runner, tmp_path, DELTA, {"query": 3, "head_outputs": _rounded(row)}, "--lang", "zh")
+    assert result.exit_code == 1 and "状态在更新之后才衰减" in result.stdout
+    assert f"attncli explain {path} --query 3" in result.stdout
+    right, _ = _check(runner, tmp_path, DELTA, {"query": "sat", "head_outputs": _rounded(delta_rule()[2])})
+    assert right.exit_code == 0
+
+
+def test_a_number_no_slip_gives_is_said_so_and_json_marks_it(runner, tmp_path):
+    wrong = delta_rule()
+    wrong[1, 0] += 1.0
+    result, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(wrong)})
+    assert result.exit_code == 1 and "No known slip of the recurrence" in result.stdout
+    as_json, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(wrong)}, "--format", "json")
+    found = json.loads(as_json.stdout)["findings"]
+    assert [f["ok"] for f in found] == [False] and found[0]["expected"] == pytest.approx(delta_rule()[1, 0], abs=1e-9)
+
+
+def test_lightning_slips_are_named(runner, tmp_path):
+    """o_t = Σ_{j≤t} e^{−s(t−j)} (q_t·k_j) v_j per head, against the decay made a growth (e^{+s})."""
+    computed = runner.invoke(app, ["compute", str(LIGHTNING), "--only", "queries", "--only", "keys", "--only",
+                                   "values", "--format", "json"])
+    arrays = json.loads(computed.stdout)
+    q, k, v = (np.array(arrays[key]) for key in ("queries", "keys", "values"))  # (2, 6, 2)
+    slopes = (1 / 2 ** (8 / 2)) ** np.arange(1, 3) * (1 - 0 / (4 - 1 + 1e-5) + 1e-5)  # layer 0 of 4
+
+    def direct(sign: float) -> np.ndarray:
+        n = q.shape[1]
+        t, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        decay = np.where(j <= t, np.exp(sign * slopes[:, None, None] * (t - j)), 0.0)  # (h, n, n)
+        return (np.einsum("hid,hjd->hij", q, k) * decay) @ v
+
+    right, _ = _check(runner, tmp_path, LIGHTNING, {"head_outputs": _rounded(direct(-1.0))})
+    assert right.exit_code == 0
+    result, _ = _check(runner, tmp_path, LIGHTNING, {"head": 2, "head_outputs": _rounded(direct(1.0)[1])})
+    assert result.exit_code == 1 and "the decay grew the state" in result.stdout
+
+
+def test_a_bad_answer_is_one_line_naming_the_key(runner, tmp_path):
+    result, _ = _check(runner, tmp_path, DELTA, {"scores": [[1, 2]]})
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "answer" in result.stderr
+    assert "'scores' is not an array of this layer" in result.stderr
+    softmax_option, _ = _check(runner, tmp_path, DELTA, {"u": [[1, 0.5]]}, "--scale", "none")
+    assert softmax_option.exit_code == 2 and "--scale" in softmax_option.stderr
