@@ -4,7 +4,8 @@ The shortcuts (the output's sketch, a changed output step tried on one row first
 variant alone contradicts an earlier number, a pair started from its first variant's arrays) only reject candidates
 that cannot fit.  Here the search runs both ways on every slip of test_check_variants.py (one per stage's variant,
 forty and more) and on pairs and outputs no slip explains, worked out in numpy below, on a layer of 3 heads with
-W_O and every bias, causal (also with a gradient, and with an output gate): the single and the pair candidates that
+W_O and every bias, causal (also with a gradient, and with an output gate), and on differential attention's slips
+(test_check_differential.py): the single and the pair candidates that
 fit must be the same, in the same order, with the same arrays (a candidate's gradients are computed once it fits).
 The exhaustive way computes each candidate in full from the document's own arrays and decides it by ``fits`` alone.
 """
@@ -15,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
+from conftest import ROOT
+from test_check_differential import SLIPS as DIFFERENTIAL_SLIPS
 from test_check_variants import CASES, r4, softmax
 
 from attncli.core.pipeline import arrays_of, attend
@@ -113,6 +117,14 @@ def test_every_declared_slip_the_same_both_ways(slip, doc, answer, monkeypatch):
     for fast, slow in found:
         assert fast == slow
     assert any((slip,) in slow[0] for _, slow in found), found  # (not two empty lists: the slip itself is found)
+
+
+@pytest.mark.parametrize("slip", sorted(DIFFERENTIAL_SLIPS))
+def test_differential_attentions_slips_the_same_both_ways(slip, monkeypatch):
+    doc = yaml.safe_load((ROOT / "examples" / "differential.yaml").read_text())
+    found = both_ways(doc, {"query": 2, "output": DIFFERENTIAL_SLIPS[slip]}, monkeypatch)
+    assert found and all(fast == slow for fast, slow in found)
+    assert any(slow[0] for _, slow in found), found  # (its slip found as a single)
 
 
 @pytest.mark.parametrize("doc, kept", [(LAYER, True), (WITH_GRADIENT, True), (WITH_GRADIENT, False)],
