@@ -13,14 +13,15 @@ Two documents, each with answers worked out here in numpy:
 - a BERT-base-sized one built here (n = 16, causal), ``single`` (the scale left out), ``pair`` and ``none`` as above;
   then the same document with a ``gradient:`` (dL/dY), ``pair`` again: each candidate has a backward pass too.
 
-It prints the seconds of ``check``'s diagnosis (the computation excluded), best and median of ``--repeat`` runs
-(and the median CPU seconds), the median as a number of full computations of the document (the median of 9, timed just before: the ratio holds on
-a loaded machine, the seconds do not), and what was named.  Nothing is asserted about time.
+It prints the seconds of ``check``'s diagnosis (the computation excluded), best and median of ``--repeat`` runs (and
+the median CPU seconds), the median as a number of full computations of the document (the median of 9, timed just
+before: the ratio holds on a loaded machine, the seconds do not), and what was named. Nothing is asserted about
+time.
 
 Figures (benchmarks/README.md, "check_variants.py"; 2026-12-04, a 2-core Intel Xeon virtual machine, load average
-3 from other work, 3 rounds alternating with the code before): examples/bert_base.yaml pair 0.12 s (before 0.27),
-the whole `attncli check` process 0.54 s (0.58); n = 16 pair 0.21 s (0.50), none 0.20 s (0.49); with a gradient,
-pair 0.31 s (3.5).  Best of each; the medians moved with the load (README).
+4 to 7 from other work, 3 rounds alternating with the code before): examples/bert_base.yaml pair 0.18 s (before
+0.32), the whole `attncli check` process 0.54 s (0.60); n = 16 pair 0.17 s (0.46), none 0.17 s (0.47); with a
+gradient, pair 0.37 s (10.6).  Best of each; the medians moved with the load (README).
 """
 
 from __future__ import annotations
