@@ -33,7 +33,10 @@ from transformers.models.qwen3_next import modeling_qwen3_next as qwen
 folder, out, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if threads:
     torch.set_num_threads(threads)
-source = inspect.getsource(qwen.torch_recurrent_gated_delta_rule)
+function = qwen.torch_recurrent_gated_delta_rule
+if not inspect.isfunction(function):  # (transformers 5.25 with kernels: a hub-kernel wrapper calling it)
+    function = inspect.getclosurevars(type(function).forward).nonlocals["func"]
+source = inspect.getsource(function)
 source = "\\n".join(line for line in source.splitlines() if not line.startswith("@"))
 space = dict(vars(qwen))
 exec(source.replace("torch.float32", "torch.float64"), space)  # transformers' own function, in float64
