@@ -124,7 +124,7 @@ OUTPUT_VARIANTS = (
     Variant("w_o_left_out", _output(lambda heads, spec: concat_heads(heads)), when(_w_o)),
     Variant("bias_left_out", lambda spec, a, p, run: run(replace(spec, b_o=None), a),
             when(lambda spec: spec.b_o is not None, names=lambda spec: "b_O")),
-    Variant("weights_as_wx", lambda spec, a, p, run: run(replace(spec, w_o=spec.w_o.T.copy()), a),
+    Variant("weights_as_wx", lambda spec, a, p, run: run(replace(spec, w_o=spec.w_o.T), a),
             when(lambda spec: _w_o(spec) and spec.w_o.shape[0] == spec.w_o.shape[1], names=lambda spec: "W_O")),
     Variant("heads_order", _output(lambda heads, spec: concat_heads(heads[::-1], spec.w_o, spec.b_o)),
             when(lambda spec: spec.heads > 1)),

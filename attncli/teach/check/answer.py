@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -215,11 +216,17 @@ class Given:
     def slack(self, tol: float) -> float:
         """The tolerance to match a slip's numbers: at least half a unit of the last decimal the learner wrote,
         and at most 0.05 (whole numbers are taken as written to one decimal: scores often are whole)."""
+        return tol if self._half_unit is None else max(tol, self._half_unit)
+
+    @cached_property
+    def _half_unit(self) -> float | None:
+        """Half a unit of the last decimal written (1 to 6 decimals), or None (more decimals); found once: the
+        search compares the same answer with hundreds of candidates."""
         finite = self.values[np.isfinite(self.values)]
         for decimals in range(1, 7):
             if np.all(np.abs(finite - np.round(finite, decimals)) <= 1e-9 * np.maximum(1.0, np.abs(finite))):
-                return max(tol, 0.5 * 10.0 ** -decimals * (1 + 1e-9))
-        return tol
+                return 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+        return None
 
 
 def fit(g: Given, candidate: np.ndarray | None, tol: float) -> int | None:

@@ -19,14 +19,14 @@ import numpy as np
 
 from attncli.core import pipeline
 from attncli.core.attention import OVERFLOW_ALLOWED
-from attncli.core.errors import AttnError
 from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.stage import Variant
 from attncli.core.stages import BY_NAME, QUANTITIES, STAGES, writer
 from attncli.core.trace import Trace
+from attncli.teach.check import probe
 from attncli.teach.check.answer import Answer, Given, select
+from attncli.teach.check.probe import FAILED, cells_match
 
-FAILED = (AttnError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError)  # cannot run
 ANSWERABLE = tuple(key for key, q in QUANTITIES.items() if not q.source)
 BACKWARD = len(STAGES)  # the place of a backward variant: after every forward stage
 WRITER = {key: writer(key) for key in QUANTITIES}  # the stage that makes each quantity (written once)
@@ -84,17 +84,15 @@ def changes_of(spec) -> list[Change]:
 
 
 def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = None, gate=None,
-             lazy: bool = False) -> dict | None:
+             lazy: bool = False, backward: bool = True) -> dict | None:
     """Every array with ``changes`` in place of the right steps, from stage ``start`` on (default: the first
     changed stage); the stages before it keep ``base``'s arrays.  A step that cannot run leaves its arrays None.
-    ``gate(stage, a)`` before each stage (not for a candidate that changes the output itself): False stops the run,
-    None is returned (the candidate cannot fit), or with ``lazy`` the arrays so far, the later ones None."""
-    if any(c.stage == "output" or any(name == "output" for name, _ in c.variant.later) for c in changes):
-        gate = None
-    steps, back = {}, {}
+    ``gate(stage, a, step)`` before each stage (``step``: the changed one, None for the right one; see
+    :func:`.probe.gate`): False stops the run, None is returned (the candidate cannot fit), or with ``lazy`` the
+    arrays so far, the later ones None.  ``backward=False``: the gradients None (:func:`with_backward` adds them)."""
+    steps = {}
     for c in changes:
         if c.variant.backward:
-            back[c.stage] = partial(_backward_step, c, BY_NAME[c.stage].backward)
             continue
         steps[c.stage] = partial(_step, c.variant.apply, c.case, BY_NAME[c.stage].run)
         for name, fn in c.variant.later:
@@ -107,15 +105,25 @@ def run_with(spec, base: dict, changes: tuple[Change, ...], start: int | None = 
             if not lazy:
                 return None
             later = [key for stage in STAGES[WRITER_OF("output"):] for key in stage.keys]
-            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS)}
-        if spec.gradient is not None:
-            try:
-                a.update(dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back))
-            except FAILED:
-                a.update(dict.fromkeys(GRADIENT_KEYS))
+            return {**a, **dict.fromkeys(later), **dict.fromkeys(GRADIENT_KEYS), "_stopped": True}
     finally:
         OVERFLOW_ALLOWED.reset(allowed)
-    return a
+    return with_backward(spec, a, changes) if backward else {**a, **dict.fromkeys(GRADIENT_KEYS)}
+
+
+def with_backward(spec, a: dict, changes: tuple[Change, ...]) -> dict:
+    """``a`` with the gradients of the document's ``gradient``, the backward steps of ``changes`` done their way
+    (None where the pass cannot run); ``a`` as it is without a gradient."""
+    if spec.gradient is None:
+        return a
+    back = {c.stage: partial(_backward_step, c, BY_NAME[c.stage].backward) for c in changes if c.variant.backward}
+    allowed = OVERFLOW_ALLOWED.set(True)
+    try:
+        return {**a, **dict.fromkeys(GRADIENT_KEYS), **pipeline.backward(spec, a, replace=back)}
+    except FAILED:
+        return {**a, **dict.fromkeys(GRADIENT_KEYS)}
+    finally:
+        OVERFLOW_ALLOWED.reset(allowed)
 
 
 @np.errstate(all="ignore")
@@ -124,7 +132,7 @@ def _run_stages(spec, a: dict, steps: dict, first: int, gate=None) -> bool:
     ``gate`` stopped them."""
     for stage in STAGES[first:]:
         if stage.present(spec):
-            if gate is not None and not gate(stage.name, a):
+            if gate is not None and not gate(stage.name, a, steps.get(stage.name)):
                 return False
             try:
                 made = steps.get(stage.name, stage.run)(spec, a)
@@ -167,17 +175,8 @@ def matches(g: Given, candidate, answer: Answer, spec, tol: float) -> bool:
         width = g.values.shape[-1]
         if part.size % max(width, 1):
             return False
-        return any(_cells_match(g, row, tol) for row in part.reshape(-1, width))
-    return part.shape == g.values.shape and _cells_match(g, part, tol)
-
-
-def _cells_match(g: Given, part: np.ndarray, tol: float) -> bool:
-    nullable = g.nullable if g.nullable.shape == part.shape else np.zeros(part.shape, dtype=bool)
-    values, null = g.values, g.null
-    with np.errstate(invalid="ignore"):
-        close = np.abs(values - part) <= tol + 8 * np.spacing(np.abs(np.where(np.isfinite(part), part, 0.0)))
-        same_special = (values == part) | (np.isnan(values) & np.isnan(part) & ~null)
-    return bool(np.all((null & nullable) | (~null & (close | same_special))))
+        return any(cells_match(g, row, tol) for row in part.reshape(-1, width))
+    return part.shape == g.values.shape and cells_match(g, part, tol)
 
 
 def fits(candidate: Candidate, givens: list[Given], answer: Answer, spec, tol: float) -> bool:
@@ -188,88 +187,92 @@ def fits(candidate: Candidate, givens: list[Given], answer: Answer, spec, tol: f
 
 
 class Search:
-    """The single variants tried on a document and an answer (computed once), and the pairs made of them."""
+    """The single variants tried on a document and an answer (computed once), and the pairs made of them.
 
-    def __init__(self, trace: Trace, givens: list[Given], answer: Answer, wrong: list[str], tol: float):
+    ``_exhaustive`` (for the tests): none of the shortcuts, each candidate computed in full from the document's own
+    arrays (no sketch or row of the output first, no pair left out because its first variant alone already
+    contradicts an earlier number) and decided by :func:`fits`: the same names, found the slow way."""
+
+    def __init__(self, trace: Trace, givens: list[Given], answer: Answer, wrong: list[str], tol: float,
+                 _exhaustive: bool = False):
         self.spec, self.givens, self.answer, self.tol = trace.spec, givens, answer, tol
+        self.exhaustive = _exhaustive
         self.base = pipeline.arrays_of(trace)
         self.last = min((WRITER_OF(key) for key in wrong), default=BACKWARD)  # the stage of the first wrong number
         self.tried: list[Candidate] = []
         self.fitting: list[Candidate] = []
-        self.gate = _output_sketch(self.spec, givens, answer, tol)
-        small = self.spec.heads * self.spec.n * self.spec.m <= SMALL  # (else a pair computes its first again)
-        kept = {g.key for g in givens} | {"_weights_written"}
+        gate = None if _exhaustive else probe.gate(self.spec, givens, answer, tol)  # (the output's sketch)
+        later = self._gradients_later()
         right = answerable(self.base)
         for c in changes_of(self.spec):
             if min(c.index, WRITER_OF(c.case.get("written", "output"))) > self.last:
                 continue  # after the first wrong number (``written``: a quantity it changes as the learner writes it)
-            full = run_with(self.spec, self.base, (c,), gate=self.gate, lazy=True)
-            arrays = answerable(full)
-            if all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None):
-                continue  # it changes nothing here
-            one = Candidate((c,), arrays, full if small else None)
-            if fits(one, givens, answer, self.spec, tol):
-                self.fitting.append(one)  # (every array kept: the test telling two apart reads them)
-            else:  # only what the pairs' test reads
-                self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
-                                            full if small else None))
+            self._single(c, gate, later and not c.variant.backward, right)
         self.tried = self.fitting + self.tried
+
+    def _gradients_later(self) -> bool:
+        """Whether a candidate's gradients can wait until it fits: no gradient given (the exhaustive way: never)."""
+        return (not self.exhaustive and self.spec.gradient is not None
+                and not any(g.key in GRADIENT_KEYS for g in self.givens))
+
+    def _single(self, c: Change, gate, later: bool, right: dict) -> None:
+        """One variant alone: fitting, tried (for the pairs), or dropped when it changes nothing here."""
+        spec = self.spec
+        full = run_with(spec, self.base, (c,), gate=gate, lazy=True, backward=not later)
+        stopped = full.pop("_stopped", False)
+        arrays = answerable(full)
+        unchanged = all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None)
+        if unchanged and later and not stopped:  # (the same forward numbers: the gradients may still differ)
+            full, later = with_backward(spec, full, (c,)), False
+            arrays = answerable(full)
+            unchanged = all(same(arrays[key], right[key]) for key in ANSWERABLE if arrays[key] is not None)
+        if unchanged:
+            return  # it changes nothing here
+        small = spec.heads * spec.n * spec.m <= SMALL  # (else a pair computes its first again)
+        one = Candidate((c,), arrays, full if small else None)
+        if fits(one, self.givens, self.answer, spec, self.tol):
+            if later:  # (every array kept: the test telling two apart reads them)
+                full = with_backward(spec, full, (c,))
+                one = Candidate((c,), answerable(full), full if small else None)
+            self.fitting.append(one)
+        else:  # only what the pairs' test reads
+            kept = {g.key for g in self.givens} | {"_weights_written"}
+            self.tried.append(Candidate((c,), {key: arrays[key] for key in kept if key in arrays},
+                                        full if small else None))
 
     def singles(self) -> list[Candidate]:
         return list(self.fitting)
 
     def pairs(self) -> list[Candidate]:
-        return _pairs(self.spec, self.base, self.tried, self.givens, self.answer, self.last, self.tol, self.gate)
+        """The pairs that fit, in the order (first, second) of the list; the second from the stages after the first
+        one's, up to the stage of the first wrong number."""
+        gate = None if self.exhaustive else probe.gate(self.spec, self.givens, self.answer, self.tol, rows=True)
+        later = self._gradients_later()  # (only for a pair that fits)
+        fitting = []
+        for first in self.tried:
+            full = first.full  # (computed at the first second that needs it, once for all)
+            for second in self.tried:
+                c1, c2 = first.changes[0], second.changes[0]
+                if c2.index <= c1.index or c2.index > self.last or c2.stage in {name for name, _ in c1.variant.later}:
+                    continue  # (two ways of doing one stage are not a pair)
+                if self.exhaustive:
+                    made = run_with(self.spec, self.base, (c1, c2))
+                elif not self._may_fit(first, c2):
+                    continue
+                else:
+                    full = full or run_with(self.spec, self.base, (c1,), backward=not later)
+                    made = run_with(self.spec, full, (c1, c2), start=c2.index, gate=gate,  # (None: the output's test)
+                                    backward=not later)
+                both = None if made is None else Candidate((c1, c2), answerable(made))
+                if both is not None and fits(both, self.givens, self.answer, self.spec, self.tol):
+                    made = with_backward(self.spec, made, (c1, c2)) if later else made  # (the notes read every array)
+                    fitting.append(Candidate((c1, c2), answerable(made)))
+        return fitting
 
-
-def _output_sketch(spec, givens: list[Given], answer: Answer, tol: float, k: int = 4):
-    """A cheap necessary test of a given output, before the output projection is computed (the costly product
-    of a large layer): |Y − Y′| ≤ t in every cell implies |(Y − Y′)·p| ≤ t·‖p‖₁ for any p, so k random columns
-    p of P give k numbers per row, from concat(H)·(W_O·P), to compare first.  None when it does not apply."""
-    g = next((g for g in givens if g.key == "output"), None)
-    if g is None or g.rows or spec.w_o is None or spec.w_g is not None or not np.isfinite(g.values).all():
-        return None
-    index = select(np.arange(spec.n), "output", answer, spec) if answer.query is not None else slice(None)
-    if g.values.shape != (np.arange(spec.n)[index].shape + (spec.w_o.shape[1],)):
-        return None  # (an answer of another shape)
-    p = np.random.default_rng(0).standard_normal((spec.w_o.shape[1], k))  # (d_out, k)
-    w_p, b_p = spec.w_o @ p, (0.0 if spec.b_o is None else spec.b_o @ p)  # (h·d_v, k), (k,)
-    bound = g.slack(tol) * np.abs(p).sum(axis=0) * (1 + 1e-9) + 1e-9  # (k,)
-    target = g.values @ p  # (n, k) or (k,)
-
-    def gate(stage: str, a: dict) -> bool:
-        if stage != "output" or a.get("head_outputs") is None:
-            return True
-        h = a["head_outputs"]  # (h, n, d_v)
-        if h.ndim != 3 or h.shape[0] * h.shape[2] != w_p.shape[0]:
-            return True  # (heads of another width: the output stage itself says it cannot run)
-        sketch = h.transpose(1, 0, 2).reshape(spec.n, -1)[index] @ w_p + b_p  # (n, k) or (k,)
-        with np.errstate(invalid="ignore"):
-            return bool(np.all(np.abs(sketch - target) <= bound))
-    return gate
-
-
-def _pairs(spec, base: dict, singles: list[Candidate], givens: list[Given], answer: Answer, last: int,
-           tol: float, gate=None) -> list[Candidate]:
-    fitting = []
-    for first in singles:
-        c1 = first.changes[0]
-        for second in singles:
-            c2 = second.changes[0]
-            if c2.index <= c1.index or c2.index > last or c2.stage in {name for name, _ in c1.variant.later}:
-                continue  # (two ways of doing one stage are not a pair)
-            before = [g for g in givens if WRITER_OF(g.key) < c2.index]
-            if not all(matches(g, first.arrays.get(g.key), answer, spec, g.slack(tol)) for g in before):
-                continue  # the first variant alone already contradicts a number the second cannot change
-            if first.full is None:
-                first = Candidate(first.changes, first.arrays, run_with(spec, base, (c1,)))
-            made = run_with(spec, first.full, (c1, c2), start=c2.index, gate=gate)
-            if made is None:
-                continue  # the output's sketch already differs
-            both = Candidate((c1, c2), answerable(made))
-            if fits(both, givens, answer, spec, tol):
-                fitting.append(both)
-    return fitting
+    def _may_fit(self, first: Candidate, c2: Change) -> bool:
+        """False when the first variant alone already contradicts a number the second cannot change."""
+        before = [g for g in self.givens if WRITER_OF(g.key) < c2.index]
+        return all(matches(g, first.arrays.get(g.key), self.answer, self.spec, g.slack(self.tol)) for g in before)
 
 
 def telling_apart(fitting: list[Candidate], answer: Answer, spec) -> tuple[Candidate, str, tuple, float, float] | None:
