@@ -56,6 +56,7 @@ def test_each_slip_is_named_from_the_output_alone(runner, tmp_path, slip):
     hints = [line for line in result.stdout.splitlines() if "hint:" in line]
     assert len(hints) == 1 and slip in hints[0], result.stdout
     assert not any(other in hints[0] for other in SLIPS if other != slip)
+    assert "--step differential --query 2" in result.stdout  # where the slip happens, not the output's step 8
 
 
 def test_the_slips_are_named_in_chinese(runner, tmp_path):

@@ -186,7 +186,7 @@ def test_pre_norm_layer_norm_done_wrong_is_named_from_the_queries(runner, tmp_pa
     x_hat = slipped("layer")[slip](X, PRE_GAMMA, PRE_BETA)
     found = check(runner, tmp_path, PRE, {"queries": rounded(x_hat @ W_Q)})
     assert named(found)[0] == slip, found
-    pointed(runner, found, "3")
+    pointed(runner, found, "pre_norm")  # where the slip happens, not the queries' step 3
 
 
 def turned(x: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, visible
 from attncli.core.gradient_keys import GRADIENT_KEYS
-from attncli.core.stages import QUANTITIES
+from attncli.core.stages import QUANTITIES, STAGES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
@@ -160,7 +160,7 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
                                           "mine": shown(test["mine"]), "theirs": shown(test["theirs"])})
             for test in told]
     return Report(findings, notes + told + closing(findings, words)
-                  + pointer(findings, trace, answer, source, words, names, layer), slips)
+                  + pointer(findings, trace, answer, source, words, names, layer, slips), slips)
 
 
 def closing(findings: list[Finding], words: dict) -> list[str]:
@@ -179,21 +179,46 @@ def closing(findings: list[Finding], words: dict) -> list[str]:
 
 
 def pointer(findings: list[Finding], trace: Trace, answer: Answer, source: str | None, words: dict,
-            names: dict | None = None, layer: int | None = None) -> list[str]:
-    """``attncli explain FILE --step N --query i``: the step of the first wrong quantity a slip explains."""
+            names: dict | None = None, layer: int | None = None, slips: list[dict] = ()) -> list[str]:
+    """``attncli explain FILE --step N --query i``: the step where the named slip happens (its stage's), else the
+    step of the first wrong quantity a slip explains."""
     named = next((f for f in findings if not f.ok and f.hint is not None), None)
     if named is None or source is None or source == "-":
         return []
+    step = slip_step(slips[0], named.step, trace) if slips else named.step
     query = answer.query if answer.query is not None else None if named.row is None else named.row[-1]
     head = answer.head if answer.head is not None else named.row[0] if named.row and len(named.row) == 2 else None
     command = f"attncli explain {shlex.quote(source)}" + ("" if layer is None else f" --layer {layer}")
-    command += f" --step {named.step}"
+    command += f" --step {step}"
     command += "" if query is None else f" --query {query + 1}"
     command += "" if head is None or trace.spec.heads == 1 else f" --head {head + 1}"
-    step = named.step
     where = (words["step_number"] if isinstance(step, int) else words["step_extra"] if step in (names or {})
              else words["step_other"]).format(step=step, name=(names or {}).get(step, step))
     return [words["read_step"].format(where=where, command=command)]
+
+
+# explain's steps in the order it walks them (where the extra steps fall between the eight)
+WALK = (1, "positional", 2, "pre_norm", 3, "qk_norm", "rope", "latent", "indexer", 4, 5, 6, 7, "differential", 8,
+        "add_norm", "residual", "backward")
+
+
+def slip_step(slip: dict, first_wrong: int | str, trace: Trace) -> int | str:
+    """The step to read again: where the slip happens, the step of the stage whose declared variant it is
+    (``_stage``, from the search: its named step, ``differential``, else the last step its quantities are worked
+    in, the scale's 4), unless the first wrong quantity's step comes before it (weights rounded in the step that
+    mixes them were written in step 5); ``first_wrong`` for a slip no stage declares."""
+    stage = next((s for s in STAGES if s.name == slip.get("_stage")), None)
+    variant = None if stage is None else next((v for v in stage.variants if v.name == slip["name"]), None)
+    if variant is None:
+        return first_wrong
+    if variant.backward:
+        return "backward" if trace.grad_scaled_scores is not None else first_wrong
+    if first_wrong in stage.explained:  # (the residual stage's add_norm or residual: the document's)
+        return first_wrong
+    steps = list(stage.explained[-1:]) or [step for q in stage.writes if not q.parameter for step in q.steps][-1:]
+    if not steps or steps[0] not in WALK or first_wrong not in WALK:
+        return first_wrong
+    return min(steps[0], first_wrong, key=WALK.index)
 
 
 def _compare(g: Given, expected: np.ndarray, step, tol: float) -> Finding:

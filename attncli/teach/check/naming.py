@@ -95,6 +95,8 @@ def named(trace, answer: Answer, givens: list[Given], wrong: list[str], tol: flo
     notes = [note for note in [_test(others[0], first, answer, trace, lang)] if note] if others else []
     keys = list(wrong)
     entries = [{"name": name, "hint": text, "keys": keys} for name in dict.fromkeys(first.names)]
+    if getattr(first, "changes", None):  # (a stage's declared variant: where it happens, for the pointer to explain)
+        entries[0]["_stage"] = first.changes[0].stage
     entries += [{"name": c.names[0], "hint": text, "keys": keys} for c in alike[:1]]
     return {key: text for key in keys}, entries, notes
 

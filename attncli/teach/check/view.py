@@ -125,7 +125,8 @@ def check_json(report, tokens: list[str], key_tokens: list[str], tol: float, lan
             "problem": f.problem, "hint": None if f.ok else f.hint,
         })
     body = {"tolerance": tol, "correct": all(f.ok for f in report.findings), "lang": lang, "findings": items,
-            "notes": list(report.notes), "slips": list(report.slips)}
+            "notes": list(report.notes),
+            "slips": [{key: value for key, value in slip.items() if not key.startswith("_")} for slip in report.slips]}
     from attncli.outputs.serialize import escape_controls
 
     return escape_controls((json.dumps(body, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
