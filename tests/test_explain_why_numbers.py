@@ -5,7 +5,8 @@ test_explain_truth.py checks the stages on the built-in example's hand-worked nu
 without the mask, as the stages say; e: the largest weight and Jacobian entry with the scale and without it) are
 worked out from the document's own numbers, for several heads (grouped-query heads too), scales and queries, with
 the Jacobian built whole, diag(a) − a·aᵀ, and the sentences of d and e read for the followed query's numbers (d's
-stall: the largest of the unmasked weights among the keys the mask lets the query see, as its sentence says).
+stall: the largest of the unmasked weights among the keys the mask lets the query see, and when the mask hides a
+larger one, its share of what those keys get, as its sentence says).
 """
 
 from __future__ import annotations
@@ -87,9 +88,10 @@ def test_every_stage_from_the_documents_numbers(runner, tmp_path, seed, heads, k
         np.testing.assert_allclose(got("d", "output"), a @ v, atol=1e-12)
         d_text = " ".join(stages["d"]["text"])
         seen = np.arange(N) <= query if mask else np.ones(N, bool)  # the market's stall: among the keys it may see
-        assert f"{a[query][seen].max():.0%} of its weight" in d_text
-        assert ("among the keys its mask lets it see" in d_text) == bool(a[query][~seen].max(initial=0) >
-                                                                          a[query][seen].max())
+        among = bool(a[query][~seen].max(initial=0) > a[query][seen].max())
+        share = a[query][seen].max() / (a[query][seen].sum() if among else 1.0)  # (among them: their share)
+        assert f"{share:.0%} of its weight" in d_text
+        assert ("among the keys its mask lets it see" in d_text) == among
         assert ("leave out the document's mask" in d_text) == mask
         scaled = c if c != 1.0 else 1 / np.sqrt(d_k)  # (scale: none compares the usual 1/√d_k)
         if scaled == 1.0:

@@ -133,7 +133,10 @@ def fixed_mix(trace: Trace, focus: Focus, w: dict, ctx: dict) -> list[str]:
 def market(trace: Trace, focus: Focus, w: dict, ctx: dict, a: np.ndarray) -> str:
     """Stage d: the fruit market, with the query's largest weight."""
     kind, best, here = best_keys(trace, focus, a[focus.query])
-    share = f"{a[focus.query, best[0]]:.0%}"
+    row = a[focus.query]
+    if here == "here_masked":  # "among the keys its mask lets it see": its share of what those keys get
+        row = row / row[allowed_row(trace, focus.query, focus.head)].sum()
+    share = f"{row[best[0]]:.0%}"
     words = w["softmax"]
     spend = words["spend_one" if kind == "one" else "spend_tie"].format(
         **dict(ctx, here=w["query_key"][here], share=share, best=quoted(trace.spec.context_tokens, best, joins(w))))
