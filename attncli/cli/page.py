@@ -69,6 +69,12 @@ def page(
 
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
+        from attncli.inputs.document import is_linear
+
+        if is_linear(doc.data):  # a layer of linear attention (docs/format.md Part 4)
+            from attncli.cli.linear import page_linear
+
+            return page_linear(file, doc, changes, precision, language, output)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
