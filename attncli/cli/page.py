@@ -51,6 +51,7 @@ def page(
       attncli page examples/illustrated.yaml -o page.html
       attncli page examples/causal.yaml -o causal.html --precision 2 --lang zh
       attncli page examples/bert_base.yaml -o bert.html
+      attncli page examples/linear/gated_delta.yaml -o delta.html
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     language = choose(lang)
 
