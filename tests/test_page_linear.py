@@ -76,6 +76,17 @@ def test_the_delta_rules_cells_open_their_tokens_step(tmp_path):
     assert v["x"]["s"][0][0] == [] and data["ui"]["en"]["given"].startswith("The page works out")
 
 
+def test_kdas_decay_per_key_channel_is_in_its_step(tmp_path):
+    # tests/test_delta_rule.py's kda: g₃ = [0, ln ½]: S ← [0.5, 2]; u = 3 − 0.5 = 2.5; S = [3, 2]; o = Sᵀ[0, 1] = 2
+    kda = dict(DELTA, kind="kda", g=[[[0, 0], [HALF, HALF], [0, HALF]]])
+    data = written(tmp_path, {"tokens": ["a", "b", "c"], "linear": kda})
+    step, lines, _ = clicked(data, "head_outputs", 2, 0)
+    assert lines[0].startswith("5. Read out: o = Sᵀq̂ = [2.0000]")
+    assert any(data["S"][k].endswith("e^(g_i): [1.0000, 0.5000]") for k in step[4])
+    _, _, states = clicked(data, "final_state", 0, 0)
+    assert states == [{"rl": ["k1", "k2"], "cl": ["1"], "v": [["3"], ["2"]]}]
+
+
 def test_the_page_is_in_chinese_too(tmp_path):
     data = written(tmp_path, {"tokens": ["a", "b", "c"], "linear": DELTA}, "--lang", "zh")
     assert data["lang"] == "zh" and data["ui"]["zh"]["title"] == "这层线性注意力的每一个数"
