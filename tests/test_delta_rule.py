@@ -200,8 +200,8 @@ def test_bad_documents_are_one_line_naming_the_key(runner, tmp_path, doc, place,
 def test_other_commands_say_only_compute_computes_it(runner, tmp_path):
     path = tmp_path / "doc.yaml"
     path.write_text(yaml.safe_dump({"linear": GOOD}), encoding="utf-8")
-    result = runner.invoke(app, ["page", str(path)])
-    assert result.exit_code == 2 and "compute, explain, heatmap and check take" in result.stderr, result.output
+    result = runner.invoke(app, ["card", str(path)])
+    assert result.exit_code == 2 and "compute, explain, heatmap, page and check take" in result.stderr, result.output
     result = runner.invoke(app, ["check", str(path)])  # (check first asks for the answer it checks)
     assert result.exit_code == 2 and "answer:" in result.stderr
 

@@ -343,3 +343,35 @@ def test_gradients_are_coloured_blue_below_0_and_orange_above(browser, page):
     assert b1 > r1 and r2 > b2
     assert browser.find_element(By.ID, "signed-legend").is_displayed()
 
+
+
+def test_a_linear_documents_output_opens_the_delta_rule_with_its_states(browser, tmp_path):
+    """examples/linear/gated_delta.yaml: o at token 3 is S_3ᵀq̂ (q̂ = [0, 1], scaled by 1/√2): the panel marks explain's
+    read-out line, with compute's number, and draws the states under their lines; in Chinese too."""
+    from attncli.core.linear import run
+    from attncli.inputs.document import read_document
+    from attncli.inputs.linear import read_linear
+    from attncli.teach.page.linear import linear_page_html
+
+    trace = run(read_linear(read_document(str(EXAMPLES / "linear" / "gated_delta.yaml"))))
+    path = tmp_path / "linear.html"
+    path.write_text(linear_page_html(trace, "gated_delta.yaml"), encoding="utf-8")
+    browser.get(path.as_uri())
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-ready") is not None
+    o = trace["head_outputs"][0, 2]
+    assert abs(o - trace["state"][0, 2].T @ trace["normalized_queries"][0, 2] / math.sqrt(2)).max() < 1e-12
+    cell = browser.find_element(By.CSS_SELECTOR, "table[data-key=head_outputs]")
+    cell = cell.find_elements(By.CSS_SELECTOR, "tbody tr")[2].find_elements(By.TAG_NAME, "td")[0]
+    assert cell.text == f"{o[0]:.4f}"
+    cell.click()
+    assert marked_lines(browser) == [f"5. Read out: o = Sᵀq̂ = [{o[0]:.4f}, {o[1]:.4f}] (q̂ = [0.0000, 1.0000], scaled "
+                                     "by 0.7071): the head's output at token 3"]
+    states = browser.find_elements(By.CSS_SELECTOR, "#panel table.state")
+    assert len(states) == 4  # before, decayed, k̂·uᵀ, after
+    after = [[float(td.text) for td in tr.find_elements(By.TAG_NAME, "td")]
+             for tr in states[3].find_elements(By.TAG_NAME, "tr")[1:]]
+    assert abs(after - trace["state"][0, 2]).max() < 1e-4
+    browser.find_element(By.ID, "lang").click()
+    assert marked_lines(browser)[0].startswith(f"5. 读出：o = Sᵀq̂ = [{o[0]:.4f}")
+    assert CJK.search(browser.find_element(By.ID, "panel-title").text)
+    assert browser.get_log("browser") == []  # no script error

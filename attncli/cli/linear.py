@@ -131,3 +131,25 @@ def heatmap_linear(file: str, doc, of: str, number: Optional[int], query: Option
     picture = make_picture(make, export, f"attncli heatmap {Path(file).name}", theme, "--head N")
     color = console().color_system is not None
     emit(render_text(make(color), to_terminal=True), None, set(spec.files), picture)
+
+
+def page_linear(file: str, doc, changes: dict, precision: int, lang: str, output: Optional[Path]) -> None:
+    """attncli page on a linear: document: compute's tables and, per token and value head shown, explain's step."""
+    from attncli.cli.write import emit
+    from attncli.core.linear import run
+    from attncli.inputs.linear import read_linear
+    from attncli.inputs.reading import real_path
+    from attncli.outputs.files import STDIN
+    from attncli.teach.page.linear import linear_page_html
+
+    for option in (name for name, value in changes.items() if value is not None):
+        raise AttnError(f"replaces softmax attention's {option}, which a linear: document does not have",
+                        f"--{option}")
+    spec = read_linear(doc)
+    try:
+        trace = run(spec, keep_state=False)
+    except AttnError as e:
+        raise (e.at(doc.name) if e.where is None or e.where == "linear" else e) from None
+    title = "attncli" if file == "-" else Path(file).name
+    inputs = set(spec.files) | ({real_path(Path(file))} if file != "-" else {STDIN})
+    emit(linear_page_html(trace, title, precision, lang).encode("utf-8"), output, inputs)

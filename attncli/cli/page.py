@@ -51,6 +51,7 @@ def page(
       attncli page examples/illustrated.yaml -o page.html
       attncli page examples/causal.yaml -o causal.html --precision 2 --lang zh
       attncli page examples/bert_base.yaml -o bert.html
+      attncli page examples/linear/gated_delta.yaml -o delta.html
     """  # noqa: E501, RUF100  (Typer keeps a help paragraph's line breaks: one line each)
     language = choose(lang)
 
@@ -69,6 +70,12 @@ def page(
 
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
+        from attncli.inputs.document import is_linear
+
+        if is_linear(doc.data):  # a layer of linear attention (docs/format.md Part 4)
+            from attncli.cli.linear import page_linear
+
+            return page_linear(file, doc, changes, precision, language, output)
         trace = load(file, changes, doc=doc, compute=lambda spec: compute_in_full(spec, "page", "page"))
         title = "attncli" if file == "-" else Path(file).name
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)

@@ -70,8 +70,8 @@ class _Builder:
             raise AttnError("makes a stack of layers, which attncli compute FILE computes (or one layer of it with "
                             "--layer N); this takes a one-layer document", "layers")
         if "linear" in data:  # (attncli compute reads it: attncli.inputs.linear)
-            raise AttnError("makes a layer of linear attention, which attncli compute, explain, heatmap and check "
-                            "take, not this command yet (docs/format.md Part 4)", "linear")
+            raise AttnError("makes a layer of linear attention, which attncli compute, explain, heatmap, page and "
+                            "check take, not this command yet (docs/format.md Part 4)", "linear")
         for key in data:
             if key not in TOP_KEYS:
                 raise unknown_document_key(key, TOP_KEYS)

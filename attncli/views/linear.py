@@ -61,10 +61,19 @@ def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = No
                   keys: list[str] | None = None) -> list:
     """Every table of the result (or of ``keys``); ``head`` (0-based, a value head) keeps that head and the
     query/key head it reads."""
+    lang = "zh" if view.lang == "zh" else "en"
+    return [matrix_table(title, array, rows, columns, view)
+            for _, _, title, array, rows, columns in linear_matrices(trace, lang, head, keys)]
+
+
+def linear_matrices(trace: LinearTrace, lang: str = "en", head: int | None = None,
+                    keys: list[str] | None = None) -> list[tuple[str, int | None, str, np.ndarray, list[str],
+                                                                 list[str] | None]]:
+    """The tables of :func:`linear_tables` as (key, head, title, matrix, row labels, column labels or None: the
+    dimensions); ``head``: the value head of a per-head table, the query/key head of q's and k's, None for the rest."""
     spec = trace.spec
     group = spec.value_heads // spec.heads
-    lang = "zh" if view.lang == "zh" else "en"
-    tables = []
+    found = []
     for key, array in trace.items():
         if key == "chunk_states" and (keys is None or key not in keys) or key == "state" and keys is None:
             continue  # (one table per token or chunk: only when asked for)
@@ -73,31 +82,32 @@ def linear_tables(trace: LinearTrace, view: View = View(), head: int | None = No
         titles = LIGHTNING_TITLES if spec.kind == "lightning" and key in LIGHTNING_TITLES else TITLES
         title = titles[key][0 if lang == "en" else 1]
         if array.ndim == 2 and key in ("inputs", "output"):
-            tables.append(matrix_table(title, array, spec.tokens, view=view))
+            found.append((key, None, title, array, spec.tokens, None))
             continue
         if key in ("slopes", "grad_slopes"):  # one number per head
-            tables.append(matrix_table(title, array[:, None], [HEAD[lang].format(j=j + 1)
-                                                               for j in range(array.shape[0])], [key], view))
+            found.append((key, None, title, array[:, None], [HEAD[lang].format(j=j + 1)
+                                                              for j in range(array.shape[0])], [key]))
             continue
         if key in ("beta", "grad_beta") or (key in ("g", "grad_g") and array.ndim == 2):  # h_v × n: heads as columns
-            tables.append(matrix_table(title, array.T, spec.tokens, [HEAD[lang].format(j=j + 1)
-                                                                     for j in range(array.shape[0])], view))
+            found.append((key, None, title, array.T, spec.tokens, [HEAD[lang].format(j=j + 1)
+                                                                    for j in range(array.shape[0])]))
             continue
         count = spec.value_heads if key in VALUE_HEADED else spec.heads
         chosen = range(count) if head is None else [head if key in VALUE_HEADED else head // group]
         for j in chosen:
-            tables.extend(_head_tables(key, array[j], f"{HEAD[lang].format(j=j + 1)} · {title}", spec.tokens, view))
-    return tables
+            found += [(key, j, *table) for table in
+                      _head_tables(key, array[j], f"{HEAD[lang].format(j=j + 1)} · {title}", spec.tokens)]
+    return found
 
 
-def _head_tables(key: str, array: np.ndarray, title: str, tokens: list[str], view: View) -> list:
+def _head_tables(key: str, array: np.ndarray, title: str, tokens: list[str]) -> list:
     """One head's array: a token's row each (n × d), a state (d_k × d_v), or a state per token or chunk."""
     rows = [f"k{i}" for i in range(1, array.shape[-2] + 1)]
     if key in ("state", "chunk_states"):
         names = tokens if key == "state" else [str(c) for c in range(1, array.shape[0] + 1)]
-        return [matrix_table(f"{title} {name}", s, rows, dims(s.shape[1]), view) for name, s in zip(names, array)]
+        return [(f"{title} {name}", s, rows, dims(s.shape[1])) for name, s in zip(names, array)]
     if key == "decayed_scores":
-        return [matrix_table(title, array, tokens, tokens, view)]
+        return [(title, array, tokens, tokens)]
     if key in ("initial_state", "final_state", "grad_initial_state"):
-        return [matrix_table(title, array, rows, dims(array.shape[1]), view)]
-    return [matrix_table(title, array, tokens, view=view)]
+        return [(title, array, rows, dims(array.shape[1]))]
+    return [(title, array, tokens, None)]

@@ -10,9 +10,9 @@ CATALOGUE = {
     "replaces softmax attention's {}, which a linear: document does not have":
         "替换的是 softmax 注意力的 {}，而 linear: 文档没有这一项",
     "{} is not an array of this layer: give any of {}": "{} 不是这一层的数组：可以给出 {} 中的任意一个",
-    "makes a layer of linear attention, which attncli compute, explain, heatmap and check take, not this command yet "
-    "(docs/format.md Part 4)":
-        "描述的是一层线性注意力，attncli compute、explain、heatmap 和 check 能处理它，"
+    "makes a layer of linear attention, which attncli compute, explain, heatmap, page and check take, not this "
+    "command yet (docs/format.md Part 4)":
+        "描述的是一层线性注意力，attncli compute、explain、heatmap、page 和 check 能处理它，"
         "这个命令暂时不能（docs/format.md 第 4 部分）",
     "is {}; expected {} = {}": "是 {}；应为 {} = {}",
     "{} is not a kind of linear attention: gated_delta (Gated DeltaNet), kda (Kimi Delta Attention) or lightning "

@@ -50,3 +50,13 @@ PAGE = {
     "decode_next": "Next token",
     "names": {},  # (in English the tables keep compute's titles)
 }
+
+LINEAR = {  # a linear: document's page (docs/format.md Part 4): the words that differ from softmax attention's
+    "title": "Every number of this linear attention",
+    "path_intro": "The step of attncli explain (the delta rule, or lightning attention's sum), for the token and "
+                  "value head chosen here.",
+    "query": "Token",
+    "heads": "Value heads",
+    "given": "The page works out the head outputs o, the state S and (in the delta rule) u, in explain's step; this "
+             "number is not in that step: its table's title gives its formula.",
+}

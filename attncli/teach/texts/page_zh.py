@@ -73,3 +73,12 @@ PAGE = {
               "grad_qk_norm_beta_query": "qk_norm 的 β（查询）的梯度",
               "grad_qk_norm_beta_key": "qk_norm 的 β（键）的梯度", "grad_sinks": "sink 的梯度"},
 }
+
+LINEAR = {  # linear: 文档的页面（docs/format.md 第 4 部分）：与 softmax 注意力不同的词句
+    "title": "这层线性注意力的每一个数",
+    "path_intro": "attncli explain 讲解的那一步（delta 规则，或闪电注意力的求和），针对这里选中的词元和值头。",
+    "query": "词元",
+    "heads": "值头",
+    "given": "页面在 explain 的那一步里写出的是头输出 o、状态 S 和（delta 规则中的）u；这个数不在其中："
+             "它所在表格的标题给出了它的公式。",
+}

@@ -115,9 +115,14 @@
     return fig;
   }
 
+  // a label that differs by language (a linear: document's "Head 1" columns: t.rls, t.cls), else the one label
+  const rowLabel = (t, r) => (t.rls ? t.rls[lang] : t.rl)[r];
+  const colLabel = (t, c) => (t.cls ? t.cls[lang] : t.cl)[c];
   function label() {
     figures.forEach(([fig, t]) => {
       fig.querySelector("figcaption").textContent = t.title[lang];
+      if (t.cls) fig.querySelectorAll("thead th").forEach((th, c) => { if (c && t.c[c - 1] !== null) th.textContent = colLabel(t, c - 1); });
+      if (t.rls) fig.querySelectorAll("tbody th").forEach((th, r) => { if (t.r[r] !== null) th.textContent = rowLabel(t, r); });
       const note = fig.querySelector(".note");
       if (note) {
         note.textContent = fill(ui("shown"), { rows: t.r.filter((x) => x !== null).length, n: t.n,
@@ -178,11 +183,27 @@
       step[4].forEach((l, k) => {
         const li = el("li", {}, S[l]);
         if (marked && marked.includes(k)) li.className = "hl";
+        if (step[7] && step[7][k] !== null) li.appendChild(drawMatrix(D.M[step[7][k]]));
         ol.appendChild(li);
       });
       into.appendChild(ol);
     }
     step[5].forEach((p) => into.appendChild(el("p", { class: "note" }, S[p])));
+  }
+  // a state a step's line talks about (a linear: document's delta rule): its rows k1 …, its columns 1 …
+  function drawMatrix(m) {
+    const table = el("table", { class: "state" });
+    const head = el("tr");
+    head.appendChild(el("th", {}, "S"));
+    m.cl.forEach((c) => head.appendChild(el("th", { scope: "col" }, c)));
+    table.appendChild(head);
+    m.v.forEach((row, r) => {
+      const tr = el("tr");
+      tr.appendChild(el("th", { scope: "row" }, m.rl[r]));
+      row.forEach((v) => tr.appendChild(el("td", {}, v)));
+      table.appendChild(tr);
+    });
+    return table;
   }
   // a gradient's cell: its formula, why it holds, and its sums term by term (the total marked)
   function drawGradient(entry, into) {
@@ -209,12 +230,12 @@
     const [ti, r, c] = opened;
     const t = D.tables[ti];
     const v = t.v[r][c];
-    const what = { table: t.title[lang], row: t.rl[r], column: t.cl[c], value: v };
+    const what = { table: t.title[lang], row: rowLabel(t, r), column: colLabel(t, c), value: v };
     $("panel-title").textContent = fill(ui(v === null ? "masked_value" : "value"), what);
     const body = $("panel-body");
     body.textContent = "";
     const head = t.head === null ? 0 : t.head;
-    const query = t.perQuery ? t.r[r] : D.queries[0];
+    const query = t.perQuery ? t.r[r] : t.query != null ? t.query : D.queries[0];  // (t.query: a linear: S_n)
     if (t.gx) drawGradient(t.gx[r][c], body);
     else if (!t.x || !t.x.s[r][c]) {
       body.appendChild(el("p", { class: "note" }, fill(ui("not_worked"), { count: D.explained, head: head + 1,
