@@ -106,7 +106,7 @@ def assert_refused(result, *fragments: str) -> str:
     err = result.stderr
     assert result.exit_code == 2, (result.exit_code, err, result.stdout[:200])
     assert result.stdout == "" and "Traceback" not in err
-    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    assert err.startswith(("Error: ", "错误：")) and err.count("\n") == 1, err  # (错误： under --lang zh)
     for fragment in fragments:
         assert fragment in err, (fragment, err)
     return err

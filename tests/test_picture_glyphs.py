@@ -81,8 +81,8 @@ def test_chinese_without_a_font_for_it_is_refused_and_nothing_written(runner, tm
     out = tmp_path / "picture.png"
     result = runner.invoke(app, [*command, "--export", str(out)])
     english = "--lang" not in command  # (with --lang zh the message is Chinese too: tests/test_errors_zh.py)
-    line = assert_refused(result, "Error: --export: ", "apt install fonts-noto-cjk", ".svg",
-                          *(["no font on this machine has ", "or export .svg"] if english else ["PNG"]))
+    line = assert_refused(result, ("Error: " if english else "错误：") + "--export: ", "apt install fonts-noto-cjk",
+                          ".svg", *(["no font on this machine has ", "or export .svg"] if english else ["PNG"]))
     assert "我" not in line and not out.exists()
     assert runner.invoke(app, [*command, "--export", str(tmp_path / "picture.svg")]).exit_code == 0  # a browser's fonts
 
