@@ -129,11 +129,12 @@ def residual_scale(r: Row, w: dict) -> None:
     assert float(w["alpha"]) == r.spec.residual_scale != 1
 
 
-def matrix_heads(r: Row, w: dict, gqa_: bool) -> None:
+def matrix_heads(r: Row, w: dict, gqa_: bool, mqa_: bool = False) -> None:
     spec = r.spec
-    assert w["h"] == spec.heads > 1 and (spec.kv_heads < spec.heads) == gqa_
+    assert w["h"] == spec.heads > 1 and (spec.kv_heads < spec.heads) == (gqa_ or mqa_) and (spec.kv_heads == 1) >= mqa_
     if gqa_:
-        assert (w["g"], w["group"]) == (spec.kv_heads, spec.heads // spec.kv_heads)
+        assert (w["g"], w["group"]) == (spec.kv_heads, spec.heads // spec.kv_heads) and spec.kv_heads > 1
+    assert w["kv_weights"] in ("W_K", "W_K and W_V", "W_K 和 W_V") and (w["kv_weights"] == "W_K") == spec.k_eq_v
 
 
 def projection(r: Row, w: dict) -> None:
@@ -265,6 +266,7 @@ FACTS = {
     "sum.body_one_scaled": _(blend, case="one_scaled"), "sum.body_zero": _(blend, case="zero"),
     "sum.body_signed": _(blend, case="signed"),
     "matrix.heads": _(matrix_heads, gqa_=False), "matrix.heads_gqa": _(matrix_heads, gqa_=True),
+    "matrix.heads_mqa": _(matrix_heads, gqa_=False, mqa_=True),
     "matrix.projection": projection,
     "pre_norm.gamma_ones": _(gamma_ones, where="pre_norm"), "qk_norm.gamma_ones": _(gamma_ones, where="qk_norm"),
     "qk_norm.bound": qk_bound, "rope.base": _(rope_numbers, case="base"), "rope.given": _(rope_numbers, case="given"),

@@ -60,3 +60,27 @@ def test_query_with_the_context_keys_says_why_every_row(runner, tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "without query:" not in text and "the context's tokens" in text and "row 1 ('我')" in text
+
+
+# two heads of identity projections, scale 1/√2: head 1 reads numbers 1–2, head 2 numbers 3–4. "cat": head 1's
+# q = [1, 1] scores the keys [1, 0], [1, 1], [0, 1] as [1, 2, 1]/√2, so a = [e, e², e]/Σ with e = e^(1/√2): 0.248255
+# at "the"; head 2's q = [1, 0] scores every key ([1, 0], [1, 0], [1, 1]) 1/√2: a = [1/3, 1/3, 1/3]
+TWO_HEADS = {"tokens": "the cat sat", "inputs": [[1, 0, 1, 0], [1, 1, 1, 0], [0, 1, 1, 1]], "heads": 2}
+
+
+def test_query_with_one_row_of_several_heads_names_the_head(runner, tmp_path):
+    """Self-attention, two heads, query: without head:: the row is compared with the query's row of each head, and
+    the note and the cell name the head (not "the context's tokens", not row 1 for head 1)."""
+    e = 2.718281828459045 ** (1 / 2 ** 0.5)
+    right = checked(runner, tmp_path, TWO_HEADS, {"query": 2, "weights": [1 / 3, 1 / 3, 1 / 3]})
+    assert right.exit_code == 0, right.output
+    text = " ".join(right.output.split())
+    assert ("weights: one row given without head:, so it was compared with the query's row in every head: it is "
+            "head 2, row 2 ('cat').") in text and "context" not in text
+    wrong = checked(runner, tmp_path, TWO_HEADS, {"query": 2, "weights": [0.5, 0.5, 0]})
+    text = " ".join(wrong.output.split())
+    assert wrong.exit_code == 1 and "context" not in text
+    assert f"wrong at head 1, row 2 ('cat'), column 1: expected {e / (2 * e + e * e):.6f}, yours 0.5" in text
+    assert "it matches none, the closest is head 1, row 2 ('cat')." in text
+    zh = checked(runner, tmp_path, TWO_HEADS, {"query": 2, "weights": [1 / 3, 1 / 3, 1 / 3]}, "--lang", "zh")
+    assert "所以与每个头里这个查询的那一行都比较过，它就是第2个头，第2行（'cat'）。" in "".join(zh.output.split())

@@ -57,7 +57,7 @@ def test_help_has_examples(runner):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
+    (["--head", "3"], "--head 3 is out of range: this document has heads 1 and 2"),  # (two: "1 and 2")
     (["--head", "1", "--format", "json"], "--head selects tables"),
     (["--only", "wieghts"], "unknown key 'wieghts' (did you mean 'weights'?)"),
     (["--scale", "huge"], "scale: 'huge' is not sqrt, none or a number"),
@@ -107,3 +107,20 @@ def test_option_errors_are_one_line(args, names):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
     assert all(name in result.stderr for name in names), result.stderr
+
+
+@pytest.mark.parametrize("doc, args, message, chinese", [
+    ("causal.yaml", ["--head", "2"], "--head 2 is out of range: this document has one head, head 1",
+     "--head 2 超出范围：本文档只有一个头，即头 1"),
+    ("causal.yaml", ["--query", "9"], "--query: 9 is out of range: this document has queries 1 to 4",
+     "--query: 9 超出范围：本文档的查询是 1 到 4"),
+    ("two_heads.yaml", ["--head", "5"], "--head 5 is out of range: this document has heads 1 and 2",
+     "--head 5 超出范围：本文档的头是 1 和 2"),
+])
+def test_a_range_of_one_or_two_is_said_as_such(runner, doc, args, message, chinese):
+    from conftest import EXAMPLES
+
+    result = runner.invoke(app, ["explain", str(EXAMPLES / doc), *args])
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n", result.stderr
+    zh = runner.invoke(app, ["explain", str(EXAMPLES / doc), *args, "--lang", "zh"]).stderr
+    assert zh == f"错误：{chinese}\n", zh

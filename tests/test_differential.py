@@ -245,8 +245,8 @@ def test_json_keys_and_shapes(runner, tmp_path):
 
 BAD = {
     "odd heads": ({"heads": 3}, {"layer": 0}, "differential: ", "odd"),
-    "no lambda_init": ({}, {}, "differential: ", "lambda_init"),
-    "both": ({}, {"layer": 1, "lambda_init": 0.3}, "differential: ", "one of them"),
+    "no lambda_init": ({}, {}, "differential: ", "needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^"),
+    "both": ({}, {"layer": 1, "lambda_init": 0.3}, "differential: ", "give lambda_init or layer, not both"),
     "three vectors": ({}, {"layer": 0, "lambda_q1": [1], "lambda_k1": [1], "lambda_q2": [1]}, "differential: ",
                       "all four"),
     "shapes differ": ({}, {"layer": 0, "lambda_q1": [1, 2], "lambda_k1": [1], "lambda_q2": [1], "lambda_k2": [1]},
@@ -254,7 +254,7 @@ BAD = {
     "rows not pairs": ({}, {"layer": 0, "lambda_q1": [[1], [2], [3]], "lambda_k1": [[1], [2], [3]], "lambda_q2": [1],
                             "lambda_k2": [1]}, "differential.lambda_q1: ", "a row per pair"),
     "infinite lambda": ({}, {"layer": 0, "lambda_q1": [30], "lambda_k1": [30], "lambda_q2": [0], "lambda_k2": [0]},
-                        "differential: ", "not a finite number"),
+                        "differential: ", "= inf for head pair 1 (not a finite number"),  # pairs from 1
     "nan lambda": ({}, {"layer": 0, "lambda_q1": [".nan"], "lambda_k1": [1], "lambda_q2": [0], "lambda_k2": [0]},
                    "differential.lambda_q1", "NaN"),
     "negative layer": ({}, {"layer": -1}, "differential.layer: ", "≥ 0"),
@@ -283,3 +283,11 @@ def test_without_the_vectors_lambda_is_lambda_init_and_they_get_no_gradient(runn
     assert out["differential_lambda"] == [0.3] and not any(key.startswith("grad_differential_lambda_") for key in out)
     asked = runner.invoke(app, ["compute", str(path), "--format", "json", "--only", "differential_lambda_q1"])
     assert asked.exit_code == 2 and len(asked.stderr.strip().splitlines()) == 1
+
+
+def test_lambda_init_and_layer_exclude_each_other_in_chinese_too(runner, tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"inputs": [[1, 0], [0, 1]], "heads": 2,
+                                "differential": {"layer": 1, "lambda_init": 0.3}}))
+    result = runner.invoke(app, ["compute", str(path), "--lang", "zh"])
+    assert result.exit_code == 2 and "只给 lambda_init 或 layer 中的一个，不要同时给" in result.stderr

@@ -84,3 +84,74 @@ def test_explain_backward_says_d_is_the_weighted_sum_of_da(runner, tmp_path):
     result = runner.invoke(app, ["explain", path, "--step", "backward", "--query", "1"])
     assert result.exit_code == 0, result.stderr
     assert f"x1: D = Σ_j a_j·dA_j = {delta:.4f}" in result.stdout and "dh·h" not in result.stdout
+
+
+def test_head_keeps_only_the_pairs_the_head_has_a_part_in(runner, tmp_path):
+    """--head 1 of four heads: pair 1 (heads 1 and 3) is its softmax's, and its H shows pair 1's numbers (H's heads
+    2p−1, 2p); pair 2 (heads 2 and 4) is not shown, nor its λ."""
+    vectors = {"lambda_q1": [[1], [2]], "lambda_k1": [[math.log(2)], [0.1]], "lambda_q2": [1], "lambda_k2": [0]}
+    doc = {**DOC, "inputs": [[1, 0, 1, 0], [0, 1, 0, 1]], "heads": 4, "differential": {**vectors, "layer": 0}}
+    path = _write(tmp_path, doc)
+    out = runner.invoke(app, ["compute", path, "--head", "1"]).stdout
+    assert "Pair 1 (heads 1 and 3) · Differential weights" in out and "Pair 2" not in out
+    lam2 = f"{math.exp(0.2) - 1 + 0.2:.4f}"  # pair 2's λ = e^(2·0.1) − e^0 + 0.2
+    assert "│ λ │ 1.2000 │\n" in out and lam2 not in out
+    last = runner.invoke(app, ["compute", path, "--head", "4"]).stdout
+    assert "Pair 2 (heads 2 and 4) · Differential weights" in last and "Pair 1" not in last
+    assert f"│ λ │ {lam2} │\n" in last and "1.2000" not in last.split("Differential λ")[1].split("Pair 2")[0]
+
+
+def test_head_output_title_counts_pairs_and_heads_from_1(runner, tmp_path):
+    path = _write(tmp_path, DOC)
+    assert "H = Ô, pair p as heads 2p−1, 2p" in runner.invoke(app, ["compute", path]).stdout
+    assert "头对 p 即头 2p−1 与 2p" in runner.invoke(app, ["compute", path, "--lang", "zh"]).stdout
+
+
+def test_heatmap_draws_the_combined_weights_on_a_scale_centred_on_0(runner):
+    """examples/differential.yaml's W (worked in its comment): "the" 1 − 1.2·1 = −0.2, "cat" [−0.3311, 0.1311];
+    the scale runs −max|W| … max|W| with 0 in the middle, each cell shaded by |w| / max|w| and its number signed."""
+    from conftest import EXAMPLES
+
+    big = 1.2 * 0.5 - (1 / (1 + math.e))  # |W| of cat·the, the largest: 0.3311
+    result = runner.invoke(app, ["heatmap", str(EXAMPLES / "differential.yaml"), "--of", "W"],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Differential weights  W = A₁ − λ·A₂   pair 1 of 1 (heads 1 and 2)")
+    assert lines[2].startswith(f"scale -{big:.2f} ▕█▓▒░0░▒▓█▏ {big:.2f}   shade: size, sign: the numbers")
+    small = " ░▒▓█"[int((S - 0.6) / big * 5)]  # cat·cat: W = σ(1) − 1.2·0.5 = 0.1311, shade of 0.1311 / 0.3311
+    assert f"cat  ██ -{big:.2f} {small * 2}  {S - 0.6:.2f} ╱╱╱╱╱╱╱╱" in lines
+    zh = runner.invoke(app, ["heatmap", str(EXAMPLES / "differential.yaml"), "--of", "differential_weights",
+                             "--lang", "zh"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert zh.exit_code == 0 and "差分权重  W = A₁ − λ·A₂   第 1 个头对（共 1 个；头 1 与 2）" in zh.stdout
+
+
+def test_heatmap_of_w_needs_differential(runner, tmp_path):
+    doc = {key: value for key, value in DOC.items() if key != "differential"}
+    result = runner.invoke(app, ["heatmap", _write(tmp_path, doc), "--of", "W"])
+    assert result.exit_code == 2 and "needs differential: in the document" in result.stderr
+
+
+def test_lambda_init_alone_shows_the_formula_it_used(runner, tmp_path):
+    """Without the λ vectors λ = λ_init: the title, the LaTeX and explain's line say that, not e^(λ_q1·λ_k1) − …"""
+    path = _write(tmp_path, {**DOC, "differential": {"lambda_init": 0.3}})
+    table = runner.invoke(app, ["compute", path, "--only", "differential_lambda"]).stdout
+    assert "Differential λ  λ = λ_init = 0.3 " in table and "e^(" not in table and "│ λ │ 0.3000 │" in table
+    latex = runner.invoke(app, ["compute", path, "--only", "differential_lambda", "--format", "latex"]).stdout
+    assert r"\lambda = \lambda_{\text{init}} = " in latex and r"e^{" not in latex
+    out = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential"]).stdout
+    assert "  λ = λ_init = 0.3000\n" in out and "e^(λ_q1" not in out
+    vectors = runner.invoke(app, ["compute", _write(tmp_path, DOC, "v.json"), "--only", "differential_lambda"]).stdout
+    assert "λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + 0.2 " in vectors  # (the four vectors given: their formula)
+
+
+def test_explain_shows_masked_combined_weights_as_compute_does(runner, tmp_path):
+    """Causal: query 1 sees key 1 only; its combined weight for key 2 is 0 − λ·0 = 0, written 0.0000 in explain's
+    table as in compute's (and as both write a masked cell of the weights A)."""
+    path = _write(tmp_path, {**DOC, "mask": "causal"})
+    out = runner.invoke(app, ["explain", path, "--query", "1", "--step", "differential"]).stdout
+    cells = lambda text: [line.split() for line in text.splitlines() if line.startswith("│ x1")]  # noqa: E731
+    table = out.split("Combined weights")[1].split("\n\n")[0]
+    assert "masked" not in table and cells(table) == [["│", "x1", "│", "-0.2000", "│", "0.0000", "│"]]  # 1 − 1.2·1
+    computed = runner.invoke(app, ["compute", path, "--only", "differential_weights"]).stdout
+    assert cells(computed) == cells(table)

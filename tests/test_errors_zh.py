@@ -22,6 +22,7 @@ from attncli.cli.messages.sites import raise_sites
 from attncli.core.errors import MESSAGE_CHARS, AttnError
 from attncli.core.memory import MEMORY_ENV
 
+PREFIX = {"en": "Error: ", "zh": "错误："}  # the line's first word, in the run's language
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # A message raised from a variable: the file and the argument's source, and why it needs no template of its own.
 DYNAMIC = {
@@ -162,7 +163,7 @@ def _run(runner, monkeypatch, tmp_path, case, lang: str):
     result = runner.invoke(app, ["compute", str(doc), "--format", "json", *args])
     assert result.exit_code == 2 and result.stdout == "", (result.exit_code, result.stderr)
     line = result.stderr
-    assert line.startswith("Error: ") and line.count("\n") == 1 and "Traceback" not in line, line
+    assert line.startswith(PREFIX[lang]) and line.count("\n") == 1 and "Traceback" not in line, line
     assert len(errors) == 1, line
     where = errors[0].where and errors[0].where.replace(str(folder), "DIR")
     return line[:-1].replace(str(folder), "DIR"), where, str(errors[0]).replace("\n", " ").replace(str(folder), "DIR")
@@ -178,7 +179,7 @@ def test_bad_documents_in_chinese(runner, tmp_path, monkeypatch, case):
     chinese, zh_where, _ = _run(runner, monkeypatch, tmp_path, case, "zh")
     assert english == f"Error: {error}"  # English as it was
     assert zh_where == where  # the same place, untranslated
-    place = f"Error: {where}: " if where else "Error: "
+    place = f"错误：{where}: " if where else "错误："  # (the prefix in Chinese, the place as it is)
     assert chinese.startswith(place), (place, chinese)
     assert CJK.search(chinese[len(place):]), chinese
     if case.id not in LIBRARY_TEXT:
@@ -194,7 +195,8 @@ def _usage(capsys, monkeypatch, args: list[str], lang: str) -> str:
         main(args)
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("Error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    said = language_in(args) or lang  # (--lang on the command line counts before the environment)
+    assert err.startswith(PREFIX[said]) and err.count("\n") == 1 and "Traceback" not in err, err
     return err
 
 
@@ -236,6 +238,7 @@ def test_other_commands_in_chinese(runner, monkeypatch, tmp_path, args, place):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
         lines[lang] = result.stderr
-    assert lines["zh"].startswith("Error: ") and place in lines["zh"] and place in lines["en"], lines
-    message = lines["zh"].split(": ", 2)[-1]
+    assert lines["zh"].startswith("错误：") and lines["en"].startswith("Error: "), lines
+    assert place in lines["zh"] and place in lines["en"], lines
+    message = lines["zh"].removeprefix("错误：").split(": ", 1)[-1]
     assert CJK.search(message) and english_run(message) is None, lines["zh"]

@@ -41,7 +41,7 @@ def test_a_phrase_inside_a_message_is_chinese(runner, monkeypatch, tmp_path, com
     monkeypatch.setenv("ATTNCLI_LANG", "zh")
     result = runner.invoke(app, [command, "doc.yaml"])
     line = result.stderr
-    assert result.exit_code == 2 and line.startswith("Error: doc.yaml: ") and line.count("\n") == 1, line
+    assert result.exit_code == 2 and line.startswith("错误：doc.yaml: ") and line.count("\n") == 1, line
     assert wanted in line, line
     assert _english(line) is None and not SPACED.search(line), line
 

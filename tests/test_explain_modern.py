@@ -133,8 +133,8 @@ def test_projections_say_x_hat_and_multiply_its_rows(runner, modern):
     assert table(step, "keys") == pytest.approx(ref["k"][1])  # query head 3 uses K/V head 2
     assert table(step, "values") == pytest.approx(ref["v"][1])
     assert "those of X̂" in " ".join(step["text"])
-    assert ("its keys and values are those of K/V head 2, computed once and shared by heads 3 to 4"
-            in " ".join(step["text"]))
+    assert ("its keys and values are those of K/V head 2, computed once and shared by heads 3 and 4"
+            in " ".join(step["text"]))  # (a range of two: "3 and 4", not "3 to 4")
 
 
 # ---------------------------------------------------------------- grouped-query and multi-query attention
@@ -146,12 +146,13 @@ def test_the_weights_step_names_the_shared_kv_head(runner, modern, head, kv):
     text = " ".join(step["text"])
     i = head - 1
     assert f"head {head} shown here (i = {i}) therefore uses key/value head {i} // 2 = {i // 2}" in text
-    assert f"K/V head {kv + 1} counting from 1, shared by heads {2 * kv + 1} to {2 * kv + 2}" in text
+    assert f"K/V head {kv + 1} counting from 1, shared by heads {2 * kv + 1} and {2 * kv + 2}" in text
     assert "KV cache" in text and "2 keys and 2 values instead of 4 of each" in text
     assert table(step, "w_k") == pytest.approx(heads_of(W_K, 2)[kv])
     assert step["numbers"]["w_k"]["title"].endswith(f"K/V head {kv + 1} (query heads {2 * kv + 1}–{2 * kv + 2})")
     zh = " ".join({s["step"]: s for s in zh_steps(runner, modern, "--head", str(head))}[2]["text"])
     assert "分组查询注意力" in zh and "KV 缓存" in zh and f"{i} // 2 = {i // 2}" in zh
+    assert f"由第 {2 * kv + 1} 和第 {2 * kv + 2} 个头共用" in zh
 
 
 def test_kv_heads_1_is_called_multi_query_attention(runner, tmp_path):

@@ -251,8 +251,8 @@ def promises(case: Case, run: Run) -> list[str]:
     if run.code not in ((0, 1, 2) if case.command == "check" else (0, 2)):
         problems.append(f"exit code {run.code}" + (" (an internal error)" if run.code == 70 else ""))
     lines = [line for line in run.stderr.split("\n") if line]
-    errors = [line for line in lines if line.startswith("Error: ")]
-    others = [line for line in lines if not line.startswith(("Error: ", "Warning: "))]
+    errors = [line for line in lines if line.startswith(("Error: ", "错误："))]  # (--lang zh: 错误：, 警告：)
+    others = [line for line in lines if not line.startswith(("Error: ", "Warning: ", "错误：", "警告："))]
     if others:
         problems.append(f"standard error has a line that is neither Error: nor Warning: {others[0][:200]}")
     if run.code != 0 and not (case.command == "check" and run.code == 1):

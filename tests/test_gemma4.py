@@ -352,3 +352,39 @@ def test_check_names_v_norm_left_out_from_the_output(runner, tmp_path, lang, wor
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     result = runner.invoke(app, ["check", str(path), "--lang", lang], env={"COLUMNS": "200"})
     assert result.exit_code == 1 and words in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(("heads", "shared"), [(2, "shared by heads 1 and 2"), (4, "shared by heads 1 to 4")])
+def test_explain_step_3_with_v_equal_to_k_names_no_w_v(runner, tmp_path, heads, shared):
+    """examples/gemma4/global_layer.yaml (k_eq_v, one key/value head): step 3 never multiplies by a W_V it then says
+    is not there, and the query heads sharing K/V head 1 are "1 and 2" (two) or "1 to 4" (more)."""
+    from conftest import EXAMPLES
+
+    text = (EXAMPLES / "gemma4" / "global_layer.yaml").read_text(encoding="utf-8")
+    if heads == 4:
+        text = text.replace("heads: 2", "heads: 4").replace("[8, 16]", "[8, 32]").replace("[16, 8]", "[32, 8]")
+    path = tmp_path / "g.yaml"
+    path.write_text(text, encoding="utf-8")
+    en = " ".join(runner.invoke(app, ["explain", str(path), "--step", "3"]).stdout.split())
+    assert "There is no W_V" in en and "row × W_V" not in en and "three matrices" not in en
+    assert "that same key projection is also its value" in en and shared in en
+    zh = "".join(runner.invoke(app, ["explain", str(path), "--step", "3", "--lang", "zh"]).stdout.split())
+    assert "这里没有W_V" in zh and "乘W_V得到值" not in zh and "这个键投影同时也就是它的值" in zh
+    assert ("由第1和第2个头共用" if heads == 2 else "由第1到第4个头共用") in zh
+
+
+def test_explain_step_2_with_v_equal_to_k_shows_and_names_no_w_v(runner):
+    """V = K (k_eq_v): step 2's formula, its paragraphs and its tables have W_Q and W_K only, as step 3 says; the
+    one key/value head's shared weights are W_K (step 8 too)."""
+    from conftest import EXAMPLES
+
+    path = str(EXAMPLES / "gemma4" / "global_layer.yaml")
+    step = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json"]).stdout)
+    text = " ".join(step["text"])
+    assert step["formula"] == "W_Q, W_K (V = K)" and sorted(step["numbers"]) == ["w_k", "w_q"]
+    assert "There is no W_V" in text and "share the one W_K, so head 1" in text and "W_K and W_V" not in text
+    last = " ".join(json.loads(runner.invoke(app, ["explain", path, "--step", "8", "--format", "json"]).stdout)["text"])
+    assert "its own W_Q and the one W_K they all share (a single key/value head)" in last
+    zh = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json", "--lang", "zh"]).stdout)
+    zh_text = "".join(zh["text"])
+    assert "这里没有 W_V" in zh_text and "共用同一份 W_K，" in zh_text and "W_V 得到值" not in zh_text

@@ -77,6 +77,19 @@ def test_only_help_names_every_key_and_symbol_of_the_stage_list():
     assert not missing and not symbols, (missing, symbols)
 
 
+def test_only_help_names_every_key_and_symbol_of_a_linear_document():
+    """A linear: document's --only keys (docs/format.md Part 4) and its formulas' names are in the help too."""
+    from attncli.cli.only_help import parts
+    from attncli.core.linear import KEYS, ON_REQUEST
+    from attncli.outputs.linear import SYMBOLS
+
+    found = parts()
+    assert found["linear"].split(", ") == [key for key in KEYS if key not in ON_REQUEST]
+    assert found["linear_named"].split(", ") == list(ON_REQUEST) == ["chunk_states", "decayed_scores"]
+    assert found["linear_symbols"].split(", ") == list(SYMBOLS)
+    assert {"slopes", "intra", "inter", "state", "final_state"} <= set(found["linear"].split(", "))
+
+
 def test_only_help_is_the_one_the_stage_list_makes():
     """The written-out text is exactly what the stage list gives now (a stage added or renamed: write it again)."""
     from attncli.cli import only_help

@@ -102,6 +102,9 @@ def test_compute_help_in_chinese_at_80_columns(runner):
     assert "表格中显示的小数位数（JSON始终保留全部精度）。" in whole  # --precision
     assert "替换文档中的掩码：none、causal，或一个掩码矩阵文件（路径相对于当前工作目录）。" in whole  # --mask
     assert "只显示这个键（可重复给出）：inputs,positional," in whole and "d_sinks。" in whole  # --only's lists
+    assert "Q′（或Q'）" in whole and "dK′（或dK'）" in whole and "(or" not in whole  # as Chinese text writes it
+    assert "linear:文档的键：inputs,projected_queries," in whole
+    assert "以下只在点名时显示：chunk_states,decayed_scores；" in whole
     example = "attncli compute examples/two_heads.yaml --only W_Q --only b_Q --only Q"
     assert example in [line.strip() for line in lines]  # an example whole on its line, as in English
     assert "Options" not in text and "Show this message" not in text and "Usage" not in text

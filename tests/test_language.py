@@ -211,7 +211,7 @@ def test_the_warning_of_a_query_with_no_key_is_chinese(runner, tmp_path):
     doc.write_text("tokens: [a, b, c]\ninputs: [[1, 0], [0, 1], [1, 1]]\ncontext: [[1, 0], [0, 1]]\n"
                    "mask: {causal: lower_right}\n", encoding="utf-8")
     result = invoke(runner, ["compute", str(doc), "--format", "json", "--lang", "zh"], {})
-    assert result.stderr.startswith("Warning: 查询 1（'a'）")  # the prefix stays, for scripts (as Error: does)
+    assert result.stderr.startswith("警告：查询 1（'a'）")  # the prefix in Chinese too (Error: is 错误：)
     assert english_runs(result.stderr) == []
     english = invoke(runner, ["compute", str(doc), "--format", "json"], {"ATTNCLI_LANG": "en"})
     assert english.stderr.startswith("Warning: query 1 ('a') may attend to no key")
@@ -283,7 +283,7 @@ def test_a_png_of_chinese_titles_needs_a_chinese_font(runner, tmp_path, monkeypa
     monkeypatch.setattr(fonts, "font_dirs", lambda: [tmp_path / "latin"])
     out = tmp_path / "zh.png"
     result = invoke(runner, [*command, "--lang", "zh", "--export", str(out)], {}, code=2)
-    assert result.stderr.startswith("Error: --export: ") and not out.exists()
+    assert result.stderr.startswith("错误：--export: ") and not out.exists()
     english = tmp_path / "en.png"
     invoke(runner, [*command, "--lang", "en", "--export", str(english)], {"ATTNCLI_LANG": "zh"})
     assert english.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

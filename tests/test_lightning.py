@@ -183,11 +183,15 @@ def test_tables_show_the_slopes_and_the_two_parts(runner, tmp_path):
 
 
 GOOD = dict(kind="lightning", queries=[[[1.0, 0.0]]], keys=[[[1.0, 0.0]]], values=[[[1.0]]], slopes=[0.5])
+TWO = dict(GOOD, queries=[[[1.0, 0.0]], [[0.0, 1.0]]], keys=[[[1.0, 0.0]], [[0.0, 1.0]]], values=[[[1.0]], [[2.0]]],
+           slopes=[0.5, 0.25])  # two heads
 BAD = [
     ({**GOOD, "beta": [[1.0]]}, "linear.beta", "belongs to the delta rule"),
     ({**GOOD, "slopes": None}, "linear.slopes", "is required"),
     ({**GOOD, "slopes": [0.5, 0.1]}, "linear.slopes", "one per head, h = 1"),
-    ({**GOOD, "slopes": [-0.5]}, "linear.slopes[0]", "positive"),
+    ({**GOOD, "slopes": [-0.5]}, "linear.slopes", "-0.5 is not a positive finite number (the slope of head 1)"),
+    ({**TWO, "slopes": [0.5]}, "linear.slopes", "has 1 number; expected one per head, h = 2"),
+    ({**TWO, "slopes": [0.5, 0]}, "linear.slopes", "0 is not a positive finite number (the slope of head 2)"),
     ({**GOOD, "slopes": {"layer": 3, "layers": 2}}, "linear.slopes.layer", "0 to layers − 1 = 1"),
     ({**GOOD, "values": [[[1.0], [2.0]]]}, "linear.values", "n = 1"),
     ({**GOOD, "activation": "gelu"}, "linear.activation", "not used with them given directly"),
@@ -209,3 +213,39 @@ def test_an_error_in_chinese(runner, tmp_path):
     path = write(tmp_path, {"linear": {**GOOD, "slopes": [0.5, 0.1]}})
     result = runner.invoke(app, ["compute", str(path), "--lang", "zh"])
     assert result.exit_code == 2 and "应为每个头一个，h = 1" in result.stderr
+    one = runner.invoke(app, ["compute", str(write(tmp_path, {"linear": {**TWO, "slopes": [0.5]}})), "--lang", "zh"])
+    assert "linear.slopes: 只有 1 个数；应为每个头一个，h = 2" in one.stderr
+    bad = write(tmp_path, {"linear": {**TWO, "slopes": [0.5, -1]}})
+    bad = runner.invoke(app, ["compute", str(bad), "--lang", "zh"])
+    assert "linear.slopes: -1 不是有限的正数（头 2 的斜率）" in bad.stderr
+
+
+@pytest.mark.parametrize("example, head", [("lightning.yaml", 2), ("gated_delta.yaml", 1)])
+def test_explain_names_the_state_by_its_path_in_the_json(runner, example, head):
+    """The JSON's state is state[head][token] (both counted from 0): the line names that path, and the S it shows is
+    the JSON's at that path."""
+    from conftest import EXAMPLES
+
+    path = str(EXAMPLES / "linear" / example)
+    out = json.loads(runner.invoke(app, ["compute", path, "--format", "json"]).stdout)
+    steps = json.loads(runner.invoke(app, ["explain", path, "--query", "3", "--head", str(head),
+                                           "--format", "json"]).stdout)["steps"]
+    named = [line for step in steps for line in step["lines"] if "compute's state" in line["text"]]
+    assert len(named) == 1 and f"compute's state[{head - 1}][2]" in named[0]["text"], named
+    assert_close(named[0]["state"], out["state"][head - 1][2])
+    zh = runner.invoke(app, ["explain", path, "--query", "3", "--head", str(head), "--lang", "zh"]).stdout
+    assert f"compute 的 state[{head - 1}][2]" in zh
+
+
+@pytest.mark.parametrize("query, line", [(13, "token 1: the one earlier term: [1.0000]"),
+                                         (14, "tokens 1 and 2: 2 earlier terms, summed: [1.5000]")])
+def test_the_earlier_terms_line_says_one_or_two_as_such(runner, tmp_path, query, line):
+    """14 tokens, q = k = 1, s = ln 2, v = 4096 for tokens 1 and 2: at token 13 the one term before the 12 shown is
+    2^(−12)·4096 = 1; at token 14 the two are 2^(−13)·4096 + 2^(−12)·4096 = 1.5."""
+    ones = lambda: [[[1.0] for _ in range(14)]]  # noqa: E731  (lists of their own: no YAML aliases)
+    values = [[[4096.0], [4096.0], *([1.0] for _ in range(12))]]
+    path = write(tmp_path, {"linear": dict(kind="lightning", queries=ones(), keys=ones(), values=values,
+                                           slopes=[math.log(2)], scale="none")})
+    out = json.loads(runner.invoke(app, ["explain", str(path), "--query", str(query), "--format", "json"]).stdout)
+    texts = [entry["text"] for entry in out["steps"][0]["lines"]]
+    assert texts[1] == line, texts[:2]

@@ -61,3 +61,12 @@ def test_what_it_refuses(runner, tmp_path):
     softmax.write_text(yaml.safe_dump({"tokens": "a b", "queries": [[1, 0], [0, 1]], "keys": [[1, 0], [0, 1]]}))
     result = runner.invoke(app, ["heatmap", str(softmax), "--of", "state"])
     assert result.exit_code == 2 and "linear: document's state" in result.stderr
+
+
+def test_the_state_title_is_the_kind_s_own_recurrence(runner, tmp_path):
+    lightning = drawn(runner, tmp_path, LIGHTNING, "--head", "1", "--query", "c").stdout.splitlines()[0]
+    assert lightning.startswith("S after token 3 (c): S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ ") and "k·uᵀ" not in lightning
+    delta = drawn(runner, tmp_path, DELTA, "--head", "1", "--query", "c").stdout.splitlines()[0]
+    assert delta.startswith("S after token 3 (c): S ← e^g·S, then + k·uᵀ ") and "lightning" not in delta
+    zh = drawn(runner, tmp_path, LIGHTNING, "--head", "1", "--lang", "zh").stdout.splitlines()[0]
+    assert zh.startswith("词元 3（c）之后的 S：S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ ")

@@ -244,3 +244,15 @@ def test_checks_hints_name_the_slips_of_the_largest_logit(runner, tmp_path):
         result = runner.invoke(app, ["check", str(path), "--format", "json"])
         assert result.exit_code == 1, result.output
         assert slip in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(("lang", "phrase"), [("en", "γtimesaslarge"), ("zh", "变为原来的γ倍")])
+def test_qk_clip_of_grouped_heads_says_the_scores_scale_by_gamma_once(runner, lang, phrase):
+    """examples/clip/qk_clip.yaml (4 query heads on 2 key/value heads): the grouped rule, then the scores' γ, once."""
+    from conftest import EXAMPLES
+
+    result = runner.invoke(app, ["explain", str(EXAMPLES / "clip" / "qk_clip.yaml"), "--step", "5", "--head", "2",
+                                 "--lang", lang], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = "".join(result.stdout.split())  # (the lines joined: a Chinese line breaks between two characters)
+    assert ("thesharedkeyheadtakes√γ" in text or "共享的键头乘以" in text) and text.count(phrase) == 1

@@ -17,7 +17,7 @@ from attncli.cli import app
 
 UNREADABLE = "inputs: {random: normal, seed: 0, shape: [4, 8]}\nheads: 2\nweights: {query: missing.npy}\n"
 CASES = [
-    (["compute", "--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
+    (["compute", "--head", "3"], "--head 3 is out of range: this document has heads 1 and 2"),
     (["compute", "--head", "0"], "--head 0 is out of range: heads count from 1"),
     (["compute", "-o", "{tmp}/x.npy"], "--output: a .npy file holds one array: choose it with --only"),
     (["compute", "--only", "queries_rotated"], "--only: 'queries_rotated' needs rope: in the document"),
@@ -27,13 +27,13 @@ CASES = [
     (["compute", "--scale", "abc"], "--scale: 'abc' is not sqrt, none or a number"),
     (["explain", "--scale", "1e999"], "--scale: '1e999' is beyond float64"),
     (["heatmap", "--head", "0"], "--head 0 is out of range: heads count from 1"),
-    (["heatmap", "--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
+    (["heatmap", "--head", "3"], "--head 3 is out of range: this document has heads 1 and 2"),
     (["heatmap", "--of", "score_bias"], "--of: needs score_bias: in the document"),
     (["explain", "--step", "9"], "--step: 9 is out of range: the steps are 1 to 8"),
     (["explain", "--step", "rope"], "--step: 'rope' needs rope: in the document; the steps here are 1 to 8 or all"),
     (["explain", "--query", "5"], "--query: 5 is out of range: this document has queries 1 to 4"),
     (["explain", "--query", "cat"], "--query: 'cat' is neither a query number (1 to 4) nor a token (x1, x2, x3, x4)"),
-    (["explain", "--head", "3"], "--head 3 is out of range: this document has heads 1 to 2"),
+    (["explain", "--head", "3"], "--head 3 is out of range: this document has heads 1 and 2"),
 ]
 
 
@@ -67,7 +67,7 @@ def test_an_option_against_a_shape_only_a_file_tells_comes_before_the_attention(
     (tmp_path / "inputs.csv").write_text("\n".join(",".join(["1"] * 8) for _ in range(4)) + "\n")
     for command in ("compute", "heatmap", "explain"):
         assert_refused(runner.invoke(app, [command, str(doc), "--head", "3"]),
-                       "--head 3 is out of range: this document has heads 1 to 2")
+                       "--head 3 is out of range: this document has heads 1 and 2")
     assert_refused(runner.invoke(app, ["explain", str(doc), "--query", "5"]),
                    "--query: 5 is out of range: this document has queries 1 to 4")
 

@@ -208,7 +208,9 @@ def test_grouped_query_heads_sum_over_the_group():
         parts.append(sum(p * q for p, q in expected))
         check_sum(lines, 3 * k, expected, parts[-1])
     check_sum(lines, 6, [(p,) for p in parts], ref["dV"][1, 1, 0])
-    assert words[1] == EN["group"].format(first=3, last=4)
+    assert words[1] == EN["group_two"].format(first=3, last=4)  # two heads: "3 and 4"
+    assert "query heads 3 and 4," in words[1] and " to " not in words[1]
+    assert "这个头服务第 3 和第 4 个查询头" in cell(data, "grad_values", 2, 1, 0, "zh")[0][1]
 
 
 def test_stages_the_formulas_leave_out_get_a_note_not_a_wrong_sum():

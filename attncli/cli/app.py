@@ -74,10 +74,10 @@ app = App(
 def _version(value: bool) -> None:
     if value:
         from attncli import __version__
-        from attncli.cli.run import say
+        from attncli.cli.run import prefix, say
 
         if sys.stdout is None:  # started with standard output closed
-            say("Error: standard output: is closed; nothing can be written there\n")
+            say(f"{prefix('error')}standard output: is closed; nothing can be written there\n")
             raise typer.Exit(2)
         sys.stdout.write(f"attncli {__version__}\n")
         raise typer.Exit()

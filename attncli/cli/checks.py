@@ -37,7 +37,11 @@ def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
         if head < 1:
             raise AttnError(f"--head {shorten(head)} is out of range: heads count from 1")
         return head - 1
-    if not 1 <= head <= heads:
+    if not 1 <= head <= heads:  # (a range of two is "1 and 2", of one "head 1")
+        if heads == 1:
+            raise AttnError(f"--head {shorten(head)} is out of range: this document has one head, head 1")
+        if heads == 2:
+            raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 and 2")
         raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
     return head - 1
 
@@ -100,6 +104,12 @@ def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
         return 0
     if i is not None:
         if not 1 <= i <= len(tokens):
+            if len(tokens) == 1:
+                raise AttnError(f"{shorten(query.strip())} is out of range: this document has one query, query 1",
+                                "--query")
+            if len(tokens) == 2:
+                raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 and 2",
+                                "--query")
             raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}",
                             "--query")
         return i - 1

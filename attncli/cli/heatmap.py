@@ -27,7 +27,8 @@ from attncli.cli.run import run
 from attncli.cli.write import check_export, console, emit, make_picture, render_text
 from attncli.core.errors import AttnError
 
-DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")  # n × m matrices
+DRAWN = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores",
+         "differential_weights")  # n × m matrices
 LINEAR_DRAWN = ("state", "final_state", "decayed_scores")  # a linear: document's: S after a token (d_k × d_v), n × n
 
 
@@ -55,8 +56,10 @@ def heatmap(
                                     help="Which queries × keys matrix to draw: weights (A), scores (S), "
                                          "scaled_scores (Z), score_bias (B), or grad_weights (dA) and "
                                          "grad_scaled_scores (dZ), which need gradient: in the "
-                                         "document; the JSON key or the formula's name, as "
-                                         "compute --only takes them. A linear: document: state "
+                                         "document, or differential_weights (W = A₁ − λ·A₂, a pair "
+                                         "of heads'), which needs differential: in it; the JSON key "
+                                         "or the formula's name, as compute --only takes them. "
+                                         "A linear: document: state "
                                          "(S, its default; after the token --query names) or, "
                                          "lightning's, decayed_scores.")] = "weights",
     query: Annotated[Optional[str], typer.Option("--query", help="A linear: document's --of state: the token "
@@ -110,6 +113,8 @@ def heatmap(
             raise AttnError("draws a linear: document's state (docs/format.md Part 4); this document has attention "
                             "weights: leave it out", "--of" if query is None else "--query")
         shape = outline(doc.data, changes)
+        if of == "differential_weights" and doc.data.get("differential") is None:
+            raise AttnError("needs differential: in the document (it has no pairs of heads to combine)", "--of")
         if of == "score_bias" and "score_bias" not in shape.parts:
             raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)

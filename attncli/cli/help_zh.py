@@ -43,9 +43,11 @@ def parameter_help(data: dict, command: str, name: str) -> str | None:
 
 
 def _only_fields() -> dict[str, str]:
+    """The lists of compute --only's help, an alternative spelling written as Chinese text writes it:
+    ``Q′（或 Q'）``, not ``Q′ (or Q')``."""
     from attncli.cli.only_help import parts
 
-    return parts()
+    return {name: re.sub(r" \(or ([^()]*)\)", r"（或 \1）", text) for name, text in parts().items()}
 
 
 # texts made around lists the command line writes out (compute --only: the stage list's keys and names)

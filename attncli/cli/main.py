@@ -17,7 +17,7 @@ import typer
 
 from attncli.cli.app import app as _app  # as the commands imported so far have registered on it (``app``: all)
 from attncli.cli.language import current
-from attncli.cli.run import EXIT_USER, Stopped, quiet_broken_pipe, say, stop_cleanly_on_signals, translated
+from attncli.cli.run import EXIT_USER, Stopped, prefix, quiet_broken_pipe, say, stop_cleanly_on_signals, translated
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["main"]  # and app (below)
@@ -80,7 +80,7 @@ def main(args: list[str] | None = None) -> None:
         except typer.Exit:
             code = 0
     except OSError as e:  # --help or --version into a full disk
-        say(f"Error: standard output: {translated(f'cannot be written ({e.strerror or e})')}\n")
+        say(f"{prefix('error')}standard output: {translated(f'cannot be written ({e.strerror or e})')}\n")
         code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
@@ -97,7 +97,7 @@ def main(args: list[str] | None = None) -> None:
             language = language_in(sys.argv[1:] if args is None else list(args)) or current()
             message = shorten(usage_error(message, language), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
             see = "（见 {} --help）" if language == "zh" else " (see {} --help)"
-            say(f"Error: {visible(message).rstrip('.')}{see.format(shorten(command))}\n")
+            say(f"{prefix('error', language)}{visible(message).rstrip('.')}{see.format(shorten(command))}\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -42,7 +42,12 @@ ONLY_HELP = (
     'S_max_new, W_Q_clip, b_Q_clip, W_K_clip, b_K_clip, H, λ_q1, λ_k1, λ_q2, λ_k2, λ, W, O, Ô, W_G, b_G, G, H ⊙ G, '
     "W_O, b_O, Y, R, N; the gradients dN, dR, dY, dG, dH, dÔ, dO, dW, dλ, dA, D, dZ, dS, dQ′ (or dQ'), dK′ (or "
     "dK'), dQ̂, dK̂, dV̂, dQ, dK, dV, dc_Q, dc_KV, dX̂, dX, dC, dW_Q, db_Q, dW_K, db_K, dW_V, db_V, dW_O, db_O, "
-    'dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, d_sinks.'
+    'dW_G, db_G, dW_DQ, db_DQ, dW_UQ, db_UQ, dW_DKV, db_DKV, dW_UKV, db_UKV, d_sinks. A linear: document: inputs, '
+    'projected_queries, projected_keys, projected_values, queries, keys, values, normalized_queries, '
+    'normalized_keys, beta, g, slopes, initial_state, u, intra, inter, state, final_state, head_outputs, gate, '
+    'gated_head_outputs, output, grad_head_outputs, grad_queries, grad_keys, grad_values, grad_beta, grad_g, '
+    "grad_slopes, grad_initial_state; shown only when named: chunk_states, decayed_scores; the formulas' names, as "
+    'written: X, q, k, v, q̂, Qhat, k̂, Khat, β, S₀, S0, S, S_n, o, y, Y, do, dq, dk, dv, dβ, dg, dS₀, s, ds.'
 )
 
 
@@ -64,7 +69,17 @@ def written() -> str:
     return (f"Keep just this key (repeatable): {keys(forward, False)}; shown only when named: {keys(forward, True)}. "
             f"With gradient: (the backward pass): {keys(backward, False)}; shown only when named: "
             f"{keys(backward, True)}. Or the formula's name, in any case: {symbols(forward)}; the gradients "
-            f"{symbols(backward)}.")
+            f"{symbols(backward)}. {_linear()}")
+
+
+def _linear() -> str:
+    """The sentence of a linear: document's keys (docs/format.md Part 4: attncli.core.linear's, in the JSON's order)
+    and its formulas' names (matched as written: y and Y are two quantities)."""
+    from attncli.core.linear import KEYS, ON_REQUEST
+    from attncli.outputs.linear import SYMBOLS
+
+    return (f"A linear: document: {', '.join(key for key in KEYS if key not in ON_REQUEST)}; shown only when named: "
+            f"{', '.join(ON_REQUEST)}; the formulas' names, as written: {', '.join(SYMBOLS)}.")
 
 
 # the lists of :func:`written`'s sentence, by name (for the help in another language: attncli.cli.help_zh)
@@ -72,15 +87,18 @@ PARTS = re.compile(r"Keep just this key \(repeatable\): (?P<forward>.+?); shown 
                    r"(?P<forward_named>.+?)\. With gradient: \(the backward pass\): (?P<backward>.+?); "
                    r"shown only when named: "
                    r"(?P<backward_named>.+?)\. Or the formula's name, in any case: (?P<symbols>.+?); the gradients "
-                   r"(?P<gradient_symbols>.+)\.\Z", re.S)
+                   r"(?P<gradient_symbols>.+?)\. A linear: document: (?P<linear>.+?); shown only when named: "
+                   r"(?P<linear_named>.+?); the formulas' names, as written: (?P<linear_symbols>.+)\.\Z", re.S)
 
 
 def parts(text: str = ONLY_HELP) -> dict[str, str]:
     """The lists :func:`written` names in ``text``, by name: forward, forward_named, backward, backward_named, symbols,
-    gradient_symbols.
+    gradient_symbols, and a linear: document's linear, linear_named, linear_symbols.
 
     >>> parts()["forward"].split(", ")[:3], parts()["gradient_symbols"].split(", ")[-1]
     (['inputs', 'positional', 'normalized_inputs'], 'd_sinks')
+    >>> parts()["linear_named"]
+    'chunk_states, decayed_scores'
     """
     return PARTS.fullmatch(text).groupdict()
 

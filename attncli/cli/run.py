@@ -1,8 +1,8 @@
 """The one place where failures become messages and exit codes.
 
 Library code raises :class:`~attncli.core.errors.AttnError`; :func:`run` turns it
-into one ``Error: …`` line on standard error and exit code 2. SIGTERM and SIGHUP
-become :class:`Stopped` (as Ctrl-C becomes ``KeyboardInterrupt``), so temporary files
+into one ``Error: …`` line (``错误：…`` in Chinese: :func:`prefix`) on standard error and exit code 2.
+SIGTERM and SIGHUP become :class:`Stopped` (as Ctrl-C becomes ``KeyboardInterrupt``), so temporary files
 are removed on the way out; the exit code is then 128 + the signal's number.
 """
 
@@ -32,6 +32,15 @@ class Stopped(BaseException):
         self.signo = signo
 
 
+# the word before a message line on standard error, in the run's language (the place and the values stay as they are)
+PREFIXES = {"en": {"error": "Error: ", "warning": "Warning: "}, "zh": {"error": "错误：", "warning": "警告："}}
+
+
+def prefix(kind: str, lang: str | None = None) -> str:
+    """``Error: `` or ``Warning: `` (``kind``: error, warning) in ``lang``, else the run's language: 错误：, 警告：."""
+    return PREFIXES["zh" if (lang or current()) == "zh" else "en"][kind]
+
+
 def stop_cleanly_on_signals() -> None:
     """SIGTERM and SIGHUP raise :class:`Stopped` (unless the caller ignores them, as ``nohup`` does)."""
 
@@ -51,11 +60,11 @@ def run(action: Callable[[], None], debug: bool) -> None:
         if sys.stdout is not None:  # (None: started with standard output closed, and nothing was written there)
             sys.stdout.flush()
     except AttnError as e:
-        _fail(f"Error: {error_line(e)}", EXIT_USER)
+        _fail(f"{prefix('error')}{error_line(e)}", EXIT_USER)
     except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
         if debug:
             traceback.print_exc()
-        _fail(f"Error: memory: {translated(OUT_OF_MEMORY)}", EXIT_USER)
+        _fail(f"{prefix('error')}memory: {translated(OUT_OF_MEMORY)}", EXIT_USER)
     except KeyboardInterrupt:
         _fail(translated("Interrupted."), EXIT_INTERRUPTED)
     except Stopped as e:
@@ -115,4 +124,4 @@ def say(text: str) -> None:
 
 
 def warn(message: str) -> None:
-    say(f"Warning: {visible(message)}\n")
+    say(f"{prefix('warning')}{visible(message)}\n")

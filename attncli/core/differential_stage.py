@@ -67,8 +67,19 @@ def _back(spec: Spec, a: Arrays, d: Arrays) -> Arrays:
 
 
 def _lambda_text(spec: Spec) -> str:
-    init = spec.differential.lambda_init if spec.differential is not None else 0.0
+    """λ's formula as the document uses it: with the four λ vectors, or λ_init alone when it gives none."""
+    d = spec.differential
+    init = d.lambda_init if d is not None else 0.0
+    if d is not None and d.lambda_q1 is None:
+        return f"λ = λ_init = {init:.6g}"
     return f"λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + {init:.6g}"
+
+
+def _lambda_latex(spec: Spec, up) -> str:
+    if spec.differential is not None and spec.differential.lambda_q1 is None:
+        return r"\lambda = \lambda_{\text{init}}"
+    return (r"\lambda = e^{\lambda_{q1} \cdot \lambda_{k1}} - e^{\lambda_{q2} \cdot \lambda_{k2}} "
+            r"+ \lambda_{\text{init}}")
 
 
 def _q(key: str, symbol: str, title: str, shape: str, text: str, latex: str, masked: bool = False,
@@ -84,7 +95,7 @@ def _parameter(name: str) -> Quantity:
 
 
 def _head_outputs_text(spec: Spec) -> str:
-    return "H = Ô, pair p as heads 2p, 2p+1" if spec.differential is not None else "H = A·V"
+    return "H = Ô, pair p as heads 2p−1, 2p" if spec.differential is not None else "H = A·V"
 
 
 def _head_outputs_latex(spec: Spec, up) -> str:
@@ -96,9 +107,8 @@ HEAD_OUTPUTS = Quantity("head_outputs", "H", "Head output", "h n d_v", text=_hea
 DIFFERENTIAL = Stage(
     "differential", "W = A₁ − λ·A₂;  O = W·[V₁ | V₂];  Ô = (1 − λ_init)·RMSNorm(O)", ("weights", "values"),
     (*(_parameter(name) for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")),
-     Quantity("differential_lambda", "λ", "Differential λ", "p", NEEDS, text=_lambda_text,
-              latex=lambda spec, up: r"\lambda = e^{\lambda_{q1} \cdot \lambda_{k1}} - e^{\lambda_{q2} \cdot "
-              r"\lambda_{k2}} + \lambda_{\text{init}}", checkable=True, steps=("differential",)),
+     Quantity("differential_lambda", "λ", "Differential λ", "p", NEEDS, text=_lambda_text, latex=_lambda_latex,
+              checkable=True, steps=("differential",)),
      _q("differential_weights", "W", "Differential weights", "p n m", "W = A₁ − λ·A₂", r"W = A_1 - \lambda A_2"),
      _q("differential_head_outputs", "O", "Differential head output", "p n 2·d_v", "O = W·[V₁ | V₂]",
         r"O = W [V_1 \mid V_2]", steps=("differential",)),

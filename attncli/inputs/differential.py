@@ -48,16 +48,19 @@ def read_differential(builder: MatrixSource, value: Any, heads: int) -> Differen
         lam = made.lambdas(heads // 2)
     bad = np.flatnonzero(~np.isfinite(lam))
     if len(bad):
-        raise AttnError(f"gives λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {lam[bad[0]]} for head pair {bad[0]} "
+        raise AttnError(f"gives λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {lam[bad[0]]} for head pair {bad[0] + 1} "
                         "(not a finite number: λ_q·λ_k is too large for e^x)", "differential")
     return made
 
 
 def _lambda_init(value: dict) -> tuple[float, int | None]:
     """λ_init, from ``lambda_init`` or from ``layer`` (exactly one of them), and the layer when given."""
-    if (value.get("lambda_init") is None) == (value.get("layer") is None):
-        raise AttnError("needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^(−0.3·layer), counted from 0), "
-                        "one of them", "differential")
+    if value.get("lambda_init") is None and value.get("layer") is None:
+        raise AttnError("needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^(−0.3·layer), counted from 0)",
+                        "differential")
+    if value.get("lambda_init") is not None and value.get("layer") is not None:
+        raise AttnError("gives both lambda_init and layer, which each set λ_init: give lambda_init or layer, not both",
+                        "differential")
     if value.get("layer") is not None:
         layer = int(value["layer"]) if isinstance(value["layer"], np.integer) else value["layer"]
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= 1_000_000:

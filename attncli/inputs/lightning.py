@@ -6,6 +6,7 @@ Read by :mod:`attncli.inputs.linear`'s reader (its ``read``, ``array`` and ``_we
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -52,10 +53,25 @@ def _slopes(value: Any, heads: int) -> np.ndarray:
     if not isinstance(value, list):
         raise AttnError(f"{describe(value)} is neither a mapping of layer and layers nor a list of h = {heads} numbers",
                         key)
-    numbers = np.array([number_of(v, f"{key}[{i}]") for i, v in enumerate(value)], dtype=np.float64)
+    numbers = np.array([_slope(v, key, i) for i, v in enumerate(value)], dtype=np.float64)
+    if len(numbers) == 1 and heads != 1:
+        raise AttnError(f"has 1 number; expected one per head, h = {heads}", key)
     if numbers.shape != (heads,):
         raise AttnError(f"has {len(numbers)} numbers; expected one per head, h = {heads}", key)
     return numbers
+
+
+def _slope(value: Any, key: str, i: int) -> float:
+    """Head i's slope (0-based), a finite s_h > 0; an error names the head as every message does, from 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AttnError(f"{describe(value)} is not a number (the slope of head {i + 1})", key)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise AttnError(f"{describe(value)} is too large for float64 (the slope of head {i + 1})", key) from None
+    if not math.isfinite(number) or number <= 0:
+        raise AttnError(f"{describe(value)} is not a positive finite number (the slope of head {i + 1})", key)
+    return number
 
 
 def _activation(block: dict) -> str:

@@ -61,7 +61,7 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None,
     found = [b for q in shown if not q.per_head and q.key in early for b in _whole(trace, q, lang)]
     for h in range(trace.spec.heads) if head is None else [head]:
         found += [b for q in shown if q.per_head for b in _of_head(trace, q, h, head is not None, lang)]
-    found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q, lang)]
+    found += [b for q in shown if not q.per_head and q.key not in early for b in _whole(trace, q, lang, head)]
     found = [b for b in found if only is None or b.key in only]
     if trace.emulated is None:
         return found
@@ -70,8 +70,9 @@ def blocks(trace: Trace, head: int | None = None, only: list[str] | None = None,
             for b in found]
 
 
-def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
-    """The block of an array with no heads (X, X̂, C, Y, R …); the positional encoding shows X + P after P."""
+def _whole(trace: Trace, q: Quantity, lang: str, head: int | None = None) -> list[Block]:
+    """The block of an array with no heads (X, X̂, C, Y, R …); the positional encoding shows X + P after P.  A
+    differential pair's arrays (λ, W, O, Ô) are a block per pair, only the pair of query ``head`` when one is chosen."""
     from attncli.outputs.serialize import array_of
 
     spec, matrix = trace.spec, array_of(trace, q.key)
@@ -81,15 +82,29 @@ def _whole(trace: Trace, q: Quantity, lang: str) -> list[Block]:
                       dims(matrix.shape[1]), title=phrase(lang, "positional_title", name=name)),
                 Block("positional", phrase(lang, "with_positions"), "X + P", "X + P", spec.embedded, spec.tokens,
                       dims(spec.embedded.shape[1]))]
-    if matrix.ndim == 3 and q.shape.startswith("p "):  # differential attention: a block per pair of heads
-        half = spec.heads // 2
-        return [_block(q, phrase(lang, "pair", p=k + 1, a=k + 1, b=k + half + 1) + title(q.key, q.title, lang),
-                       matrix[k], spec, lambda s, k=k: f"{s}^{{({k + 1})}}", lang=lang) for k in range(matrix.shape[0])]
+    if q.shape == "p" or q.shape.startswith("p "):  # differential attention: pair p is heads p and p + h/2
+        return _of_pairs(q, matrix, spec, lang, head)
     if matrix.ndim == 3:  # a weight's gradient, given per head as the weight was (h × d_in × d): a block a head
         return [_block(q, phrase(lang, "head", h=h + 1) + title(q.key, q.title, lang), matrix[h], spec,
                        lambda s, h=h: f"{s}^{{({h + 1})}}", lang=lang) for h in range(matrix.shape[0])]
     masked = np.isneginf(matrix) if q.masked else None  # the indexer's I: −inf where the document's mask says no
     return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s, masked, lang=lang)]
+
+
+def _of_pairs(q: Quantity, matrix: np.ndarray, spec, lang: str, head: int | None) -> list[Block]:
+    """A block per pair of heads of W, O, Ô (p × n × …); λ (p) as one row, a column a pair.  With a chosen query
+    ``head`` (0-based), only the pairs it has a part in: the pair its softmax belongs to (pair k + 1 is heads k + 1
+    and k + h/2 + 1) and the pair whose numbers its head output shows (H's heads 2k + 1 and 2k + 2)."""
+    half = spec.heads // 2
+    pairs = range(matrix.shape[0]) if head is None else sorted({head % half, head // 2})
+    name = lambda k: phrase(lang, "pair", p=k + 1, a=k + 1, b=k + half + 1)  # noqa: E731
+    if matrix.ndim == 1:  # λ: one number a pair
+        if head is None:
+            return [_block(q, title(q.key, q.title, lang), matrix, spec, lambda s: s, lang=lang)]
+        return [replace(_block(q, title(q.key, q.title, lang), matrix[pairs], spec, lambda s: s, lang=lang),
+                        columns=[str(k + 1) for k in pairs])]
+    return [_block(q, name(k) + title(q.key, q.title, lang), matrix[k], spec, lambda s, k=k: f"{s}^{{({k + 1})}}",
+                   lang=lang) for k in pairs]
 
 
 def _of_head(trace: Trace, q: Quantity, h: int, chosen: bool, lang: str) -> list[Block]:

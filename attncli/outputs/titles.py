@@ -74,7 +74,7 @@ PHRASES = {
 ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (every path)": "（所有路径）",
                     " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
                     " (given)": "（给定）", " / row sum": " / 每行之和",
-                    ", pair p as heads 2p, 2p+1": "，头对 p 即头 2p 与 2p+1", " as pairs": "（按头对排列）",
+                    ", pair p as heads 2p−1, 2p": "，头对 p 即头 2p−1 与 2p", " as pairs": "（按头对排列）",
                     "RMSNorm's backward of ": "RMSNorm 的反向传播："}
 ZH_FORMULA_PATTERNS = (
     (r"(?<![\w(])pairs (\([^()]*\))", r"配对 \1"), (r" written as (\([^()]*\))", r"（写作 \1）"),

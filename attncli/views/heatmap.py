@@ -4,7 +4,8 @@ Query tokens run down the side, key tokens across the top.  On a terminal each
 cell is coloured on the scale of :mod:`attncli.views.colours` (the one the
 tables of ``compute`` use, readable on dark and light backgrounds); without colour (``NO_COLOR``, a pipe, a
 ``.txt`` export, or a terminal of 8 or 16 colours) it is drawn with the shades `` ░▒▓█`` so the picture survives
-copy and paste.  The gradients (signed) are coloured on a scale centred on 0 instead.
+copy and paste.  The signed quantities (the gradients, differential attention's W = A₁ − λ·A₂) are coloured on a
+scale centred on 0 instead; W is drawn a pair of heads at a time.
 Masked cells are hatched ``╱╱`` either way.  With sinks, the weights' map has one more
 column after a bar, ``sink``: the share of each row that went to the sink (the row's weights sum to 1 − it).
 One head is drawn large with its numbers; several heads as small multiples on one shared scale.
@@ -34,10 +35,13 @@ HATCH = "╱"
 KEY_CELLS_ONE, KEY_CELLS_MANY = 12, 6  # widest column: longer key labels become numbers, named in a key line
 MAX_ONE, EDGE_ONE = 24, 10  # one head: beyond 24 rows or columns, show 10 at each end
 MAX_MANY, EDGE_MANY = 16, 6  # small multiples
-QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores")
-# a gradient's sign is its meaning (which way the loss moves): drawn on a scale centred on 0. (A score's zero means
-# nothing to softmax, which only sees differences: scores keep the scale from their smallest to their largest.)
-SIGNED = ("grad_weights", "grad_scaled_scores")
+QUANTITIES = ("weights", "scores", "scaled_scores", "score_bias", "grad_weights", "grad_scaled_scores",
+              "differential_weights")
+# a gradient's sign is its meaning (which way the loss moves), a differential weight's whether the pair's value is
+# added or taken away: drawn on a scale centred on 0. (A score's zero means nothing to softmax, which only sees
+# differences: scores keep the scale from their smallest to their largest.)
+SIGNED = ("grad_weights", "grad_scaled_scores", "differential_weights")
+PAIRED = ("differential_weights",)  # (p, n, m): one matrix per pair of heads, pair k = heads k and k + h/2
 
 
 @dataclass(frozen=True)
@@ -68,11 +72,17 @@ class HeatMap:
         tokens, context_tokens = ([visible(t) for t in labels]
                                   for labels in (self.spec.tokens, self.spec.context_tokens))
         self.spec = replace(self.spec, tokens=tokens, context_tokens=context_tokens)  # labels safe for a terminal
-        self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m)
+        self.matrices: np.ndarray = getattr(trace, of)  # (h, n, m); a pair's: (p, n, m)
         self.sinks = trace.sink_weights if of == "weights" else None  # (h, n): a column beside the weights
-        self.heads = list(range(self.spec.heads)) if head is None else [head]
-        self.masked = (np.zeros(self.matrices.shape, bool) if self.spec.allowed is None
-                       else ~self.spec.allowed)  # (h, n, m)
+        self.paired = of in PAIRED  # "heads" below are then the pairs: --head N draws head N's pair
+        count = self.matrices.shape[0]
+        self.heads = list(range(count)) if head is None else [head % count]
+        allowed = self.spec.allowed
+        if self.paired:
+            self.words = {**self.words, "head": self.words["pair"], "heads": self.words["pairs"],
+                          "tall": self.words["tall_pairs"]}
+            allowed = None if allowed is None else allowed[:count] | allowed[count:]  # masked in both heads
+        self.masked = np.zeros(self.matrices.shape, bool) if allowed is None else ~allowed  # (h, n, m)
         self.scale = self._scale()
         key_w = max(cell_len(t) for t in self.spec.context_tokens)
         self.numbered = key_w + 1 > (KEY_CELLS_MANY if len(self.heads) > 1 else KEY_CELLS_ONE)
@@ -102,15 +112,22 @@ class HeatMap:
             "weights": weights_formula(spec), "scores": score_formula(spec), "scaled_scores": scale_text(spec),
             "score_bias": bias_text(spec) if spec.score_bias is not None else "",
             "grad_weights": "dA = dH·Vᵀ", "grad_scaled_scores": "dZ = A ⊙ (dA − D)",
+            "differential_weights": "W = A₁ − λ·A₂",
         }[self.of]
         formula = f"{w[self.of]}  {formula}" if formula else ""
+        sizes = w["sizes"].format(n=spec.n, m=spec.m)
+        if self.paired:  # pair k + 1: heads k + 1 and k + 1 + h/2
+            count = self.matrices.shape[0]
+            which = (w["pair_of"].format(h=self.heads[0] + 1, heads=count, a=self.heads[0] + 1,
+                                         b=self.heads[0] + count + 1) if len(self.heads) == 1
+                     else w["heads"].format(heads=count))
+            return self.layer + "   ".join((formula, which, sizes))
         which = w["head_of"].format(h=self.heads[0] + 1, heads=spec.heads) if len(self.heads) == 1 and spec.heads > 1 \
             else (w["heads"].format(heads=spec.heads) if spec.heads > 1 else "")
         if spec.kv_heads < spec.heads:  # grouped-query: each query head is drawn, with the K/V head it uses
             group = spec.heads // spec.kv_heads
             which += (w["kv_head_of"].format(j=self.heads[0] // group + 1, g=spec.kv_heads) if len(self.heads) == 1
                       else w["sharing_many" if spec.kv_heads > 1 else "sharing"].format(g=spec.kv_heads))
-        sizes = w["sizes"].format(n=spec.n, m=spec.m)
         return self.layer + "   ".join(part for part in (formula, which, sizes) if part)
 
     def title_lines(self, width: int) -> list[str]:

@@ -14,11 +14,13 @@ from attncli.core.linear import LinearTrace
 from attncli.views.heatmap import KEY_CELLS_MANY, KEY_CELLS_ONE, HeatMap, Scale
 from attncli.views.words import words
 
-TITLES = {"en": {"state": "S after token {t} ({token}): S ← e^g·S, then + k·uᵀ (lightning: e^−s·S + k·vᵀ)",
+TITLES = {"en": {"state": "S after token {t} ({token}): S ← e^g·S, then + k·uᵀ",
+                 "state_lightning": "S after token {t} ({token}): S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ",
                  "decayed_scores": "(q_i·k_j)·e^(−s(i−j)), j ≤ i: the direct sum's weights",
                  "head_of": "value head {h} of {heads}", "heads": "{heads} value heads",
                  "sizes": "{n} × {m}", "axes": "rows: key channels, columns: value channels"},
-          "zh": {"state": "词元 {t}（{token}）之后的 S：S ← e^g·S，再 + k·uᵀ（lightning：e^−s·S + k·vᵀ）",
+          "zh": {"state": "词元 {t}（{token}）之后的 S：S ← e^g·S，再 + k·uᵀ",
+                 "state_lightning": "词元 {t}（{token}）之后的 S：S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ",
                  "decayed_scores": "(q_i·k_j)·e^(−s(i−j))，j ≤ i：直接求和的权重",
                  "head_of": "第 {h} 个值头（共 {heads} 个）", "heads": "{heads} 个值头", "sizes": "{n} × {m}",
                  "axes": "行：键通道，列：值通道"}}
@@ -36,6 +38,7 @@ class LinearHeatMap(HeatMap):
         self.texts, self.t = TITLES["zh" if lang == "zh" else "en"], t
         self.words = {**words(lang), **({"axes": self.texts["axes"]} if of == "state" else {})}
         self.token = visible(spec.tokens[t])
+        self.formula = "state_lightning" if of == "state" and spec.kind == "lightning" else of  # its own recurrence
         if of == "state":
             self.matrices = trace["state"][:, t]  # (h_v, d_k, d_v)
             rows, cols = [f"k{i}" for i in range(1, spec.d_k + 1)], [str(j) for j in range(1, spec.d_v + 1)]
@@ -61,7 +64,7 @@ class LinearHeatMap(HeatMap):
 
     def title(self) -> str:
         w, spec = self.texts, self.spec
-        formula = w[self.of].format(t=self.t + 1, token=self.token, d_k=spec.d_k)
+        formula = w[self.formula].format(t=self.t + 1, token=self.token, d_k=spec.d_k)
         which = w["head_of"].format(h=self.heads[0] + 1, heads=spec.heads) if len(self.heads) == 1 and \
             spec.heads > 1 else (w["heads"].format(heads=spec.heads) if spec.heads > 1 else "")
         return "   ".join(part for part in (formula, which, w["sizes"].format(n=spec.n, m=spec.m)) if part)

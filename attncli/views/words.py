@@ -18,6 +18,10 @@ EN = {
     "masked": " masked", "axes": "rows: queries, columns: keys", "alike": " (numbered alike)",
     "sink": "sink", "sink_note": "sink (σ): the row's share left to the sink (its weights sum to 1 − σ)",
     "tall": "{count} heads do not fit on a screen: --head N (1–{heads}) draws one",
+    # differential attention's combined weights: a map per pair of heads (pair p: heads p and p + h/2)
+    "differential_weights": "Differential weights", "pair": "pair {h}",
+    "pair_of": "pair {h} of {heads} (heads {a} and {b})", "pairs": "{heads} pairs of heads",
+    "tall_pairs": "{count} pairs do not fit on a screen: --head N (1–{heads}) draws the pair of head N",
     # the command line's notices (standard error)
     "stdin": "Reading the document from standard input (end with Ctrl-D)…",
     "no_key": "query {i} ({token}) may attend to no key (its mask row is all 0); its weights and head output are 0",
@@ -40,6 +44,9 @@ ZH = {
     "masked": " 已屏蔽", "axes": "行：查询，列：键", "alike": "（行列编号相同）",
     "sink": "汇点", "sink_note": "汇点 (σ)：这一行留给注意力汇的份额（其余权重之和为 1 − σ）",
     "tall": "{count} 个头在一屏里放不下：用 --head N（1–{heads}）只画一个",
+    "differential_weights": "差分权重", "pair": "头对 {h}",
+    "pair_of": "第 {h} 个头对（共 {heads} 个；头 {a} 与 {b}）", "pairs": "{heads} 个头对",
+    "tall_pairs": "{count} 个头对在一屏里放不下：用 --head N（1–{heads}）只画头 N 所在的头对",
     "stdin": "正在从标准输入读取文档（输入完毕按 Ctrl-D）…",
     "no_key": "查询 {i}（{token}）的掩码行全为 0，没有可以关注的键；它的注意力权重和头的输出都是 0",
     "hint_parts": "；如果你的掩码里 1 表示屏蔽（像 nn.MultiheadAttention 那样），请设 mask.convention: block",

@@ -7,7 +7,8 @@ raised, ``{}`` for each replacement field) to a Chinese one. A template is compi
 (each field a non-greedy group); the first that matches, most literal text first, rebuilds the message in
 Chinese with the same field values: key paths, file names and numbers stay as they are, and a field that is
 itself a known phrase (``the string 'abc'``, ``did you mean 'x'?``) is translated in turn. A message no template
-matches stays English, rather than half-translated. ``Error:`` and the place (``where``) are never translated.
+matches stays English, rather than half-translated. The place (``where``) is never translated; the line's
+``Error: `` is the command line's, 错误： in Chinese (:func:`attncli.cli.run.prefix`).
 
 >>> translate("unknown key 'wieghts' (did you mean 'weights'?)", "zh")
 "未知的键 'wieghts'（是不是 'weights'？）"

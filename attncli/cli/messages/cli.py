@@ -9,6 +9,8 @@ CATALOGUE = {
     "unknown step {}: the steps are {}": "未知的步骤 {}：步骤有 {}",
     "{} is neither a query number (1 to {}) nor a token ({})": "{} 既不是查询编号（1 到 {}），也不是词元（{}）",
     "--head {} is out of range: this document has heads 1 to {}": "--head {} 超出范围：本文档的头是 1 到 {}",
+    "--head {} is out of range: this document has heads 1 and 2": "--head {} 超出范围：本文档的头是 1 和 2",
+    "--head {} is out of range: this document has one head, head 1": "--head {} 超出范围：本文档只有一个头，即头 1",
     "the residual is part of step add_norm here (R = X + Y, then LayerNorm); the steps here are {}":
         "这里的残差属于步骤 add_norm（R = X + Y，然后做 LayerNorm）；这里的步骤有 {}",
     "'{}' needs {} in the document; the steps here are {}": "'{}' 需要文档中的 {}；这里的步骤有 {}",
@@ -17,6 +19,8 @@ CATALOGUE = {
     "{} is out of range: the steps are {}": "{} 超出范围：步骤有 {}",
     "{} is out of range: queries count from 1": "{} 超出范围：查询从 1 开始编号",
     "{} is out of range: this document has queries 1 to {}": "{} 超出范围：本文档的查询是 1 到 {}",
+    "{} is out of range: this document has queries 1 and 2": "{} 超出范围：本文档的查询是 1 和 2",
+    "{} is out of range: this document has one query, query 1": "{} 超出范围：本文档只有一个查询，即查询 1",
     "names no matrix ({} come with every JSON); name one, e.g. --only weights":
         "没有指定矩阵（每个 JSON 都带有 {}）；请指定一个，例如 --only weights",
     "writes one matrix: name it with one --only, e.g. --only weights":
@@ -39,6 +43,8 @@ CATALOGUE = {
     "and --text both give the sentence; give one of them": "与 --text 都给出了句子；请只给一个",
     "needs score_bias: in the document (it has no score bias to draw)":
         "需要文档中的 score_bias:（它没有可画的得分偏置）",
+    "needs differential: in the document (it has no pairs of heads to combine)":
+        "需要文档中的 differential:（它没有可以合并的头对）",
     "{} needs gradient: in the document (the backward pass's seed)": "{} 需要文档中的 gradient:（反向传播的种子）",
     "{} is not a head number (1, 2, …) or all": "{} 不是头的编号（1, 2, …）或 all",
     "{} contradicts -o {}, whose extension {} means {}; leave out --format, or give -o a name that ends otherwise":

@@ -9,8 +9,10 @@ CATALOGUE = {
     "gives λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {} for head pair {} (not a finite number: λ_q·λ_k is too "
     "large for e^x)":
         "对头对 {1} 给出 λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {0}（不是有限数：λ_q·λ_k 太大，e^x 溢出）",
-    "needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^(−0.3·layer), counted from 0), one of them":
-        "需要 lambda_init（一个数）或 layer（λ_init = 0.8 − 0.6·e^(−0.3·layer)，从 0 数起），二者给一个",
+    "needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^(−0.3·layer), counted from 0)":
+        "需要 lambda_init（一个数）或 layer（λ_init = 0.8 − 0.6·e^(−0.3·layer)，从 0 数起）",
+    "gives both lambda_init and layer, which each set λ_init: give lambda_init or layer, not both":
+        "同时给了 lambda_init 和 layer，二者都决定 λ_init：只给 lambda_init 或 layer 中的一个，不要同时给",
     "gives {} but not {}: all four λ vectors, or none (λ = λ_init)":
         "给了 {}，却没有给 {}：四个 λ 向量要么都给，要么都不给（λ = λ_init）",
     "is {}; expected d numbers shared by the head pairs, or {} × d (a row per pair of the {} heads)":

@@ -64,6 +64,10 @@ CATALOGUE = {
     "{} is neither a mapping of layer and layers nor a list of h = {} numbers":
         "{} 既不是含 layer 和 layers 的映射，也不是 h = {} 个数的列表",
     "has {} numbers; expected one per head, h = {}": "有 {} 个数；应为每个头一个，h = {}",
+    "has 1 number; expected one per head, h = {}": "只有 1 个数；应为每个头一个，h = {}",
+    "{} is not a positive finite number (the slope of head {})": "{} 不是有限的正数（头 {} 的斜率）",
+    "{} is not a number (the slope of head {})": "{} 不是数（头 {} 的斜率）",
+    "{} is too large for float64 (the slope of head {})": "{} 太大，超出了 float64 的范围（头 {} 的斜率）",
     "{} is not silu, sigmoid or none": "{} 不是 silu、sigmoid 或 none",
     "(the backward pass) is given for q, k and v given directly only, so far: give them in linear:, or leave gradient "
     "out":

@@ -33,7 +33,7 @@ from attncli.core.stages import QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
-from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, select
+from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, row_axis, select
 from attncli.teach.check.near_misses import other_part, other_place, rounded_right, shape_hint
 from attncli.teach.texts import texts
 
@@ -126,7 +126,10 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
         nulls = None if nulls is None or nulls.size != given.size else nulls.reshape(given.shape)
         g = Given(key, given, may_be_null(trace, key, answer), rows, nulls)
         givens.append(g)
-        findings.append(_compare(g, expected, steps[key], tol))
+        found = _compare(g, expected, steps[key], tol)
+        if found.row is not None and _picked(key, answer, spec):  # query: took its row of each head: name it
+            found = Finding(**{**found.__dict__, "row": (*found.row, answer.query)})  # (head, row) as without it
+        findings.append(found)
     wrong = [f.key for f in findings if not f.ok]
     rounded = {g.key: rounded_right(trace, answer, g, tol, words) for g in givens if g.key in wrong}
     wrong = [key for key in wrong if not rounded[key]]  # right as far as the learner's decimals go: no slip
@@ -148,7 +151,8 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
             findings[i] = f = Finding(**{**f.__dict__, "hint": hint})
         if f.row is not None:
             where = _row_name(trace, f.key, answer, f.row, words)
-            template = ("row_match" if f.ok else "row_closest") + ("" if answer.query is None else "_context")
+            kind = "" if answer.query is None else "_heads" if _picked(f.key, answer, spec) else "_context"
+            template = ("row_match" if f.ok else "row_closest") + kind
             notes.append(words[template].format(key=f.key, row=where))
     names = texts(lang)["step_names"]
     told = [words["tell_apart"].format(**{**test, "cell": cell_name(test["cell"], test["key"], spec.tokens,
@@ -260,6 +264,12 @@ def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: li
             token = words["token"].format(token=visible(labels[i])) if i < len(labels) else ""
         parts.append(words[name].format(i=i + 1) + token)
     return words["sep"].join(parts)
+
+
+def _picked(key: str, answer: Answer, spec) -> bool:
+    """Whether query: picked ``key``'s row (a one-row answer is then compared with that row of every head); else its
+    rows are the context's tokens (cross-attention's keys and values), which query: does not pick."""
+    return answer.query is not None and key not in answer.whole and row_axis(key, spec) is not None
 
 
 def _row_name(trace: Trace, key: str, answer: Answer, row: tuple[int, ...], words: dict) -> str:

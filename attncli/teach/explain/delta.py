@@ -57,7 +57,7 @@ def delta_step(trace: LinearTrace, t: int, j: int, lang: str, precision: int) ->
                                        u=f(u)), None),
               (words["write"].format(k=f(k[t])), None),
               (words["outer"].format(t=t + 1), outer),
-              (words["after"].format(t=t + 1, i=t), after),
+              (words["after"].format(t=t + 1, h=j, i=t), after),
               (words["out"].format(o=f(o), q=f(q[t]),
                                    scale=format_number(spec.scale, precision), t=t + 1), None)]
     return items

@@ -32,6 +32,7 @@ def differential_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     seen = allowed_row(trace, i, pair)
     shown = [j for j in range(min(spec.m, MAX_LINES)) if seen[j]]
     lines = [f"λ_init = {init}",
+             f"λ = λ_init = {num(lam)}" if d.lambda_q1 is None else  # (no λ vectors given)
              f"λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {num(e1)} − {num(e2)} + {num(d.lambda_init)} = {num(lam)}",
              *(f"{tokens[j]}: w = {num(a1[j])} − {factor(lam, prec)}·{factor(a2[j], prec)} = {num(w[j])}"
                for j in shown),
@@ -40,7 +41,7 @@ def differential_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
              f"{spec.tokens[i]}: ô = {num(1 - d.lambda_init)}·o / {num(rms)} = {vector(o_hat, prec)}"]
     rows = spec.tokens
     numbers = [Numbers("differential_weights", t["label"]["differential_weights"], trace.differential_weights[pair],
-                       rows, tokens, None if spec.allowed is None else ~spec.allowed[pair], heat=True),
+                       rows, tokens, heat=True),  # masked cells: 0, as compute's tables show W and A
                Numbers("pair_values", t["label"]["pair_values"], pair_values(trace.values, spec.heads)[pair], tokens,
                        dims(2 * spec.d_v)),
                Numbers("normalized_head_outputs", t["label"]["normalized_head_outputs"],

@@ -33,7 +33,8 @@ def indexer_lines(trace: Trace, focus: Focus, t: dict) -> list[str]:
         more = " + …" if ix.heads > 4 else ""
         value = number(float(row[j]), p)
         what = t["kept_line"].format(rank=rank[j]) if kept[j] else t["dropped_line"]
-        lines.append(f"{token}: I = {ix.heads}^(−1/2)·({terms}{more}) = {value}   →   {what}")
+        formula = f"I = {ix.heads}^(−1/2)·({terms}{more}) = {value}"
+        lines.append(t["line"].format(token=token, formula=formula, what=what))
     if spec.m > MAX_LINES:
         lines.append("…")
     return lines

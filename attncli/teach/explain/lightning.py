@@ -35,7 +35,8 @@ def lightning_step(trace: LinearTrace, t: int, j: int, lang: str,
     terms = (scores * decays)[:, None] * v  # (t + 1, d_v)
     first = max(0, t + 1 - SHOWN)
     if first:
-        items.append((words["earlier"].format(count=first, last=first, sum=f(terms[:first].sum(axis=0))), None))
+        earlier = {1: "earlier_one", 2: "earlier_two"}.get(first, "earlier")  # (a range of one, of two, of more)
+        items.append((words[earlier].format(count=first, last=first, sum=f(terms[:first].sum(axis=0))), None))
     for i in range(first, t + 1):
         items.append((words["term"].format(i=i + 1, token=spec.tokens[i], qk=n(scores[i]), dist=t - i,
                                            decay=n(decays[i]), w=n(scores[i] * decays[i]), v=f(v[i]),
@@ -49,5 +50,5 @@ def lightning_step(trace: LinearTrace, t: int, j: int, lang: str,
     keys, values = trace["keys"][j:j + 1, :t + 1], trace["values"][j:j + 1, :t + 1]
     s0 = None if spec.initial_state is None else spec.initial_state[j:j + 1]
     state = lightning.recurrent(keys, keys, values, trace["slopes"][j:j + 1], s0, keep_state=False)[2][0]  # S_t
-    items.append((words["state"].format(t=t + 1, i=t, e=n(np.exp(-s)), o=f(state.T @ q)), state))
+    items.append((words["state"].format(t=t + 1, h=j, i=t, e=n(np.exp(-s)), o=f(state.T @ q)), state))
     return items

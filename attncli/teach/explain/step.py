@@ -13,6 +13,7 @@ import numpy as np
 
 from attncli.core.spec import Spec
 from attncli.core.trace import Trace
+from attncli.teach.texts import texts
 
 MAX_LINES = 12  # worked lines per list; the rest are in the tables
 
@@ -90,6 +91,9 @@ def context(trace: Trace, focus: Focus) -> dict:
         # grouped-query attention: g key/value heads, each shared by `group` query heads
         "g": spec.kv_heads, "group": group, "head0": focus.head, "kv0": kv, "kv": kv + 1,
         "first": kv * group + 1, "last": (kv + 1) * group,
+        "shared": texts(focus.lang)["span"]["two" if group == 2 else "many"].format(first=kv * group + 1,
+                                                                                  last=(kv + 1) * group),
+        "kv_weights": "W_K" if spec.k_eq_v else texts(focus.lang)["kv_weights"],  # (V = K: no W_V)
         "qk": "S" if spec.score == "additive" else scored_symbols(spec),
         "softcap": f"{spec.softcap:g}" if spec.softcap is not None else "",
         # kv_from: the earlier layer whose keys and values this one attends with (kv_from counts from 0, --layer from 1)

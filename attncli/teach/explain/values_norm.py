@@ -16,7 +16,8 @@ def lines(trace: Trace, focus: Focus, t: dict, kv: int, written: list[str], numb
           ) -> tuple[list[str], list[Numbers], list[str]]:
     """Step 3's worked lines, tables and paragraph keys, with the normalised values and V = K's sentences."""
     spec, p = trace.spec, focus.precision
-    keys = [*keys, "k_eq_v"] if spec.k_eq_v else keys
+    if spec.k_eq_v:  # no W_V: the body says the key projection is the value, and k_eq_v why
+        keys = [*("body_k_eq_v" if key == "body" else key for key in keys), "k_eq_v"]
     if spec.v_norm is None:
         return written, numbers, keys
     extra = []

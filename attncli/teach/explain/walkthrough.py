@@ -107,7 +107,8 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     spec, h, j = trace.spec, focus.head, kv_head(trace.spec, focus.head)
     body, given = facts.given_key(spec, t)  # a matrix left out is the identity, not given
     shared = spec.shared_kv is not None  # kv_from: W_Q only, the keys and values are an earlier layer's
-    keys = ["shared_kv"] if shared else [body]
+    # (V = K, k_eq_v: no W_V to speak of, nor show)
+    keys = ["shared_kv"] if shared else ["body_k_eq_v" if spec.k_eq_v and body == "body" else body]
     keys += [] if not spec.identity else ["identity" if len(spec.identity) == 1 else "identity_many"]
     biases = [name for name, b in (("b_Q", spec.b_q), ("b_K", spec.b_k), ("b_V", spec.b_v)) if b is not None]
     keys += ["biases"] if biases else []
@@ -121,13 +122,13 @@ def weights_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     omitted = [f"W_{name[0].upper()}" for name in ("query", "key", "value") if name in spec.identity]
     ctx = dict(ctx, omitted=t["and"].join(omitted) if len(omitted) == 2 else t["list_sep"].join(omitted),
                biases=t["list_sep"].join(biases), r_kv=spec.latent.r_kv if spec.latent is not None else 0, **given)
+    matrices = (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), *((("w_v", spec.w_v, j),) if not spec.k_eq_v else ()))
     numbers = [Numbers(key, modern.gqa_label(t, key, spec, ctx), w[head], dims(w.shape[1]), dims(w.shape[2]))
-               for key, w, head in (("w_q", spec.w_q, h), ("w_k", spec.w_k, j), ("w_v", spec.w_v, j))
-               if not (shared and key != "w_q")]
+               for key, w, head in matrices if not (shared and key != "w_q")]
     for key, b, head in (("b_q", spec.b_q, h), ("b_k", spec.b_k, j), ("b_v", spec.b_v, j)):
         if b is not None and not (shared and key != "b_q"):
             numbers.append(Numbers(key, modern.gqa_label(t, key, spec, ctx), b[head][None, :], [key], dims(b.shape[1])))
-    formula = "W_Q" if shared else "W_Q, W_K, W_V"
+    formula = "W_Q" if shared else "W_Q, W_K (V = K)" if spec.k_eq_v else "W_Q, W_K, W_V"
     return Step(2, t["weights"]["title"], formula, paragraphs(t, "weights", keys, ctx), numbers=numbers)
 
 
@@ -357,7 +358,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
                        dims(spec.d_v))]
     if spec.heads > 1 or spec.w_o is not None or spec.b_o is not None or spec.w_g is not None:
         formula += f"   {formulas.output_formula(spec)}"
-        heads = "heads" if spec.kv_heads == spec.heads else "heads_gqa"
+        heads = "heads" if spec.kv_heads == spec.heads else "heads_mqa" if spec.kv_heads == 1 else "heads_gqa"
         keys += ([heads] if spec.heads > 1 else []) + (["projection"] if spec.w_o is not None else [])
         if spec.heads > 1:
             numbers.append(Numbers("concat", t["label"]["concat"], trace.concat, spec.tokens,

@@ -126,7 +126,7 @@ def _keys_values(trace: Trace, key: str, kv: int, i: int, c: int, p: int) -> Wor
     heads, mark, k = _group(trace, kv), _mark(key), _tok(trace, i, keys=True)
     words = [("keys" if key in KEY_KEYS else "values", {"key": f"“{k}”", "c": c + 1})]
     if len(heads) > 1:
-        words.append(("group", {"first": heads[0] + 1, "last": heads[-1] + 1}))
+        words.append(("group_two" if len(heads) == 2 else "group", {"first": heads[0] + 1, "last": heads[-1] + 1}))
     sums, tail = [], []
     for hh in heads:
         made, scale_lines = _head_sums(trace, key, hh, i, c, f"_h{hh + 1}" if len(heads) > 1 else "", p)

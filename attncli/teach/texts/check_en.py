@@ -25,6 +25,10 @@ CHECK = {
                "enough",
     "row_match": "{key}: one row given without query:, so it was compared with every row: it is {row}.",
     "row_closest": "{key}: one row given without query: matches no row, so it was compared with the closest, {row}.",
+    "row_match_heads": "{key}: one row given without head:, so it was compared with the query's row in every head: "
+                       "it is {row}.",
+    "row_closest_heads": "{key}: one row given without head:, so it was compared with the query's row in every "
+                         "head: it matches none, the closest is {row}.",
     "row_match_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "
                          "counts, so it was compared with every row: it is {row}.",
     "row_closest_context": "{key}: one row given; its rows are the context's tokens, not the queries' that query: "

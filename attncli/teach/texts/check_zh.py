@@ -19,6 +19,9 @@ CHECK = {
     "carried": "这正是用你自己的 {upstream} 往下正确计算得到的结果：只需改正 {upstream}",
     "row_match": "{key}：只给了一行，又没有写 query:，所以与每一行都比较过，它就是{row}。",
     "row_closest": "{key}：只给了一行、没有写 query:，它与任何一行都不相符，所以与最接近的{row}比较。",
+    "row_match_heads": "{key}：只给了一行，又没有写 head:，所以与每个头里这个查询的那一行都比较过，它就是{row}。",
+    "row_closest_heads": "{key}：只给了一行，又没有写 head:，所以与每个头里这个查询的那一行都比较过，"
+                         "它与任何一行都不相符，最接近的是{row}。",
     "row_match_context": "{key}：只给了一行；它的行对应上下文的词元，而不是 query: 所指的查询，"
                          "所以与每一行都比较过，它就是{row}。",
     "row_closest_context": "{key}：只给了一行；它的行对应上下文的词元，而不是 query: 所指的查询，"

@@ -12,6 +12,9 @@ from attncli.teach.texts.facts_en import FACTS
 from attncli.teach.texts.why_en import WHY
 
 TEXTS = {
+    # the query heads a key/value head serves, in a sentence: two are "heads 1 and 2", more "heads 1 to 4"
+    "span": {"two": "heads {first} and {last}", "many": "heads {first} to {last}"},
+    "kv_weights": "W_K and W_V",  # (with V = K, k_eq_v: W_K alone)
     "step": "Step",
     "formula": "Formula",
     "formula_line": "Formula: {formula}",
@@ -88,6 +91,10 @@ TEXTS = {
                 "the key and W_V for the value. Each matrix has one row per input number and one column per "
                 "output number. A trained model learns them; here they are given, so every number that follows can "
                 "be checked by hand.",
+        "body_k_eq_v": "Each input is turned into its query by W_Q and its key by W_K. There is no W_V: the key "
+                       "projection is also the value (k_eq_v, Gemma 4's global layers; step 3). Each matrix has one "
+                       "row per input number and one column per output number. A trained model learns them; here "
+                       "they are given, so every number that follows can be checked by hand.",
         "body_cross": "Three weight matrices make the vectors attention works with: W_Q turns each input row into a "
                       "query, W_K and W_V turn each context row into a key and a value. Each matrix has one row per "
                       "number of the rows it multiplies (d_model = {d_model} for W_Q, d_ctx = {d_ctx} for W_K and W_V) "
@@ -105,17 +112,17 @@ TEXTS = {
         "heads": "There are {h} heads, each with its own slice of the weights; these are the weights of head {head} "
                  "(choose another with --head).",
         "gqa": "There are {h} query heads but only {g} key/value heads (kv_heads: {g}): this is grouped-query "
-               "attention (GQA). Each query head has its own slice of W_Q, while each slice of W_K and W_V serves "
+               "attention (GQA). Each query head has its own slice of W_Q, while each slice of {kv_weights} serves "
                "{group} query heads. Counting from 0, query head i uses key/value head i // (h / g) = i // {group}; "
                "head {head} shown here (i = {head0}) therefore uses key/value head {head0} // {group} = {kv0}, K/V "
-               "head {kv} counting from 1, shared by heads {first} to {last} (choose another head with --head).",
+               "head {kv} counting from 1, shared by {shared} (choose another head with --head).",
         "gqa_why": "Why share? While a model generates text it keeps the keys and values of every token so far (the KV "
                    "cache) instead of computing them again for each new token. With {g} key/value heads instead of "
                    "{h}, each token keeps {g} keys and {g} values instead of {h} of each: a cache {group} times "
                    "smaller, and less memory to read at every step, for little loss of quality.",
         "mqa_share": "There are {h} query heads but a single key/value head (kv_heads: 1): each query head has its own "
-                     "slice of W_Q, and all of them share the one W_K and W_V, so head {head} shown here uses K/V head "
-                     "1, as every other head does (choose another head with --head).",
+                     "slice of W_Q, and all of them share the one {kv_weights}, so head {head} shown here uses K/V "
+                     "head 1, as every other head does (choose another head with --head).",
         "mqa": "With kv_heads: 1 every query head shares the one key/value head: this is multi-query attention (MQA), "
                "the extreme case of grouped-query attention. While a model generates text it keeps the keys and values "
                "of every token so far (the KV cache); here each token keeps one key and one value instead of {h} of "
@@ -131,6 +138,9 @@ TEXTS = {
         "title": "Derive queries, keys and values",
         "body": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K its key, "
                 "row × W_V its value. The same three matrices are used for every token.",
+        "body_k_eq_v": "Multiply each input row by each weight matrix: row × W_Q gives that token's query, row × W_K "
+                       "its key, and that same key projection is also its value. The same two matrices are used for "
+                       "every token.",
         "why_qk": "Why two different vectors for matching? The query describes what a token is looking for, the key "
                   "what it offers to others. Because they are made by different matrices, how much token A cares "
                   "about B need not equal how much B cares about A; a single shared vector would force that symmetry.",
@@ -155,7 +165,7 @@ TEXTS = {
         "pre_norm_cross": "The query rows are those of X̂, the inputs after the normalisation of step pre_norm; the "
                           "context is used as given.",
         "gqa": "Head {head} makes its own queries, but its keys and values are those of K/V head {kv}, computed once "
-               "and shared by heads {first} to {last}.",
+               "and shared by {shared}.",
         "clip": "Then every number of Q, K and V is clamped to the interval from −{clip:g} to {clip:g} (clip_qkv, as "
                 "MPT and DBRX do): a number beyond it becomes the end it passed, the others stay as they are. It keeps "
                 "a few huge projections from dominating the scores.",
@@ -288,7 +298,7 @@ TEXTS = {
                              "as they are.",
         "rule_heads": "one key/value head per query head: √γ on each",
         "rule_grouped": "grouped heads: the shared key head takes √γ of its group's smallest γ, and each query head "
-                        "the rest of its own γ, so that every head's scores become γ times as large",
+                        "the rest of its own γ",
         "rule_latent": "latent attention: √γ on the unrotated query and key parts, γ on the rotated query part, the "
                        "shared rotary key untouched",
     },
@@ -323,7 +333,10 @@ TEXTS = {
         "mask": "Masked cells take no part: their weight is 0.",
         "heads": "With {h} heads, each head runs steps 3 to 7 with its own weights, and the {h} outputs are put side "
                  "by side into one row per token.",
-        "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the W_K and W_V of its group "
+        "heads_mqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the one {kv_weights} they all "
+                     "share (a single key/value head), and the {h} outputs are put side by side into one row per "
+                     "token.",
+        "heads_gqa": "With {h} query heads, each runs steps 3 to 7 with its own W_Q and the {kv_weights} of its group "
                      "({g} key/value heads, each shared by {group} query heads), and the {h} outputs are put side by "
                      "side into one row per token.",
         "projection": "The output projection W_O then mixes the heads' results into the final output of {d_out} "

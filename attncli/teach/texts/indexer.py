@@ -20,6 +20,7 @@ TEXTS = {
         "backward": "The selection has no gradient (the model runs the indexer under no_grad, and top-k has no "
                     "derivative): the backward pass treats it as a fixed mask.",
         "kept_line": "kept (rank {rank})", "dropped_line": "dropped", "line_masked": "{token}: masked by the document",
+        "line": "{token}: {formula}   →   {what}",
         "sep": ", ", "table": "Index scores  I (rows: queries, columns: keys)",
         "queries": "Indexer queries of query {i}, one row per indexer head",
     },
@@ -38,6 +39,7 @@ TEXTS = {
                    "键：这是稀疏注意力为这个查询放弃的部分。",
         "backward": "这个选择没有梯度（模型在 no_grad 下运行索引器，top-k 不可导）：反向传播把它当作固定的掩码。",
         "kept_line": "保留（第 {rank} 名）", "dropped_line": "舍弃", "line_masked": "{token}：被文档的掩码遮蔽",
+        "line": "{token}：{formula}   →   {what}",
         "sep": "、", "table": "索引得分  I（行：查询，列：键）",
         "queries": "查询 {i} 的索引器查询，每个索引器头一行",
     },

@@ -37,6 +37,8 @@ GRADS = {
               "written for column {c}.",
     "group": "The key and value heads are shared (grouped-query): this one serves query heads {first} to {last}, "
              "and their sums add up.",
+    "group_two": "The key and value heads are shared (grouped-query): this one serves query heads {first} and {last}, "
+                 "and their sums add up.",
     "grad_weight_query": "Q = X·W_Q, so dW_Q = Xᵀ·dQ: cell ({r}, {col}) sums, over the tokens, column {r} of the "
                          "projection's input times column {c} of head {head}'s dQ.",
     "grad_weight_key": "K = X·W_K, so dW_K = Xᵀ·dK: cell ({r}, {col}) sums, over the tokens, column {r} of the "

@@ -33,6 +33,8 @@ GRADS = {
     "values": "H_i = Σ_j a_ij·v_j，所以键 {key} 的值会传到每个给它权重的查询：dV_j = Σ_i a_ij·dH_i，"
               "这里写的是第 {c} 列。",
     "group": "键和值的头是共享的（分组查询注意力）：这个头服务第 {first} 到第 {last} 个查询头，它们的和要加在一起。",
+    "group_two": "键和值的头是共享的（分组查询注意力）：这个头服务第 {first} 和第 {last} 个查询头，"
+                 "它们的和要加在一起。",
     "grad_weight_query": "Q = X·W_Q，所以 dW_Q = Xᵀ·dQ：格子 ({r}, {col}) 是对所有词元求和，"
                          "投影输入的第 {r} 列乘以第 {head} 个头 dQ 的第 {c} 列。",
     "grad_weight_key": "K = X·W_K，所以 dW_K = Xᵀ·dK：格子 ({r}, {col}) 是对所有词元求和，"
