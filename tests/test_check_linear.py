@@ -123,3 +123,49 @@ def test_a_bad_answer_is_one_line_naming_the_key(runner, tmp_path):
     assert "'scores' is not an array of this layer" in result.stderr
     softmax_option, _ = _check(runner, tmp_path, DELTA, {"u": [[1, 0.5]]}, "--scale", "none")
     assert softmax_option.exit_code == 2 and "--scale" in softmax_option.stderr
+
+
+def delta_states() -> np.ndarray:
+    """S after each token (n, d_k, d_v) of gated_delta.yaml's one head, by the same loop as delta_rule's."""
+    block = yaml.safe_load(DELTA.read_text())["linear"]
+    k, v = (np.array(block[key][0], float) for key in ("keys", "values"))
+    beta, g = np.array(block["beta"][0]), np.array(block["g"][0])
+    k = k / np.sqrt((k * k).sum(-1, keepdims=True) + 1e-6)
+    s, states = np.zeros((2, 2)), []
+    for t in range(len(k)):
+        s = math.exp(g[t]) * s
+        s = s + np.outer(k[t], beta[t] * (v[t] - s.T @ k[t]))
+        states.append(s)
+    return np.array(states)
+
+
+@pytest.mark.parametrize("lang, final, state, one", [
+    ("en", "wrong at row 1, column 2:", "token 4 ('on'), row 2, column 1", "wrong at row 2, column 1:"),
+    ("zh", "错在第 1 行，第 2 列：", "第 4 个词元（'on'），第 2 行，第 1 列", "错在第 2 行，第 1 列："),
+])
+def test_a_states_wrong_cell_names_its_token_and_its_key_row(runner, tmp_path, lang, final, state, one):
+    """A state's rows are its d_k key numbers, not tokens: the final state written transposed is wrong at row 1,
+    column 2 (no token named); in the state after every token, token 4's row 2 (the token named as such)."""
+    states = delta_states()
+    transposed, _ = _check(runner, tmp_path, DELTA, {"final_state": _rounded(states[-1].T)}, "--lang", lang)
+    assert transposed.exit_code == 1 and final in transposed.stdout, transposed.stdout
+    assert "'the'" not in transposed.stdout
+    wrong = states.copy()
+    wrong[3, 1, 0] += 0.1
+    result, _ = _check(runner, tmp_path, DELTA, {"state": _rounded(wrong)}, "--lang", lang, "--format", "json")
+    assert [f["where"] for f in json.loads(result.stdout)["findings"]] == [state]
+    one_token, _ = _check(runner, tmp_path, DELTA, {"query": 4, "state": _rounded(wrong[3])}, "--lang", lang)
+    assert one in one_token.stdout and "'on'" not in one_token.stdout, one_token.stdout
+
+
+def test_the_note_when_no_slip_fits_gives_this_kinds_recurrence_only(runner, tmp_path):
+    """A delta-rule document is not told lightning's recurrence, nor a lightning one the delta rule's."""
+    wrong = delta_rule()
+    wrong[1, 0] += 1.0
+    delta, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(wrong)})
+    assert "u = β(v − Sᵀk)" in delta.stdout and "e^(−s)" not in delta.stdout and "lightning" not in delta.stdout
+    for lang in ("en", "zh"):
+        nines = {"head": 1, "head_outputs": [[9.0, 9.0] for _ in range(6)]}
+        lightning, _ = _check(runner, tmp_path, LIGHTNING, nines, "--lang", lang)
+        assert lightning.exit_code == 1 and "S ← e^(−s)·S + k·vᵀ" in lightning.stdout, lightning.stdout
+        assert "β" not in lightning.stdout and "e^g" not in lightning.stdout

@@ -56,6 +56,7 @@ class Finding:
     hint: str | None = None
     row: tuple[int, ...] | None = None  # a one-row answer without query: the row it was compared with
     nan: bool = False  # the given cell is a NaN the learner wrote (nan, .nan: e.g. inf / inf), not a null
+    where: str | None = None  # the cell in words when its axes are not head, row, column (a linear: layer's state)
 
 
 @dataclass(frozen=True)

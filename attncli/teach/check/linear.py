@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.errors import AttnError
+from attncli.core.errors import AttnError, visible
 from attncli.core.linear import KEYS, LinearTrace
 from attncli.core.variants.linear import LINEAR_VARIANTS
 from attncli.teach.check.answer import _numbers, _position
@@ -60,6 +60,34 @@ def selected(array: np.ndarray, key: str, query: int | None, head: int | None) -
     return array
 
 
+def axes(key: str, ndim: int) -> tuple[str, ...]:
+    """The axes of ``key``'s array as compute writes it: ``head``, ``token``, ``row`` (a key number of the state),
+    ``chunk``, ``column``."""
+    if key in PER_TOKEN:
+        return ("token", "column")[:ndim]
+    if key == "chunk_states":
+        return ("head", "chunk", "row", "column")
+    if key in NO_TOKEN:
+        return ("head", "row", "column")[:ndim]
+    return ("head", "token", *(("row", "column") if ndim == 4 else ("column",) * (ndim - 2)))
+
+
+def cell_words(cell: tuple[int, ...], key: str, ndim: int, query: int | None, head: int | None, tokens: list[str],
+               words: dict) -> str:
+    """The given array's cell in words: ``token 2 ('cat'), row 1, column 2`` for a state, ``row 2 ('cat'), column
+    1`` where the rows are tokens; ``row 1, column 2`` for a final state (its rows are key numbers, not tokens)."""
+    names = [a for a in axes(key, ndim) if not (a == "head" and head is not None and key not in NOT_PER_HEAD)
+             and not (a == "token" and query is not None and key not in NO_TOKEN)]
+    parts = []
+    for n, (name, i) in enumerate(zip(names, cell)):
+        if name == "token":
+            label = words["token"].format(token=visible(tokens[i])) if i < len(tokens) else ""
+            parts.append(words["row" if n == len(names) - 2 else "token_i"].format(i=i + 1) + label)
+        else:
+            parts.append(words[name].format(i=i + 1))
+    return words["sep"].join(parts)
+
+
 def _wrong_cell(given: np.ndarray, expected: np.ndarray, tol: float) -> tuple[int, ...] | None:
     with np.errstate(invalid="ignore"):
         wrong = np.argwhere(~(np.abs(given - expected) <= tol))
@@ -82,8 +110,11 @@ def diagnose_linear(trace: LinearTrace, raw, folder, tol: float, lang: str = "en
                 given=_shape(arrays[key].shape, words), key=key, expected=_shape(expected[key].shape, words))))
             continue
         cell = _wrong_cell(arrays[key], expected[key], tol)
+        where = None if cell is None else cell_words(cell, key, trace[key].ndim, query, head, spec.tokens,
+                                                     words["cell"])
         findings.append(Finding(key, step, True) if cell is None else
-                        Finding(key, step, False, cell, float(expected[key][cell]), float(arrays[key][cell])))
+                        Finding(key, step, False, cell, float(expected[key][cell]), float(arrays[key][cell]),
+                                where=where))
     slips = _fitting(trace, arrays, query, head, tol, lang) if not all(f.ok for f in findings) else []
     hint = None if not slips else slips[0]["hint"] if len(slips) == 1 else words["either"].format(
         slips=words["sep_or"].join(s["hint"] for s in slips))
@@ -96,7 +127,7 @@ def diagnose_linear(trace: LinearTrace, raw, folder, tol: float, lang: str = "en
             "" if head is None or spec.value_heads == 1 else f" --head {head + 1}")
         notes.append(words["read_step"].format(where=words["step_" + step], command=command))
     elif not slips and not all(f.ok for f in findings):
-        notes.append(words["none_fits_linear"])
+        notes.append(words["none_fits_" + step])
     return Report(findings, notes, slips)
 
 

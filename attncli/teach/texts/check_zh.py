@@ -6,7 +6,8 @@
 CHECK = {
     "title": "你的答案，逐步核对（容差 {tol}）", "correct": "正确", "wrong": "错误：{problem}",
     "wrong_at": "错在{cell}：应为 {expected}，你写的是 {given}", "hint": "提示：{hint}",
-    "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）"},
+    "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）",
+             "token_i": "第 {i} 个词元", "chunk": "第 {i} 块"},
     "sep": "、",
     "problem": "形状是 {given}，而这里 {key} 的形状是 {expected}",
     "one_number": "一个数",
@@ -218,9 +219,10 @@ SLIPS.update({  # 差分注意力（core/variants/differential.py）
 CHECK.update({  # linear: 文档（teach/check/linear.py）
     "either": "下面几种失误之一能得出你的数字：{slips}", "sep_or": "；或者",
     "step_delta": "delta 规则那一步", "step_lightning": "闪电注意力那一步",
-    "none_fits_linear": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
-                        "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq"
-                        "（闪电注意力：S ← e^(−s)·S + k·vᵀ，o = Sᵀq）。",
+    "none_fits_delta": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
+                       "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq。",
+    "none_fits_lightning": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
+                           "S ← e^(−s)·S + k·vᵀ，o = Sᵀq。",
 })
 SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
     "linear_decay_after": "状态在更新之后才衰减：每个词元要先衰减 S ← e^g·S，再用衰减后的状态算 u = β(v − Sᵀk)，"
