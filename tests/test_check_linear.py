@@ -169,3 +169,25 @@ def test_the_note_when_no_slip_fits_gives_this_kinds_recurrence_only(runner, tmp
         lightning, _ = _check(runner, tmp_path, LIGHTNING, nines, "--lang", lang)
         assert lightning.exit_code == 1 and "S ← e^(−s)·S + k·vᵀ" in lightning.stdout, lightning.stdout
         assert "β" not in lightning.stdout and "e^g" not in lightning.stdout
+
+
+@pytest.mark.parametrize("lang, says", [("en", "the document's scale: 0.5 before o = Sᵀq"),
+                                        ("zh", "文档给的 scale: 0.5")])
+def test_queries_left_unscaled_name_the_documents_own_scale(runner, tmp_path, lang, says):
+    """With scale: 0.5 the queries are multiplied by 0.5, not 1/√d_k: the hint says the document's number."""
+    doc = yaml.safe_load(DELTA.read_text())
+    doc["linear"]["scale"] = 0.5
+    source = tmp_path / "scaled.yaml"
+    source.write_text(yaml.safe_dump(doc, sort_keys=False))
+    unscaled = delta_rule(scaled=False)  # o is linear in q: the right one is 0.5 times this
+    right, _ = _check(runner, tmp_path, source, {"head_outputs": _rounded(0.5 * unscaled)})
+    assert right.exit_code == 0, right.stdout
+    result, _ = _check(runner, tmp_path, source, {"head_outputs": _rounded(unscaled)}, "--lang", lang)
+    assert result.exit_code == 1 and says in result.stdout.replace("\n      ", " "), result.stdout
+    assert "1.414" not in result.stdout
+
+
+def test_the_pointer_to_explain_in_chinese_quotes_the_step(runner, tmp_path):
+    result, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(DELTA_SLIPS["β was left out"])}, "--lang",
+                       "zh")
+    assert "重读“delta 规则”那一步：" in result.stdout.replace("\n", ""), result.stdout

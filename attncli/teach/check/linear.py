@@ -143,7 +143,8 @@ def _fitting(trace: LinearTrace, arrays: dict, query, head, tol: float, lang: st
                 changed = variant.apply(spec, dict(trace))
             if all(_fits(arrays[key], selected(changed.get(key, trace[key]), key, query, head), tol)
                    for key in arrays):
-                found.append({"name": variant.name, "hint": sentences[variant.name].format(**case)})
+                name = case.get("name", variant.name)
+                found.append({"name": name, "hint": sentences[name].format(**case)})
     return found
 
 

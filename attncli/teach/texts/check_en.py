@@ -305,6 +305,8 @@ SLIPS.update({  # a linear: document's recurrence (core/variants/linear.py)
                                "is o = Sᵀq",
     "linear_q_unscaled": "the queries were not scaled: q is multiplied by 1/√d_k = 1/{root} (d_k = {d_k}) before "
                          "o = Sᵀq",
+    "linear_q_unscaled_scale": "the queries were not scaled: q is multiplied by the document's scale: {scale} before "
+                               "o = Sᵀq",
     "lightning_decay_sign": "the decay grew the state: S ← e^(−s)·S + k·vᵀ, with e^(−s) below 1, so older tokens count "
                             "less",
     "lightning_state_transposed": "the state was read transposed: S is d_k × d_v (a row per key number), and the "

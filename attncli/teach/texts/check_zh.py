@@ -218,7 +218,7 @@ SLIPS.update({  # 差分注意力（core/variants/differential.py）
 })
 CHECK.update({  # linear: 文档（teach/check/linear.py）
     "either": "下面几种失误之一能得出你的数字：{slips}", "sep_or": "；或者",
-    "step_delta": "delta 规则那一步", "step_lightning": "闪电注意力那一步",
+    "step_delta": "“delta 规则”那一步", "step_lightning": "“闪电注意力”那一步",
     "none_fits_delta": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
                        "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq。",
     "none_fits_lightning": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
@@ -232,6 +232,7 @@ SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
                              "要先减去状态里已经为 k 存下的内容",
     "linear_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
     "linear_q_unscaled": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以 1/√d_k = 1/{root}（d_k = {d_k}）",
+    "linear_q_unscaled_scale": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以文档给的 scale: {scale}",
     "lightning_decay_sign": "衰减反而让状态变大了：S ← e^(−s)·S + k·vᵀ，其中 e^(−s) 小于 1，越早的词元分量越小",
     "lightning_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
 })
