@@ -106,6 +106,13 @@ def rope_numbers(r: Row, w: dict, case: str) -> None:
     assert w["dims"] == rope.dims and w["rest"] == r.spec.d_k - rope.dims
 
 
+def rope_still(r: Row, w: dict) -> None:
+    """Every frequency 0: the rotated queries are the queries (nothing turns)."""
+    assert not np.any(r.spec.rope.frequencies)
+    turned, before = r.trace.queries_rotated[r.h], r.trace.queries[r.h]
+    assert r.trace.spec.qk_norm is not None or np.array_equal(turned, before)
+
+
 def rope_positions(r: Row, w: dict) -> None:
     shown(w["p"], r.spec.query_positions[r.i], "p")
     j = [t for t in r.spec.context_tokens].index(w["k"][1:-1]) if w["k"][1:-1] in r.spec.context_tokens else None
@@ -271,6 +278,7 @@ FACTS = {
     "matrix.projection": projection,
     "pre_norm.gamma_ones": _(gamma_ones, where="pre_norm"), "qk_norm.gamma_ones": _(gamma_ones, where="qk_norm"),
     "qk_norm.bound": qk_bound, "rope.base": _(rope_numbers, case="base"), "rope.given": _(rope_numbers, case="given"),
+    "rope.still": rope_still,
     "rope.partial": _(rope_numbers, case="given"), "rope.partial_last": _(rope_numbers, case="given"),
     "rope.positions_default": rope_positions, "rope.positions_given": rope_positions,
     "rope.factor_given": rope_factor, "rope.factor_yarn": rope_factor, "rope.factor_longrope": rope_factor,
