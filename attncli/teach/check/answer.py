@@ -32,7 +32,9 @@ CHECKABLE = (*(key for key, q in QUANTITIES.items() if q.checkable and key not i
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 PER_QUERY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "query"}
 PER_KEY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "key"}  # a row per key
-NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
+PAIRED = tuple(key for key, q in QUANTITIES.items() if q.shape.startswith("p "))  # one per pair of heads
+NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source and key not in PAIRED)
+#   (computed, one per token)
 KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 
 
@@ -162,7 +164,10 @@ def part(key: str, answer: Answer, spec: Spec, ndim: int, head: int | None = Non
     query = answer.query if query is None else query
     index: list = [slice(None)] * ndim
     heads = spec.kv_heads if key in KV else spec.heads
-    if key not in NOT_PER_HEAD and (head is not None or heads == 1):
+    if key in PAIRED:  # differential attention: head h is in pair h mod h/2 (pairs p and p + h/2)
+        if head is not None or spec.heads == 2:
+            index[0] = (head or 0) % (spec.heads // 2)
+    elif key not in NOT_PER_HEAD and (head is not None or heads == 1):
         # one head: may be left out
         index[0] = int(kv_head_of(spec.heads, spec.kv_heads)[head or 0]) if key in KV else (head or 0)
     axis = _row_axis(key, answer, spec)
