@@ -191,3 +191,26 @@ def test_the_pointer_to_explain_in_chinese_quotes_the_step(runner, tmp_path):
     result, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(DELTA_SLIPS["β was left out"])}, "--lang",
                        "zh")
     assert "重读“delta 规则”那一步：" in result.stdout.replace("\n", ""), result.stdout
+
+
+@pytest.mark.parametrize("lang, swapped, other_token, other_head", [
+    ("en", "rows and columns swapped: the state is d_k × d_v",
+     "these are the numbers of token 3 (“sat”), not of token 2", "these are the numbers of head 1, not of head 2"),
+    ("zh", "行和列对调了：状态是 d_k × d_v", "这是词元 3（“sat”）的数字，不是词元 2 的",
+     "这是第 1 个头的数字，不是第 2 个头的"),
+])
+def test_numbers_no_slip_gives_but_that_are_right_elsewhere_are_said_so(runner, tmp_path, lang, swapped,
+                                                                          other_token, other_head):
+    """The final state written transposed (its rows are key numbers: not 'one row per token'), token 3's output
+    given for query: 2, and lightning's head 1 given for head: 2: each named, and no 'no known slip' note."""
+    states, o = delta_states(), delta_rule()
+    transposed, _ = _check(runner, tmp_path, DELTA, {"final_state": _rounded(states[-1].T)}, "--lang", lang)
+    assert swapped in transposed.stdout and "token" not in transposed.stdout.split("d_k × d_v")[1], transposed.stdout
+    row, _ = _check(runner, tmp_path, DELTA, {"query": 2, "head_outputs": _rounded(o[2])}, "--lang", lang,
+                    "--format", "json")
+    report = json.loads(row.stdout)
+    assert other_token in report["findings"][0]["hint"] and report["notes"] == [], report
+    computed = json.loads(runner.invoke(app, ["compute", str(LIGHTNING), "--format", "json"]).stdout)
+    first_head = np.array(computed["head_outputs"])[0]
+    head, _ = _check(runner, tmp_path, LIGHTNING, {"head": 2, "head_outputs": _rounded(first_head)}, "--lang", lang)
+    assert head.exit_code == 1 and other_head in head.stdout, head.stdout

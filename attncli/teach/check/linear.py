@@ -118,7 +118,10 @@ def diagnose_linear(trace: LinearTrace, raw, folder, tol: float, lang: str = "en
     slips = _fitting(trace, arrays, query, head, tol, lang) if not all(f.ok for f in findings) else []
     hint = None if not slips else slips[0]["hint"] if len(slips) == 1 else words["either"].format(
         slips=words["sep_or"].join(s["hint"] for s in slips))
-    findings = [f if f.ok or f.problem else Finding(**{**f.__dict__, "hint": hint}) for f in findings]
+    if not slips:  # what else the numbers are: another token's or head's, or the right ones transposed
+        findings = [f if f.ok or f.problem else Finding(**{**f.__dict__, "hint": _near_miss(
+            trace, f.key, arrays[f.key], query, head, tol, words)}) for f in findings]
+    findings = [f if f.ok or f.problem or not slips else Finding(**{**f.__dict__, "hint": hint}) for f in findings]
     for s in slips:
         s["keys"] = [f.key for f in findings if not f.ok]
     notes = []
@@ -126,9 +129,29 @@ def diagnose_linear(trace: LinearTrace, raw, folder, tol: float, lang: str = "en
         command = f"attncli explain {source}" + ("" if query is None else f" --query {query + 1}") + (
             "" if head is None or spec.value_heads == 1 else f" --head {head + 1}")
         notes.append(words["read_step"].format(where=words["step_" + step], command=command))
-    elif not slips and not all(f.ok for f in findings):
+    elif not slips and not all(f.ok or f.hint for f in findings):
         notes.append(words["none_fits_" + step])
     return Report(findings, notes, slips)
+
+
+def _near_miss(trace: LinearTrace, key: str, given: np.ndarray, query, head, tol: float, words: dict) -> str | None:
+    """The right numbers of another token (with query:), of another head (with head:), or with rows and columns
+    swapped: the hint, or None."""
+    spec, full = trace.spec, trace[key]
+    if query is not None and key not in NO_TOKEN:
+        for r in range(len(spec.tokens)):
+            if r != query and _fits(given, selected(full, key, r, head), tol):
+                return words["other_token_row"].format(row=r + 1, token=spec.tokens[r], query=query + 1)
+    if head is not None and key not in NOT_PER_HEAD:
+        for h in range(full.shape[0]):
+            if h != head and _fits(given, selected(full, key, query, h), tol):
+                return words["other_head"].format(head=h + 1, given=head + 1)
+    expected = selected(full, key, query, head)
+    if expected.ndim >= 2 and expected.shape[-1] == expected.shape[-2] and _fits(given, np.swapaxes(expected, -1,
+                                                                                                   -2), tol):
+        state = axes(key, full.ndim)[-2] == "row"  # a state's rows are its key numbers, not tokens
+        return words["state_swapped" if state else "transposed_square"]
+    return None
 
 
 def _fitting(trace: LinearTrace, arrays: dict, query, head, tol: float, lang: str) -> list[dict]:

@@ -289,6 +289,8 @@ SLIPS.update({  # differential attention (core/variants/differential.py)
 })
 CHECK.update({  # a linear: document (teach/check/linear.py)
     "either": "one of these slips gives your numbers: {slips}", "sep_or": "; or ",
+    "state_swapped": "these are the right numbers with rows and columns swapped: the state is d_k × d_v, a row per "
+                     "key number and a column per value number",
     "step_delta": "the delta rule's step", "step_lightning": "lightning attention's step",
     "none_fits_delta": "No known slip of the recurrence gives these numbers: work the first wrong token again, "
                        "S ← e^g·S, u = β(v − Sᵀk), S ← S + k·uᵀ, o = Sᵀq.",

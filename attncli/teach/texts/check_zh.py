@@ -218,6 +218,7 @@ SLIPS.update({  # 差分注意力（core/variants/differential.py）
 })
 CHECK.update({  # linear: 文档（teach/check/linear.py）
     "either": "下面几种失误之一能得出你的数字：{slips}", "sep_or": "；或者",
+    "state_swapped": "数字是对的，但行和列对调了：状态是 d_k × d_v，每个键分量一行，每个值分量一列",
     "step_delta": "“delta 规则”那一步", "step_lightning": "“闪电注意力”那一步",
     "none_fits_delta": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
                        "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq。",
