@@ -214,3 +214,20 @@ def test_numbers_no_slip_gives_but_that_are_right_elsewhere_are_said_so(runner, 
     first_head = np.array(computed["head_outputs"])[0]
     head, _ = _check(runner, tmp_path, LIGHTNING, {"head": 2, "head_outputs": _rounded(first_head)}, "--lang", lang)
     assert head.exit_code == 1 and other_head in head.stdout, head.stdout
+
+
+@pytest.mark.parametrize("lang, match, closest", [
+    ("en", "one row given without query:, so it was compared with every row: it is row 3 ('sat').",
+     "matches no row, so it was compared with the closest, row 3 ('sat')."),
+    ("zh", "所以与每一行都比较过，它就是第 3 行（'sat'）。", "最接近的"),
+])
+def test_one_tokens_row_without_query_is_compared_with_every_row(runner, tmp_path, lang, match, closest):
+    """As the softmax check does (docs/tutorial.md): token 3's output alone is found as row 3; the same row with the
+    delta rule's correction left out is compared with the closest row and the slip named, pointing to --query 3."""
+    right, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(delta_rule()[2])}, "--lang", lang)
+    assert right.exit_code == 0 and match in right.stdout.replace("\n  ", " ").replace(" （", "（"), right.stdout
+    slip = DELTA_SLIPS["the delta rule's correction was left out"][2]
+    wrong, path = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(slip)}, "--lang", lang)
+    assert wrong.exit_code == 1 and closest in wrong.stdout.replace("\n  ", " "), wrong.stdout
+    assert ("delta rule's correction was left out" if lang == "en" else "漏掉了 delta 规则的修正") in wrong.stdout
+    assert f"attncli explain {path} --query 3" in wrong.stdout
