@@ -7,6 +7,7 @@ sharing no code with attncli.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -107,3 +108,31 @@ def test_head_picks_the_pair_the_head_is_in(runner, tmp_path):
         assert result.exit_code == 0, (head, result.output)
     other = _answer(runner, tmp_path, doc, {"head": 3, "query": 2, "differential_weights": pair_weights(1, 1)})
     assert other.exit_code == 1
+
+
+@pytest.mark.parametrize("lang, where, closing", [
+    ("en", "pair 2, row 3 ('c'), column 1", "No known slip explains differential_weights (step differential)"),
+    ("zh", "第 2 个头对，第 3 行（'c'），第 1 列", "没有已知的失误能解释 differential_weights（步骤 差分注意力）"),
+])
+def test_a_pairs_wrong_cell_is_named_by_its_pair_and_the_closing_names_the_step_in_the_language(
+        runner, tmp_path, lang, where, closing):
+    """W has one matrix per pair (two here), not per head; the closing sentence's step is the report's language's.
+    W worked by a loop: pair p's heads p and p + 2 (identity weights: head h reads columns 2h, 2h + 1)."""
+    x = np.array([[1.0, 0, 2, 1, 0, 1, 1, 0], [0, 1, 1, 0, 2, 0, 1, 1], [1, 1, 0, 2, 1, 1, 0, 1]])
+    doc = {"tokens": "a b c", "inputs": x.tolist(), "heads": 4, "scale": "none", "mask": "causal",
+           "differential": {"lambda_init": 0.5}}
+    q = x.reshape(3, 4, 2)
+    w = np.zeros((2, 3, 3))
+    for p in range(2):
+        for i in range(3):
+            for h, sign in ((p, 1.0), (p + 2, -0.5)):
+                s = np.array([q[i, h] @ q[j, h] for j in range(i + 1)])
+                w[p, i, :i + 1] += sign * np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+    right = _answer(runner, tmp_path, doc, {"differential_weights": np.round(w, 4).tolist()})
+    assert right.exit_code == 0, right.output
+    w[1, 2, 0] += 0.3  # pair 2, "c", key "a": wrong by a number no slip makes
+    result = _answer(runner, tmp_path, doc, {"differential_weights": np.round(w, 4).tolist()}, "--lang", lang,
+                     "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["findings"][0]["where"] == where, report
+    assert report["notes"][0].startswith(closing), report["notes"]

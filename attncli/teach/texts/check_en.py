@@ -8,8 +8,8 @@ The slips are the stages' declared variants (:mod:`attncli.core.variants`) and t
 CHECK = {
     "title": "Your answer, step by step (tolerance {tol})", "correct": "correct", "wrong": "wrong: {problem}",
     "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
-    "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')",
-             "token_i": "token {i}", "chunk": "block {i}"},
+    "cell": {"pair": "pair {i}", "head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ",
+             "token": " ('{token}')", "token_i": "token {i}", "chunk": "block {i}"},
     "sep": ", ",
     "problem": "has shape {given}, but {key} here has shape {expected}",
     "one_number": "one number",

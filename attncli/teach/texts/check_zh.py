@@ -6,8 +6,8 @@
 CHECK = {
     "title": "你的答案，逐步核对（容差 {tol}）", "correct": "正确", "wrong": "错误：{problem}",
     "wrong_at": "错在{cell}：应为 {expected}，你写的是 {given}", "hint": "提示：{hint}",
-    "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）",
-             "token_i": "第 {i} 个词元", "chunk": "第 {i} 块"},
+    "cell": {"pair": "第 {i} 个头对", "head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，",
+             "token": "（'{token}'）", "token_i": "第 {i} 个词元", "chunk": "第 {i} 块"},
     "sep": "、",
     "problem": "形状是 {given}，而这里 {key} 的形状是 {expected}",
     "one_number": "一个数",
