@@ -231,3 +231,16 @@ def test_one_tokens_row_without_query_is_compared_with_every_row(runner, tmp_pat
     assert wrong.exit_code == 1 and closest in wrong.stdout.replace("\n  ", " "), wrong.stdout
     assert ("delta rule's correction was left out" if lang == "en" else "漏掉了 delta 规则的修正") in wrong.stdout
     assert f"attncli explain {path} --query 3" in wrong.stdout
+
+
+@pytest.mark.parametrize("lang, one, two", [
+    ("en", "answer.head: 2 is out of range: there is one head, head 1",
+     "answer.head: 3 is out of range: heads are 1 and 2"),
+    ("zh", "answer.head: 2 超出范围：只有一个头，即头 1", "answer.head: 3 超出范围：头的编号是 1 和 2"),
+])
+def test_an_answers_head_out_of_range_names_the_heads_as_people_count(runner, tmp_path, lang, one, two):
+    """Not 'heads are 1 to 1' (gated_delta.yaml has one head, lightning.yaml two)."""
+    alone, _ = _check(runner, tmp_path, DELTA, {"head": 2, "u": [[1, 0.5]]}, "--lang", lang)
+    assert alone.exit_code == 2 and one in alone.stderr, alone.stderr
+    pair, _ = _check(runner, tmp_path, LIGHTNING, {"head": 3, "final_state": [[1, 2], [3, 4]]}, "--lang", lang)
+    assert pair.exit_code == 2 and two in pair.stderr, pair.stderr

@@ -103,6 +103,12 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
         if 1 <= value <= len(labels):
             return value - 1
         plural = "queries" if what == "query" else f"{what}s"
+        if len(labels) == 1 and what == "head":  # (not "heads are 1 to 1")
+            raise AttnError(f"{shorten(value)} is out of range: there is one head, head 1", where)
+        if len(labels) == 1:
+            raise AttnError(f"{shorten(value)} is out of range: there is one query, query 1", where)
+        if len(labels) == 2:
+            raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 and 2", where)
         raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 to {len(labels)}", where)
     if isinstance(value, str) and value in labels:
         return labels.index(value)
