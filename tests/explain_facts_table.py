@@ -106,6 +106,13 @@ def rope_numbers(r: Row, w: dict, case: str) -> None:
     assert w["dims"] == rope.dims and w["rest"] == r.spec.d_k - rope.dims
 
 
+def rope_still(r: Row, w: dict) -> None:
+    """Every frequency 0: the rotated queries are the queries (nothing turns)."""
+    assert not np.any(r.spec.rope.frequencies)
+    turned, before = r.trace.queries_rotated[r.h], r.trace.queries[r.h]
+    assert r.trace.spec.qk_norm is not None or np.array_equal(turned, before)
+
+
 def rope_positions(r: Row, w: dict) -> None:
     shown(w["p"], r.spec.query_positions[r.i], "p")
     j = [t for t in r.spec.context_tokens].index(w["k"][1:-1]) if w["k"][1:-1] in r.spec.context_tokens else None
@@ -262,7 +269,8 @@ FACTS = {
     "softmax.all_masked": _(masked, every=True), "softmax.all_masked_sink": _(masked, every=True),
     "softmax.sink": sink, "softmax.sum": _(_normalize, kind="sum"), "softmax.none": _(_normalize, kind="none"),
     "weighted.body": _(zero_weights, some=False), "weighted.body_zero": _(zero_weights, some=True),
-    "sum.body": _(blend, case="all"), "sum.body_some": _(blend, case="some"), "sum.body_one": _(blend, case="one"),
+    "sum.body": _(blend, case="all"), "sum.body_some": _(blend, case="some"),
+    "sum.body_some_one": _(blend, case="some"), "sum.body_one": _(blend, case="one"),
     "sum.body_one_scaled": _(blend, case="one_scaled"), "sum.body_zero": _(blend, case="zero"),
     "sum.body_signed": _(blend, case="signed"),
     "matrix.heads": _(matrix_heads, gqa_=False), "matrix.heads_gqa": _(matrix_heads, gqa_=True),
@@ -270,6 +278,7 @@ FACTS = {
     "matrix.projection": projection,
     "pre_norm.gamma_ones": _(gamma_ones, where="pre_norm"), "qk_norm.gamma_ones": _(gamma_ones, where="qk_norm"),
     "qk_norm.bound": qk_bound, "rope.base": _(rope_numbers, case="base"), "rope.given": _(rope_numbers, case="given"),
+    "rope.still": rope_still,
     "rope.partial": _(rope_numbers, case="given"), "rope.partial_last": _(rope_numbers, case="given"),
     "rope.positions_default": rope_positions, "rope.positions_given": rope_positions,
     "rope.factor_given": rope_factor, "rope.factor_yarn": rope_factor, "rope.factor_longrope": rope_factor,

@@ -7,6 +7,7 @@ sharing no code with attncli.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -62,3 +63,77 @@ def test_each_slip_is_named_from_the_output_alone(runner, tmp_path, slip):
 def test_the_slips_are_named_in_chinese(runner, tmp_path):
     said = _check(runner, tmp_path, SLIPS["λ·A₂ was added"], "--lang", "zh").stdout
     assert "把 λ·A₂ 加上了" in said and "hint" not in said
+
+
+def _answer(runner, tmp_path, doc: dict, answer: dict, *options: str):
+    doc = {**doc, "answer": answer}
+    path = tmp_path / "pairs.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return runner.invoke(app, ["check", str(path), *options], env={"COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_pairs_weights_and_outputs_may_be_answered_and_their_slips_are_named(runner, tmp_path, lang):
+    """differential_weights W, differential_head_outputs O and normalized_head_outputs Ô are compute's keys, so an
+    answer takes them: "cat"'s W = A₁ − λ·A₂ (λ = 1.2), and W with λ·A₂ added, named as that slip."""
+    doc = yaml.safe_load((ROOT / "examples" / "differential.yaml").read_text())
+    w = [round(float(x), 4) for x in A1 - 1.2 * A2] + [0.0]  # the masked key "sat": 0
+    o = (A1 - 1.2 * A2) @ VALUES
+    right = _answer(runner, tmp_path, doc, {"query": 2, "differential_weights": w, "differential_head_outputs":
+                                            [round(float(x), 4) for x in o], "normalized_head_outputs": output()})
+    assert right.exit_code == 0, right.output
+    added = [round(float(x), 4) for x in A1 + 1.2 * A2] + [0.0]
+    wrong = _answer(runner, tmp_path, doc, {"query": 2, "differential_weights": added}, "--lang", lang)
+    assert wrong.exit_code == 1, wrong.output
+    assert ("λ·A₂ was added" if lang == "en" else "λ·A₂") in wrong.stdout
+
+
+def test_head_picks_the_pair_the_head_is_in(runner, tmp_path):
+    """Four heads make pairs (1, 3) and (2, 4) (transformers' layout): head: 3 is pair 1's W, head: 4 pair 2's; the
+    weights are worked here with one loop over the pair's two softmaxes (λ = λ_init, no λ vectors)."""
+    x = np.array([[1.0, 0, 2, 1, 0, 1, 1, 0], [0, 1, 1, 0, 2, 0, 1, 1], [1, 1, 0, 2, 1, 1, 0, 1]])
+    doc = {"tokens": "a b c", "inputs": x.tolist(), "heads": 4, "scale": "none", "mask": "causal",
+           "differential": {"lambda_init": 0.5}}
+    q = x.reshape(3, 4, 2)  # identity weights: head h reads columns 2h, 2h + 1
+
+    def pair_weights(p: int, i: int) -> list[float]:
+        rows = []
+        for h in (p, p + 2):
+            s = np.array([q[i, h] @ q[j, h] for j in range(i + 1)])
+            rows.append(np.exp(s - s.max()) / np.exp(s - s.max()).sum())
+        return [round(float(v), 4) for v in rows[0] - 0.5 * rows[1]] + [0.0] * (2 - i)
+
+    for head, pair in ((3, 0), (4, 1), (1, 0)):
+        result = _answer(runner, tmp_path, doc, {"head": head, "query": 2, "differential_weights":
+                                                 pair_weights(pair, 1)})
+        assert result.exit_code == 0, (head, result.output)
+    other = _answer(runner, tmp_path, doc, {"head": 3, "query": 2, "differential_weights": pair_weights(1, 1)})
+    assert other.exit_code == 1
+
+
+@pytest.mark.parametrize("lang, where, closing", [
+    ("en", "pair 2, row 3 ('c'), column 1", "No known slip explains differential_weights (step differential)"),
+    ("zh", "第 2 个头对，第 3 行（'c'），第 1 列", "没有已知的失误能解释 differential_weights（步骤 差分注意力）"),
+])
+def test_a_pairs_wrong_cell_is_named_by_its_pair_and_the_closing_names_the_step_in_the_language(
+        runner, tmp_path, lang, where, closing):
+    """W has one matrix per pair (two here), not per head; the closing sentence's step is the report's language's.
+    W worked by a loop: pair p's heads p and p + 2 (identity weights: head h reads columns 2h, 2h + 1)."""
+    x = np.array([[1.0, 0, 2, 1, 0, 1, 1, 0], [0, 1, 1, 0, 2, 0, 1, 1], [1, 1, 0, 2, 1, 1, 0, 1]])
+    doc = {"tokens": "a b c", "inputs": x.tolist(), "heads": 4, "scale": "none", "mask": "causal",
+           "differential": {"lambda_init": 0.5}}
+    q = x.reshape(3, 4, 2)
+    w = np.zeros((2, 3, 3))
+    for p in range(2):
+        for i in range(3):
+            for h, sign in ((p, 1.0), (p + 2, -0.5)):
+                s = np.array([q[i, h] @ q[j, h] for j in range(i + 1)])
+                w[p, i, :i + 1] += sign * np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+    right = _answer(runner, tmp_path, doc, {"differential_weights": np.round(w, 4).tolist()})
+    assert right.exit_code == 0, right.output
+    w[1, 2, 0] += 0.3  # pair 2, "c", key "a": wrong by a number no slip makes
+    result = _answer(runner, tmp_path, doc, {"differential_weights": np.round(w, 4).tolist()}, "--lang", lang,
+                     "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["findings"][0]["where"] == where, report
+    assert report["notes"][0].startswith(closing), report["notes"]

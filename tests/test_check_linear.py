@@ -123,3 +123,124 @@ def test_a_bad_answer_is_one_line_naming_the_key(runner, tmp_path):
     assert "'scores' is not an array of this layer" in result.stderr
     softmax_option, _ = _check(runner, tmp_path, DELTA, {"u": [[1, 0.5]]}, "--scale", "none")
     assert softmax_option.exit_code == 2 and "--scale" in softmax_option.stderr
+
+
+def delta_states() -> np.ndarray:
+    """S after each token (n, d_k, d_v) of gated_delta.yaml's one head, by the same loop as delta_rule's."""
+    block = yaml.safe_load(DELTA.read_text())["linear"]
+    k, v = (np.array(block[key][0], float) for key in ("keys", "values"))
+    beta, g = np.array(block["beta"][0]), np.array(block["g"][0])
+    k = k / np.sqrt((k * k).sum(-1, keepdims=True) + 1e-6)
+    s, states = np.zeros((2, 2)), []
+    for t in range(len(k)):
+        s = math.exp(g[t]) * s
+        s = s + np.outer(k[t], beta[t] * (v[t] - s.T @ k[t]))
+        states.append(s)
+    return np.array(states)
+
+
+@pytest.mark.parametrize("lang, final, state, one", [
+    ("en", "wrong at row 1, column 2:", "token 4 ('on'), row 2, column 1", "wrong at row 2, column 1:"),
+    ("zh", "错在第 1 行，第 2 列：", "第 4 个词元（'on'），第 2 行，第 1 列", "错在第 2 行，第 1 列："),
+])
+def test_a_states_wrong_cell_names_its_token_and_its_key_row(runner, tmp_path, lang, final, state, one):
+    """A state's rows are its d_k key numbers, not tokens: the final state written transposed is wrong at row 1,
+    column 2 (no token named); in the state after every token, token 4's row 2 (the token named as such)."""
+    states = delta_states()
+    transposed, _ = _check(runner, tmp_path, DELTA, {"final_state": _rounded(states[-1].T)}, "--lang", lang)
+    assert transposed.exit_code == 1 and final in transposed.stdout, transposed.stdout
+    assert "'the'" not in transposed.stdout
+    wrong = states.copy()
+    wrong[3, 1, 0] += 0.1
+    result, _ = _check(runner, tmp_path, DELTA, {"state": _rounded(wrong)}, "--lang", lang, "--format", "json")
+    assert [f["where"] for f in json.loads(result.stdout)["findings"]] == [state]
+    one_token, _ = _check(runner, tmp_path, DELTA, {"query": 4, "state": _rounded(wrong[3])}, "--lang", lang)
+    assert one in one_token.stdout and "'on'" not in one_token.stdout, one_token.stdout
+
+
+def test_the_note_when_no_slip_fits_gives_this_kinds_recurrence_only(runner, tmp_path):
+    """A delta-rule document is not told lightning's recurrence, nor a lightning one the delta rule's."""
+    wrong = delta_rule()
+    wrong[1, 0] += 1.0
+    delta, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(wrong)})
+    assert "u = β(v − Sᵀk)" in delta.stdout and "e^(−s)" not in delta.stdout and "lightning" not in delta.stdout
+    for lang in ("en", "zh"):
+        nines = {"head": 1, "head_outputs": [[9.0, 9.0] for _ in range(6)]}
+        lightning, _ = _check(runner, tmp_path, LIGHTNING, nines, "--lang", lang)
+        assert lightning.exit_code == 1 and "S ← e^(−s)·S + k·vᵀ" in lightning.stdout, lightning.stdout
+        assert "β" not in lightning.stdout and "e^g" not in lightning.stdout
+
+
+@pytest.mark.parametrize("lang, says", [("en", "the document's scale: 0.5 before o = Sᵀq"),
+                                        ("zh", "文档给的 scale: 0.5")])
+def test_queries_left_unscaled_name_the_documents_own_scale(runner, tmp_path, lang, says):
+    """With scale: 0.5 the queries are multiplied by 0.5, not 1/√d_k: the hint says the document's number."""
+    doc = yaml.safe_load(DELTA.read_text())
+    doc["linear"]["scale"] = 0.5
+    source = tmp_path / "scaled.yaml"
+    source.write_text(yaml.safe_dump(doc, sort_keys=False))
+    unscaled = delta_rule(scaled=False)  # o is linear in q: the right one is 0.5 times this
+    right, _ = _check(runner, tmp_path, source, {"head_outputs": _rounded(0.5 * unscaled)})
+    assert right.exit_code == 0, right.stdout
+    result, _ = _check(runner, tmp_path, source, {"head_outputs": _rounded(unscaled)}, "--lang", lang)
+    assert result.exit_code == 1 and says in result.stdout.replace("\n      ", " "), result.stdout
+    assert "1.414" not in result.stdout
+
+
+def test_the_pointer_to_explain_in_chinese_quotes_the_step(runner, tmp_path):
+    result, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(DELTA_SLIPS["β was left out"])}, "--lang",
+                       "zh")
+    assert "重读“delta 规则”那一步：" in result.stdout.replace("\n", ""), result.stdout
+
+
+@pytest.mark.parametrize("lang, swapped, other_token, other_head", [
+    ("en", "rows and columns swapped: the state is d_k × d_v",
+     "these are the numbers of token 3 (“sat”), not of token 2", "these are the numbers of head 1, not of head 2"),
+    ("zh", "行和列对调了：状态是 d_k × d_v", "这是词元 3（“sat”）的数字，不是词元 2 的",
+     "这是第 1 个头的数字，不是第 2 个头的"),
+])
+def test_numbers_no_slip_gives_but_that_are_right_elsewhere_are_said_so(runner, tmp_path, lang, swapped,
+                                                                          other_token, other_head):
+    """The final state written transposed (its rows are key numbers: not 'one row per token'), token 3's output
+    given for query: 2, and lightning's head 1 given for head: 2: each named, and no 'no known slip' note."""
+    states, o = delta_states(), delta_rule()
+    transposed, _ = _check(runner, tmp_path, DELTA, {"final_state": _rounded(states[-1].T)}, "--lang", lang)
+    assert swapped in transposed.stdout and "token" not in transposed.stdout.split("d_k × d_v")[1], transposed.stdout
+    row, _ = _check(runner, tmp_path, DELTA, {"query": 2, "head_outputs": _rounded(o[2])}, "--lang", lang,
+                    "--format", "json")
+    report = json.loads(row.stdout)
+    assert other_token in report["findings"][0]["hint"] and report["notes"] == [], report
+    computed = json.loads(runner.invoke(app, ["compute", str(LIGHTNING), "--format", "json"]).stdout)
+    first_head = np.array(computed["head_outputs"])[0]
+    head, _ = _check(runner, tmp_path, LIGHTNING, {"head": 2, "head_outputs": _rounded(first_head)}, "--lang", lang)
+    assert head.exit_code == 1 and other_head in head.stdout, head.stdout
+
+
+@pytest.mark.parametrize("lang, match, closest", [
+    ("en", "one row given without query:, so it was compared with every row: it is row 3 ('sat').",
+     "matches no row, so it was compared with the closest, row 3 ('sat')."),
+    ("zh", "所以与每一行都比较过，它就是第 3 行（'sat'）。", "最接近的"),
+])
+def test_one_tokens_row_without_query_is_compared_with_every_row(runner, tmp_path, lang, match, closest):
+    """As the softmax check does (docs/tutorial.md): token 3's output alone is found as row 3; the same row with the
+    delta rule's correction left out is compared with the closest row and the slip named, pointing to --query 3."""
+    right, _ = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(delta_rule()[2])}, "--lang", lang)
+    assert right.exit_code == 0 and match in right.stdout.replace("\n  ", " ").replace(" （", "（"), right.stdout
+    slip = DELTA_SLIPS["the delta rule's correction was left out"][2]
+    wrong, path = _check(runner, tmp_path, DELTA, {"head_outputs": _rounded(slip)}, "--lang", lang)
+    assert wrong.exit_code == 1 and closest in wrong.stdout.replace("\n  ", " "), wrong.stdout
+    assert ("delta rule's correction was left out" if lang == "en" else "漏掉了 delta 规则的修正") in wrong.stdout
+    assert f"attncli explain {path} --query 3" in wrong.stdout
+
+
+@pytest.mark.parametrize("lang, one, two", [
+    ("en", "answer.head: 2 is out of range: there is one head, head 1",
+     "answer.head: 3 is out of range: heads are 1 and 2"),
+    ("zh", "answer.head: 2 超出范围：只有一个头，即头 1", "answer.head: 3 超出范围：头的编号是 1 和 2"),
+])
+def test_an_answers_head_out_of_range_names_the_heads_as_people_count(runner, tmp_path, lang, one, two):
+    """Not 'heads are 1 to 1' (gated_delta.yaml has one head, lightning.yaml two)."""
+    alone, _ = _check(runner, tmp_path, DELTA, {"head": 2, "u": [[1, 0.5]]}, "--lang", lang)
+    assert alone.exit_code == 2 and one in alone.stderr, alone.stderr
+    pair, _ = _check(runner, tmp_path, LIGHTNING, {"head": 3, "final_state": [[1, 2], [3, 4]]}, "--lang", lang)
+    assert pair.exit_code == 2 and two in pair.stderr, pair.stderr

@@ -155,3 +155,20 @@ def test_explain_shows_masked_combined_weights_as_compute_does(runner, tmp_path)
     assert "masked" not in table and cells(table) == [["│", "x1", "│", "-0.2000", "│", "0.0000", "│"]]  # 1 − 1.2·1
     computed = runner.invoke(app, ["compute", path, "--only", "differential_weights"]).stdout
     assert cells(computed) == cells(table)
+
+
+@pytest.mark.parametrize("lang, formula, note", [
+    ("en", "H = Ô, pair p as heads 2p−1, 2p", "not the weights times V"),
+    ("zh", "H = Ô，头对 p 即头 2p−1 与 2p", "不是权重乘以 V"),
+])
+def test_explain_step_8_of_differential_attention_gives_h_as_the_pairs_output(runner, lang, formula, note):
+    """examples/differential.yaml: head 1's weights of "the" are [1, 0, 0] and its value [1, 0], yet its H row is
+    Ô = 0.8·O / rms(O) = [−1.1311, 0], so step 8 may not say H = softmax(Q·Kᵀ)·V."""
+    from conftest import EXAMPLES
+
+    step = json.loads(runner.invoke(app, ["explain", str(EXAMPLES / "differential.yaml"), "--step", "8", "--lang",
+                                          lang, "--format", "json"]).stdout)
+    assert step["formula"].startswith(formula) and "softmax" not in step["formula"], step["formula"]
+    assert note in " ".join(step["text"])
+    assert step["numbers"]["head_outputs"]["values"][0] == pytest.approx([-1.1311, 0.0], abs=1e-4)
+    assert step["numbers"]["weights"]["values"][0][0] == 1.0

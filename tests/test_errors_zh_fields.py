@@ -30,7 +30,7 @@ def _english(text: str) -> str | None:
     ("compute", "inputs: [[1, 2], [3, 4]]\nbias: {query: [.nan, 1]}\n", "第 1 个元素：nan 不是有限的数"),
     ("compute", "inputs: [[1, 2], [3]]\n", "inputs: 第 2 行有 1 个元素，"),
     ("compute", "inputs: [[1e308, 1e308], [1, 1]]\n", ": 得分在第 1 个头第 1 行（'x1'）"),
-    ("check", "inputs: [[1, 2], [3, 4]]\nanswer: {head: 2, query: 1}\n", "answer.head: 2 超出范围：头的编号是 1 到 1"),
+    ("check", "inputs: [[1, 2], [3, 4]]\nanswer: {head: 2, query: 1}\n", "answer.head: 2 超出范围：只有一个头，即头 1"),
     ("compute", "layers: []\n", "layers: 是空列表；"),
     ("compute", "layers: {}\n", "layers: 是映射；"),
     ("compute", "inputs: [[1, 2], [3, 4]]\nmask: '" + "x" * 3000 + "'\n", "…（共 3000 个字符）' 不是 none"),

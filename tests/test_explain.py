@@ -229,3 +229,15 @@ def test_step_3_formula_names_the_biases_once(runner):
     assert data["formula"] == "Q = X·W_Q + b_Q   K = X·W_K + b_K   V = X·W_V + b_V"
     cross = step_json(runner, str(EXAMPLES / "cross_attention.yaml"), "--step", "3")
     assert cross["formula"] == "Q = X·W_Q   K = C·W_K   V = C·W_V"
+
+
+@pytest.mark.parametrize("lang, says, not_said", [
+    ("en", "the one other key has weight 0 and adds nothing", "the other 1 keys"),
+    ("zh", "剩下的那一个键权重是 0", "其余 1 个键"),
+])
+def test_step_7_with_one_key_at_weight_0_says_the_one_other_key(runner, lang, says, not_said):
+    """causal.yaml's query 3 ("Riley") sees three of the four keys: the one other key has weight 0."""
+    step = json.loads(runner.invoke(app, ["explain", str(EXAMPLES / "causal.yaml"), "--step", "7", "--query", "3",
+                                          "--lang", lang, "--format", "json"]).stdout)
+    text = " ".join(step["text"])
+    assert says in text and not_said not in text, text

@@ -309,3 +309,26 @@ def test_heatmap_draws_each_query_head_with_the_kv_head_it_uses(runner, modern):
     result = runner.invoke(app, ["heatmap", modern, "--head", "all"], env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert result.exit_code == 0 and "4 heads sharing 2 K/V heads" in result.stdout
     assert all(f"head {h}" in result.stdout for h in (1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("lang, says, false_here", [
+    ("en", "Every frequency here is 0, so every angle φ = p·0 is 0 and nothing turns",
+     "writes each token's position into its query"),
+    ("zh", "这里每个频率都是 0，所以每个角度 φ = p·0 都是 0，什么也没有转", "把每个词元的位置写进"),
+])
+def test_rope_with_every_frequency_0_says_nothing_turns(runner, tmp_path, lang, says, false_here):
+    """rope: {frequencies: [0, 0]} (how extract writes Kimi Linear's full attention): Q′ = Q and K′ = K, so the step
+    may not say that the position is written into them, nor that the score sees the distance."""
+    doc = {"tokens": "a b c", "inputs": [[1, 0, 2, 1], [0, 1, 1, 3], [2, 1, 0, 1]], "scale": "none",
+           "rope": {"frequencies": [0, 0]}}
+    path = tmp_path / "still.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    computed = json.loads(runner.invoke(app, ["compute", str(path), "--only", "queries_rotated", "--only",
+                                              "keys_rotated", "--format", "json"]).stdout)
+    np.testing.assert_array_equal(computed["queries_rotated"][0], doc["inputs"])  # nothing turned (W = identity)
+    np.testing.assert_array_equal(computed["keys_rotated"][0], doc["inputs"])
+    step = json.loads(runner.invoke(app, ["explain", str(path), "--step", "rope", "--query", "3", "--lang", lang,
+                                          "--format", "json"]).stdout)
+    text = " ".join(step["text"])
+    assert says in text and false_here not in text, text
+    assert "Why rotate?" not in text and "为什么要旋转" not in text

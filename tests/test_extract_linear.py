@@ -270,3 +270,16 @@ def test_full_attention_layers_a_document_cannot_write_are_refused_in_one_line(r
     result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer", "1"])
     assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not doc.exists()
+
+
+@pytest.mark.parametrize("family", ["kimi_linear", "kimi_q_lora"])
+def test_a_latent_layers_weights_are_written_in_the_order_they_are_computed(runner, folders, family, tmp_path):
+    """weights: the query's projection(s) first, then the latent's down and up projections, the output last."""
+    doc = tmp_path / f"{family}.yaml"
+    result = runner.invoke(app, ["extract", str(folders[family]), "--text", TEXT, "-o", str(doc), "--layer",
+                                 str(FULL[family])])
+    assert result.exit_code == 0, result.stderr
+    lines = doc.read_text().split("\nweights:\n", 1)[1].split("\n")
+    keys = [line.split(":")[0].strip() for line in lines[:lines.index(next(x for x in lines if not x.startswith(" ")))]]
+    queries = ["query_down", "query_up"] if family == "kimi_q_lora" else ["query"]
+    assert keys == [*queries, "kv_down", "kv_up", "output"], keys

@@ -388,3 +388,19 @@ def test_explain_step_2_with_v_equal_to_k_shows_and_names_no_w_v(runner):
     zh = json.loads(runner.invoke(app, ["explain", path, "--step", "2", "--format", "json", "--lang", "zh"]).stdout)
     zh_text = "".join(zh["text"])
     assert "这里没有 W_V" in zh_text and "共用同一份 W_K，" in zh_text and "W_V 得到值" not in zh_text
+
+
+
+def test_a_shared_layers_formulas_of_k_and_v_are_chinese_under_lang_zh(runner):
+    """kv_from's K and V formulas (explain's step 3 line, compute's titles) have no English words in Chinese."""
+    from conftest import ROOT
+
+    path = str(ROOT.joinpath(*SHARED))
+    step = _json(runner, "explain", path, "--layer", "2", "--step", "3", "--lang", "zh", "--format", "json")
+    assert "取自 kv_from 所指的层" in step["formula"] and "of the layer" not in step["formula"], step["formula"]
+    english = _json(runner, "explain", path, "--layer", "2", "--step", "3", "--format", "json")
+    assert "K = K_kernel of the layer kv_from names" in english["formula"]
+    tables = runner.invoke(app, ["compute", path, "--layer", "2", "--only", "keys", "--only", "values", "--lang", "zh"],
+                           env={"COLUMNS": "200"})
+    assert tables.exit_code == 0 and "of the layer" not in tables.stdout
+    assert "V = V（有 v_norm 时为 V̂）" in tables.stdout

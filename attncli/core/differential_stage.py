@@ -85,7 +85,7 @@ def _lambda_latex(spec: Spec, up) -> str:
 def _q(key: str, symbol: str, title: str, shape: str, text: str, latex: str, masked: bool = False,
        steps: tuple = ()) -> Quantity:
     return Quantity(key, symbol, title, shape, NEEDS, text=lambda spec: text, latex=lambda spec, up: latex,
-                    masked=masked, steps=steps)
+                    masked=masked, checkable=True, steps=steps)  # (check: head: picks the pair the head is in)
 
 
 def _parameter(name: str) -> Quantity:
@@ -109,11 +109,12 @@ DIFFERENTIAL = Stage(
     (*(_parameter(name) for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")),
      Quantity("differential_lambda", "λ", "Differential λ", "p", NEEDS, text=_lambda_text, latex=_lambda_latex,
               checkable=True, steps=("differential",)),
-     _q("differential_weights", "W", "Differential weights", "p n m", "W = A₁ − λ·A₂", r"W = A_1 - \lambda A_2"),
+     _q("differential_weights", "W", "Differential weights", "p n m", "W = A₁ − λ·A₂", r"W = A_1 - \lambda A_2",
+        steps=("differential",)),
      _q("differential_head_outputs", "O", "Differential head output", "p n 2·d_v", "O = W·[V₁ | V₂]",
         r"O = W [V_1 \mid V_2]", steps=("differential",)),
      _q("normalized_head_outputs", "Ô", "Normalised head output", "p n 2·d_v", "Ô = (1 − λ_init)·RMSNorm(O)",
-        r"\hat O = (1 - \lambda_{\text{init}}) \operatorname{RMSNorm}(O)"),
+        r"\hat O = (1 - \lambda_{\text{init}}) \operatorname{RMSNorm}(O)", steps=("differential",)),
      HEAD_OUTPUTS),
     _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back,
     variants=DIFFERENTIAL_VARIANTS, explained=("differential",))

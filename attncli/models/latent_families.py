@@ -41,9 +41,9 @@ def _latent(model: Any, p: str) -> dict[str, Any]:
     """``weights``, ``bias`` and ``latent`` of one DeepSeek attention module."""
     attn = model.get_submodule(p)
     weights, bias = {}, {}
-    names = {"kv_down": "kv_a_proj_with_mqa", "kv_up": "kv_b_proj", "output": "o_proj"}
     lora = getattr(attn, "q_proj", None) is None  # (DeepSeek-V3.2's attention has no q_proj at all)
-    names.update({"query_down": "q_a_proj", "query_up": "q_b_proj"} if lora else {"query": "q_proj"})
+    names = {"query_down": "q_a_proj", "query_up": "q_b_proj"} if lora else {"query": "q_proj"}
+    names.update({"kv_down": "kv_a_proj_with_mqa", "kv_up": "kv_b_proj", "output": "o_proj"})  # (as computed)
     for key, name in names.items():
         weights[key], b = _linear(model, f"{p}.{name}")
         if b is not None:

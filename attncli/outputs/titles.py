@@ -75,7 +75,9 @@ ZH_FORMULA_WORDS = {" (summed over the group)": "（对组内求和）", " (ever
                     " per head": "（每个头）", "given frequencies": "给定的频率", "cos and sin ×": "cos 和 sin ×",
                     " (given)": "（给定）", " / row sum": " / 每行之和",
                     ", pair p as heads 2p−1, 2p": "，头对 p 即头 2p−1 与 2p", " as pairs": "（按头对排列）",
-                    "RMSNorm's backward of ": "RMSNorm 的反向传播："}
+                    "RMSNorm's backward of ": "RMSNorm 的反向传播：",
+                    " (V̂ with v_norm) of the layer kv_from names": "（有 v_norm 时为 V̂），取自 kv_from 所指的层",
+                    " of the layer kv_from names": "，取自 kv_from 所指的层"}
 ZH_FORMULA_PATTERNS = (
     (r"(?<![\w(])pairs (\([^()]*\))", r"配对 \1"), (r" written as (\([^()]*\))", r"（写作 \1）"),
     (r"(?<!\w)last ([0-9]+) of ([0-9]+) dims", r"后 \1 维（共 \2 维）"),

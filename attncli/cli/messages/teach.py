@@ -38,6 +38,10 @@ CATALOGUE = {
     "gives no result to check: add any of {}": "没有给出要检查的结果：请加上 {} 中的任意几个",
     "{} is out of range: {} are 1 to {}": "{} 超出范围：{}的编号是 1 到 {}",
     "{} is out of range: heads are 1 to {}": "{} 超出范围：头的编号是 1 到 {}",
+    "{} is out of range: {} are 1 and 2": "{} 超出范围：{}的编号是 1 和 2",
+    "{} is out of range: heads are 1 and 2": "{} 超出范围：头的编号是 1 和 2",
+    "{} is out of range: there is one head, head 1": "{} 超出范围：只有一个头，即头 1",
+    "{} is out of range: there is one query, query 1": "{} 超出范围：只有一个查询，即查询 1",
     "needs {} in the document: without it there are no {}": "需要文档中的 {}：没有它就没有 {}",
     "the tolerance must be a finite number ≥ 0, not {}": "容差必须是 ≥ 0 的有限数，而不是 {}",
     "the page needs the scores and weights, and this result was computed without them (streamed, or only some sta"

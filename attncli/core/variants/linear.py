@@ -15,7 +15,8 @@ Lightning attention (right: S ← e^{−s}·S + k·vᵀ, o = Sᵀq):
     lightning_state_transposed   o = S·q
 
 Each is ``apply(spec, arrays)`` -> the arrays it changes (u, state, final_state, head_outputs and what follows), from
-the right run's arrays; ``cases(spec)`` the words of its sentence, or none where the document cannot show it.
+the right run's arrays; ``cases(spec)`` the words of its sentence (``name``: another sentence of the same slip),
+or none where the document cannot show it.
 """
 
 from __future__ import annotations
@@ -77,7 +78,12 @@ def _square(spec: LinearSpec) -> tuple[dict, ...]:
 
 
 def _scaled(spec: LinearSpec) -> tuple[dict, ...]:
-    return ({"d_k": spec.d_k, "root": f"{spec.d_k ** 0.5:.4g}"},) if spec.scale != 1.0 else ()
+    """The default 1/√d_k, or the document's own ``scale:`` number (``name``: the sentence that says it)."""
+    if spec.scale == 1.0:
+        return ()
+    if spec.scale_name == "number":
+        return ({"name": "linear_q_unscaled_scale", "scale": f"{spec.scale:.6g}"},)
+    return ({"d_k": spec.d_k, "root": f"{spec.d_k ** 0.5:.4g}"},)
 
 
 DELTA = ("gated_delta", "kda")

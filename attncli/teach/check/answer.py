@@ -33,7 +33,9 @@ CHECKABLE = (*(key for key, q in QUANTITIES.items() if q.checkable and key not i
 ANSWER_KEYS = ("query", "head", *CHECKABLE)
 PER_QUERY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "query"}
 PER_KEY_AXIS = {key: QUANTITIES[key].row_axis for key in CHECKABLE if QUANTITIES[key].rows == "key"}  # a row per key
-NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source)  # computed, one per token
+PAIRED = tuple(key for key, q in QUANTITIES.items() if q.shape.startswith("p "))  # one per pair of heads
+NOT_PER_HEAD = tuple(key for key, q in QUANTITIES.items() if not q.per_head and not q.source and key not in PAIRED)
+#   (computed, one per token)
 KV = tuple(key for key, q in QUANTITIES.items() if q.per_kv_head and not q.source)  # one per key/value head
 
 
@@ -102,6 +104,12 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
         if 1 <= value <= len(labels):
             return value - 1
         plural = "queries" if what == "query" else f"{what}s"
+        if len(labels) == 1 and what == "head":  # (not "heads are 1 to 1")
+            raise AttnError(f"{shorten(value)} is out of range: there is one head, head 1", where)
+        if len(labels) == 1:
+            raise AttnError(f"{shorten(value)} is out of range: there is one query, query 1", where)
+        if len(labels) == 2:
+            raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 and 2", where)
         raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 to {len(labels)}", where)
     if isinstance(value, str) and value in labels:
         return labels.index(value)
@@ -163,7 +171,10 @@ def part(key: str, answer: Answer, spec: Spec, ndim: int, head: int | None = Non
     query = answer.query if query is None else query
     index: list = [slice(None)] * ndim
     heads = spec.kv_heads if key in KV else spec.heads
-    if key not in NOT_PER_HEAD and (head is not None or heads == 1):
+    if key in PAIRED:  # differential attention: head h is in pair h mod h/2 (pairs p and p + h/2)
+        if head is not None or spec.heads == 2:
+            index[0] = (head or 0) % (spec.heads // 2)
+    elif key not in NOT_PER_HEAD and (head is not None or heads == 1):
         # one head: may be left out
         index[0] = int(kv_head_of(spec.heads, spec.kv_heads)[head or 0]) if key in KV else (head or 0)
     axis = _row_axis(key, answer, spec)

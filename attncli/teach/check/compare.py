@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -33,7 +33,17 @@ from attncli.core.stages import QUANTITIES, STAGES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
-from attncli.teach.check.answer import CHECKABLE, Answer, Given, expected_of, fit, read_answer, row_axis, select
+from attncli.teach.check.answer import (
+    CHECKABLE,
+    PAIRED,
+    Answer,
+    Given,
+    expected_of,
+    fit,
+    read_answer,
+    row_axis,
+    select,
+)
 from attncli.teach.check.near_misses import other_part, other_place, rounded_right, shape_hint
 from attncli.teach.texts import texts
 
@@ -56,6 +66,7 @@ class Finding:
     hint: str | None = None
     row: tuple[int, ...] | None = None  # a one-row answer without query: the row it was compared with
     nan: bool = False  # the given cell is a NaN the learner wrote (nan, .nan: e.g. inf / inf), not a null
+    where: str | None = None  # the cell in words when its axes are not head, row, column (a linear: layer's state)
 
 
 @dataclass(frozen=True)
@@ -159,16 +170,18 @@ def diagnose(trace: Trace, answer: Answer, tol: float = DEFAULT_TOL, lang: str =
                                                                      spec.context_tokens, words["cell"]),
                                           "mine": shown(test["mine"]), "theirs": shown(test["theirs"])})
             for test in told]
-    return Report(findings, notes + told + closing(findings, words)
+    return Report(findings, notes + told + closing(findings, words, names)
                   + pointer(findings, trace, answer, source, words, names, layer, slips), slips)
 
 
-def closing(findings: list[Finding], words: dict) -> list[str]:
+def closing(findings: list[Finding], words: dict, names: dict | None = None) -> list[str]:
     """The closing sentence when no slip explains the first wrong quantity; it never contradicts the hints above
-    (the quantities that follow correctly from it are said to, not to be wrong too)."""
+    (the quantities that follow correctly from it are said to, not to be wrong too); ``names``: the extra steps'
+    names in the report's language."""
     first = next((f for f in findings if not f.ok), None)
     if first is None or first.hint is not None:
         return []
+    first = replace(first, step=(names or {}).get(first.step, first.step))
     right = [f.key for f in findings if f.ok]
     follows = words["carried"].split("{upstream}")[0]
     after = [f.key for f in findings if not f.ok and f.hint is not None and f.hint.startswith(follows)]
@@ -282,6 +295,7 @@ def cell_name(cell: tuple[int, ...], key: str, tokens: list[str], key_tokens: li
     words = words or texts("en")["check"]["cell"]
     parts = []
     names = ("head", "row", "column")[3 - len(cell):] if len(cell) <= 3 else ("head", "row", "column")
+    names = ("pair", *names[1:]) if key in PAIRED and len(cell) == 3 else names  # differential: a pair of heads
     for name, i in zip(names, cell):
         token = ""
         if name == "row":

@@ -139,4 +139,6 @@ def number_or_null(value: float | None) -> float | None:
 
 def place(f, tokens: list[str], key_tokens: list[str], words: dict) -> str:
     """A finding's first wrong cell in words; for one row given without query:, in the row it was compared with."""
+    if getattr(f, "where", None) is not None:
+        return f.where
     return cell_name(((*f.row, *f.cell) if f.row is not None else f.cell), f.key, tokens, key_tokens, words)

@@ -249,7 +249,9 @@ def sum_key(trace: Trace, focus: Focus, t: dict) -> tuple[str, dict]:
         return "body_signed", {}
     if len(used) == spec.m:
         return "body", {}
-    return "body_some", {"count": len(used), "keys": quoted(spec.context_tokens, used, t), "zero": spec.m - len(used)}
+    zero = spec.m - len(used)  # (one: "the one other key", not "the other 1 keys")
+    words = {"count": len(used), "keys": quoted(spec.context_tokens, used, t), "zero": zero}
+    return ("body_some_one" if zero == 1 else "body_some"), words
 
 
 # ---------------------------------------------------------------- step 8

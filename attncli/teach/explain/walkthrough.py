@@ -20,6 +20,7 @@ from attncli.core import formulas
 from attncli.core.stages import EXTRA_STEPS, QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
+from attncli.outputs.titles import formula as in_lang
 from attncli.teach.explain import (
     backward,
     facts,
@@ -198,7 +199,7 @@ def projections_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     keys += ["clip"] if spec.clip_qkv is not None else []
     lines, numbers, keys = values_norm.lines(trace, focus, t, kv, lines, numbers, keys)  # Gemma 4: k_eq_v, v_norm
     # as the tables write them
-    formula = "   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values"))
+    formula = in_lang("   ".join(QUANTITIES[key].text(spec) for key in ("queries", "keys", "values")), focus.lang)
     return Step(3, t["projections"]["title"], formula,
                 paragraphs(t, "projections", keys, dict(ctx, clip=spec.clip_qkv)), lines, numbers)
 
@@ -349,7 +350,7 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
     inner += "" if spec.score_bias is None else " + B"
     softmax = f"softmax({inner})" if spec.sinks is None else f"softmax([{inner}, s])[:-1]"  # the sink: one more term
     norm = {"softmax": softmax, "sum": f"rownorm({inner})", "none": inner}[spec.normalize]
-    formula = f"H = {norm}·V"
+    formula = f"H = {norm}·V" if spec.differential is None else QUANTITIES["head_outputs"].text(spec)  # (H = Ô)
     keys = ["body"] + ([] if spec.mask is None else ["mask"])
     masked = None if spec.allowed is None else ~spec.allowed[h]
     numbers = [Numbers("weights", facts.all_label(t, "all_weights", spec, h), trace.weights[h], spec.tokens,
@@ -365,8 +366,9 @@ def matrix_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
                                    dims(trace.concat.shape[1])))
         numbers.append(Numbers("output", t["label"]["output"], trace.output, spec.tokens, dims(trace.output.shape[1])))
     lines, gated, gate_keys = gate_temperature.gate_lines(trace, focus, t)
-    return Step(8, t["matrix"]["title"], formula, paragraphs(t, "matrix", keys + gate_keys, ctx), lines,
-                numbers[:2] + gated + numbers[2:])
+    text = paragraphs(t, "matrix", keys + gate_keys, ctx) + ([] if spec.differential is None else  # H is not A·V
+                                                            [t["differential"]["matrix_note"]])
+    return Step(8, t["matrix"]["title"], in_lang(formula, focus.lang), text, lines, numbers[:2] + gated + numbers[2:])
 
 
 def add_norm_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:

@@ -37,6 +37,10 @@ MODERN = {
                        "{a} and {b}), as RoFormer, GPT-J and Meta's original Llama code do it.",
         "base": "The frequencies are f_i = θ^(−2i/dims) for i = {i_range}, with θ = {base} and dims = {dims}: "
                 "f = {freqs} radians per position.",
+        "still": "Every frequency here is 0, so every angle φ = p·0 is 0 and nothing turns: the queries and keys "
+                 "leave this step as they came, and the scores see no positions. (This is how a layer with no "
+                 "rotation, such as Kimi Linear's full attention, keeps its shared key part k_r: a rope of "
+                 "frequency 0.)",
         "given": "The document gives the frequencies itself: f = {freqs} radians per position (a scaled rope, or a "
                  "checkpoint's own inv_freq).",
         "spread": "Fast pairs turn a lot from one position to the next and tell neighbours apart; slow pairs hardly "

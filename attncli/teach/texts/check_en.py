@@ -8,7 +8,8 @@ The slips are the stages' declared variants (:mod:`attncli.core.variants`) and t
 CHECK = {
     "title": "Your answer, step by step (tolerance {tol})", "correct": "correct", "wrong": "wrong: {problem}",
     "wrong_at": "wrong at {cell}: expected {expected}, yours {given}", "hint": "hint: {hint}",
-    "cell": {"head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ", "token": " ('{token}')"},
+    "cell": {"pair": "pair {i}", "head": "head {i}", "row": "row {i}", "column": "column {i}", "sep": ", ",
+             "token": " ('{token}')", "token_i": "token {i}", "chunk": "block {i}"},
     "sep": ", ",
     "problem": "has shape {given}, but {key} here has shape {expected}",
     "one_number": "one number",
@@ -288,9 +289,13 @@ SLIPS.update({  # differential attention (core/variants/differential.py)
 })
 CHECK.update({  # a linear: document (teach/check/linear.py)
     "either": "one of these slips gives your numbers: {slips}", "sep_or": "; or ",
+    "state_swapped": "these are the right numbers with rows and columns swapped: the state is d_k × d_v, a row per "
+                     "key number and a column per value number",
     "step_delta": "the delta rule's step", "step_lightning": "lightning attention's step",
-    "none_fits_linear": "No known slip of the recurrence gives these numbers: work the first wrong token again, "
-                        "S ← e^g·S, u = β(v − Sᵀk), S ← S + k·uᵀ, o = Sᵀq (lightning: S ← e^(−s)·S + k·vᵀ, o = Sᵀq).",
+    "none_fits_delta": "No known slip of the recurrence gives these numbers: work the first wrong token again, "
+                       "S ← e^g·S, u = β(v − Sᵀk), S ← S + k·uᵀ, o = Sᵀq.",
+    "none_fits_lightning": "No known slip of the recurrence gives these numbers: work the first wrong token again, "
+                           "S ← e^(−s)·S + k·vᵀ, o = Sᵀq.",
 })
 SLIPS.update({  # a linear: document's recurrence (core/variants/linear.py)
     "linear_decay_after": "the state was decayed after the update: each token first decays S ← e^g·S, then "
@@ -302,6 +307,8 @@ SLIPS.update({  # a linear: document's recurrence (core/variants/linear.py)
                                "is o = Sᵀq",
     "linear_q_unscaled": "the queries were not scaled: q is multiplied by 1/√d_k = 1/{root} (d_k = {d_k}) before "
                          "o = Sᵀq",
+    "linear_q_unscaled_scale": "the queries were not scaled: q is multiplied by the document's scale: {scale} before "
+                               "o = Sᵀq",
     "lightning_decay_sign": "the decay grew the state: S ← e^(−s)·S + k·vᵀ, with e^(−s) below 1, so older tokens count "
                             "less",
     "lightning_state_transposed": "the state was read transposed: S is d_k × d_v (a row per key number), and the "

@@ -6,7 +6,8 @@
 CHECK = {
     "title": "你的答案，逐步核对（容差 {tol}）", "correct": "正确", "wrong": "错误：{problem}",
     "wrong_at": "错在{cell}：应为 {expected}，你写的是 {given}", "hint": "提示：{hint}",
-    "cell": {"head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，", "token": "（'{token}'）"},
+    "cell": {"pair": "第 {i} 个头对", "head": "第 {i} 个头", "row": "第 {i} 行", "column": "第 {i} 列", "sep": "，",
+             "token": "（'{token}'）", "token_i": "第 {i} 个词元", "chunk": "第 {i} 块"},
     "sep": "、",
     "problem": "形状是 {given}，而这里 {key} 的形状是 {expected}",
     "one_number": "一个数",
@@ -217,10 +218,12 @@ SLIPS.update({  # 差分注意力（core/variants/differential.py）
 })
 CHECK.update({  # linear: 文档（teach/check/linear.py）
     "either": "下面几种失误之一能得出你的数字：{slips}", "sep_or": "；或者",
-    "step_delta": "delta 规则那一步", "step_lightning": "闪电注意力那一步",
-    "none_fits_linear": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
-                        "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq"
-                        "（闪电注意力：S ← e^(−s)·S + k·vᵀ，o = Sᵀq）。",
+    "state_swapped": "数字是对的，但行和列对调了：状态是 d_k × d_v，每个键分量一行，每个值分量一列",
+    "step_delta": "“delta 规则”那一步", "step_lightning": "“闪电注意力”那一步",
+    "none_fits_delta": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
+                       "S ← e^g·S，u = β(v − Sᵀk)，S ← S + k·uᵀ，o = Sᵀq。",
+    "none_fits_lightning": "已知的递推失误都得不出这些数字：把第一个算错的词元重算一遍，"
+                           "S ← e^(−s)·S + k·vᵀ，o = Sᵀq。",
 })
 SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
     "linear_decay_after": "状态在更新之后才衰减：每个词元要先衰减 S ← e^g·S，再用衰减后的状态算 u = β(v − Sᵀk)，"
@@ -230,6 +233,7 @@ SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
                              "要先减去状态里已经为 k 存下的内容",
     "linear_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
     "linear_q_unscaled": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以 1/√d_k = 1/{root}（d_k = {d_k}）",
+    "linear_q_unscaled_scale": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以文档给的 scale: {scale}",
     "lightning_decay_sign": "衰减反而让状态变大了：S ← e^(−s)·S + k·vᵀ，其中 e^(−s) 小于 1，越早的词元分量越小",
     "lightning_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
 })

@@ -12,6 +12,9 @@ DIFFERENTIAL = {
             "half head {right}: the output projection reads them as it reads any heads.",
     "sum_note": "With differential attention this plain mix of head {head}'s own values is not yet its output: the "
                 "differential step combines it with its pair.",
+    "matrix_note": "With differential attention the head outputs H below are not the weights times V: each pair's "
+                   "normalised output Ô (the differential step) fills two of them, pair p's first d_v numbers as head "
+                   "2p − 1 and its last d_v as head 2p.",
     "backward": "Going backwards, each weight a_ij of head {head} receives dA_ij = {sign}dW_ij, where "
                 "dW = dO·[v₁ | v₂]ᵀ is the gradient of the combined weights of its pair (heads {first} and "
                 "{second}), dO coming back through the pair's RMSNorm. The softmax keeps every row summing to 1, so "

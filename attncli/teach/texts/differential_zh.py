@@ -9,6 +9,8 @@ DIFFERENTIAL = {
     "norm": "这一对输出的每一行再除以它的均方根（不带 γ 的 RMSNorm），乘以 1 − λ_init = {scale}。前一半是头输出 H 的"
             "头 {left}，后一半是头 {right}：输出投影像读取任何头一样读取它们。",
     "sum_note": "在差分注意力中，头 {head} 对自己的值的这个简单混合还不是它的输出：差分步骤会把它与配对的头结合起来。",
+    "matrix_note": "在差分注意力中，下面的头输出 H 不是权重乘以 V：每个头对归一化后的输出 Ô（见差分步骤）"
+                   "占两个头的位置，头对 p 的前 d_v 个数是头 2p − 1，后 d_v 个数是头 2p。",
     "backward": "反向传播时，头 {head} 的每个权重 a_ij 得到 dA_ij = {sign}dW_ij，其中 dW = dO·[v₁ | v₂]ᵀ "
                 "是它所在头对（头 {first} 与 {second}）的组合权重的梯度，dO 经由这一对的 RMSNorm 反向传回。"
                 "softmax 让每一行之和保持为 1，所以到达得分的是 a_ij·(dA_ij − D_i)，D_i 是这一行 dA 以 a "

@@ -89,6 +89,9 @@ FACTS = {
         "body_some": "Adding the weighted values gives the output of {q}: a blend of the {count} values whose weight "
                      "is not 0 ({keys}), mixed in the proportions of their weights; the other {zero} keys have weight "
                      "0 and add nothing. It has d_v = {d_v} numbers, the width of the values.",
+        "body_some_one": "Adding the weighted values gives the output of {q}: a blend of the {count} values whose "
+                         "weight is not 0 ({keys}), mixed in the proportions of their weights; the one other key has "
+                         "weight 0 and adds nothing. It has d_v = {d_v} numbers, the width of the values.",
         "body_one": "Only one key, {only}, has a weight other than 0, and it is 1: the output of {q} is v{j}, the "
                     "value of {only}, alone, and nothing is blended. It has d_v = {d_v} numbers, the width of the "
                     "values.",
