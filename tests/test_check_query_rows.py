@@ -17,10 +17,10 @@ HOMEWORK = {"tokens": ["Input 1", "Input 2", "Input 3"], "inputs": [[1, 0, 1, 0]
 # v = [2, 6, 3]; token 2 = [0, 2, 0, 2] gives k = [4, 4, 0]
 
 
-def checked(runner, tmp_path, doc: dict, answer: dict, *args):
+def checked(runner, tmp_path, doc: dict, answer: dict, *args, env: dict | None = None):
     path = tmp_path / "hw.yaml"
     path.write_text(yaml.safe_dump({**doc, "answer": answer}, allow_unicode=True))
-    return runner.invoke(app, ["check", str(path), *args])
+    return runner.invoke(app, ["check", str(path), *args], env=env)
 
 
 def test_query_picks_the_keys_and_values_row(runner, tmp_path):
@@ -84,3 +84,13 @@ def test_query_with_one_row_of_several_heads_names_the_head(runner, tmp_path):
     assert "it matches none, the closest is head 1, row 2 ('cat')." in text
     zh = checked(runner, tmp_path, TWO_HEADS, {"query": 2, "weights": [1 / 3, 1 / 3, 1 / 3]}, "--lang", "zh")
     assert "所以与每个头里这个查询的那一行都比较过，它就是第2个头，第2行（'cat'）。" in "".join(zh.output.split())
+
+
+def test_one_heads_answer_copied_from_computes_json_keeps_its_head_axis(runner, tmp_path):
+    """compute's JSON of a one-head document writes K as 1 × n × d_k: an answer in that shape is compared (the keys
+    worked by hand above), and a wrong cell is still found in it."""
+    keys = [[[0, 1, 1], [4, 4, 0], [2, 3, 1]]]
+    assert checked(runner, tmp_path, HOMEWORK, {"keys": keys}).exit_code == 0
+    keys[0][1][2] = 5
+    wrong = checked(runner, tmp_path, HOMEWORK, {"keys": keys}, env={"COLUMNS": "200"})
+    assert wrong.exit_code == 1 and "row 2 ('Input 2'), column 3: expected 0, yours 5" in wrong.stdout
