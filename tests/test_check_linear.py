@@ -22,13 +22,15 @@ DELTA = ROOT / "examples" / "linear" / "gated_delta.yaml"
 LIGHTNING = ROOT / "examples" / "linear" / "lightning.yaml"
 
 
-def delta_rule(after=False, beta_on=True, subtract=True, transposed=False, scaled=True):
+def delta_rule(after=False, beta_on=True, subtract=True, transposed=False, scaled=True, l2=True):
     """o (n, d_v) of the one head of gated_delta.yaml, one part done another way."""
     block = yaml.safe_load(DELTA.read_text())["linear"]
     q, k, v = (np.array(block[key][0], float) for key in ("queries", "keys", "values"))
     beta, g = np.array(block["beta"][0]), np.array(block["g"][0])
-    q = q / np.sqrt((q * q).sum(-1, keepdims=True) + 1e-6) * (1 / math.sqrt(2) if scaled else 1.0)
-    k = k / np.sqrt((k * k).sum(-1, keepdims=True) + 1e-6)
+    if l2:
+        q = q / np.sqrt((q * q).sum(-1, keepdims=True) + 1e-6)
+        k = k / np.sqrt((k * k).sum(-1, keepdims=True) + 1e-6)
+    q = q * (1 / math.sqrt(2) if scaled else 1.0)
     s, out = np.zeros((2, 2)), []
     for t in range(len(q)):
         if not after:
@@ -47,6 +49,7 @@ DELTA_SLIPS = {
     "the delta rule's correction was left out": delta_rule(subtract=False),
     "the state was read transposed": delta_rule(transposed=True),
     "the queries were not scaled": delta_rule(scaled=False),
+    "q and k were not l2-normalised": delta_rule(l2=False),
 }
 
 
@@ -115,6 +118,9 @@ def test_lightning_slips_are_named(runner, tmp_path):
     assert right.exit_code == 0
     result, _ = _check(runner, tmp_path, LIGHTNING, {"head": 2, "head_outputs": _rounded(direct(1.0)[1])})
     assert result.exit_code == 1 and "the decay grew the state" in result.stdout
+    after = direct(-1.0) * np.exp(-slopes)[:, None, None]  # S ← e^(−s)·(S + k·vᵀ): every term one decay more
+    result, _ = _check(runner, tmp_path, LIGHTNING, {"head_outputs": _rounded(after)})
+    assert result.exit_code == 1 and "the new token was decayed too" in result.stdout
 
 
 def test_a_bad_answer_is_one_line_naming_the_key(runner, tmp_path):

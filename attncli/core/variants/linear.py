@@ -8,10 +8,12 @@ The delta rule, per token (right: S ← e^{g}·S, u = β(v − Sᵀk), S ← S +
     delta_left_out     u = β·v (plain gated linear attention: nothing already stored is taken away)
     state_transposed   o = S·q (S read as d_v × d_k; only where d_k = d_v)
     q_unscaled         q not multiplied by 1/√d_k (o is √d_k times too large)
+    l2_left_out        q and k not l2-normalised (where the layer normalises them)
 
 Lightning attention (right: S ← e^{−s}·S + k·vᵀ, o = Sᵀq):
 
     decay_sign         S ← e^{+s}·S + k·vᵀ (the decay made a growth)
+    decay_after        S ← e^{−s}·(S + k·vᵀ) (the new token decayed too)
     lightning_state_transposed   o = S·q
 
 Each is ``apply(spec, arrays)`` -> the arrays it changes (u, state, final_state, head_outputs and what follows), from
@@ -59,14 +61,25 @@ def _delta(spec: LinearSpec, arrays: dict, after: bool = False, beta: bool = Tru
     return finished(spec, {"u": u, "state": states, "final_state": s, "head_outputs": o}, o)
 
 
-def _lightning(spec: LinearSpec, arrays: dict, sign: float = -1.0, transposed: bool = False) -> dict:
+def _unnormalised(arrays: dict) -> dict:
+    """The arrays without the l2-normalised q and k: the recurrence then reads q and k as they are."""
+    return {key: value for key, value in arrays.items() if key not in ("normalized_queries", "normalized_keys")}
+
+
+def _l2(spec: LinearSpec) -> tuple[dict, ...]:
+    return ({},) if spec.l2 else ()
+
+
+def _lightning(spec: LinearSpec, arrays: dict, sign: float = -1.0, transposed: bool = False,
+               after: bool = False) -> dict:
     q, k, v = spec.scale * arrays["queries"], arrays["keys"], arrays["values"]
     h, n, d_k = k.shape
     decay = np.exp(sign * spec.slopes)[:, None, None]
     s = np.zeros((h, d_k, v.shape[-1])) if spec.initial_state is None else np.array(spec.initial_state, float)
     o, states = np.zeros(v.shape), np.zeros((h, n, d_k, v.shape[-1]))
     for t in range(n):
-        s = decay * s + k[:, t, :, None] * v[:, t, None, :]
+        written = k[:, t, :, None] * v[:, t, None, :]  # k·vᵀ
+        s = decay * (s + written) if after else decay * s + written
         o[:, t] = np.einsum("hkv,hv->hk", s, q[:, t]) if transposed else np.einsum("hkv,hk->hv", s, q[:, t])
         states[:, t] = s
     with np.errstate(over="ignore", invalid="ignore"):
@@ -93,7 +106,9 @@ LINEAR_VARIANTS = (
     LinearVariant("linear_delta_left_out", DELTA, lambda spec, a: _delta(spec, a, subtract=False)),
     LinearVariant("linear_state_transposed", DELTA, lambda spec, a: _delta(spec, a, transposed=True), _square),
     LinearVariant("linear_q_unscaled", DELTA, lambda spec, a: _delta(spec, a, scale=1.0 / spec.scale), _scaled),
+    LinearVariant("linear_l2_left_out", DELTA, lambda spec, a: _delta(spec, _unnormalised(a)), _l2),
     LinearVariant("lightning_decay_sign", ("lightning",), lambda spec, a: _lightning(spec, a, sign=1.0)),
+    LinearVariant("lightning_decay_after", ("lightning",), lambda spec, a: _lightning(spec, a, after=True)),
     LinearVariant("lightning_state_transposed", ("lightning",), lambda spec, a: _lightning(spec, a, transposed=True),
                   _square),
 )

@@ -309,6 +309,10 @@ SLIPS.update({  # a linear: document's recurrence (core/variants/linear.py)
                          "o = Sᵀq",
     "linear_q_unscaled_scale": "the queries were not scaled: q is multiplied by the document's scale: {scale} before "
                                "o = Sᵀq",
+    "linear_l2_left_out": "q and k were not l2-normalised: each is divided by its length, √(Σx² + ε), before the "
+                          "recurrence (and q then scaled), so that every key writes into the state with length 1",
+    "lightning_decay_after": "the new token was decayed too: S ← e^(−s)·S + k·vᵀ decays what the state held, then "
+                             "adds this token's k·vᵀ whole",
     "lightning_decay_sign": "the decay grew the state: S ← e^(−s)·S + k·vᵀ, with e^(−s) below 1, so older tokens count "
                             "less",
     "lightning_state_transposed": "the state was read transposed: S is d_k × d_v (a row per key number), and the "

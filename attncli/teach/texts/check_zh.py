@@ -234,6 +234,9 @@ SLIPS.update({  # linear: 文档的递推（core/variants/linear.py）
     "linear_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
     "linear_q_unscaled": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以 1/√d_k = 1/{root}（d_k = {d_k}）",
     "linear_q_unscaled_scale": "查询没有缩放：在 o = Sᵀq 之前，q 要乘以文档给的 scale: {scale}",
+    "linear_l2_left_out": "q 和 k 没有做 l2 归一化：进入递推之前，每个都要除以自己的长度 √(Σx² + ε)（然后再缩放 q），"
+                          "这样每个键写入状态时长度都是 1",
+    "lightning_decay_after": "把新词元也衰减了：S ← e^(−s)·S + k·vᵀ 只衰减状态原有的内容，再把这个词元的 k·vᵀ 完整加上",
     "lightning_decay_sign": "衰减反而让状态变大了：S ← e^(−s)·S + k·vᵀ，其中 e^(−s) 小于 1，越早的词元分量越小",
     "lightning_state_transposed": "状态读成了转置：S 是 d_k × d_v（每个键分量一行），输出是 o = Sᵀq",
 })
