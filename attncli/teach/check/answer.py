@@ -52,7 +52,7 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     """Validate the document's ``answer`` section against the trace's sizes."""
     if not isinstance(raw, dict) or not raw:
         raise AttnError("expected a mapping with any of " + ", ".join(CHECKABLE), "answer")
-    raw = by_json_key(raw)
+    raw = by_json_key(raw, trace)
     spec = trace.spec
     query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
     head = _position(raw.get("head"), [str(i) for i in range(1, spec.heads + 1)], "answer.head", "head")
@@ -72,9 +72,10 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     return Answer(arrays, query, head, whole, nulls)  # scores need: every key's)
 
 
-def by_json_key(raw: dict) -> dict:
+def by_json_key(raw: dict, trace: Trace | None = None) -> dict:
     """The answer's keys as JSON keys: a formula's name (``S``, ``Z``, ``A``, ``Q′``, ``W_Q``, in any case, as
-    ``compute --only`` takes them) stands for its key; a key given twice, under both names, is refused."""
+    ``compute --only`` takes them) stands for its key; a key given twice, under both names, is refused.  An
+    unknown key far from every name is answered with the keys ``trace``'s document computes (all: without it)."""
     from attncli.outputs.serialize import ALIASES, key_of
 
     named: dict = {}
@@ -86,7 +87,9 @@ def by_json_key(raw: dict) -> dict:
             known = (*ANSWER_KEYS, *symbols)
             if not nearest(str(key)[:100], known):  # the JSON keys; the formulas' names and gradients by example
                 # (every name of every key would make a message of 600 characters)
-                known = (*(k for k in ANSWER_KEYS if k not in GRADIENT_KEYS), "Q, K, S, A, dA, dQ …")
+                known = (*(k for k in ANSWER_KEYS if k not in GRADIENT_KEYS
+                           and (trace is None or k in ("query", "head") or array_of(trace, k) is not None)),
+                         "Q, K, S, A, dA, dQ …")
             raise unknown_key(key, known).at("answer")
         if json_key in named:
             raise AttnError(f"gives {json_key} twice, as {given[json_key]} and as {key}: keep one", "answer")
