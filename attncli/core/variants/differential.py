@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from attncli.core import differential as diff
 from attncli.core.spec import Spec
 from attncli.core.stage import Arrays, Variant
@@ -21,12 +19,13 @@ from attncli.core.variants import when
 def _forward(a: Arrays, d: diff.Differential, sign: float = -1.0, norm: bool = True, factor: bool = True) -> Arrays:
     """The stage's arrays (:func:`attncli.core.differential.forward`) with one part done another way."""
     weights = a["weights"]  # (h, n, m)
-    p = weights.shape[0] // 2
-    lam = d.lambdas(p)  # (p,)
-    w = weights[:p] + sign * lam[:, None, None] * weights[p:]  # (p, n, m)
+    lam = d.lambdas(weights.shape[0] // 2)  # (p,)
+    w = diff.combined(weights, -sign * lam)  # (p, n, m): A₁ − λ·A₂, or A₁ + λ·A₂
     o = w @ diff.pair_values(a["values"], weights.shape[0])  # (p, n, 2·d_v)
-    o_hat = o / np.sqrt(np.mean(o * o, axis=-1, keepdims=True) + d.eps) if norm else o
-    o_hat = (1.0 - d.lambda_init) * o_hat if factor else o_hat
+    if norm:  # (without the factor: RMSNorm alone, as λ_init = 0 makes it)
+        o_hat = diff.normalized(o, d.lambda_init if factor else 0.0, d.eps)
+    else:
+        o_hat = (1.0 - d.lambda_init) * o
     return {"differential_lambda": lam, "differential_weights": w, "differential_head_outputs": o,
             "normalized_head_outputs": o_hat, "head_outputs": diff.as_heads(o_hat)}
 

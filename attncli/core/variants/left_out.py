@@ -25,10 +25,9 @@ def _without(**settings):
     return lambda spec, a, p, run: run(replace(spec, **settings), a)
 
 
-def _kept(*keys: str, of: dict | None = None):
-    """The stage leaves its inputs as they are: each key in ``keys`` is what it read (``of``: read under another
-    key)."""
-    return lambda spec, a, p, run: {key: a[(of or {}).get(key, key)] for key in keys}
+def _passed(written: str, read: str):
+    """The stage leaves what it reads as it is: ``written`` is the ``read`` array."""
+    return lambda spec, a, p, run: {written: a[read]}
 
 
 def _unclamped(spec: Spec, a: Arrays, p: dict, run) -> Arrays:
@@ -58,9 +57,9 @@ CLIP_LEFT_OUT = Variant("clip_left_out", _unclamped,
                         when(lambda spec: spec.clip_qkv is not None and spec.latent is None,
                              c=lambda spec: f"{spec.clip_qkv:g}"))
 SINK_LEFT_OUT = Variant("sink_left_out", _without(sinks=None), when(lambda spec: spec.sinks is not None))
-V_NORM_LEFT_OUT = Variant("v_norm_left_out", _kept("normalized_values", of={"normalized_values": "values"}),
+V_NORM_LEFT_OUT = Variant("v_norm_left_out", _passed("normalized_values", "values"),
                           when(lambda spec: spec.v_norm is not None))
-GATE_LEFT_OUT = Variant("gate_left_out", _kept("gated_head_outputs", of={"gated_head_outputs": "head_outputs"}),
+GATE_LEFT_OUT = Variant("gate_left_out", _passed("gated_head_outputs", "head_outputs"),
                         when(lambda spec: spec.w_g is not None))
 GATE_AFTER_OUTPUT = Variant("gate_after_output", _gate_after_output,
                             when(lambda spec: spec.w_g is not None and _output_width(spec) == spec.heads * spec.d_v))

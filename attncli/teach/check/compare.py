@@ -29,7 +29,7 @@ import numpy as np
 
 from attncli.core.errors import AttnError, visible
 from attncli.core.gradient_keys import GRADIENT_KEYS
-from attncli.core.stages import QUANTITIES, STAGES
+from attncli.core.stages import BY_NAME, QUANTITIES
 from attncli.core.trace import Trace
 from attncli.outputs.serialize import array_of
 from attncli.teach.check import naming
@@ -222,7 +222,7 @@ def slip_step(slip: dict, first_wrong: int | str, trace: Trace) -> int | str:
     (``_stage``, from the search: its named step, ``differential``, else the last step its quantities are worked
     in, the scale's 4), unless the first wrong quantity's step comes before it (weights rounded in the step that
     mixes them were written in step 5); ``first_wrong`` for a slip no stage declares."""
-    stage = next((s for s in STAGES if s.name == slip.get("_stage")), None)
+    stage = BY_NAME.get(slip.get("_stage"))
     variant = None if stage is None else next((v for v in stage.variants if v.name == slip["name"]), None)
     if variant is None:
         return first_wrong

@@ -176,7 +176,6 @@ def _one_rows(trace: LinearTrace, arrays: dict, query, head, tol: float, words: 
     return rows, notes
 
 
-
 def _row_words(key: str, ndim: int, r: int, tokens: list[str], words: dict) -> str:
     """Token ``r``'s row in words: ``row 3 ('sat')``, or ``token 3 ('sat')`` where its rows are a state's."""
     rest = [a for a in axes(key, ndim) if a not in ("head", "token")]
@@ -191,9 +190,12 @@ def _fitting(trace: LinearTrace, arrays: dict, query, rows: dict, head, tol: flo
     for variant in LINEAR_VARIANTS:
         if spec.kind not in variant.kinds:
             continue
-        for case in variant.cases(spec):
-            with np.errstate(all="ignore"):
-                changed = variant.apply(spec, dict(trace))
+        cases = variant.cases(spec)
+        if not cases:
+            continue
+        with np.errstate(all="ignore"):
+            changed = variant.apply(spec, dict(trace))  # (the arrays are the same for every case: its words differ)
+        for case in cases:
             if all(_fits(arrays[key], selected(changed.get(key, trace[key]), key, rows.get(key, query), head), tol)
                    for key in arrays):
                 name = case.get("name", variant.name)
