@@ -233,15 +233,18 @@ def rope_step(trace: Trace, focus: Focus, t: dict, ctx: dict) -> Step:
                **{f"rope_{key}": value for key, value in more.items()})
     plain = "base" if rope.scaling is None else None
     still = not np.any(rope.frequencies)  # every f = 0: no pair turns (Kimi Linear's layers without a rotation)
-    keys = ["still" if still else "body", rope.style] + [key for key in (plain if rope.base is not None else
-                                                                         None if still else "given",) if key]
+    keys = ["still" if still else "body", rope.style]
+    if rope.base is not None:
+        keys += [plain] if plain else []
+    elif not still:
+        keys.append("given")
     keys += ["spread"] if rope.base is not None and rope.dims > 2 and not still else []  # each pair slower
     keys += extra
     keys += ["partial" if rope.part == "first" else "partial_last"] if rope.dims < spec.d_k else []
     given = spec.positions is not None or spec.context_positions is not None
     shared = spec.shared_kv is not None  # kv_from: the keys were turned in their own layer
-    keys += ["positions_given" if given else "positions_default"] + (["shared_kv", "why_shared"] if shared else
-                                                                       ["worked"] if still else ["worked", "why"])
+    keys.append("positions_given" if given else "positions_default")
+    keys += ["shared_kv", "why_shared"] if shared else ["worked"] if still else ["worked", "why"]
     pairs = "(a, b) = (x_i, x_{i+dims/2})" if rope.style == "half" else "(a, b) = (x_2i, x_2i+1)"
     turned = "(a·cos φ − b·sin φ, b·cos φ + a·sin φ)"
     turned = turned if rope.attention_factor == 1 else f"{number(rope.attention_factor, p)}·{turned}"
