@@ -22,7 +22,7 @@ from __future__ import annotations
 # the one place the version is written (pyproject.toml reads it; CHANGELOG.md says what it brought)
 __version__ = "0.2.0"
 __all__ = ["AttnError", "Reference", "Spec", "Trace", "assert_close", "attention", "compute", "load", "merge",
-           "reference", "show", "to_dict", "__version__"]
+           "reference", "set_language", "show", "to_dict", "__version__"]
 _KERNELS = {"reference": "attncli.kernels", "Reference": "attncli.kernels", "merge": "attncli.kernel_verdict",
             "assert_close": "attncli.kernel_verdict"}  # a kernel's float64 truth (docs/kernels.md), imported when used
 
@@ -88,7 +88,7 @@ def _plain_value(value: Any, where: str, inside: frozenset, listed: bool) -> Any
         return value.item()
     if isinstance(value, (Mapping, list)):
         if id(value) in inside:
-            raise AttnError("holds itself (a mapping or list that contains itself cannot be read)", where).at("<dict>")
+            raise AttnError("attncli.holds_itself_mapping_list_that", where).at("<dict>")
         if isinstance(value, list) and set(map(type, value)) <= {float, int, bool, str}:
             return value  # a row of Python values is kept as it is: a large matrix is not walked twice
         inside = inside | {id(value)}
@@ -184,7 +184,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | Non
     if not (np.isfinite(out).all() and np.isfinite(weights).all()):
         from attncli.core.errors import AttnError
 
-        raise AttnError("overflow float64: q·kᵀ (or the weights times v) is too large to compute with", "q, k, v")
+        raise AttnError("attncli.overflow_float64_q_k_weights", "q, k, v")
     return out, weights
 
 
@@ -198,8 +198,7 @@ def _leading(q: np.ndarray, k: np.ndarray) -> tuple[int, ...]:
     try:
         return np.broadcast_shapes(q.shape[:-3], k.shape[:-3]) + q.shape[-3:-2]
     except ValueError:
-        raise AttnError(f"q is {shape_text(q.shape)} but k is {shape_text(k.shape)}: their leading axes do not "
-                        "match") from None
+        raise AttnError("attncli.q_but_k_their_leading", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape)) from None
 
 
 def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None) -> None:
@@ -208,17 +207,14 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarr
     from attncli.core.errors import AttnError
 
     if q.shape[-1] != k.shape[-1]:
-        raise AttnError(f"q is {shape(q.shape)} but k is {shape(k.shape)}: queries and keys need the same width d_k")
+        raise AttnError("attncli.q_but_k_queries_keys", shape=shape(q.shape), shape_2=shape(k.shape))
     if k.shape[:-1] != v.shape[:-1]:
-        raise AttnError(f"k is {shape(k.shape)} but v is {shape(v.shape)}: keys and values need the same leading axes "
-                        "and rows")
+        raise AttnError("attncli.k_but_v_keys_values", shape=shape(k.shape), shape_2=shape(v.shape))
     if q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
         if q.shape[-3] % k.shape[-3]:
-            raise AttnError(f"q has {q.shape[-3]} heads but k and v have {k.shape[-3]}: grouped-query attention needs "
-                            "the key/value heads to divide the query heads")
+            raise AttnError("attncli.q_has_heads_but_k", shape=q.shape[-3], shape_2=k.shape[-3])
     if allowed is not None and allowed.shape != (q.shape[-2], k.shape[-2]):
-        raise AttnError(f"allowed is {shape(allowed.shape)} but q and k give {q.shape[-2]} queries × "
-                        f"{k.shape[-2]} keys")
+        raise AttnError("attncli.allowed_but_q_k_give", shape=shape(allowed.shape), shape_2=q.shape[-2], shape_3=k.shape[-2])
 
 
 def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:
@@ -246,6 +242,24 @@ def _type_name(value: Any) -> str:
 
     return type_name(value)
 
+
+
+def set_language(lang: str | None) -> None:
+    """Raise every later :class:`AttnError` in ``lang``: ``"en"`` or ``"zh"``, as the command line's ``--lang``;
+    None: as the environment says (``ATTNCLI_LANG``, else a ``zh_*`` locale), the default.
+
+    >>> attncli.set_language("zh")                                        # doctest: +SKIP
+    >>> attncli.compute({"inputs": [[1, 2], [3]]})                        # doctest: +SKIP
+    AttnError: inputs: 第 2 行有 1 个元素，但第一行有 2 个（各行长短不一）
+    """
+    from attncli.core.messages import LANGUAGES
+    from attncli.core.messages import set_language as chosen
+
+    if lang is not None and lang not in LANGUAGES:
+        from attncli.core.errors import AttnError
+
+        raise AttnError("messages.unknown_language", "lang", lang=str(lang)[:40], languages=", ".join(LANGUAGES))
+    chosen(lang)
 
 
 def __dir__() -> list[str]:

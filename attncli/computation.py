@@ -142,7 +142,7 @@ def last_key(trace) -> str:
     for key in PASSED_ON:
         if getattr(trace, key) is not None:
             return key
-    raise AttnError("computed no output to pass on to the next layer")  # (every full computation has one)
+    raise AttnError("computation.computed_no_output_pass_next")  # (every full computation has one)
 
 
 def last_quantity(trace) -> Any:
@@ -157,7 +157,7 @@ def _layers(doc, only, overrides, kind, caller, emulate) -> Computed:
     from attncli.plan import compute_in_full
 
     if emulate is not None:
-        raise AttnError("emulates one layer's kernel: choose the layer with --layer N", "emulate")
+        raise AttnError("stack.emulates_one_layer_s_kernel", "emulate")
     count, traces, run = len(stack_of(doc)), [], partial(compute_in_full, kind=kind, command=caller)
     for index in range(count):
         inputs = doc.data["inputs"] if index == 0 else last_quantity(traces[-1])
@@ -166,7 +166,7 @@ def _layers(doc, only, overrides, kind, caller, emulate) -> Computed:
         try:
             check_present(trace, only)
         except AttnError as e:
-            raise AttnError(f"{e.message} (layers[{i}], layer {i + 1}, of {doc.name} has none)", e.where) from None
+            raise AttnError("computation.layers_layer_has_none", e.where, reason=e, i=i, i_2=i + 1, name=doc.name) from None
     return Computed(tuple(traces), "layers", only, tuple(range(count)))
 
 
@@ -187,13 +187,13 @@ def _batch(doc, only, overrides, kind, caller, emulate) -> Computed:
     from attncli.plan import compute_in_full
 
     if emulate is not None:
-        raise AttnError("emulates one sequence's kernel; check --against judges a whole batch", "emulate")
+        raise AttnError("batch.emulates_one_sequence_s_kernel", "emulate")
     traces = sequences(doc, overrides, partial(compute_in_full, kind=kind, command=caller))
     for i, trace in enumerate(traces):
         try:
             check_present(trace, only)
         except AttnError as e:
-            raise AttnError(f"{e.message} (batch[{i}] has none)", e.where) from None
+            raise AttnError("computation.batch_has_none", e.where, reason=e, i=i) from None
     return Computed(tuple(traces), "batch", only, (None,) * len(traces))
 
 

@@ -4,7 +4,7 @@ A torch tensor (any float dtype, any device) is read through its own methods (``
 result is made a tensor with the ``torch`` module the tensor came from: attncli itself never imports torch.
 Every check names the argument and the shapes; a wrong type is a ``TypeError``, anything else an
 :class:`ArgumentError` (both an :class:`~attncli.core.errors.AttnError` and a ``ValueError``), whose messages
-have their Chinese templates in :mod:`attncli.cli.messages.kernels` as every AttnError's.
+are ids of the catalogues (attncli/data/messages/) as every AttnError's.
 """
 
 from __future__ import annotations
@@ -46,20 +46,19 @@ def floats(name: str, x: Any, ndim: tuple[int, ...] | None = None, finite: bool 
     try:
         a = np.asarray(x)
     except (ValueError, TypeError, RecursionError):  # ragged rows, a list that holds itself
-        raise ArgumentError(f"{name} is not an array of numbers (its rows are not all the same length)") from None
+        raise ArgumentError("kernel_arrays.not_array_numbers_rows_not", name=name) from None
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{name} has dtype {a.dtype}: attention takes real numbers (float or int)")
     a = a.astype(np.float64, copy=False)
     if ndim is not None and a.ndim not in ndim:
         axes = " or ".join(map(str, ndim))
-        raise ArgumentError(f"{name} is {shape_text(a.shape)} ({a.ndim} axes) but needs {axes} axes")
+        raise ArgumentError("kernel_arrays.axes_but_needs_axes", name=name, a_shape=shape_text(a.shape), ndim=a.ndim, axes=axes)
     if finite is None:
         return a
     bad = ~np.isfinite(a) if finite else (np.isnan(a) | np.isposinf(a))
     if bad.any():
         cell = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ArgumentError(f"{name} is {shape_text(a.shape)} and holds {a[cell]} at {cell}: every value must be a "
-                            f"finite number{'' if finite else ' (or −inf)'}")
+        raise ArgumentError("kernel_arrays.holds_every_value_must_finite", name=name, a_shape=shape_text(a.shape), a=a[cell], cell=cell, value='' if finite else ' (or −inf)')
     return a
 
 
@@ -73,9 +72,9 @@ def integers(name: str, x: Any, ndim: int = 1) -> np.ndarray:
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} has dtype {a.dtype}: it holds whole numbers (an int array)")
     if a.ndim != ndim:
-        raise ArgumentError(f"{name} is {shape_text(a.shape)} but needs {ndim} axes")
+        raise ArgumentError("kernel_arrays.but_needs_axes", name=name, a_shape=shape_text(a.shape), ndim=ndim)
     if (a < 0).any():
-        raise ArgumentError(f"{name} holds {int(a.min())}: it must be ≥ 0")
+        raise ArgumentError("kernel_arrays.holds_must", name=name, min=int(a.min()))
     return a.astype(np.int64)
 
 
@@ -94,8 +93,7 @@ def broadcast(name: str, a: np.ndarray, shape: tuple[int, ...], what: str) -> np
     try:
         return np.broadcast_to(a, shape)
     except ValueError:
-        raise ArgumentError(f"{name} is {shape_text(a.shape)}, which does not broadcast to {shape_text(shape)} "
-                            f"({what})") from None
+        raise ArgumentError("kernel_arrays.which_does_not_broadcast", name=name, a_shape=shape_text(a.shape), shape=shape_text(shape), what=what) from None
 
 
 def number(name: str, x: Any, low: float | None = None, high: float | None = None) -> float:
@@ -108,7 +106,7 @@ def number(name: str, x: Any, low: float | None = None, high: float | None = Non
     x = float(x)
     if not np.isfinite(x) or (low is not None and x < low) or (high is not None and x >= high):
         span = f" in [{low}, {high})" if high is not None else "" if low is None else f" ≥ {low}"
-        raise ArgumentError(f"{name} is {x} but must be a finite number{span}")
+        raise ArgumentError("kernel_arrays.but_must_finite_number", name=name, x=x, span=span)
     return x
 
 

@@ -40,8 +40,7 @@ class Mods:
         score = torch_module().from_numpy(z) if self.torch_kind else z
         made = self._numpy(self.score_mod(score, *self._indices(b, heads, lo, hi, s0, s1)), z.shape)
         if made.dtype.kind not in "fiu":
-            raise ArgumentError(f"score_mod returned {made.dtype} scores for a block of {z.shape}: real numbers "
-                                "are needed")
+            raise ArgumentError("kernel_mods.score_mod_returned_scores_block_real", dtype=made.dtype, shape=z.shape)
         return made.astype(np.float64)
 
     def scores_back(self, z: np.ndarray, d_z: np.ndarray, b: int, heads: slice, lo: int, hi: int, s0: int,
@@ -61,8 +60,7 @@ class Mods:
         try:
             made = np.asarray(self.score_mod(z + 1j * STEP, *idx))
         except TypeError as e:
-            raise ArgumentError(f"score_mod cannot be differentiated on numpy scores (it is called with complex "
-                                f"ones, z + iε, for the backward pass: {e}); give torch tensors to use autograd"
+            raise ArgumentError("kernel_mods.score_mod_cannot_differentiated_numpy_scores", e=e
                                 ) from None
         slope = np.broadcast_to(made.imag / STEP if np.iscomplexobj(made) else np.zeros(made.shape), z.shape)
         return np.where(d_z == 0.0, 0.0, d_z * slope)
@@ -72,6 +70,5 @@ class Mods:
         shape = (heads.stop - heads.start, hi - lo, s1 - s0)
         made = self._numpy(self.mask_mod(*self._indices(b, heads, lo, hi, s0, s1)), shape)
         if made.dtype != bool:
-            raise ArgumentError(f"mask_mod returned {made.dtype} for a block of {shape}: it must return booleans "
-                                "(True = attend)")
+            raise ArgumentError("kernel_mods.mask_mod_returned_block_must_return", dtype=made.dtype, shape=shape)
         return made

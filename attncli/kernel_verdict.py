@@ -40,7 +40,7 @@ def merge(outs, lses, *, layout: str | None = None):
     outs = [floats(f"outs[{i}]", o, (3, 4)) for i, o in enumerate(outs)]  # (…, s, h, d) or (b, h, s, d)
     lses = [floats(f"lses[{i}]", x, (2, 3), finite=False) for i, x in enumerate(lses)]
     if not outs or len(outs) != len(lses):
-        raise ArgumentError(f"merge takes as many lses as outs, at least one: got {len(outs)} and {len(lses)}")
+        raise ArgumentError("kernel_verdict.merge_takes_many_lses_outs", count=len(outs), count_2=len(lses))
     o0, x0 = outs[0], lses[0]
     swapped = (*o0.shape[:-3], o0.shape[-2], o0.shape[-3]) if o0.ndim >= 3 else None  # "bshd", "thd"
     if layout is None:  # what the shapes say; "bshd" where they fit both (as many heads as rows)
@@ -49,8 +49,7 @@ def merge(outs, lses, *, layout: str | None = None):
     for i, (o, x) in enumerate(zip(outs, lses)):
         expected = swapped if heads_last and o.ndim >= 3 else o0.shape[:-1]
         if x.shape != expected or o.shape != o0.shape:
-            raise ArgumentError(f"outs[{i}] is {shape_text(o.shape)} and lses[{i}] {shape_text(x.shape)}: each lse "
-                                f"must be {shape_text(expected)} and every out {shape_text(outs[0].shape)}")
+            raise ArgumentError("kernel_verdict.outs_lses_each_lse_must", i=i, o_shape=shape_text(o.shape), i_2=i, x_shape=shape_text(x.shape), expected_shape=shape_text(expected), outs_shape=shape_text(outs[0].shape))
     lse = np.stack(lses)  # (splits, …, h, s)
     top = lse.max(axis=0)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -67,7 +66,7 @@ def merge(outs, lses, *, layout: str | None = None):
 def dtype_name(dtype: Any) -> str:
     name = str(dtype).removeprefix("torch.").removeprefix("numpy.")
     if name not in DTYPES:
-        raise ArgumentError(f"dtype is {dtype!r} but must be one of bfloat16, float16, float32 (or bf16, fp16, fp32)")
+        raise ArgumentError("kernel_verdict.dtype_but_must_one_bfloat16", dtype=dtype)
     return DTYPES[name]
 
 
@@ -82,7 +81,7 @@ def assert_close(r, *, dtype: Any = "bfloat16", out=None, lse=None, dq=None, dk=
     short = dtype_name(dtype)
     given = {key: x for key, x in (("out", out), ("lse", lse), ("dq", dq), ("dk", dk), ("dv", dv)) if x is not None}
     if not given:  # a verdict never passes what it did not read
-        raise ArgumentError("assert_close was given no result to judge: pass out=, lse=, dq=, dk= or dv=")
+        raise ArgumentError("kernel_verdict.assert_close_was_given_no_result")
     problem = r.problem
     base = 1.0 if r.lse_base == "e" else math.log(2.0)
     found: dict[str, Finding] = {}
@@ -90,12 +89,10 @@ def assert_close(r, *, dtype: Any = "bfloat16", out=None, lse=None, dq=None, dk=
     for key, x in given.items():
         truth = problem.truth[key]
         if truth is None:
-            raise ArgumentError(f"{key}: this reference has no {key} (it is computed with dout=, and with a cache "
-                                "only dq)")
+            raise ArgumentError("kernel_verdict.this_reference_has_no_computed", key=key, key_2=key)
         got = floats(key, x, finite=None)
         if got.shape != truth.shape:
-            raise ArgumentError(f"{key} is {shape_text(got.shape)} but the reference's is {shape_text(truth.shape)} "
-                                f"(layout {r.layout!r})")
+            raise ArgumentError("kernel_verdict.but_reference_s_layout", key=key, got_shape=shape_text(got.shape), truth_shape=shape_text(truth.shape), layout=r.layout)
         divisor = base if key == "lse" else 1.0  # lse in r's base
         f = finding(key, truth / divisor, got, eager_of[key] / divisor, short)
         found[key] = f

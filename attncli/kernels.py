@@ -103,7 +103,7 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     if cu_seqlens_q is not None and layout == "bshd" and np.ndim(q) == 3:
         layout = "thd"  # flash_attn_varlen_func's call: 3-axis q with cumulative lengths is packed, never bshd
     if layout not in LAYOUTS:
-        raise ArgumentError(f"layout is {layout!r} but must be one of {', '.join(LAYOUTS)}")
+        raise ArgumentError("kernels.layout_but_must_one", layout=layout, layouts=', '.join(LAYOUTS))
     q = _queries(layout, q)
     where, keyed, queries, keys, values, g = _sequences(layout, q, k, v, cu_seqlens_q, cu_seqlens_k, k_cache, v_cache,
                                                  block_table, cache_seqlens)
@@ -114,7 +114,7 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     longest = max((len(x) for x in keys), default=0)
     for name, given, real in (("max_seqlen_q", max_seqlen_q, n_max), ("max_seqlen_k", max_seqlen_k, longest)):
         if given is not None and number(name, given) < real:
-            raise ArgumentError(f"{name} is {given} but the longest sequence has {real}")
+            raise ArgumentError("kernels.but_longest_sequence_has", name=name, given=given, real=real)
     rules = _rules(h, len(queries), d_k, scale, causal, window, softcap, alibi_slopes, sinks, dropout_p,
                    score_mod, mask_mod, return_weights)
     full = (len(queries), h, n_max, m_max)
@@ -123,12 +123,11 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     if dropout_mask is not None:
         keep = broadcast("dropout_mask", flags("dropout_mask", dropout_mask), full, "batch × heads × s_q × s_k")
     elif rules.p > 0:
-        raise ArgumentError(f"dropout_p is {rules.p} but no dropout_mask is given: the reference draws no random "
-                            "numbers (give the kernel's mask, True = kept)")
+        raise ArgumentError("kernels.dropout_p_but_no_dropout_mask_given", p=rules.p)
     out_shape = (*q.shape[:-1], d_v)
     d_o = None if dout is None else floats("dout", dout, (len(out_shape),))
     if d_o is not None and d_o.shape != out_shape:
-        raise ArgumentError(f"dout is {shape_text(d_o.shape)} but out is {shape_text(out_shape)}")
+        raise ArgumentError("kernels.dout_but_out", d_o_shape=shape_text(d_o.shape), out_shape_shape=shape_text(out_shape))
     arrays = _outputs(layout, q, k, v, d_o, out_shape, h, full, return_weights, k_cache is not None)
     out, lse, weights, dq, dk, dv = arrays
     sequences = [_sequence(i, where, keyed, q_i, k_i, v_i, d_o, bias, allowed, keep, arrays)
@@ -152,8 +151,7 @@ def _queries(layout: str, q) -> np.ndarray:
     if q.ndim != (3 if layout == "thd" else 4):
         hint = "; packed tokens (total, heads, dim) are layout='thd' with cu_seqlens_q and cu_seqlens_k" \
             if q.ndim == 3 else ""
-        raise ArgumentError(f"q is {shape_text(q.shape)} but layout={layout!r} takes {NAMES[layout]} "
-                            f"({3 if layout == 'thd' else 4} axes){hint}")
+        raise ArgumentError("kernels.q_but_layout_takes_axes", q_shape=shape_text(q.shape), layout=layout, names=NAMES[layout], value=3 if layout == 'thd' else 4, hint=hint)
     return q
 
 
@@ -164,8 +162,7 @@ def _used(seqused_k, keys: list, values: list) -> tuple[list, list]:
     used = integers("seqused_k", seqused_k)
     same_count("seqused_k", used, len(keys))
     if (used > [len(x) for x in keys]).any():
-        raise ArgumentError(f"seqused_k is {used.tolist()[:8]} but the sequences have {[len(x) for x in keys][:8]} "
-                            "keys")
+        raise ArgumentError("kernels.seqused_k_but_sequences_have_keys", tolist=used.tolist()[:8], value=[len(x) for x in keys][:8])
     return [x[:u] for x, u in zip(keys, used)], [x[:u] for x, u in zip(values, used)]
 
 
@@ -198,11 +195,11 @@ def _sequences(layout, q, k, v, cu_q, cu_k, k_cache, v_cache, table, lengths):
     if k_cache is not None:
         return cached(layout, q, k, v, k_cache, v_cache, table, lengths)
     if k is None or v is None:
-        raise ArgumentError("k and v are needed (or k_cache and v_cache)")
+        raise ArgumentError("kernels.k_v_needed_k_cache_v_cache")
     k, v = floats("k", k, (q.ndim,)), floats("v", v, (q.ndim,))
     if layout == "thd":
         if cu_q is None or cu_k is None:
-            raise ArgumentError("layout='thd' needs cu_seqlens_q and cu_seqlens_k (batch + 1 cumulative lengths)")
+            raise ArgumentError("kernels.layout_thd_needs_cu_seqlens_q_cu_seqlens_k")
         cu_q, cu_k = integers("cu_seqlens_q", cu_q), integers("cu_seqlens_k", cu_k)
         check_thd(q, k, v, cu_q, cu_k)
         where = Layout("thd", cu_q)
@@ -211,7 +208,7 @@ def _sequences(layout, q, k, v, cu_q, cu_k, k_cache, v_cache, table, lengths):
         return where, keyed, [where.rows(q, i) for i in range(count)], [keyed.rows(k, i) for i in range(count)], \
             [keyed.rows(v, i) for i in range(count)], g
     if cu_q is not None or cu_k is not None:
-        raise ArgumentError(f"cu_seqlens_q/cu_seqlens_k are for layout='thd' (3 axes), not {layout!r}")
+        raise ArgumentError("kernels.cu_seqlens_q_cu_seqlens_k_layout_thd_axes", layout=layout)
     check_4d(layout, q, k, v)
     where = Layout(layout)
     rows = [[where.rows(a, i) for i in range(q.shape[0])] for a in (q, k, v)]
@@ -223,25 +220,24 @@ def _rules(h, batch, d_k, scale, causal, window, softcap, alibi, sinks, dropout_
     try:
         kind = CAUSAL[causal]
     except (KeyError, TypeError):
-        raise ArgumentError(f"causal is {causal!r} but must be True (or 'bottom_right'), 'upper_left' or False"
+        raise ArgumentError("kernels.causal_but_must_true_bottom_right", causal=causal
                             ) from None
     window = (-1, -1) if window is None else window
     if not isinstance(window, (tuple, list)) or len(window) != 2 or not all(
             isinstance(w, (int, np.integer)) and not isinstance(w, bool) and w >= -1 for w in window):
-        raise ArgumentError(f"window is {window!r} but must be (left, right): whole numbers, −1 for unbounded")
+        raise ArgumentError("kernels.window_but_must_left_right", window=window)
     cap = 0.0 if softcap is None else number("softcap", softcap, 0.0)
     slopes = None
     if alibi is not None:
         slopes = floats("alibi_slopes", alibi, (1, 2))
         slopes = slopes.reshape(1, -1) if slopes.ndim == 1 else slopes
         if slopes.shape[1] != h or slopes.shape[0] not in (1, batch):
-            raise ArgumentError(f"alibi_slopes is {shape_text(slopes.shape)} but needs ({h},) or ({batch}, "
-                                f"{h}): one slope per query head (and sequence)")
+            raise ArgumentError("kernels.alibi_slopes_but_needs_one_slope", slopes_shape=shape_text(slopes.shape), h=h, batch=batch, h_2=h)
     logits = None
     if sinks is not None:
         logits = floats("sinks", sinks, (1,))
         if logits.shape != (h,):
-            raise ArgumentError(f"sinks is {logits.shape[0]} long but q has {h} heads: one logit per query head")
+            raise ArgumentError("kernels.sinks_long_but_q_has", shape=logits.shape[0], h=h)
     for name, f in (("score_mod", score_mod), ("mask_mod", mask_mod)):
         if f is not None and not callable(f):
             raise TypeError(f"{name} must be a callable, not {type(f).__name__}")
@@ -266,4 +262,4 @@ def _base(lse_base) -> str | int:
         return "e"
     if lse_base in (2, 2.0, "2"):
         return 2
-    raise ArgumentError(f"lse_base is {lse_base!r} but must be 'e' (FlashAttention's) or 2 (FlashInfer's)")
+    raise ArgumentError("kernels.lse_base_but_must_e_flashattention", lse_base=lse_base)

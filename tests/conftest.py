@@ -60,7 +60,7 @@ def english(monkeypatch):
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
         if os.environ.get(name, "").lower().startswith("zh"):
             monkeypatch.setenv(name, "C.UTF-8")
-    monkeypatch.setattr("attncli.cli.language._chosen", None)  # no command's choice carried over from a test before
+    monkeypatch.setattr("attncli.core.messages._chosen", None)  # no command's choice carried over from a test before
 
 
 @pytest.fixture
@@ -120,8 +120,6 @@ def answer_checked(runner, tmp_path, doc: dict, answer: dict, *args) -> dict:
 def language_from_environment(monkeypatch):
     """The language comes from ATTNCLI_LANG alone (as for a command given no --lang): no language chosen by an
     earlier command, no locale variable."""
-    from attncli.cli import language
-
-    monkeypatch.setattr(language, "_chosen", None)
+    monkeypatch.setattr("attncli.core.messages._chosen", None)
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
         monkeypatch.delenv(name, raising=False)

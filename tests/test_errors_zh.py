@@ -1,8 +1,9 @@
-"""Error messages in Chinese (issue 31): every message the package raises has a Chinese template, and the command
-line prints it with the same values and the same place, after an unchanged ``Error: ``.
+"""Error messages in Chinese (issue 31; as data, issue 41): every message is an id with a template in each
+language's catalogue (attncli/data/messages/), and the command line prints it with the same values and the same
+place, after an unchanged ``Error: ``.
 
-The catalogue is checked against the code itself: :mod:`attncli.cli.messages.sites` reads every ``AttnError(...)``
-with :mod:`ast`; a message built elsewhere (a variable) is listed below with the reason. Bad documents and options
+The catalogues are checked against the code itself: :mod:`attncli.cli.messages.sites` reads every ``AttnError(...)``
+with :mod:`ast`; an id taken from another error is listed below with the reason. Bad documents and options
 (test_errors' table, Click's usage errors) run through the command line in both languages.
 """
 
@@ -17,26 +18,24 @@ from test_errors import CASES, write_case
 import attncli.cli.run as cli_run
 from attncli.cli import app
 from attncli.cli.main import main
-from attncli.cli.messages import CATALOGUE, PHRASES, dynamic, language_in, lookup, translate
+from attncli.cli.messages import language_in
 from attncli.cli.messages.sites import raise_sites
 from attncli.core.errors import MESSAGE_CHARS, AttnError
 from attncli.core.memory import MEMORY_ENV
+from attncli.core.messages import catalogue, placeholders, text
+from attncli.core.messages import PHRASE, phrase
 
 PREFIX = {"en": "Error: ", "zh": "错误："}  # the line's first word, in the run's language
 CJK = re.compile(r"[\u4e00-\u9fff]")
-# A message raised from a variable: the file and the argument's source, and why it needs no template of its own.
+# A message whose id is not written where it is raised: the file and the argument's source, and why.
 DYNAMIC = {
-    ("attncli/cli/options.py", "e.message"): "--scale's own message, put at the option (scale_of's templates)",
-    ("attncli/core/errors.py", "self.message"): "AttnError.at: the same message at an outer place",
-    ("attncli/inputs/builder.py", "e.message"): "the same message at an outer place",
-    ("attncli/core/stream.py", "message"): "a block's message with its query renumbered (the same template)",
-    ("attncli/cli/write.py", "PNG_NEEDS"): "views/picture.py's constant: its template is checked there",
-    ("attncli/inputs/reading.py", "reasons.get(e.errno, f'cannot be read ({e.strerror or type(e).__name__})')"):
-        "an errno's reason: each is in messages/dynamic.py, and 'cannot be read ({})' is a template",
-    ("attncli/models/families.py", "latent_families.REFUSED[model_type]"): "each refusal is in messages/dynamic.py",
-    ("attncli/inputs/stacked.py", "NOT_IN_A_LAYER[key]"): "each reason is in messages/stack.py",
+    ("attncli/core/errors.py", "self.id"): "AttnError.at: the same message at an outer place",
+    ("attncli/core/errors.py", "id"): "AttnError.placed and the unpickled error: the same message",
+    ("attncli/core/stream.py", "e.id"): "a block's message with its query renumbered (the same id)",
+    ("attncli/views/picture_size.py", "id"): "_refuse's callers name the ids (SAID sites)",
+    ("attncli/cli/messages/__init__.py", "id"): "said(): the command line's own lines, named by its callers",
+    ("attncli/cli/run.py", "id"): "said(): the command line's own lines, named by its callers",
 }
-DYNAMIC[("attncli/inputs/indexer.py", "e.message")] = "rope's own message, at indexer.rope (read_rope's templates)"
 
 
 pytestmark = pytest.mark.usefixtures("language_from_environment")  # (conftest)
@@ -50,88 +49,145 @@ def english_run(text: str) -> str | None:
     return found.group() if found else None
 
 
-def test_every_raise_site_has_a_chinese_template():
+def test_every_raise_site_names_a_message_of_the_catalogue():
+    english = catalogue("en")
     missing, dynamic_sites = [], set()
-    for path, line, templates, source in raise_sites():
-        if templates is None:
+    for path, line, ids, source in raise_sites():
+        if ids is None:
             dynamic_sites.add((path, source))
             continue
-        missing += [f"{path}:{line}: {t}" for t in templates if t not in CATALOGUE]
+        missing += [f"{path}:{line}: {id}" for id in ids if id not in english]
     assert not missing, "\n".join(missing)
     assert dynamic_sites <= set(DYNAMIC), dynamic_sites - set(DYNAMIC)
-    assert len(raise_sites()) > 400  # (the walk found the package)
+    assert len(raise_sites()) > 600  # (the walk found the package)
+
+
+def test_every_message_is_used_and_no_site_writes_english():
+    """No id in the catalogue that nothing raises (a phrase is matched in fields, not raised), and no raise site
+    whose argument is English text instead of an id."""
+    used = {id for _, _, ids, _ in raise_sites() for id in ids or ()}
+    unused = sorted(id for id in catalogue("en") if not id.startswith(PHRASE) and id not in used)
+    assert not unused, unused
+    prose = [f"{path}:{line}: {ids}" for path, line, ids, _ in raise_sites() for id in ids or () if " " in id]
+    assert not prose, prose
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_every_id_has_a_translation_with_the_same_fields(lang):
+    english, other = catalogue("en"), catalogue(lang)
+    assert sorted(set(english) - set(other)) == [], "no translation"
+    assert sorted(set(other) - set(english)) == [], "translated, but no English"
+    differ = [f"{id}: {english[id]!r} / {other[id]!r}" for id in english
+              if not id.startswith(PHRASE) and placeholders(english[id]) != placeholders(other[id])]
+    assert not differ, "\n".join(differ)
+    # a phrase's fields are positional ({}, {0}, {n}): the same count in both
+    counts = [id for id in english if id.startswith(PHRASE)
+              if len(list(_names(english[id]))) != len(list(_names(other[id])))]
+    assert not counts, counts
+
+
+def test_the_check_over_ids_fails_on_a_missing_translation(monkeypatch):
+    import attncli.core.messages as messages
+
+    short = dict(catalogue("zh"))
+    short.pop(next(iter(short)))
+    monkeypatch.setitem(messages._read, "zh", short)
+    with pytest.raises(AssertionError, match="no translation"):
+        test_every_id_has_a_translation_with_the_same_fields("zh")
+
+
+def _names(template: str):
+    return (name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
 
 
 def test_dynamic_messages_have_chinese():
+    from attncli.inputs.stacked import NOT_IN_A_LAYER
     from attncli.models.latent_families import REFUSED
     from attncli.views.picture import PNG_NEEDS
 
-    for message in [*REFUSED.values(), PNG_NEEDS, *dynamic.CATALOGUE]:
-        assert CJK.search(translate(message, "zh")), message
+    for id in [*REFUSED.values(), PNG_NEEDS, *NOT_IN_A_LAYER.values(), "reading.loop_of_links"]:
+        assert CJK.search(text(id, {}, "zh")) and not CJK.search(text(id, {}, "en")), id
 
 
-def test_stacked_documents_reasons_have_chinese():
-    stacked = pytest.importorskip("attncli.inputs.stacked")  # (stacked documents, issue 31's layers)
-    for message in stacked.NOT_IN_A_LAYER.values():
-        assert CJK.search(translate(message, "zh")), message
-
-
-def _filled(template: str) -> tuple[str, list[str]]:
-    """``template`` with a distinct value in each field: a number for ``{n}``, else a quoted word."""
-    values, parts = [], []
-    for text, name, _, _ in string.Formatter().parse(template):
-        parts.append(text)
-        if name is not None:
-            values.append(str(700 + len(values)) if name == "n" else f"'v{len(values)}'")
-            parts.append(values[-1])
-    return "".join(parts), values
-
-
-def _used(chinese: str, count: int) -> list[int]:
-    """The field numbers a Chinese template shows."""
-    names = [name for _, name, _, _ in string.Formatter().parse(chinese) if name is not None]
-    return list(range(len(names))) if all(name == "" for name in names) else [int(name) for name in names]
-
-
-@pytest.mark.parametrize("catalogue, depth", [(CATALOGUE, 0), (PHRASES, 1)], ids=["messages", "phrases"])
-def test_each_template_is_rebuilt_in_chinese_with_its_values(catalogue, depth):
+def test_each_message_is_written_in_chinese_with_its_values():
     wrong = []
-    for english, chinese in catalogue.items():
-        filled, values = _filled(english)
-        result = lookup(filled, depth)
-        if result is None:
-            wrong.append(f"no match: {english}")
+    for id, english in catalogue("en").items():
+        if id.startswith(PHRASE):
             continue
-        lost = [values[i] for i in _used(chinese, len(values)) if values[i] not in result]
-        if lost or (CJK.search(chinese) and not CJK.search(result)):
-            wrong.append(f"{english} -> {result} (lost {lost})")
+        values = {name: f"'v{i}'" for i, name in enumerate(sorted(placeholders(english)))}
+        result = text(id, values, "zh")
+        lost = [value for value in values.values() if value not in result]
+        if lost or not CJK.search(result):
+            wrong.append(f"{id}: {result} (lost {lost})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_each_phrase_is_found_in_a_field_and_written_in_chinese():
+    wrong = []
+    for id, english in catalogue("en").items():
+        if not id.startswith(PHRASE):
+            continue
+        values, parts = [], []
+        for literal, name, _, _ in string.Formatter().parse(english):
+            parts.append(literal)
+            if name is not None:
+                values.append(str(700 + len(values)) if name == "n" else f"'v{len(values)}'")
+                parts.append(values[-1])
+        result = phrase("".join(parts), "zh")
+        chinese = catalogue("zh")[id]
+        if result is None or [v for v in values if v not in result] or (CJK.search(chinese) and not CJK.search(result)):
+            wrong.append(f"{id}: {english} -> {result}")
     assert not wrong, "\n".join(wrong)
 
 
 def test_chinese_templates_use_the_seeds_terms():
-    text = "\n".join(CATALOGUE.values()) + "\n".join(PHRASES.values())
-    assert "键/值头" not in text and "推力" not in text  # (issue 31: one term, 键值头)
-    for english, chinese in CATALOGUE.items():
-        if "scores" in english and "score" not in chinese.replace("score_bias", ""):
-            assert "得分" in chinese, (english, chinese)
+    english, chinese = catalogue("en"), catalogue("zh")
+    assert "键/值头" not in "\n".join(chinese.values()) and "推力" not in "\n".join(chinese.values())  # (one term)
+    for id, said in english.items():
+        if "scores" in said and "score" not in chinese[id].replace("score_bias", ""):
+            assert "得分" in chinese[id], (said, chinese[id])
 
 
 def test_a_field_that_is_a_known_phrase_is_translated_too():
-    message = AttnError("unknown key 'wieghts' (did you mean 'weights'?)", "doc.yaml: weights").message
-    assert translate(message, "zh") == "未知的键 'wieghts'（是不是 'weights'？）"
-    cell = "row 2, column 3: the string 'yes' is not a mask value (use 1/true = may attend, 0/false = masked)"
-    assert translate(cell, "zh") == ("第 2 行第 3 列：字符串 'yes' 不是掩码值"
-                                     "（请用 1/true = 可以关注，0/false = 被掩盖）")
+    error = AttnError("errors.unknown", "doc.yaml: weights", what="key", key="'wieghts'",
+                      hint="did you mean 'weights'?")
+    assert error.said("zh") == "未知的键 'wieghts'（是不是 'weights'？）"
+    assert error.said("en") == "unknown key 'wieghts' (did you mean 'weights'?)"
+    cell = AttnError("matrices.message", cell="row 2, column 3",
+                     cell_problem="the string 'yes' is not a mask value (use 1/true = may attend, 0/false = masked)")
+    assert cell.said("zh") == "第 2 行第 3 列：字符串 'yes' 不是掩码值（请用 1/true = 可以关注，0/false = 被掩盖）"
     # a quoted value is one field, even when it holds what separates phrases
-    odd = "unknown key 'a (b): c' (expected one of x, y)"
-    assert translate(odd, "zh") == "未知的键 'a (b): c'（应为以下之一：x, y）"
+    odd = AttnError("errors.unknown", what="key", key="'a (b): c'", hint="expected one of x, y")
+    assert odd.said("zh") == "未知的键 'a (b): c'（应为以下之一：x, y）"
 
 
-def test_an_unknown_message_stays_english_and_english_is_untouched():
-    assert translate("something no template knows", "zh") == "something no template knows"
-    assert translate("unknown key 'x' (did you mean 'y'?)", "en") == "unknown key 'x' (did you mean 'y'?)"
-    memory = cli_run.OUT_OF_MEMORY
-    assert CJK.search(translate(memory, "zh")) and MEMORY_ENV in translate(memory, "zh")
+def test_a_field_no_phrase_knows_stays_as_it_is_and_english_is_untouched():
+    error = AttnError("errors.unknown", what="key", key="'x'", hint="something no phrase knows")
+    assert error.said("zh") == "未知的键 'x'（something no phrase knows）"
+    assert error.said("en") == "unknown key 'x' (something no phrase knows)"
+    memory = text(cli_run.OUT_OF_MEMORY, {"variable": MEMORY_ENV}, "zh")
+    assert CJK.search(memory) and MEMORY_ENV in memory
+
+
+def test_the_python_api_raises_in_the_language_asked_for(monkeypatch):
+    import attncli
+
+    with pytest.raises(AttnError) as english:
+        attncli.compute({"inputs": [[1, 2], [3]]})
+    attncli.set_language("zh")
+    try:
+        with pytest.raises(AttnError) as chinese:
+            attncli.compute({"inputs": [[1, 2], [3]]})
+    finally:
+        attncli.set_language(None)
+    assert "ragged rows" in str(english.value) and "各行长短不一" in str(chinese.value), (english.value, chinese.value)
+    assert english.value.id == chinese.value.id and english.value.fields == chinese.value.fields
+    monkeypatch.setenv("ATTNCLI_LANG", "zh")  # (the environment, as for the command line)
+    with pytest.raises(AttnError) as environment:
+        attncli.compute({"inputs": [[1, 2], [3]]})
+    assert "各行长短不一" in str(environment.value)
+    with pytest.raises(AttnError, match="'fr'"):
+        attncli.set_language("fr")
 
 
 def test_language_in_reads_the_lang_option_before_the_parser():

@@ -9,7 +9,7 @@ import pytest
 from test_errors_zh import _usage
 
 from attncli.cli import app
-from attncli.cli.messages import translate
+from attncli.core.errors import AttnError
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SPACED = re.compile(r"[\u4e00-\u9fff\uff08-\uff1f] [\u4e00-\u9fff]")  # (a space between two Chinese words)
@@ -47,15 +47,16 @@ def test_a_phrase_inside_a_message_is_chinese(runner, monkeypatch, tmp_path, com
 
 
 def test_a_field_that_is_a_cell_and_a_value_keeps_the_value_and_names_the_cell():
-    message = "row 12, column 3: inf is not a finite number (NaN and infinities are not allowed)"
-    assert translate(message, "zh") == "第 12 行第 3 列：inf 不是有限的数（不允许 NaN 和无穷大）"
+    error = AttnError("textfile.not_finite_number_nan_infinities", place="row 12, column 3: inf")
+    assert error.said("en") == "row 12, column 3: inf is not a finite number (NaN and infinities are not allowed)"
+    assert error.said("zh") == "第 12 行第 3 列：inf 不是有限的数（不允许 NaN 和无穷大）"
     # a quoted value is never split at its colon, and a value not a known phrase stays English (no half-translation)
-    odd = "unknown key 'row 1: x' (did you mean 'rows'?)"
-    assert translate(odd, "zh") == "未知的键 'row 1: x'（是不是 'rows'？）"
+    odd = AttnError("errors.unknown", what="key", key="'row 1: x'", hint="did you mean 'rows'?")
+    assert odd.said("zh") == "未知的键 'row 1: x'（是不是 'rows'？）"
 
 
 def test_a_name_stays_as_written_inside_a_chinese_message():
-    said = translate("names no matrix (heads come with every JSON); name one, e.g. --only weights", "zh")
+    said = AttnError("compute.names_no_matrix_come_every", only="heads").said("zh")
     assert "heads" in said and CJK.search(said)
 
 

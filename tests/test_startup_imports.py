@@ -17,7 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Each module here (or package: its modules too) is what only an error, a Chinese message, another command, a stacked
 # document, another format or another option needs.
 LAZY = (
-    "attncli.cli.messages",  # the translator and its catalogue: an error, and Chinese
+    "attncli.cli.messages",  # an error's line
     "attncli.cli.check", "attncli.cli.explain", "attncli.cli.extract", "attncli.cli.heatmap", "attncli.cli.init",
     "attncli.cli.page", "attncli.cli.card", "attncli.cli.stack",  # the other commands; a stack of layers
     "attncli.inputs.stacked",  # a stacked document (layers:)
@@ -30,7 +30,6 @@ LAZY = (
     "typer.rich_utils",  # --help
     "attncli.cli.help_zh", "attncli.cli.wrap_zh",  # --help in Chinese (and its texts, attncli/data/help_zh.json)
 )
-CATALOGUE = ("attncli.cli.messages.",)  # the Chinese templates (attncli.cli.messages itself translates)
 
 
 def modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -38,7 +37,8 @@ def modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProce
     loaded when it exited."""
     listing = tmp_path / "modules.json"
     code = ("import atexit, json, sys; "
-            "atexit.register(lambda: open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules)))); "
+            "atexit.register(lambda: open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules) + ['catalogue:' + lang "
+            "for lang in getattr(sys.modules.get('attncli.core.messages'), '_read', ())]))); "
             "from attncli.cli import main; main(sys.argv[2:])")
     env = {key: value for key, value in os.environ.items() if not key.endswith("_COMPLETE")} | {"ATTNCLI_LANG": "en"}
     done = subprocess.run([sys.executable, "-c", code, str(listing), *args], capture_output=True, text=True,
@@ -62,19 +62,20 @@ def test_the_json_path_imports_nothing_it_does_not_need(tmp_path):
     assert all(math.isclose(w, x / sum(e), rel_tol=1e-12) for w, x in zip(weights, e, strict=True))
     assert "attncli.cli.compute" in modules and "attncli.inputs.builder" in modules  # (the run was a real one)
     assert loaded(modules, LAZY) == []
+    assert {m for m in modules if m.startswith("catalogue:")} == set()  # (no message file read: nothing went wrong)
 
 
 def test_an_english_error_reads_no_catalogue(tmp_path):
     done, modules = modules_after(tmp_path, "compute", str(EXAMPLES / "no such document.yaml"), "--format", "json")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("Error: ") and "no such file" in done.stderr, done.stderr
-    assert "attncli.cli.messages" in modules and loaded(modules, CATALOGUE) == []
+    assert "attncli.cli.messages" in modules and {m for m in modules if m.startswith("catalogue:")} == {"catalogue:en"}
 
 
 def test_a_chinese_error_reads_the_catalogue(tmp_path):
     done, modules = modules_after(tmp_path, "compute", str(EXAMPLES / "no such document.yaml"), "--lang", "zh")
     assert done.returncode == 2 and "没有这个文件" in done.stderr, done.stderr
-    assert "attncli.cli.messages.dynamic" in modules
+    assert "catalogue:zh" in modules
 
 
 def test_a_chinese_help_reads_its_texts_and_an_english_one_does_not(tmp_path):

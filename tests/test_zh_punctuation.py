@@ -1,5 +1,5 @@
 """Chinese text puts full-width punctuation after Chinese characters: no ASCII ':' or ',' directly after one, in any
-Chinese text table (teach/texts' Chinese, cli/messages' Chinese templates, help_zh.json, the views' and titles'
+Chinese text table (teach/texts' Chinese, the messages' Chinese catalogue, help_zh.json, the views' and titles'
 words), nor in the indexer's worked lines. Code and keys written in backticks are left alone (`query:` is a key, not
 a sentence's colon)."""
 
@@ -12,7 +12,7 @@ import re
 
 import attncli.teach.texts as texts_package
 from attncli.cli.help_zh import PATH
-from attncli.cli.messages import CATALOGUE, PHRASES
+from attncli.core.messages import catalogue
 
 AFTER_CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][:,]")  # a Chinese character, then ':' or ','
 CODE = re.compile(r"`[^`]*`")
@@ -50,7 +50,7 @@ def tables() -> dict[str, list[str]]:
     from attncli.outputs import titles
     from attncli.views import linear_heatmap, words
 
-    return {**teach_tables(), "cli/messages": strings(CATALOGUE) + strings(PHRASES),
+    return {**teach_tables(), "data/messages/zh.json": strings(catalogue("zh")),
             "help_zh.json": strings(json.loads(PATH.read_text(encoding="utf-8"))),
             "views": strings(words.ZH) + strings(linear_heatmap.TITLES["zh"]),
             "outputs/titles": strings(titles.ZH_TITLES) + strings(titles.PHRASES["zh"])

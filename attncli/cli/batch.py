@@ -11,9 +11,9 @@ from attncli.core.errors import AttnError
 def refuse(chosen: str, output: Optional[Path], options: dict) -> None:
     """What a batch of sequences cannot be written as: one of its sequences can."""
     if options["emulate"] is not None:
-        raise AttnError("emulates one sequence's kernel; check --against judges a whole batch", "--emulate")
+        raise AttnError("batch.emulates_one_sequence_s_kernel", "--emulate")
     if chosen in ("markdown", "latex", "csv") or chosen == "arrays" and output.suffix.lower() == ".npy":
-        raise AttnError("writes one sequence's matrices: write the batch as JSON, tables or a .npz",
+        raise AttnError("batch.writes_one_sequence_s_matrices",
                         "--output" if chosen == "arrays" else f"--format {chosen}")
 
 

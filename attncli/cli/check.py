@@ -87,7 +87,7 @@ def check(
         changes = overrides(scale, mask, heads)
         doc = read(file, layer, changes)
         if "answer" not in doc.data:
-            raise AttnError("has no 'answer:' section to check (see attncli check --help)", doc.name)
+            raise AttnError("check.has_no_answer_section_check", doc.name)
         from attncli.inputs.document import is_linear
 
         if is_linear(doc.data):  # a layer of linear attention: its own recurrence and its own slips
@@ -122,8 +122,8 @@ def _linear(file: str, doc, changes: dict, tol: float, language: str, format) ->
     from attncli.teach.check.view import check_json, check_report
 
     for option in (name for name, value in changes.items() if value is not None):
-        raise AttnError(f"replaces softmax attention's {option}, which a linear: document does not have",
-                        f"--{option}")
+        raise AttnError("check.replaces_softmax_attention_s_which",
+                        f"--{option}", option=option)
     spec = read_linear(doc)
     try:
         trace = run_linear(spec)
@@ -176,7 +176,7 @@ def _against(file: str, against: str | None, dtype: DType | None, changes: dict,
     from attncli.views.verdict import report, report_json
 
     if against is None or dtype is None:
-        raise AttnError("--against and --dtype go together: the kernel's result, and the precision it computed in",
+        raise AttnError("check.against_dtype_go_together_kernel",
                         "--against" if against is None else "--dtype")
     results = read_result(against, KEYS)
     doc = read(file, layer, changes)

@@ -35,14 +35,14 @@ def head_index(head: Optional[int], heads: Optional[int]) -> Optional[int]:
         return None
     if heads is None:
         if head < 1:
-            raise AttnError(f"--head {shorten(head)} is out of range: heads count from 1")
+            raise AttnError("checks.head_out_range_heads_count", head=shorten(head))
         return head - 1
     if not 1 <= head <= heads:  # (a range of two is "1 and 2", of one "head 1")
         if heads == 1:
-            raise AttnError(f"--head {shorten(head)} is out of range: this document has one head, head 1")
+            raise AttnError("checks.head_out_range_this_document_2", head=shorten(head))
         if heads == 2:
-            raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 and 2")
-        raise AttnError(f"--head {shorten(head)} is out of range: this document has heads 1 to {heads}")
+            raise AttnError("checks.head_out_range_this_document_3", head=shorten(head))
+        raise AttnError("checks.head_out_range_this_document", head=shorten(head), heads=heads)
     return head - 1
 
 
@@ -52,7 +52,7 @@ def only_present(keys: Optional[list[str]], parts: frozenset[str]) -> None:
 
     for key in keys or []:
         if key in MADE_BY and not parts & set(MADE_BY[key]):
-            raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
+            raise AttnError("checks.needs_document", "--only", key=key, needs=NEEDS[key])
 
 
 def extra_steps(parts: frozenset[str]) -> list[str]:
@@ -77,19 +77,18 @@ def step_choice(step: str, extras: Optional[list[str]]) -> None:
     number = whole_number(step)
     if number is not None:
         if not 1 <= number <= 8:
-            raise AttnError(f"{shorten(step.strip())} is out of range: the steps are {valid}", "--step")
+            raise AttnError("checks.out_range_steps", "--step", strip=shorten(step.strip()), valid=valid)
         return
     if step in known:
         return
     from attncli.teach.explain.walkthrough import NEEDS
 
     if step == "residual" and "add_norm" in known:
-        raise AttnError("the residual is part of step add_norm here (R = X + Y, then LayerNorm); "
-                        f"the steps here are {valid}",
-                        "--step")
+        raise AttnError("checks.residual_part_step_add_norm_here",
+                        "--step", valid=valid)
     if step in NEEDS:
-        raise AttnError(f"'{step}' needs {NEEDS[step]} in the document; the steps here are {valid}", "--step")
-    raise AttnError(f"unknown step {quoted(step)}: the steps are {valid}", "--step")
+        raise AttnError("checks.needs_document_steps_here", "--step", step=step, needs=NEEDS[step], valid=valid)
+    raise AttnError("checks.unknown_step_steps", "--step", step=quoted(step), valid=valid)
 
 
 def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
@@ -100,23 +99,23 @@ def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
     i = whole_number(query)
     if tokens is None:
         if i is not None and i < 1:
-            raise AttnError(f"{shorten(query.strip())} is out of range: queries count from 1", "--query")
+            raise AttnError("checks.out_range_queries_count_from", "--query", strip=shorten(query.strip()))
         return 0
     if i is not None:
         if not 1 <= i <= len(tokens):
             if len(tokens) == 1:
-                raise AttnError(f"{shorten(query.strip())} is out of range: this document has one query, query 1",
-                                "--query")
+                raise AttnError("checks.out_range_this_document_has_2",
+                                "--query", strip=shorten(query.strip()))
             if len(tokens) == 2:
-                raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 and 2",
-                                "--query")
-            raise AttnError(f"{shorten(query.strip())} is out of range: this document has queries 1 to {len(tokens)}",
-                            "--query")
+                raise AttnError("checks.out_range_this_document_has_3",
+                                "--query", strip=shorten(query.strip()))
+            raise AttnError("checks.out_range_this_document_has",
+                            "--query", strip=shorten(query.strip()), count=len(tokens))
         return i - 1
     if query in tokens:
         return tokens.index(query)
     shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
-    raise AttnError(f"{quoted(query)} is neither a query number (1 to {len(tokens)}) nor a token ({shown})", "--query")
+    raise AttnError("checks.neither_query_number_nor_token", "--query", query=quoted(query), count=len(tokens), shown=shown)
 
 
 def verdict(trace, results: dict, dtype: str, file: str) -> list:
@@ -127,7 +126,7 @@ def verdict(trace, results: dict, dtype: str, file: str) -> list:
 
     gradients = [key for key in results if key.startswith("grad_")]
     if gradients and trace.spec.gradient is None:
-        raise AttnError(f"{gradients[0]} needs gradient: in the document (the dO the kernel used)", file)
+        raise AttnError("checks.needs_gradient_document_do_kernel", file, gradients=gradients[0])
     truths = {key: trace.gradients[key] if key.startswith("grad_") else getattr(trace, key) for key in results}
     d_o = trace.grad_head_outputs if gradients else None
     emulated = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.mixed_values, d_o, dtype,

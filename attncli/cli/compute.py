@@ -223,13 +223,13 @@ def _check_format(only: Optional[list[str]], keys: Optional[list[str]], chosen: 
                   contradiction: Optional[Exception], output: Optional[Path], export: Optional[Path]) -> None:
     """--only, --format, -o and --export against each other, before the document is read."""
     if keys == [] and (binary or chosen is not OutputFormat.json):
-        raise AttnError(f"names no matrix ({', '.join(only)} come with every JSON); name one, e.g. --only weights",
-                        "--only")
+        raise AttnError("compute.names_no_matrix_come_every",
+                        "--only", only=', '.join(only))
     if contradiction is not None:
         raise contradiction
     check_export(export, chosen is OutputFormat.table and not binary, output)
     if chosen is OutputFormat.csv and (keys is None or len(keys) != 1):
-        raise AttnError("writes one matrix: name it with one --only, e.g. --only weights", "--format csv")
+        raise AttnError("compute.writes_one_matrix_name_one", "--format csv")
 
 
 def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
@@ -240,22 +240,21 @@ def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
 
     other = [key for key in keys or [] if key not in KEYS]
     if other:
-        raise AttnError(f"--emulate gives {', '.join(KEYS)} (the last three with gradient:), not "
-                        f"{', '.join(other)}", "--only")
+        raise AttnError("compute.emulate_gives_last_three_gradient", "--only", keys=', '.join(KEYS), other=', '.join(other))
 
 
 def _check_selection(selected: Optional[int], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,
                      output: Optional[Path]) -> None:
     """--head and --only against what the format holds: JSON every head, a .npy one array, a CSV the heads it has."""
     if chosen is OutputFormat.json and selected is not None:
-        raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+        raise AttnError("compute.head_selects_tables_json_pick")
     if binary and output.suffix.lower() == ".npy" and len(keys or []) != 1:
-        raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+        raise AttnError("compute.npy_file_holds_one_array", "--output")
     if chosen is OutputFormat.csv and selected is not None:
         from attncli.outputs.blocks import PER_HEAD
 
         if keys[0] not in PER_HEAD:
-            raise AttnError(f"'{keys[0]}' has no heads; leave out --head", "--head")
+            raise AttnError("compute.has_no_heads_leave_out", "--head", keys=keys[0])
 
 
 def _written_as(chosen: OutputFormat, full: bool) -> str:

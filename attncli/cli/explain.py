@@ -89,7 +89,7 @@ def explain(
 
         check_export(export, format is TableOrJson.table)
         if why and step != "all":
-            raise AttnError("shows its own stages (a to e); leave out --step", "--why")
+            raise AttnError("explain.shows_own_stages_e_leave", "--why")
         chosen_head = head_choice(head) if head is not None else 1  # None: every head
         step_choice(step, None)
         head_index(chosen_head, None)
@@ -103,8 +103,7 @@ def explain(
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
 
         if step == "backward" and layer_place(doc):  # a stacked document's layer (gradient: is refused in a stack)
-            raise AttnError("a stack of layers has no backward pass here (gradient: is refused in a stacked "
-                            "document): there is no dZ to explain", "--step")
+            raise AttnError("explain.stack_layers_has_no_backward", "--step")
         step_choice(step, extra_steps(shape.parts))
         head_index(chosen_head, shape.heads)
         query_index(query, shape.tokens)
@@ -113,8 +112,7 @@ def explain(
 
         def attention(spec):  # and against its shapes, before the attention
             if spec.given_qkv is not None:
-                raise AttnError("gives queries, keys and values directly, and explain starts from the inputs X: "
-                                "attncli compute shows every number of it", doc.name)
+                raise AttnError("explain.gives_queries_keys_values_directly", doc.name)
             head_index(chosen_head, spec.heads)
             query_index(query, spec.tokens)
             return compute_in_full(spec, kind, command)

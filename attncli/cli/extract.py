@@ -74,14 +74,13 @@ def extract_command(
         from attncli.outputs.files import check_destination, write_all
 
         if output.suffix.lower() not in DOCUMENT_SUFFIXES:
-            raise AttnError("the document is YAML: give a name ending in .yaml (its inputs go beside it, as .npy)",
+            raise AttnError("extract.document_yaml_give_name_ending",
                             str(output))
         if text is None and text_file is None:
-            raise AttnError("is missing: give the sentence with --text TEXT, "
-                            "or --text-file FILE (- for standard input)",
+            raise AttnError("extract.missing_give_sentence_text_text",
                             "--text")
         if text is not None and text_file is not None:
-            raise AttnError("and --text both give the sentence; give one of them", "--text-file")
+            raise AttnError("extract.text_both_give_sentence_give", "--text-file")
         inputs = output.with_suffix(".npy")
         for path in (output, inputs):  # a folder that does not exist, a directory: said before the model is loaded
             check_destination(path, set())

@@ -110,20 +110,18 @@ def heatmap(
             heatmap_linear(file, doc, of, number, query, full, precision, language, export, theme)
             return
         if of in LINEAR_DRAWN or query is not None:
-            raise AttnError("draws a linear: document's state (docs/format.md Part 4); this document has attention "
-                            "weights: leave it out", "--of" if query is None else "--query")
+            raise AttnError("heatmap.draws_linear_document_s_state", "--of" if query is None else "--query")
         shape = outline(doc.data, changes)
         if of == "differential_weights" and doc.data.get("differential") is None:
-            raise AttnError("needs differential: in the document (it has no pairs of heads to combine)", "--of")
+            raise AttnError("heatmap.needs_differential_document_has_no", "--of")
         if of == "score_bias" and "score_bias" not in shape.parts:
-            raise AttnError("needs score_bias: in the document (it has no score bias to draw)", "--of")
+            raise AttnError("heatmap.needs_score_bias_document_has_no", "--of")
         from attncli.inputs.stacked import layer_place  # (numpy: imported once the command runs)
 
         if of.startswith("grad_") and layer_place(doc):
-            raise AttnError("a stack of layers has no backward pass here (gradient: is refused in a stacked "
-                            "document): there is no gradient to draw", "--of")
+            raise AttnError("heatmap.stack_layers_has_no_backward", "--of")
         if of.startswith("grad_") and doc.data.get("gradient") is None:
-            raise AttnError(f"{of} needs gradient: in the document (the backward pass's seed)", "--of")
+            raise AttnError("heatmap.needs_gradient_document_backward_pass", "--of", of=of)
         head_index(number, shape.heads)
         kind = "heatmap --full" if full else "heatmap"
 

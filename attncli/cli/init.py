@@ -133,7 +133,7 @@ def init_command(
         from attncli.teach.starter import MAX_WEIGHT, as_json, document
 
         if max_weight is not None and not integers:
-            raise AttnError("needs --integers: it is the rule by which the whole numbers are drawn", "--max-weight")
+            raise AttnError("init.needs_integers_rule_which_whole", "--max-weight")
 
         text = document(tokens, n, d_model, d_k, d_v, heads, context, mask.value, init.value, seed, inline,
                         kv_heads, rope_scaling.value if rope_scaling else rope,

@@ -21,15 +21,15 @@ def compute_linear(file: str, doc, only: Optional[list[str]], kind: str, output:
 
     keys = written.linear_only(only)
     if kind in ("markdown", "latex", "csv"):
-        raise AttnError(f"is not written as {kind} for a linear: document yet; use table, json, or -o FILE.npz",
-                        "--format")
+        raise AttnError("linear.not_written_linear_document_yet",
+                        "--format", kind=kind)
     if options["emulate"] is not None:
-        raise AttnError("emulates softmax attention's eager kernels; a linear: document is computed in float64 only",
+        raise AttnError("linear.emulates_softmax_attention_s_eager",
                         "--emulate")
     if kind == "json" and options["head"] is not None:
-        raise AttnError("--head selects tables; for JSON pick a head with jq, e.g. jq '.weights[0]'")
+        raise AttnError("compute.head_selects_tables_json_pick")
     if kind == "arrays" and output.suffix.lower() == ".npy" and len(keys or []) != 1:
-        raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+        raise AttnError("compute.npy_file_holds_one_array", "--output")
     spec = read_linear(doc)
     index = head_index(options["head"], spec.value_heads)
     try:
@@ -68,8 +68,7 @@ def explain_linear(doc, query: Optional[str], head: Optional[int], step: str, wh
     from attncli.teach.explain.lightning import lightning_step
 
     if why or step != "all":
-        raise AttnError("a linear: document has one step to explain, the delta rule or lightning attention's sum; "
-                        "leave out --step and --why",
+        raise AttnError("linear.linear_document_has_one_step",
                         "--why" if why else "--step")
     spec = read_linear(doc)
     heads = range(spec.value_heads) if head is None else [head_index(head, spec.value_heads)]
@@ -117,10 +116,9 @@ def heatmap_linear(file: str, doc, of: str, number: Optional[int], query: Option
     of = {"weights": "state", "final_state": "state"}.get(of, of)  # (weights: the command's default)
     spec = read_linear(doc)
     if of == "decayed_scores" and spec.kind != "lightning":
-        raise AttnError("belongs to lightning attention (kind: lightning); the delta rule has no such matrix: draw "
-                        "--of state", "--of")
+        raise AttnError("linear.belongs_lightning_attention_kind_lightning", "--of")
     if query is not None and of != "state":
-        raise AttnError("picks the token of --of state; leave it out", "--query")
+        raise AttnError("linear.picks_token_state_leave_out", "--query")
     index = head_index(number, spec.value_heads)
     t = query_index(query, spec.tokens) if query is not None else spec.n - 1
     try:
@@ -143,8 +141,8 @@ def page_linear(file: str, doc, changes: dict, precision: int, lang: str, output
     from attncli.teach.page.linear import linear_page_html
 
     for option in (name for name, value in changes.items() if value is not None):
-        raise AttnError(f"replaces softmax attention's {option}, which a linear: document does not have",
-                        f"--{option}")
+        raise AttnError("check.replaces_softmax_attention_s_which",
+                        f"--{option}", option=option)
     spec = read_linear(doc)
     try:
         trace = run(spec, keep_state=False)

@@ -101,8 +101,7 @@ def read(file: str, layer: Optional[int] = None, overrides: dict | None = None, 
         from attncli.inputs.stacked import stack_of
 
         count = len(stack_of(doc))
-        raise AttnError(f"is a stack of {count} layers (layers:); this command shows one: choose it with "
-                        f"--layer N (1 … {count})", doc.name)
+        raise AttnError("load.stack_layers_layers_this_command", doc.name, count=count, count_2=count)
     return doc
 
 

@@ -17,7 +17,7 @@ import typer
 
 from attncli.cli.app import app as _app  # as the commands imported so far have registered on it (``app``: all)
 from attncli.cli.language import current
-from attncli.cli.run import EXIT_USER, Stopped, prefix, quiet_broken_pipe, say, stop_cleanly_on_signals, translated
+from attncli.cli.run import EXIT_USER, Stopped, prefix, quiet_broken_pipe, said, say, stop_cleanly_on_signals
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["main"]  # and app (below)
@@ -69,10 +69,10 @@ def main(args: list[str] | None = None) -> None:
         say("Aborted.\n")
         code = 1
     except Stopped as e:  # (while the options are parsed)
-        say(f"Stopped by {signal.Signals(e.signo).name}.\n")
+        say(f"{said('cli.stopped_by', signal=signal.Signals(e.signo).name)}\n")
         code = 128 + e.signo
     except KeyboardInterrupt:  # (Ctrl-C while the options are parsed, before a command's run() catches it)
-        say(f"{translated('Interrupted.')}\n")
+        say(f"{said('cli.interrupted')}\n")
         code = 130
     except BrokenPipeError:  # --help into `| head`
         try:
@@ -80,7 +80,7 @@ def main(args: list[str] | None = None) -> None:
         except typer.Exit:
             code = 0
     except OSError as e:  # --help or --version into a full disk
-        say(f"{prefix('error')}standard output: {translated(f'cannot be written ({e.strerror or e})')}\n")
+        say(f"{prefix('error')}standard output: {said('files.cannot_written', reason=e.strerror or e)}\n")
         code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer

@@ -61,10 +61,8 @@ def output_format(given: Optional[OutputFormat],
         return implied or OutputFormat.table, medium, None
     if (implied is not None and given is not implied) or medium == "arrays":
         means = f"the {implied.value} format" if implied is not None else "binary arrays"
-        return given, medium, AttnError(f"{given.value} contradicts -o {shorten(output.name)}, "
-                                        f"whose extension {suffix} means {means}; "
-                                        "leave out --format, or give -o a name that ends otherwise",
-                                        "--format")
+        return given, medium, AttnError("options.contradicts_o_whose_extension_means",
+                                        "--format", value=given.value, name=shorten(output.name), suffix=suffix, means=means)
     return given, medium, None
 
 
@@ -115,7 +113,7 @@ def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -
         try:
             scale_of(scale, 1)
         except AttnError as e:
-            raise AttnError(e.message, "--scale") from None
+            raise e.placed("--scale") from None
 
     if mask is not None and mask not in ("none", "causal"):  # (as in the document: Causal is a typo, named)
         if not os.path.lexists(mask):  # a name there is the reader's to check (a loop of links, a folder, a long name)
@@ -123,7 +121,7 @@ def overrides(scale: Optional[str], mask: Optional[str], heads: Optional[int]) -
 
             close = difflib.get_close_matches(mask.lower()[:100], ("none", "causal"), n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else " (no such file)"
-            raise AttnError(f"{shorten(mask)!r} is not none, causal or a mask file{hint}", "--mask")
+            raise AttnError("options.not_none_causal_mask_file", "--mask", mask=shorten(mask), hint=hint)
         mask = os.path.abspath(mask)
     return {"scale": scale, "mask": mask, "heads": heads}
 
@@ -136,7 +134,7 @@ def head_choice(text: Optional[str]) -> Optional[int]:
     if number is None:
         from attncli.core.errors import AttnError, quoted
 
-        raise AttnError(f"{quoted(text)} is not a head number (1, 2, …) or all", "--head")
+        raise AttnError("options.not_head_number_all", "--head", text=quoted(text))
     return number
 
 

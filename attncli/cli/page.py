@@ -62,9 +62,9 @@ def page(
         from attncli.plan import compute_in_full
 
         if output is not None and output.suffix.lower() not in (".html", ".htm"):  # before any work: nothing written
-            raise AttnError("expected a file name ending in .html or .htm (the page is HTML)", "--output")
+            raise AttnError("page.expected_file_name_ending_html", "--output")
         if output is None and sys.stdout is not None and sys.stdout.isatty():  # 100 KB of HTML is no use on a terminal
-            raise AttnError("the page is a whole HTML file: write it with -o page.html, then open that in a browser",
+            raise AttnError("page.page_whole_html_file_write",
                             "--output")
         from attncli.teach.page import page_html
 

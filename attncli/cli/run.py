@@ -19,9 +19,7 @@ from attncli.core.errors import AttnError, visible
 from attncli.core.memory import MEMORY_ENV
 
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 70, 130
-OUT_OF_MEMORY = ("ran out of memory (the input is larger than this process may allocate); use a smaller "
-                 f"input, or set {MEMORY_ENV} to what attncli may use, "
-                 "so that it computes large results block by block")
+OUT_OF_MEMORY = "cli.out_of_memory"  # (the id of the message: ran out of memory, set ATTNCLI_MEMORY …)
 
 
 class Stopped(BaseException):
@@ -64,11 +62,11 @@ def run(action: Callable[[], None], debug: bool) -> None:
     except MemoryError:  # a last resort: the estimates (attncli.core.memory) should have refused the size first
         if debug:
             traceback.print_exc()
-        _fail(f"{prefix('error')}memory: {translated(OUT_OF_MEMORY)}", EXIT_USER)
+        _fail(f"{prefix('error')}memory: {said(OUT_OF_MEMORY, variable=MEMORY_ENV)}", EXIT_USER)
     except KeyboardInterrupt:
-        _fail(translated("Interrupted."), EXIT_INTERRUPTED)
+        _fail(said("cli.interrupted"), EXIT_INTERRUPTED)
     except Stopped as e:
-        _fail(translated(f"Stopped by {signal.Signals(e.signo).name}."), 128 + e.signo)
+        _fail(said("cli.stopped_by", signal=signal.Signals(e.signo).name), 128 + e.signo)
     except BrokenPipeError:
         quiet_broken_pipe()
     except typer.Exit:
@@ -92,14 +90,12 @@ def error_line(error: AttnError) -> str:
     return messages.error_line(error)
 
 
-def translated(message: str) -> str:
-    """``message`` in the run's language: the catalogue (:func:`attncli.cli.messages.translate`) is imported only for
-    a Chinese message (not in English, nor then while memory is short or a second Ctrl-C may come)."""
-    if current() != "zh":
-        return message
-    from attncli.cli.messages import translate
+def said(id: str, **fields: object) -> str:
+    """The command line's own line ``id`` in the run's language (the catalogue is read when one is said: not while
+    nothing goes wrong)."""
+    from attncli.core.messages import text
 
-    return translate(message)
+    return text(id, fields, current())
 
 
 def _fail(message: str, code: int) -> None:

@@ -27,12 +27,11 @@ def write_stack(traces: tuple, keys: Optional[list[str]], chosen: str, output: O
 def refuse(chosen: str, output: Optional[Path], options: dict) -> None:
     """What a stack of layers cannot be written as: one of its layers can (--layer N)."""
     if options["emulate"] is not None:
-        raise AttnError("emulates one layer's kernel: choose the layer with --layer N", "--emulate")
+        raise AttnError("stack.emulates_one_layer_s_kernel", "--emulate")
     if chosen in ("markdown", "latex", "csv"):
-        raise AttnError("writes one layer's matrices: choose the layer with --layer N", f"--format {chosen}")
+        raise AttnError("stack.writes_one_layer_s_matrices", f"--format {chosen}")
     if chosen == "arrays" and output.suffix.lower() == ".npy":
-        raise AttnError("a .npy file holds one array: choose the layer with --layer N and the array with --only, "
-                        "or write a .npz", "--output")
+        raise AttnError("stack.npy_file_holds_one_array", "--output")
 
 
 def _tables(title: str, traces: list, keys: Optional[list[str]], output: Optional[Path], inputs: set, options: dict,

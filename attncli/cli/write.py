@@ -93,7 +93,7 @@ def refuse_existing(path: Path) -> None:
     except (OSError, ValueError):  # none there (or a name the writer will refuse with its reason)
         return
     if stat.S_ISREG(found.st_mode):
-        raise AttnError("already exists; give --force to replace it, or choose another name", str(path))
+        raise AttnError("write.already_exists_give_force_replace", str(path))
 
 
 def render_text(renderables: list, to_terminal: bool = False) -> bytes:
@@ -113,17 +113,17 @@ def check_export(export: Optional[Path], usable: bool, output: Optional[Path] = 
     from attncli.views.picture import EXPORT_KINDS, PNG_NEEDS, png_ready
 
     if export.suffix.lower() not in EXPORT_KINDS:
-        raise AttnError("expected a file name ending in .svg, .png, .html or .txt", "--export")
+        raise AttnError("write.expected_file_name_ending_svg", "--export")
     if export.suffix.lower() == ".png" and not png_ready():
         raise AttnError(PNG_NEEDS, "--export")
     if output is not None and output.suffix.lower() in (".npz", ".npy"):
-        raise AttnError(f"saves tables as the terminal shows them, and -o {output.name} writes arrays instead",
-                        "--export")
+        raise AttnError("write.saves_tables_terminal_shows_them",
+                        "--export", name=output.name)
     if not usable:
-        raise AttnError("works with --format table only (it saves the tables as the terminal shows them)", "--export")
+        raise AttnError("write.works_format_table_only_saves", "--export")
     # (realpath: a link loop is no error here)
     if output is not None and os.path.realpath(output) == os.path.realpath(export):
-        raise AttnError("is the same file as --output; choose another name", "--export")
+        raise AttnError("write.same_file_output_choose_another", "--export")
 
 
 FEWER = "--only KEY, --head N, or attncli heatmap for the weights"  # what shows less, for compute's picture too large

@@ -42,33 +42,33 @@ def shape_text(shape: Sequence[int]) -> str:
 def _as_array(value: Any, name: str, kinds: str) -> np.ndarray:
     """``value`` as a numpy array without casting away what it is (complex stays complex, text stays text)."""
     if value is None:
-        raise AttnError("is None, not an array of numbers", name)
+        raise AttnError("arguments.none_not_array_numbers", name)
     if isinstance(value, str):
-        raise AttnError("is a string, not an array of numbers", name)
+        raise AttnError("arguments.string_not_array_numbers", name)
     if isinstance(value, bytes):
-        raise AttnError("is bytes, not an array of numbers", name)
+        raise AttnError("arguments.bytes_not_array_numbers", name)
     if isinstance(value, np.ndarray):
         array = value
     elif isinstance(value, (numbers.Number, np.generic, Sequence)) or hasattr(value, "__array__"):
         try:
             array = np.asarray(value)
         except (ValueError, TypeError, RecursionError):  # ragged rows, a list that holds itself
-            raise AttnError("is not an array of numbers (its rows are not all the same length)", name) from None
+            raise AttnError("arguments.not_array_numbers_rows_not", name) from None
     else:
-        raise AttnError(f"is {type_name(value)}, not an array of numbers", name)
+        raise AttnError("arguments.not_array_numbers", name, type_name=type_name(value))
     if array.dtype.kind not in kinds:
         what = KINDS.get(array.dtype.kind, "numbers")
         if kinds == "b":
-            raise AttnError(f"holds {what} ({array.dtype}); expected True/False values", name)
-        raise AttnError(f"holds {what} ({array.dtype}); expected real numbers (floating point or integers)", name)
+            raise AttnError("arguments.holds_expected_true_false_values", name, what=what, dtype=array.dtype)
+        raise AttnError("arguments.holds_expected_real_numbers_floating", name, what=what, dtype=array.dtype)
     return array
 
 
 def _whole(array: np.ndarray, name: str, min_ndim: int, empty: bool = False) -> None:
     if array.ndim < min_ndim:
-        raise AttnError(f"is {shape_text(array.shape)}; expected at least {min_ndim} axes", name)
+        raise AttnError("arguments.expected_least_axes", name, array_shape=shape_text(array.shape), min_ndim=min_ndim)
     if array.size == 0 and not empty:
-        raise AttnError(f"is empty ({shape_text(array.shape)})", name)
+        raise AttnError("arguments.empty", name, array_shape=shape_text(array.shape))
 
 
 def first_not_finite(array: np.ndarray) -> tuple[str, str] | None:
@@ -89,7 +89,7 @@ def real_array(value: Any, name: str, *, min_ndim: int = 0, finite: bool = True,
     if finite:
         bad = first_not_finite(array)
         if bad:
-            raise AttnError(f"holds {bad[0]} at [{bad[1]}]; expected finite numbers", name)
+            raise AttnError("arguments.holds_expected_finite_numbers", name, bad=bad[0], bad_2=bad[1])
     return array
 
 
@@ -97,17 +97,17 @@ def mask_array(value: Any, name: str, shape: tuple[int, ...] | None = None) -> n
     """A mask (of ``shape``, when given): True/False values only (0 and 1 as numbers are not taken for them)."""
     array = _as_array(value, name, "b")
     if shape is not None and array.shape != shape:
-        raise AttnError(f"is {shape_text(array.shape)}; expected {shape_text(shape)}", name)
+        raise AttnError("arguments.expected", name, array_shape=shape_text(array.shape), shape=shape_text(shape))
     return array
 
 
 def number(value: Any, name: str) -> float:
     """A finite real number (not a bool, not a string), as float."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
-        raise AttnError(f"is {type_name(value)}, not a number", name)
+        raise AttnError("arguments.not_number", name, type_name=type_name(value))
     result = float(value)
     if not np.isfinite(result):
-        raise AttnError(f"is {result}; expected a finite number", name)
+        raise AttnError("arguments.expected_finite_number", name, result=result)
     return result
 
 

@@ -184,8 +184,7 @@ def residual_of(added: np.ndarray, spec: Spec) -> tuple[np.ndarray | None, np.nd
     bad = ~np.isfinite(residual.var(axis=-1)) | ~np.isfinite(normalized).all(axis=-1)
     if bad.any():
         row = int(np.argmax(bad))
-        raise AttnError(f"Add & Norm overflows float64 at row {row + 1} ({quoted(spec.tokens[row])}): the variance of "
-                        "the residual (or γ) is too large to compute with")
+        raise AttnError("attention.add_norm_overflows_float64_row", row=row + 1, tokens=quoted(spec.tokens[row]))
     return residual, normalized
 
 
@@ -199,8 +198,7 @@ def normalized_rows(x: np.ndarray, norm: Norm, name: str, labels: list[str]) -> 
     if not np.isfinite(spread).all():
         row = int(np.argmax(~np.isfinite(spread)))
         what = "mean square" if norm.kind == "rms" else "variance"
-        raise AttnError(f"{name} overflow float64 at row {row + 1} ({quoted(labels[row])}): the {what} of the row is "
-                        "too large to normalise")
+        raise AttnError("attention.overflow_float64_row_row_too", name=name, row=row + 1, labels=quoted(labels[row]), what=what)
     out = normalize_rows(x, norm)
     check_finite(out, name, labels)
     return out
@@ -223,6 +221,5 @@ def overflow_error(name: str, head: int | None, row: int, labels: list[str]) -> 
     """``scores overflow float64 at head 2, row 5 ('x5')`` (0-based ``head`` and ``row``)."""
     where = f"head {head + 1}, " if head is not None else ""
     return AttnError(
-        f"{name} overflow float64 at {where}row {row + 1} ({quoted(labels[row])}); "
-        "the numbers in the document are too large to compute with"
+        "attention.overflow_float64_row_numbers_document", name=name, place=where, row=row + 1, labels=quoted(labels[row])
     )

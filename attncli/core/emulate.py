@@ -50,9 +50,7 @@ def within_range(x: np.ndarray, dtype: str, name: str, option: str = "--emulate"
         return y
     index = tuple(int(i) for i in np.argwhere(~np.isfinite(y))[0])
     where = ", ".join(f"{axis} {i + 1}" for axis, i in zip(("head", "row", "column")[-len(index):], index))
-    raise AttnError(f"{name} overflows {dtype}'s range (±{LARGEST[dtype]:g}) at {where} ({float(x[index]):.4g}): "
-                    f"the eager computation in {dtype} holds inf there, as PyTorch's would (bf16 and fp32 reach "
-                    "±3.4e38)", option)
+    raise AttnError("emulate.overflows_s_range_eager_computation", option, name=name, dtype=dtype, largest=LARGEST[dtype], place=where, x=float(x[index]), dtype_2=dtype)
 
 
 def ulp(magnitude: float, dtype: str) -> float:
@@ -66,14 +64,11 @@ def softmax_of_dots(spec: Spec, option: str) -> None:
     """The eager computation is a softmax of dot-product scores (FlashAttention's): ``score: additive`` and
     ``normalize: sum | none``, which have no log-sum-exp (FORMAT.md Part 3), are refused, naming the key."""
     if spec.score != "dot":
-        raise AttnError(f"is {spec.score}, which has no log-sum-exp: {option} is for a softmax of dot-product "
-                        "scores (FlashAttention's)", "score")
+        raise AttnError("emulate.which_has_no_log_sum", "score", score=spec.score, option=option)
     if spec.normalize != "softmax":
-        raise AttnError(f"is {spec.normalize}, which has no log-sum-exp: {option} is for a softmax of dot-product "
-                        "scores (FlashAttention's)", "normalize")
+        raise AttnError("emulate.which_has_no_log_sum", "normalize", score=spec.normalize, option=option)
     if getattr(spec, "differential", None) is not None:  # (two kernel calls, combined after them)
-        raise AttnError(f"combines two softmaxes per head pair after the attention, with the values halved: {option} "
-                        "is for one kernel call whose output is A·V", "differential")
+        raise AttnError("emulate.combines_two_softmaxes_per_head", "differential", option=option)
 
 
 def _softmax32(z: np.ndarray, sinks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +147,7 @@ def emulated_trace(trace, dtype: str, keys: list[str] | None) -> tuple:
     d_o = trace.grad_head_outputs
     asked = [key for key in keys or [] if key.startswith("grad_")]
     if asked and d_o is None:
-        raise AttnError(f"'{asked[0]}' needs gradient: in the document (the dO of the backward pass)", "--only")
+        raise AttnError("emulate.needs_gradient_document_do_backward", "--only", asked=asked[0])
     made = eager(trace.spec, trace.kernel_queries, trace.kernel_keys, trace.mixed_values, d_o, dtype)
     gradients = {key: made[key] for key in made if key.startswith("grad_")}
     plain = {key: made[key] for key in made if not key.startswith("grad_")}

@@ -1,8 +1,9 @@
 """The one error type for everything a user can cause.
 
-Library code raises :class:`AttnError` with a message that names the place
-(file, key, row, column) and what was expected; the command line turns it
-into ``Error: …`` on standard error and exit code 2, in one place.
+Library code raises :class:`AttnError` with a message id, the place (file, key, row, column) and the message's
+fields: ``AttnError("matrices.is_not_a_number", "weights.query", value=describe(x))``. The text is data
+(:mod:`attncli.core.messages`: one file per language), written when the error is shown, in the language asked
+for; the command line turns it into ``Error: …`` on standard error and exit code 2, in one place.
 """
 
 from __future__ import annotations
@@ -21,27 +22,64 @@ MESSAGE_CHARS = 1000  # the whole message, should one place above be missed
 class AttnError(Exception):
     """A problem with the user's document, files or options (exit code 2).
 
-    ``where`` (a file, a key, an option) is shortened as each part is added, so a
-    10 kB file name cannot flood the message; what the message quotes of the
-    user's text is shortened where it is written, with :func:`shorten`.
+    ``id`` names the message in the catalogues (attncli/data/messages/), ``fields`` fill its template; ``where``
+    (a file, a key, an option) is shortened as each part is added, so a 10 kB file name cannot flood the message;
+    what the message quotes of the user's text is shortened where it is written, with :func:`shorten`. ``str()``
+    and :attr:`message` are in the language messages are written in (:func:`attncli.set_language`, else the
+    environment), :meth:`text` in any.
+
+    >>> str(AttnError("errors.unknown", "doc.yaml", what="key", key="'wieghts'", hint="did you mean 'weights'?"))
+    "doc.yaml: unknown key 'wieghts' (did you mean 'weights'?)"
     """
 
-    def __init__(self, message: str, where: str | None = None):
-        self.message = message
+    def __init__(self, id: str, where: str | None = None, /, **fields: object):
+        self.id, self.fields = id, fields
         self.where = None if where is None else shorten(where, PLACE_CHARS, tail=PLACE_CHARS // 3)
-        super().__init__(self.__str__())
+        super().__init__(id, self.where)
+
+    @property
+    def message(self) -> str:
+        """The message without its place, in the language messages are written in."""
+        return self.said()
+
+    def said(self, lang: str | None = None) -> str:
+        """The message without its place, in ``lang`` (else the language messages are written in), shortened."""
+        from attncli.core.messages import text
+
+        message = shorten(text(self.id, self.fields, lang), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
+        if lang != "en" and message.endswith(" characters)"):  # (the length a shortened message shows, in lang)
+            from attncli.core.messages import language
+            from attncli.core.messages import suffix
+
+            message = suffix(message, lang or language())
+        return message
+
+    def text(self, lang: str | None = None) -> str:
+        """The place and the message, in ``lang`` (else the language messages are written in)."""
+        message = self.said(lang)
+        return f"{self.where}: {message}" if self.where else message
 
     def __str__(self) -> str:
-        message = shorten(self.message, MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
-        return f"{self.where}: {message}" if self.where else message
+        return self.text()
+
+    def __reduce__(self):
+        return _rebuilt, (type(self), self.id, self.where, self.fields)
+
+    def placed(self, where: str | None) -> AttnError:
+        """The same message at another place (``where`` instead of this one's)."""
+        return type(self)(self.id, where, **self.fields)
 
     def at(self, where: str) -> AttnError:
         """The same error with an outer location put in front (file, key)."""
-        error = AttnError(self.message, where)
+        error = AttnError(self.id, where, **self.fields)
         if self.where:
             error.where = f"{error.where}: {self.where}"
-            error.args = (str(error),)
+            error.args = (self.id, error.where)
         return error
+
+
+def _rebuilt(kind: type, id: str, where: str | None, fields: dict) -> AttnError:
+    return kind(id, where, **fields)
 
 
 def shorten(text: object, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
@@ -138,7 +176,7 @@ def unknown_key(key: object, known: Iterable[str], what: str = "key") -> AttnErr
     known = list(known)
     close = nearest(str(key)[:100], known)
     hint = f"did you mean '{close[0]}'?" if close else "expected one of " + ", ".join(known)
-    return AttnError(f"unknown {what} {quoted(key)} ({hint})")
+    return AttnError("errors.unknown", what=what, key=quoted(key), hint=hint)
 
 
 def plural(count: int, noun: str) -> str:

@@ -22,5 +22,4 @@ def check_gradient(name: str, value: np.ndarray) -> None:
     where = {2: "row {}, column {}", 3: "head {}, row {}, column {}"}.get(len(index), "entry {}")
     if len(index) not in (2, 3):
         index = [int(np.flatnonzero(~np.isfinite(value))[0]) + 1]
-    raise AttnError(f"gradient: {gradient_key(name)} overflows float64 in the backward pass at {where.format(*index)}; "
-                    "the gradient or the numbers in the document are too large to compute with")
+    raise AttnError("gradient_overflow.gradient_overflows_float64_backward_pass", gradient_key=gradient_key(name), value=where.format(*index))

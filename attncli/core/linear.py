@@ -151,8 +151,8 @@ def run(spec: LinearSpec, keep_state: bool = True, keep_chunks: bool = False,
         if key not in arrays:
             continue
         if not np.isfinite(arrays[key]).all():
-            raise AttnError(f"{key} overflows float64 (a decay g > 0 makes the state grow by e^g at every token)",
-                            "linear")
+            raise AttnError("linear.overflows_float64_decay_g_makes",
+                            "linear", key=key)
     return LinearTrace(spec, arrays)
 
 

@@ -80,17 +80,17 @@ def ensure_fits(need: int, what: str, where: str | None = None, hint: str = "", 
     for room, source, address in sorted(limits()):
         total = need + mapped if address else need
         if total > room:
-            raise AttnError(f"{what} would need {beyond(total, room, source)}{hint}", where)
+            raise AttnError("memory.would_need", where, what=what, beyond=beyond(total, room, source), hint=hint)
 
 
 def parse_size(text: str) -> int:
     """``2G``, ``512M``, ``1.5GiB``, ``800000000`` -> bytes."""
     match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*([kmgt]?)(?:i?b)?", text.strip().lower(), re.ASCII)
     if not match or float(match.group(1)) <= 0:
-        raise AttnError(f"{shorten(text)!r} is not a memory size (e.g. 4G, 512M or a number of bytes)", MEMORY_ENV)
+        raise AttnError("memory.not_memory_size_e_g", MEMORY_ENV, text=shorten(text))
     size = float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " ")
     if size > 2**62:  # (a float of hundreds of digits is inf)
-        raise AttnError(f"{shorten(text)!r} is larger than any memory (2^62 bytes at most)", MEMORY_ENV)
+        raise AttnError("memory.larger_than_any_memory_bytes", MEMORY_ENV, text=shorten(text))
     return int(size)
 
 

@@ -105,8 +105,7 @@ def sum_normalize(z: np.ndarray, allowed: np.ndarray | None, labels: list[str]) 
     if zero.any():
         head, row = (int(i) for i in np.argwhere(zero)[0])
         raise AttnError(
-            f"normalize: sum: the scores of query {row + 1} ('{labels[row]}') in head {head + 1} sum to 0, "
-            "so they cannot be divided by their sum (use normalize: softmax)"
+            "softmax.normalize_sum_scores_query_head", row=row + 1, labels=labels[row], head=head + 1
         )
     return np.divide(z, total, out=np.zeros_like(z), where=total != 0)
 

@@ -90,7 +90,7 @@ def attend_streamed(spec: Spec, progress: Callable[[int], None] | None = None, t
             _run_generic(a, spec, heads, rows_of, checked, progress, threads, empty)
     except Overflow:
         _locate_overflow(q, k, spec)
-        raise AttnError("scores overflow float64; the numbers in the document are too large to compute with") from None
+        raise AttnError("stream.scores_overflow_float64_numbers_document") from None
     a.update(head_outputs=heads, _empty_queries=tuple(sorted(empty)), **rows_of)
     a = run(spec, a, stages=_part("after"))
     if spec.gradient is not None:  # the backward pass tile by tile too (FlashAttention-2's)
@@ -167,8 +167,9 @@ def _run_generic(a: Arrays, spec: Spec, heads, rows_of: Arrays, checked: bool, p
             try:
                 made = stage.block(spec, b, lo, hi)
             except AttnError as e:  # `normalize: sum` names the row inside the block
-                message = re.sub(r"query (\d+) ", lambda r: f"query {int(r.group(1)) + lo} ", e.message, count=1)
-                raise AttnError(message, e.where) from None
+                if "row" not in e.fields:
+                    raise
+                raise AttnError(e.id, e.where, **{**e.fields, "row": e.fields["row"] + lo}) from None
             if checked and not all(np.isfinite(made[key]).all() for key in made if key in ("scores", "scaled_scores")):
                 raise Overflow
             b.update(made)

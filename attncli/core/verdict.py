@@ -62,12 +62,11 @@ def _shaped(got: np.ndarray, truth: np.ndarray | None, key: str) -> np.ndarray:
     from attncli.core.errors import AttnError, shape_str
 
     if truth is None:
-        raise AttnError(f"{key}: this document has no {key} to judge it against", "--against")
+        raise AttnError("verdict.this_document_has_no_judge", "--against", key=key, key_2=key)
     if got.ndim == truth.ndim + 1 and got.shape[0] == 1:
         got = got[0]
     if got.shape != truth.shape:
-        raise AttnError(f"{key} is {shape_str(got.shape)} but this document's is {shape_str(truth.shape)} "
-                        f"(or (1, …) as PyTorch's)", "--against")
+        raise AttnError("verdict.but_this_document_s_pytorch", "--against", key=key, got_shape=shape_str(got.shape), truth_shape=shape_str(truth.shape))
     return got
 
 

@@ -63,29 +63,29 @@ def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
             raise unknown_key(key, ARCHIVE_KEYS)
     file, tensor = spec.get("file"), spec.get("tensor")
     if file is None:
-        raise AttnError("is required next to tensor: the .safetensors or .npz file that holds it", "file")
+        raise AttnError("archives.required_next_tensor_safetensors_npz", "file")
     if not isinstance(file, str):
-        raise AttnError(f"expected a file name, not {describe(file)}", "file")
+        raise AttnError("archives.expected_file_name_not", "file", file=describe(file))
     if file == "":
-        raise AttnError("is an empty file name; give the .safetensors or .npz file that holds the tensor", "file")
+        raise AttnError("archives.empty_file_name_give_safetensors", "file")
     path = Path(file) if Path(file).is_absolute() else folder / file
     suffix = path.suffix.lower()
     if suffix not in ARCHIVE_KINDS:
-        raise AttnError(f"{quoted(file)} {_not_an_archive(suffix)}", "file")
+        raise AttnError("archives.message", "file", file=quoted(file), not_an_archive=_not_an_archive(suffix))
     if tensor is None:
-        raise AttnError(f"is required: the name of one array in {shorten(file)}", "tensor")
+        raise AttnError("archives.required_name_one_array", "tensor", file=shorten(file))
     if not isinstance(tensor, str):
-        raise AttnError(f"expected the array's name (text), not {describe(tensor)}", "tensor")
+        raise AttnError("archives.expected_array_s_name_text", "tensor", tensor=describe(tensor))
     mode = file_status(path, file, "a .safetensors or .npz file").st_mode
     if not stat.S_ISREG(mode):
-        raise AttnError("is not a regular file (a device, pipe or socket)", file)
+        raise AttnError("archives.not_regular_file_device_pipe", file)
     plan = TensorPlan(spec, file, tensor)
     try:
         array = read_safetensors(path, plan) if suffix == ".safetensors" else read_npz(path, plan)
     except PermissionError:
-        raise AttnError("permission denied", file) from None
+        raise AttnError("archives.permission_denied", file) from None
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", file) from None
+        raise AttnError("archives.cannot_read", file, value=e.strerror or type(e).__name__) from None
     return array, plan.name
 
 

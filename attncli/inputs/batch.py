@@ -33,20 +33,20 @@ def sequences(doc: Document) -> list[Document]:
     data = doc.data
     layout = data["layout"]
     if layout not in LAYOUTS:
-        raise AttnError(f"is {layout!r}; expected one of {', '.join(LAYOUTS)} ({'; '.join(LAYOUTS.values())})",
-                        "layout")
+        raise AttnError("batch.expected_one",
+                        "layout", layout=layout, layouts=', '.join(LAYOUTS), values='; '.join(LAYOUTS.values()))
     for key in ("queries", "keys", "values"):
         if data.get(key) is None:
-            raise AttnError("needs queries, keys and values given directly (a batch is what a kernel receives)",
+            raise AttnError("batch.needs_queries_keys_values_given",
                             "layout")
     _for_every_sequence(data)
     if layout != "thd":
         for key in PACKED:
             if data.get(key) is not None:
-                raise AttnError("goes with layout: thd (packed sequences)", key)
+                raise AttnError("batch.goes_layout_thd_packed_sequences", key)
     gradient = data.get("gradient")
     if isinstance(gradient, dict) and "random" in gradient:
-        raise AttnError("with layout: give dO as an array in the queries' layout (with d_v), not a random spec",
+        raise AttnError("batch.layout_give_do_array_queries",
                         "gradient")
     arrays = {}
     token = AXES.set(4 if layout != "thd" else 3)
@@ -68,15 +68,14 @@ def _for_every_sequence(data: dict[str, Any]) -> None:
     """The keys sized for one sequence, which a batch of sequences of any length cannot take."""
     for key in PER_SEQUENCE_ONLY:
         if data.get(key) is not None:
-            raise AttnError("cannot be given for a whole batch: each sequence is labelled and placed from 0", key)
+            raise AttnError("batch.cannot_given_whole_batch_each", key)
     mask = data.get("mask")
     if isinstance(mask, dict) and (mask.get("matrix") is not None or mask.get("keys") is not None) or \
             not isinstance(mask, (dict, str, type(None))):
-        raise AttnError("with layout: takes causal, window and chunk (rules every sequence follows), not a matrix "
-                        "or key flags sized for one sequence", "mask")
+        raise AttnError("batch.layout_takes_causal_window_chunk", "mask")
     bias = data.get("score_bias")
     if isinstance(bias, dict) and bias.get("matrix") is not None:
-        raise AttnError("with layout: takes alibi and relative, not a matrix sized for one sequence",
+        raise AttnError("batch.layout_takes_alibi_relative_not",
                         "score_bias.matrix")
 
 
@@ -84,11 +83,10 @@ def _batched(layout: str, arrays: dict[str, np.ndarray]) -> list[dict[str, np.nd
     """bshd / bhsd: sequence i's arrays per head, (h, rows, d)."""
     for key, a in arrays.items():
         if a.ndim != 4:
-            raise AttnError(f"is {shape_str(a.shape)}; layout: {layout} takes {LAYOUTS[layout]} (4 axes)", key)
+            raise AttnError("batch.layout_takes_axes", key, a_shape=shape_str(a.shape), layout=layout, layouts=LAYOUTS[layout])
     counts = {key: a.shape[0] for key, a in arrays.items()}
     if len(set(counts.values())) != 1:
-        raise AttnError("queries, keys and values (and the gradient) need the same batch size: they have "
-                        + ", ".join(f"{k} {c}" for k, c in counts.items()), "layout")
+        raise AttnError("batch.queries_keys_values_gradient_need", "layout", value=", ".join(f"{k} {c}" for k, c in counts.items()))
     _limit(counts["queries"])
     per_head = (lambda a: a.transpose(1, 0, 2)) if layout == "bshd" else (lambda a: a)
     return [{key: np.ascontiguousarray(per_head(a[i])) for key, a in arrays.items()}
@@ -99,22 +97,22 @@ def _packed(data: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[dict[st
     """thd: the rows between consecutive cumulative lengths, per head (h, rows, d)."""
     for key, a in arrays.items():
         if a.ndim != 3:
-            raise AttnError(f"is {shape_str(a.shape)}; layout: thd takes {LAYOUTS['thd']} (3 axes)", key)
+            raise AttnError("batch.layout_thd_takes_axes", key, a_shape=shape_str(a.shape), layouts=LAYOUTS['thd'])
     both = data.get("cu_seqlens")
     if both is not None and (data.get("cu_seqlens_q") is not None or data.get("cu_seqlens_k") is not None):
-        raise AttnError("gives the lengths of both queries and keys: leave out cu_seqlens_q and cu_seqlens_k",
+        raise AttnError("batch.gives_lengths_both_queries_keys",
                         "cu_seqlens")
     cu_q = _cumulative(both if both is not None else data.get("cu_seqlens_q"),
                        "cu_seqlens" if both is not None else "cu_seqlens_q", arrays["queries"].shape[0], "queries")
     cu_k = _cumulative(both if both is not None else data.get("cu_seqlens_k", data.get("cu_seqlens_q")),
                        "cu_seqlens" if both is not None else "cu_seqlens_k", arrays["keys"].shape[0], "keys")
     if len(cu_q) != len(cu_k):
-        raise AttnError(f"has {len(cu_k) - 1} sequences but cu_seqlens_q has {len(cu_q) - 1}", "cu_seqlens_k")
+        raise AttnError("batch.has_sequences_but_cu_seqlens_q_has", "cu_seqlens_k", count=len(cu_k) - 1, count_2=len(cu_q) - 1)
     if arrays["values"].shape[0] != arrays["keys"].shape[0]:
-        raise AttnError(f"have {arrays['values'].shape[0]} rows but the keys {arrays['keys'].shape[0]}", "values")
+        raise AttnError("batch.have_rows_but_keys", "values", shape=arrays['values'].shape[0], shape_2=arrays['keys'].shape[0])
     if "gradient" in arrays and arrays["gradient"].shape[0] != arrays["queries"].shape[0]:
-        raise AttnError(f"has {arrays['gradient'].shape[0]} rows but the queries {arrays['queries'].shape[0]}",
-                        "gradient")
+        raise AttnError("batch.has_rows_but_queries",
+                        "gradient", shape=arrays['gradient'].shape[0], shape_2=arrays['queries'].shape[0])
     _limit(len(cu_q) - 1)
     rows = {"queries": cu_q, "keys": cu_k, "values": cu_k, "gradient": cu_q}
     return [{key: np.ascontiguousarray(a[rows[key][i]:rows[key][i + 1]].transpose(1, 0, 2))
@@ -123,18 +121,17 @@ def _packed(data: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[dict[st
 
 def _cumulative(value: Any, where: str, total: int, of: str) -> list[int]:
     if value is None:
-        raise AttnError("needs cu_seqlens_q (or cu_seqlens): where each packed sequence starts", "layout")
+        raise AttnError("batch.needs_cu_seqlens_q_cu_seqlens_where_each", "layout")
     if not isinstance(value, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
-        raise AttnError("expected a list of whole numbers: 0, then where each sequence ends", where)
+        raise AttnError("batch.expected_list_whole_numbers_then", where)
     if len(value) < 2 or value[0] != 0 or value[-1] != total or any(b <= a for a, b in zip(value, value[1:])):
-        raise AttnError(f"must start at 0, grow at every sequence (none empty) and end at the {total} rows of the "
-                        f"{of}", where)
+        raise AttnError("batch.must_start_grow_every_sequence", where, total=total, of=of)
     return value
 
 
 def _limit(count: int) -> None:
     if count > MAX_SEQUENCES:
-        raise AttnError(f"holds {count} sequences; at most {MAX_SEQUENCES} are computed (one at a time)", "layout")
+        raise AttnError("batch.holds_sequences_most_computed_one", "layout", count=count, max_sequences=MAX_SEQUENCES)
 
 
 KERNEL_ROWS = {"head_outputs": "q", "grad_kernel_queries": "q", "grad_kernel_keys": "k", "grad_values": "k"}
@@ -146,8 +143,7 @@ def result_parts(data: dict[str, Any], key: str, array: np.ndarray, count: int) 
     layout = data["layout"]
     if layout == "thd":
         if key == "weights":
-            raise AttnError("of packed sequences have no one shape: judge head_outputs and lse (or give a bshd "
-                            "batch)", key)
+            raise AttnError("batch.packed_sequences_have_no_one", key)
         cu = data.get("cu_seqlens") or (data["cu_seqlens_q"] if KERNEL_ROWS.get(key, "q") == "q" else
                                         data.get("cu_seqlens_k", data["cu_seqlens_q"]))
         if key == "lse":
@@ -166,4 +162,4 @@ def result_parts(data: dict[str, Any], key: str, array: np.ndarray, count: int) 
 
 def _expect(ok: bool, key: str, array: np.ndarray, shape: str) -> None:
     if not ok:
-        raise AttnError(f"is {shape_str(array.shape)}; the batch's layout gives it as {shape}", key)
+        raise AttnError("batch.batch_s_layout_gives", key, array_shape=shape_str(array.shape), shape=shape)

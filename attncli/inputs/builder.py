@@ -60,18 +60,16 @@ def build_spec(doc: Document, overrides: dict[str, Any] | None = None) -> Spec:
     except AttnError as e:
         key = (e.where or "").split(":")[0]
         if overrides and overrides.get(key) is not None:  # the option's value is at fault, not the document
-            raise AttnError(e.message, f"--{key}{e.where[len(key):]}") from None
+            raise e.placed(f"--{key}{e.where[len(key):]}") from None
         raise e.at(doc.name) from None
 
 
 class _Builder:
     def __init__(self, data: dict[str, Any], folder: Path):
         if "layers" in data:  # (the command line reads a stack layer by layer: attncli.inputs.stacked)
-            raise AttnError("makes a stack of layers, which attncli compute FILE computes (or one layer of it with "
-                            "--layer N); this takes a one-layer document", "layers")
+            raise AttnError("builder.makes_stack_layers_which_attncli", "layers")
         if "linear" in data:  # (attncli compute reads it: attncli.inputs.linear)
-            raise AttnError("makes a layer of linear attention, which attncli compute, explain, heatmap, page and "
-                            "check take, not this command yet (docs/format.md Part 4)", "linear")
+            raise AttnError("builder.makes_layer_linear_attention_which", "linear")
         for key in data:
             if key not in TOP_KEYS:
                 raise unknown_document_key(key, TOP_KEYS)
@@ -104,17 +102,15 @@ class _Builder:
     def build(self) -> Spec:
         if is_direct(self.data):  # Q, K and V given: no inputs, weights or projections
             if self.data.get("indexer") is not None:
-                raise AttnError("reads the rows of inputs (and c_Q with latent); it is not used with queries, keys "
-                                "and values given directly", "indexer")
+                raise AttnError("builder.reads_rows_inputs_c_q_latent", "indexer")
             if self.data.get("latent") is not None:
-                raise AttnError("makes Q, K and V from inputs; it is not used with queries, keys and values given "
-                                "directly", "latent")
+                raise AttnError("builder.makes_q_k_v_from", "latent")
             return build_direct(self)
         inputs = self._matrix("inputs", self.data.get("inputs"),
                               lambda: (self._count("tokens"), self._rows_of("query")))
         has_context = self.data.get("context") is not None
         if "context_tokens" in self.data and not has_context:
-            raise AttnError("is given but there is no context (cross-attention needs 'context')", "context_tokens")
+            raise AttnError("builder.given_but_there_no_context", "context_tokens")
         context = None
         if has_context:
             hint = lambda: (self._count("context_tokens"), self._rows_of("key") or self._rows_of("value"))  # noqa: E731
@@ -140,9 +136,8 @@ class _Builder:
             w_o = self._matrix("weights.output", self.weights["output"], lambda: (h * d_v, inputs.shape[1]))
             if w_o.shape[0] != h * d_v:
                 raise AttnError(
-                    f"is {shape_str(w_o.shape)} but the concatenated heads have {h}·{d_v} = {h * d_v} columns "
-                    f"(need {h * d_v}×d_out)",
-                    "weights.output",
+                    "builder.but_concatenated_heads_have_columns",
+                    "weights.output", w_o_shape=shape_str(w_o.shape), h=h, d_v=d_v, h_2=h * d_v, h_3=h * d_v
                 )
         b_o_width = w_o.shape[1] if w_o is not None else h * d_v
         d_out = w_o.shape[1] if w_o is not None else h * d_v
@@ -218,14 +213,11 @@ class _Builder:
         d_v_hint = rows_o // heads if rows_o is not None and rows_o % heads == 0 else None
         w_v = w_k if k_eq_v_given(self.data) else self._weight("value", d_ctx, of, g, d_v_hint)  # (V = K: Gemma 4)
         if w_k.shape[2] != w_q.shape[2] and self.weights.get("query") is None and self.weights.get("key") is None:
-            raise AttnError(f"has rows of {d_ctx} numbers but inputs have {d_model}: without weights.query and "
-                            "weights.key the queries are the inputs and the keys the context, which then need the "
-                            "same width (give weights.query and weights.key)", of)
+            raise AttnError("builder.has_rows_numbers_but_inputs", of, d_ctx=d_ctx, d_model=d_model)
         if w_k.shape[2] != w_q.shape[2]:
             raise self._grouping_hint(AttnError(
-                f"gives keys of width {w_k.shape[2]} per head but weights.query gives queries of width "
-                f"{w_q.shape[2]} (queries and keys need the same d_k)",
-                "weights.key",
+                "builder.gives_keys_width_per_head",
+                "weights.key", shape=w_k.shape[2], shape_2=w_q.shape[2]
             ), "key", heads, w_q.shape[2], kv_heads)
         return w_q, w_k, w_v
 
@@ -235,16 +227,15 @@ class _Builder:
         g, m, d_k = shared.keys.shape
         w_q = self._weight("query", d_model, "inputs", self._heads() or self._heads_of_3d_weights(("query",)))
         if kv_heads not in (None, g):
-            raise AttnError(f"is {kv_heads}, but layer {shared.index}'s keys have {g} key/value heads", "kv_heads")
+            raise AttnError("builder.but_layer_s_keys_have", "kv_heads", kv_heads=kv_heads, index=shared.index, g=g)
         check_grouping(w_q.shape[0], g)
         if w_q.shape[2] != d_k:
-            raise AttnError(f"gives queries of width {w_q.shape[2]} per head, but layer {shared.index}'s keys have "
-                            f"d_k = {d_k}", "weights.query")
+            raise AttnError("builder.gives_queries_width_per_head", "weights.query", shape=w_q.shape[2], index=shared.index, d_k=d_k)
         return w_q, np.zeros((g, d_ctx, d_k)), np.zeros((g, d_ctx, shared.values.shape[2]))
 
     def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
         if value is None:
-            raise AttnError("is required: a matrix with one row per token", key)
+            raise AttnError("builder.required_matrix_one_row_per", key)
         shape = None
         if _unsized(value):
             sizes = hint()
@@ -252,7 +243,7 @@ class _Builder:
         array = self.read(key, value, shape)  # type: ignore[arg-type]
         if array.ndim != 2:
             what = "a vector" if array.ndim == 1 else f"{array.ndim}-D ({shape_str(array.shape)})"
-            raise AttnError(f"is {what}; expected a matrix with one row per token, e.g. [[1, 0], [0, 1]]", key)
+            raise AttnError("builder.expected_matrix_one_row_per", key, what=what)
         return array
 
     def _count(self, key: str) -> int | None:
@@ -282,8 +273,7 @@ class _Builder:
         width = shape[-1] if len(shape) == 2 else None
         if width and width % d_k == 0 and width // d_k < heads and heads % (width // d_k) == 0:
             g = width // d_k
-            return AttnError(f"{e.message}; its {width} columns are {g} head{'s' if g > 1 else ''} of d_k = {d_k}: "
-                             f"for grouped-query attention set kv_heads: {g}", e.where)
+            return AttnError("builder.columns_head_d_k_grouped_query", e.where, reason=e, width=width, g=g, value='s' if g > 1 else '', d_k=d_k, g_2=g)
         return e
 
     def _heads_of_3d_weights(self, names: tuple[str, ...] = ("query", "key", "value")) -> int | None:
@@ -298,7 +288,7 @@ class _Builder:
                 counts[name] = array.shape[0]
         if len(set(counts.values())) > 1:
             detail = ", ".join(f"weights.{name} has {count}" for name, count in counts.items())
-            raise AttnError(f"the 3-D weights disagree on the number of heads ({detail})", "weights")
+            raise AttnError("builder.d_weights_disagree_number_heads", "weights", detail=detail)
         return next(iter(counts.values()), None)
 
     def _weight(self, name: str, d_in: int, of: str, heads: int | None, width: int | None = None) -> np.ndarray:
@@ -312,27 +302,26 @@ class _Builder:
             w = self.read(key, value, (d_in, width * (heads or 1) if width else d_in))
         if w.ndim == 3:
             if heads is not None and w.shape[0] != heads:
-                raise AttnError(f"is 3-D with {plural(w.shape[0], 'head')} but heads is {heads}", key)
+                raise AttnError("builder.d_but_heads", key, heads=plural(w.shape[0], 'head'), heads_2=heads)
             blocks = w
             self.per_head.add(name)
         elif w.ndim == 2:
             h = heads or 1
             if w.shape[1] % h and value is None:
-                raise AttnError(f"is omitted, so it is the {d_in}×{d_in} identity, whose {d_in} columns {h} heads "
-                                "cannot split into equal blocks; give the weight", key)
+                raise AttnError("builder.omitted_so_identity_whose_columns", key, d_in=d_in, d_in_2=d_in, d_in_3=d_in, h=h)
             if w.shape[1] % h:
-                raise AttnError(f"has {w.shape[1]} columns, which {h} heads cannot split into equal blocks", key)
+                raise AttnError("builder.has_columns_which_heads_cannot", key, shape=w.shape[1], h=h)
             blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
         else:
             torch = " (layout: torch leaves a vector as it is: is it a bias?)" if _torch_layout(value) else ""
-            raise AttnError(f"is a vector of {w.shape[0]}; expected a {d_in}×d matrix (rows: the {of} columns){torch}",
-                            key)
+            raise AttnError("builder.vector_expected_d_matrix_rows",
+                            key, shape=w.shape[0], d_in=d_in, of=of, torch=torch)
         if blocks.shape[1] != d_in:
             d = "d_v" if name in ("value", "gate") else "d_k"
             h = blocks.shape[0]
             need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
             verb = "has" if of == "context" else "have"
-            raise AttnError(f"is {shape_str(w.shape)} but {of} {verb} {d_in} columns (need {need})", key)
+            raise AttnError("builder.but_columns_need", key, w_shape=shape_str(w.shape), of=of, verb=verb, d_in=d_in, need=need)
         # kept as the (d_in, h·d) matrix's memory, seen head by head: the projection then multiplies by that matrix
         # itself (attncli.core.attention.project), with no copy of it on every run
         return np.ascontiguousarray(blocks.transpose(1, 0, 2)).transpose(1, 0, 2)
@@ -341,12 +330,11 @@ class _Builder:
         """W_G (h, d_model, d_v) and b_G (h, d_v) of the output gate (Part 3), or None."""
         if self.weights.get("gate") is None:
             if self.bias.get("gate") is not None:
-                raise AttnError("is given without weights.gate (G = σ(X̂·W_G + b_G))", "bias.gate")
+                raise AttnError("builder.given_without_weights_gate_g", "bias.gate")
             return None, None
         w_g = self._weight("gate", d_model, "inputs", h, d_v)
         if w_g.shape[2] != d_v:
-            raise AttnError(f"gives gates of width {w_g.shape[2]} per head but the values have d_v = {d_v} "
-                            f"(H ⊙ G needs {d_model}×{h}·{d_v})", "weights.gate")
+            raise AttnError("builder.gives_gates_width_per_head", "weights.gate", shape=w_g.shape[2], d_v=d_v, d_model=d_model, h=h, d_v_2=d_v)
         return w_g, self._bias("gate", h, d_v)
 
     def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
@@ -358,12 +346,11 @@ class _Builder:
         if b.ndim == 2 and 1 in b.shape:
             b = b.reshape(-1)
         if b.ndim != 1:
-            raise AttnError(f"is {shape_str(b.shape)}; expected a vector of length {h * d}", key)
+            raise AttnError("builder.expected_vector_length", key, b_shape=shape_str(b.shape), h=h * d)
         if b.shape[0] != h * d:
             whose = of or f"weights.{name}"  # (the verb written out in each, so that a translation finds the names)
-            raise AttnError(f"has length {b.shape[0]} but {whose} give {h * d} columns (need {h * d})"
-                            if whose.endswith("heads") else
-                            f"has length {b.shape[0]} but {whose} gives {h * d} columns (need {h * d})", key)
+            raise AttnError("builder.has_length_but_give" if whose.endswith("heads") else "builder.has_length_but_gives",
+                            key, length=b.shape[0], whose=whose, columns=h * d, need=h * d)
         return b.reshape(h, d) if name != "output" else b
 
 
@@ -386,5 +373,4 @@ def _check_sum(inputs: np.ndarray, positional: np.ndarray, tokens: list[str]) ->
         total = inputs + positional
     if not np.isfinite(total).all():
         row, column = (int(i) for i in np.argwhere(~np.isfinite(total))[0])
-        raise AttnError(f"inputs + positional (X + P) overflow float64 at row {row + 1} ({quoted(tokens[row])}), "
-                        f"column {column + 1}; the numbers in the document are too large to compute with", "positional")
+        raise AttnError("builder.inputs_positional_x_p_overflow", "positional", row=row + 1, tokens=quoted(tokens[row]), column=column + 1)

@@ -34,12 +34,11 @@ def read_differential(builder: MatrixSource, value: Any, heads: int) -> Differen
     value = mapping_of(value, "differential", DIFFERENTIAL_KEYS,
                        "a mapping with lambda_init or layer, and lambda_q1, lambda_k1, lambda_q2, lambda_k2")
     if heads % 2:
-        raise AttnError(f"takes the heads in pairs (head p with head p + h/2), but heads is {heads}, an odd number",
-                        "differential")
+        raise AttnError("differential.takes_heads_pairs_head_p",
+                        "differential", heads=heads)
     if builder.data.get("normalize", "softmax") != "softmax":
-        raise AttnError(f"subtracts one softmax from another, but this document has normalize: "
-                        f"{builder.data.get('normalize')} (differential attention needs normalize: softmax)",
-                        "differential")
+        raise AttnError("differential.subtracts_one_softmax_from_another",
+                        "differential", get=builder.data.get('normalize'))
     init, layer = _lambda_init(value)
     vectors = _vectors(builder, value, heads // 2)
     eps = number_of(value.get("eps", EPS), "differential.eps")
@@ -48,24 +47,23 @@ def read_differential(builder: MatrixSource, value: Any, heads: int) -> Differen
         lam = made.lambdas(heads // 2)
     bad = np.flatnonzero(~np.isfinite(lam))
     if len(bad):
-        raise AttnError(f"gives λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init = {lam[bad[0]]} for head pair {bad[0] + 1} "
-                        "(not a finite number: λ_q·λ_k is too large for e^x)", "differential")
+        raise AttnError("differential.gives_e_q1_k1_e", "differential", lam=lam[bad[0]], bad=bad[0] + 1)
     return made
 
 
 def _lambda_init(value: dict) -> tuple[float, int | None]:
     """λ_init, from ``lambda_init`` or from ``layer`` (exactly one of them), and the layer when given."""
     if value.get("lambda_init") is None and value.get("layer") is None:
-        raise AttnError("needs lambda_init (a number) or layer (λ_init = 0.8 − 0.6·e^(−0.3·layer), counted from 0)",
+        raise AttnError("differential.needs_lambda_init_number_layer_init",
                         "differential")
     if value.get("lambda_init") is not None and value.get("layer") is not None:
-        raise AttnError("gives both lambda_init and layer, which each set λ_init: give lambda_init or layer, not both",
+        raise AttnError("differential.gives_both_lambda_init_layer_which",
                         "differential")
     if value.get("layer") is not None:
         layer = int(value["layer"]) if isinstance(value["layer"], np.integer) else value["layer"]
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= 1_000_000:
-            raise AttnError(f"{describe(layer)} is not a whole number ≥ 0 (the layer, counted from 0)",
-                            "differential.layer")
+            raise AttnError("differential.not_whole_number_layer_counted",
+                            "differential.layer", layer=describe(layer))
         return lambda_init_of(layer), layer
     return number_of(value["lambda_init"], "differential.lambda_init", positive=False), None
 
@@ -77,13 +75,12 @@ def _vectors(builder: MatrixSource, value: dict, pairs: int) -> tuple[np.ndarray
         return (None,) * len(VECTORS)
     if len(given) < len(VECTORS):
         missing = ", ".join(name for name in VECTORS if name not in given)
-        raise AttnError(f"gives {', '.join(given)} but not {missing}: all four λ vectors, or none (λ = λ_init)",
-                        "differential")
+        raise AttnError("differential.gives_but_not_all_four",
+                        "differential", given=', '.join(given), missing=missing)
     out = [_vector(builder, f"differential.{name}", value[name], pairs) for name in VECTORS]
     for q, k, i in ((out[0], out[1], 1), (out[2], out[3], 2)):
         if q.shape != k.shape:
-            raise AttnError(f"is {shape_str(k.shape)} but lambda_q{i} is {shape_str(q.shape)} (they are multiplied "
-                            "number by number)", f"differential.lambda_k{i}")
+            raise AttnError("differential.but_lambda_q_they_multiplied_number", f"differential.lambda_k{i}", k_shape=shape_str(k.shape), i=i, q_shape=shape_str(q.shape))
     return tuple(out)
 
 
@@ -92,6 +89,5 @@ def _vector(builder: MatrixSource, key: str, value: Any, pairs: int) -> np.ndarr
     if v.ndim == 2 and v.shape[0] == 1 and pairs != 1:  # one row: a vector
         v = v.reshape(-1)
     if v.ndim == 2 and v.shape[0] != pairs or v.ndim not in (1, 2):
-        raise AttnError(f"is {shape_str(v.shape)}; expected d numbers shared by the head pairs, or {pairs} × d "
-                        f"(a row per pair of the {2 * pairs} heads)", key)
+        raise AttnError("differential.expected_d_numbers_shared_head", key, v_shape=shape_str(v.shape), pairs=pairs, value=2 * pairs)
     return np.ascontiguousarray(v, dtype=np.float64)

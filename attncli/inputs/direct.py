@@ -38,11 +38,10 @@ def _check_keys(data: dict[str, Any]) -> None:
     for key in GIVEN:
         if data.get(key) is None:
             others = " and ".join(k for k in GIVEN if k != key)
-            raise AttnError(f"is required with {others}: Q, K and V are given together", key)
+            raise AttnError("direct.required_q_k_v_given", key, others=others)
     for key in INSTEAD:
         if data.get(key) not in (None, False):
-            raise AttnError("cannot be used with queries, keys and values given directly (they are the projections' "
-                            "output: there is no X, weight, norm or residual around them)", key)
+            raise AttnError("direct.cannot_used_queries_keys_values", key)
 
 
 def _per_head(builder: MatrixSource, key: str, heads: int | None, what: str) -> np.ndarray:
@@ -50,13 +49,13 @@ def _per_head(builder: MatrixSource, key: str, heads: int | None, what: str) -> 
     array = builder.read(key, builder.data[key])
     if array.ndim == 3:
         if heads is not None and array.shape[0] != heads:
-            raise AttnError(f"is 3-D with {plural(array.shape[0], 'head')} but {what} is {heads}", key)
+            raise AttnError("direct.d_but", key, heads=plural(array.shape[0], 'head'), what=what, heads_2=heads)
         return np.ascontiguousarray(array, dtype=np.float64)
     if array.ndim != 2:
-        raise AttnError(f"is {shape_str(array.shape)}; expected h × rows × d, or rows × h·d", key)
+        raise AttnError("direct.expected_h_rows_d_rows", key, array_shape=shape_str(array.shape))
     h = heads or 1
     if array.shape[1] % h:
-        raise AttnError(f"has {array.shape[1]} columns, which {plural(h, 'head')} cannot split into equal blocks", key)
+        raise AttnError("direct.has_columns_which_cannot_split", key, shape=array.shape[1], heads=plural(h, 'head'))
     return np.ascontiguousarray(array.reshape(array.shape[0], h, -1).transpose(1, 0, 2), dtype=np.float64)
 
 
@@ -70,10 +69,10 @@ def _arrays(builder: MatrixSource) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     v = _per_head(builder, "values", k.shape[0], "the number of key heads")
     check_grouping(h, k.shape[0])
     if k.shape[2] != q.shape[2]:
-        raise AttnError(f"have d_k = {k.shape[2]} per head but the queries have {q.shape[2]} (Q·Kᵀ needs the same)",
-                        "keys")
+        raise AttnError("direct.have_d_k_per_head_but",
+                        "keys", shape=k.shape[2], shape_2=q.shape[2])
     if v.shape[1] != k.shape[1]:
-        raise AttnError(f"have {v.shape[1]} rows but there are {k.shape[1]} keys (one value per key)", "values")
+        raise AttnError("direct.have_rows_but_there_keys", "values", shape=v.shape[1], shape_2=k.shape[1])
     return q, k, v
 
 

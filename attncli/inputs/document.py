@@ -69,7 +69,7 @@ class OutOfRange(float):
 def read_document(path: str) -> Document:
     """Read a document from a path, or from standard input when ``path`` is ``-``."""
     if path == "":  # (as a Path, "." : the working folder)
-        raise AttnError("the document's file name is empty: give the document's file, or - to read standard input",
+        raise AttnError("document.document_s_file_name_empty",
                         "FILE")
     text, name = read_utf8(path, MAX_DOCUMENT_BYTES, "the document",
                            "put large matrices in .npy or CSV files and name them in the document")
@@ -81,7 +81,7 @@ def read_document(path: str) -> Document:
 def parse_text(text: str, name: str, json_only: bool = False) -> dict[str, Any]:
     """A document's text as a mapping: JSON when it is JSON, else YAML."""
     if not text.strip():
-        raise AttnError("the document is empty (expected a mapping with at least 'inputs')", name)
+        raise AttnError("document.document_empty_expected_mapping_least", name)
     if json_only:
         data = _parse_json(text, name)
     elif _looks_like_json(text):
@@ -95,10 +95,10 @@ def parse_text(text: str, name: str, json_only: bool = False) -> dict[str, Any]:
     else:
         data = _parse_yaml(text, name)
     if data is None:
-        raise AttnError("the document is empty (expected a mapping with at least 'inputs')", name)
+        raise AttnError("document.document_empty_expected_mapping_least", name)
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise AttnError(f"the top level is {kind}; expected a mapping with at least 'inputs'", name)
+        raise AttnError("document.top_level_expected_mapping_least", name, kind=kind)
     return data
 
 
@@ -111,14 +111,14 @@ def _looks_like_json(text: str) -> bool:
 
 
 def _reject_constant(value: str) -> Any:
-    raise AttnError(f"{quoted(value)} is not valid JSON (strict JSON has no NaN or Infinity)")
+    raise AttnError("document.not_valid_json_strict_json", value=quoted(value))
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise AttnError(f"duplicate key {quoted(key)}")
+            raise AttnError("document.duplicate_key", key=quoted(key))
         result[key] = value
     return result
 
@@ -140,9 +140,9 @@ def _parse_json(text: str, name: str) -> Any:
     except AttnError as e:
         raise e.at(name) from None
     except json.JSONDecodeError as e:
-        raise AttnError(f"invalid JSON at line {e.lineno}, column {e.colno}: {shorten(e.msg, 100)}", name) from None
+        raise AttnError("document.invalid_json_line_column", name, lineno=e.lineno, colno=e.colno, msg=shorten(e.msg, 100)) from None
     except RecursionError:
-        raise AttnError("is nested too deeply (lists and mappings inside each other)", name) from None
+        raise AttnError("document.nested_too_deeply_lists_mappings", name) from None
 
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -162,8 +162,7 @@ def _check_surrogates(data: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttnError(f"the string {quoted(item.encode('utf-8', 'backslashreplace').decode())} holds half of "
-                                "a UTF-16 surrogate pair (\\ud800–\\udfff escapes come in pairs)") from None
+                raise AttnError("document.string_holds_half_utf_surrogate", decode=quoted(item.encode('utf-8', 'backslashreplace').decode())) from None
 
 
 # ---------------------------------------------------------------- YAML
@@ -205,10 +204,10 @@ def _parse_yaml_events(text: str, name: str) -> Any:
         mark = e.problem_mark or e.context_mark
         _refuse_deep_flow(text[: mark.index if mark else len(text)], name)  # libyaml stops deep flow itself
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise AttnError(f"invalid YAML{where}: {shorten(e.problem or e.context or 'cannot be read', 100)}",
-                        name) from None
+        raise AttnError("document.invalid_yaml",
+                        name, place=where, value=shorten(e.problem or e.context or 'cannot be read', 100)) from None
     except yaml.YAMLError as e:
-        raise AttnError(f"invalid YAML: {shorten(str(e).splitlines()[0], 100)}", name) from None
+        raise AttnError("document.invalid_yaml_2", name, splitlines=shorten(str(e).splitlines()[0], 100)) from None
     finally:
         parser.dispose()
 
@@ -234,8 +233,8 @@ def _refuse_deep_flow(text: str, name: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 line = text.count("\n", 0, match.start()) + 1
-                raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)",
-                                name)
+                raise AttnError("document.line_nested_too_deeply_over",
+                                name, line=line, max_depth=MAX_DEPTH)
         elif bracket in "]}":
             depth -= 1
 
@@ -254,8 +253,7 @@ def _build(parser: Any, yaml: Any) -> Any:
         if isinstance(event, yaml.DocumentEndEvent):
             break
         if isinstance(event, yaml.AliasEvent):
-            raise AttnError(f"line {line}: YAML aliases (*{shorten(event.anchor)}) "
-                            "are not allowed; write the values out")
+            raise AttnError("document.line_yaml_aliases_not_allowed", line=line, anchor=shorten(event.anchor))
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             _open(stack, "seq" if isinstance(event, yaml.SequenceStartEvent) else "map", event.tag, line)
             continue
@@ -268,7 +266,7 @@ def _build(parser: Any, yaml: Any) -> Any:
             continue
         _place(stack[-1], value, line)
     if not parser.check_event(yaml.StreamEndEvent):
-        raise AttnError("holds several YAML documents (separated by ---); give one")
+        raise AttnError("document.holds_several_yaml_documents_separated")
     return root
 
 
@@ -279,9 +277,9 @@ def _open(stack: list[list], kind: str, tag: str | None, line: int) -> None:
     """A list (``seq``) or mapping (``map``) begins: checked, then a new frame on the stack."""
     _check_tag(tag, (kind,), line)
     if len(stack) >= MAX_DEPTH:
-        raise AttnError(f"line {line}: nested too deeply (over {MAX_DEPTH} lists and mappings in each other)")
+        raise AttnError("document.line_nested_too_deeply_over", line=line, max_depth=MAX_DEPTH)
     if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
-        raise AttnError(f"line {line}: keys must be names, not a {'list' if kind == 'seq' else 'mapping'}")
+        raise AttnError("document.line_keys_must_names_not", line=line, value='list' if kind == 'seq' else 'mapping')
     stack.append([[] if kind == "seq" else {}, _NO_KEY, line])
 
 
@@ -300,11 +298,11 @@ def _place(frame: list, value: Any, line: int) -> None:
 
 def _check_key(key: Any, mapping: dict, line: int) -> None:
     if not isinstance(key, str):
-        raise AttnError(f"line {line}: keys must be names, not {describe(key)}")
+        raise AttnError("document.line_keys_must_names_not_2", line=line, key=describe(key))
     if key == "<<":
-        raise AttnError(f"line {line}: YAML merge keys (<<) are not allowed; write the keys out")
+        raise AttnError("document.line_yaml_merge_keys_not", line=line)
     if key in mapping:
-        raise AttnError(f"line {line}: duplicate key {quoted(key)}")
+        raise AttnError("document.line_duplicate_key", line=line, key=quoted(key))
 
 
 def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | None:
@@ -314,7 +312,7 @@ def _check_tag(tag: str | None, allowed: tuple[str, ...], line: int) -> str | No
     if tag.startswith(_CORE) and tag[len(_CORE):] in allowed:
         return tag[len(_CORE):]
     shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
-    raise AttnError(f"line {line}: the tag {shorten(shown)} is not allowed (attncli reads plain data only)")
+    raise AttnError("document.line_tag_not_allowed_attncli", line=line, shown=shorten(shown))
 
 
 def _scalar(event: Any, line: int) -> Any:
@@ -331,7 +329,7 @@ def _scalar(event: Any, line: int) -> Any:
     if tag == "float" and type(value) is int:
         value = float(value)
     if not isinstance(value, expected) or (tag == "int" and isinstance(value, bool)):
-        raise AttnError(f"line {line}: {shorten(text)!r} is not a valid !!{tag}")
+        raise AttnError("document.line_not_valid", line=line, text=shorten(text), tag=tag)
     return value
 
 

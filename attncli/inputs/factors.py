@@ -35,8 +35,8 @@ def _temperature(value: Any) -> tuple[float, float] | None:
     given = {**TEMPERATURE_DEFAULTS, **value}
     floor_scale = number_of(given["floor_scale"], f"{key}.floor_scale", positive=False)
     if floor_scale <= 0:
-        raise AttnError(f"{describe(given['floor_scale'])} is not a positive number (Llama 4 uses 8192)",
-                        f"{key}.floor_scale")
+        raise AttnError("factors.not_positive_number_llama_uses",
+                        f"{key}.floor_scale", given=describe(given['floor_scale']))
     return floor_scale, number_of(given["attn_scale"], f"{key}.attn_scale", positive=False)
 
 
@@ -45,12 +45,11 @@ def _residual_scale(value: Any) -> float:
         return 1.0  # residual: true or false (checked with the other Part 2 keys)
     value = mapping_of(value, "residual", ("scale",), "true, false or a mapping with scale")
     if value.get("scale") is None:
-        raise AttnError("is required: the factor α of R = X₀ + α·Y (Granite's residual_multiplier)",
+        raise AttnError("factors.required_factor_r_x_y",
                         "residual.scale")
     scale = number_of(value["scale"], "residual.scale", positive=False)
     if scale <= 0:
-        raise AttnError(f"{describe(value['scale'])} is not a positive number (Granite's residual_multiplier, "
-                        "e.g. 0.22)", "residual.scale")
+        raise AttnError("factors.not_positive_number_granite_s", "residual.scale", value=describe(value['scale']))
     return scale
 
 

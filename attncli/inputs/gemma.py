@@ -34,17 +34,16 @@ def shared_of(data: dict[str, Any]) -> SharedKV | None:
     if shared is None:
         return None
     if not isinstance(shared, SharedKV):
-        raise AttnError("takes an earlier layer's keys and values: it belongs in a layer of a stack (layers:)",
+        raise AttnError("gemma.takes_earlier_layer_s_keys",
                         "kv_from")
     for key in NOT_WITH_SHARED:
         if data.get(key) not in (None, False):
-            raise AttnError(f"attends with layer {shared.index}'s keys and values, already made: leave out {key}",
-                            "kv_from")
+            raise AttnError("gemma.attends_layer_s_keys_values",
+                            "kv_from", index=shared.index, key=key)
     for section in ("weights", "bias"):
         for name in ("key", "value"):
             if (data.get(section) or {}).get(name) is not None:
-                raise AttnError(f"attends with layer {shared.index}'s keys and values, already made: leave out "
-                                f"{section}.{name}", "kv_from")
+                raise AttnError("gemma.attends_layer_s_keys_values_2", "kv_from", index=shared.index, section=section, name=name)
     return shared
 
 
@@ -57,17 +56,15 @@ def read_gemma(data: dict[str, Any]) -> dict[str, Any]:
     """The Spec fields ``v_norm`` (ε, or None) and ``k_eq_v``."""
     flag = data.get("k_eq_v")
     if flag is not None and not isinstance(flag, bool):
-        raise AttnError(f"{describe(flag)} is not true or false", "k_eq_v")
+        raise AttnError("gemma.not_true_false", "k_eq_v", flag=describe(flag))
     if flag:
         for key in ("weights", "bias"):
             if (data.get(key) or {}).get("value") is not None:
-                raise AttnError("makes the values from the key projection (V = C·W_K + b_K): leave out "
-                                f"{key}.value", "k_eq_v")
+                raise AttnError("gemma.makes_values_from_key_projection_2", "k_eq_v", key=key)
         if data.get("latent") is not None:
-            raise AttnError("makes the values from weights.key, which latent attention does not have", "k_eq_v")
+            raise AttnError("gemma.makes_values_from_weights_key", "k_eq_v")
         if any(data.get(key) is not None for key in ("queries", "keys", "values")):
-            raise AttnError("makes the values from the key projection; with values given directly, give them equal "
-                            "to the keys instead", "k_eq_v")
+            raise AttnError("gemma.makes_values_from_key_projection", "k_eq_v")
     shared_of(data)  # (kv_from outside a stack is an error, also with Q, K and V given directly)
     return {"v_norm": _v_norm(data.get("v_norm")), "k_eq_v": bool(flag)}
 
@@ -80,5 +77,5 @@ def _v_norm(value: Any) -> float | None:
     value = mapping_of(value, "v_norm", ("eps",), "true, or a mapping with eps (an RMS norm without γ)")
     eps = number_of(value.get("eps", V_NORM_EPS), "v_norm.eps", positive=False)
     if eps <= 0:
-        raise AttnError(f"{describe(value['eps'])} is not a positive number (Gemma 4 uses 1e-6)", "v_norm.eps")
+        raise AttnError("gemma.not_positive_number_gemma_uses", "v_norm.eps", value=describe(value['eps']))
     return eps

@@ -26,16 +26,13 @@ def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], las
         return None
     data = builder.data
     if data.get("score", "dot") != "dot":
-        raise AttnError(f"needs dot-product scores; this document has score: {data['score']}, whose weights have no "
-                        "log-sum-exp (the backward pass here is a softmax's)", "gradient")
+        raise AttnError("gradient.needs_dot_product_scores_this", "gradient", data=data['score'])
     if data.get("normalize", "softmax") != "softmax":
-        raise AttnError(f"needs normalize: softmax; this document has normalize: {data['normalize']}, which has no "
-                        "log-sum-exp (the backward pass here is a softmax's)", "gradient")
+        raise AttnError("gradient.needs_normalize_softmax_this_document", "gradient", data=data['normalize'])
     gradient = builder.read("gradient", value, shape)
     if per_head is not None and gradient.shape == per_head:
         gradient = gradient.transpose(1, 0, 2).reshape(shape)  # dO per head -> the heads side by side
     if gradient.shape != shape:
         per = "" if per_head is None else f", or {shape_str(per_head)} per head (h × n × d_v, a kernel's dO)"
-        raise AttnError(f"is {shape_str(gradient.shape)} but the block's last quantity, {last}, is {shape_str(shape)} "
-                        f"(the gradient is dL/d({last}): it has that shape{per})", "gradient")
+        raise AttnError("gradient.but_block_s_last_quantity", "gradient", gradient_shape=shape_str(gradient.shape), last=last, shape=shape_str(shape), last_2=last, per=per)
     return np.ascontiguousarray(gradient, dtype=np.float64)

@@ -41,7 +41,7 @@ def read_indexer(builder: MatrixSource, value: Any, spec: Spec) -> Indexer:
     _refuse(spec)
     top_k = head_count(value.get("top_k"), "indexer.top_k", "keys are more than any sequence has")
     if top_k is None:
-        raise AttnError("is required: how many keys each query keeps, e.g. top_k: 2048", "indexer.top_k")
+        raise AttnError("indexer.required_how_many_keys_each", "indexer.top_k")
     weights = mapping_of(value.get("weights") or {}, "indexer.weights", INDEXER_WEIGHTS)
     from_latent = spec.latent is not None and spec.latent.query_down is not None
     d_q = spec.latent.r_q if from_latent else spec.inputs.shape[1]
@@ -49,19 +49,17 @@ def read_indexer(builder: MatrixSource, value: Any, spec: Spec) -> Indexer:
     w_k = _matrix(builder, weights, "key", d_ctx, "the context" if spec.context is not None else "the inputs")
     d = head_count(value.get("d"), "indexer.d") or w_k.shape[1]
     if w_k.shape[1] != d:
-        raise AttnError(f"is {shape_str(w_k.shape)} but indexer.d is {d} (need {d_ctx}×{d})", "indexer.weights.key")
+        raise AttnError("indexer.but_indexer_d_need", "indexer.weights.key", w_k_shape=shape_str(w_k.shape), d=d, d_ctx=d_ctx, d_2=d)
     of = f"c_Q (r_q = {d_q}, latent's weights.query_down)" if from_latent else "the inputs"
     w_q = _matrix(builder, weights, "query", d_q, of)
     heads = head_count(value.get("heads"), "indexer.heads") or max(w_q.shape[1] // d, 1)
     if w_q.shape[1] != heads * d:
-        raise AttnError(f"has {w_q.shape[1]} columns but the indexer has {plural(heads, 'head')} of d = {d} "
-                        f"(need {d_q}×{heads}·{d})", "indexer.weights.query")
+        raise AttnError("indexer.has_columns_but_indexer_has", "indexer.weights.query", shape=w_q.shape[1], heads=plural(heads, 'head'), d=d, d_q=d_q, heads_2=heads, d_2=d)
     w_w = None
     if weights.get("head_weights") is not None:
         w_w = _matrix(builder, weights, "head_weights", d_model, "the inputs")
         if w_w.shape[1] != heads:
-            raise AttnError(f"is {shape_str(w_w.shape)} but the indexer has {plural(heads, 'head')} (need "
-                            f"{d_model}×{heads}: one weight per head)", "indexer.weights.head_weights")
+            raise AttnError("indexer.but_indexer_has_need_one", "indexer.weights.head_weights", w_w_shape=shape_str(w_w.shape), heads=plural(heads, 'head'), d_model=d_model, heads_2=heads)
     return Indexer(top_k, heads, w_q, w_k, w_w, _key_norm(builder, value.get("key_norm", True), d),
                    _rope(builder, value.get("rope"), spec, d), from_latent)
 
@@ -78,10 +76,9 @@ def with_selection(spec: Spec) -> Spec:
 
 def _refuse(spec: Spec) -> None:
     if spec.normalize != "softmax":
-        raise AttnError(f"selects keys for a softmax; normalize: {spec.normalize} has none", "indexer")
+        raise AttnError("indexer.selects_keys_softmax_normalize_has", "indexer", normalize=spec.normalize)
     if spec.mask is not None and spec.mask.per_head:
-        raise AttnError("selects one set of keys for every head, but the mask differs between heads (a per-head "
-                        "mask matrix, or −inf cells of a per-head score bias)", "indexer")
+        raise AttnError("indexer.selects_one_set_keys_every", "indexer")
 
 
 def _matrix(builder: MatrixSource, weights: dict[str, Any], name: str, rows: int, of: str) -> np.ndarray:
@@ -92,9 +89,9 @@ def _matrix(builder: MatrixSource, weights: dict[str, Any], name: str, rows: int
         return np.eye(rows)
     w = builder.read(key, value)
     if w.ndim != 2:
-        raise AttnError(f"is {shape_str(w.shape)}; expected a matrix with {rows} rows (one per number of {of})", key)
+        raise AttnError("indexer.expected_matrix_rows_one_per", key, w_shape=shape_str(w.shape), rows=rows, of=of)
     if w.shape[0] != rows:
-        raise AttnError(f"is {shape_str(w.shape)} but {of} give {rows} numbers per token (need {rows} rows)", key)
+        raise AttnError("indexer.but_give_numbers_per_token", key, w_shape=shape_str(w.shape), of=of, rows=rows, rows_2=rows)
     return w
 
 
@@ -113,12 +110,11 @@ def _rope(builder: MatrixSource, value: Any, spec: Spec, d: int):
         return None
     if value is None or (value is True and spec.rope is not None):
         if spec.rope.dims > d:
-            raise AttnError(f"turns the document's rope.dims = {spec.rope.dims} numbers, more than the indexer's "
-                            f"d = {d}; give indexer.rope: {{dims: …}}", "indexer.rope")
+            raise AttnError("indexer.turns_document_s_rope_dims", "indexer.rope", dims=spec.rope.dims, d=d)
         return replace(spec.rope, style="half", part="first")
     try:
         rope = read_rope(builder, value, d, number_of)
     except AttnError as e:
-        raise AttnError(e.message, f"indexer.{e.where}") from None
+        raise e.placed(f"indexer.{e.where}") from None
     has_context = spec.context is not None
     return at_length(rope, spec.n, spec.m, spec.positions, spec.context_positions, has_context)

@@ -27,30 +27,29 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
             raise unknown_key(key, _RANDOM_KEYS)
     kind = spec.get("random")
     if kind not in RANDOM_KINDS:
-        raise AttnError(f"random: {describe(kind)} is not an initialiser (expected one of {', '.join(RANDOM_KINDS)})")
+        raise AttnError("initialisers.random_not_initialiser_expected_one", kind=describe(kind), random_kinds=', '.join(RANDOM_KINDS))
     seed = spec.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise AttnError(f"seed: {describe(seed)} is not a whole number ≥ 0")
+        raise AttnError("initialisers.seed_not_whole_number", seed=describe(seed))
     shape = _random_shape(spec.get("shape"), shape_hint)
     need = 8 * math.prod(shape)  # a Python int: exact, however large the sizes
     if need > MAX_RANDOM_BYTES:
         raise AttnError(
-            f"shape: {shape_str(shape)} would need {size_text(need)} of memory, more than the "
-            f"{size_text(MAX_RANDOM_BYTES)} attncli generates for one random matrix (save a larger one as .npy)"
+            "initialisers.shape_would_need_memory_more", shape=shape_str(shape), size_text=size_text(need), size_text_2=size_text(MAX_RANDOM_BYTES)
         )
     ensure_fits(need + math.prod(shape), f"shape: {shape_str(shape)}")  # the numbers, and the test that they are finite
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
     for key in ("std", "gain"):
         if params.get(key, 0.0) < 0:
-            raise AttnError(f"{key}: {describe(spec[key])} is negative; it must be ≥ 0")
+            raise AttnError("initialisers.negative_must", key=key, spec=describe(spec[key]))
     if kind == "uniform" and params.get("low", 0.0) > params.get("high", 1.0):
-        raise AttnError(f"low: {describe(spec.get('low', 0.0))} is above high: {describe(spec.get('high', 1.0))}")
+        raise AttnError("initialisers.low_above_high", get=describe(spec.get('low', 0.0)), get_2=describe(spec.get('high', 1.0)))
     if kind in ("xavier", "kaiming") and len(shape) < 2:
-        raise AttnError(f"random: {kind} needs a matrix (fan-in and fan-out), not shape {shape_str(shape)}")
+        raise AttnError("initialisers.random_needs_matrix_fan_fan", kind=kind, shape=shape_str(shape))
     with np.errstate(over="ignore", invalid="ignore"):
         values = _generate(kind, np.random.default_rng(seed), shape, params)
     if not np.isfinite(values).all():
-        raise AttnError(f"random: {kind} with these parameters gives numbers beyond float64 (inf); use smaller ones")
+        raise AttnError("initialisers.random_these_parameters_gives_numbers", kind=kind)
     return values
 
 
@@ -73,18 +72,18 @@ def _generate(kind: str, rng: np.random.Generator, shape: tuple[int, ...], param
 def _random_shape(shape: Any, hint: tuple[int, ...] | None) -> tuple[int, ...]:
     if shape is None:
         if hint is None:
-            raise AttnError("random: give a shape, e.g. shape: [4, 3] (nothing else in the document fixes it)")
+            raise AttnError("initialisers.random_give_shape_e_g")
         return hint
     if not isinstance(shape, list) or not 1 <= len(shape) <= 3:
-        raise AttnError(f"shape: {describe(shape)} is not a list of 1 to 3 sizes, e.g. [4, 3]")
+        raise AttnError("initialisers.shape_not_list_sizes_e", shape=describe(shape))
     for size in shape:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise AttnError(f"shape: {describe(size)} is not a positive whole number")
+            raise AttnError("initialisers.shape_not_positive_whole_number", size=describe(size))
     return tuple(shape)
 
 
 def _param(spec: dict, key: str) -> float:
     number = finite_number(spec[key])
     if number is None:
-        raise AttnError(f"{key}: {describe(spec[key])} is not a finite number (within float64)")
+        raise AttnError("initialisers.not_finite_number_within_float64", key=key, spec=describe(spec[key]))
     return number

@@ -47,22 +47,20 @@ def read_latent(builder: MatrixSource, bias: dict[str, Any], heads: int, kv_head
     d_r = _rope_dims(builder.data.get("rope"))
     kv_down = _matrix(builder, "kv_down", d_ctx, "inputs" if builder.data.get("context") is None else "context")
     if kv_down.shape[1] <= d_r:
-        raise AttnError(f"has {kv_down.shape[1]} columns, r_kv + d_r with d_r = rope.dims = {d_r}: that leaves no "
-                        "latent (r_kv ≥ 1)", "weights.kv_down")
+        raise AttnError("latent.has_columns_r_kv_d_r_d_r", "weights.kv_down", shape=kv_down.shape[1], d_r=d_r)
     r_kv = kv_down.shape[1] - d_r
     w_q, query = _queries(builder, value, bias, heads, d_model)
     d_k = w_q.shape[2]
     if d_k <= d_r:
-        raise AttnError(f"gives d_k = {d_k} numbers per head ({plural(heads, 'head')}), d_nope + d_r with d_r = "
-                        f"rope.dims = {d_r}: that leaves no unrotated part (d_nope ≥ 1)", _query_key(query))
+        raise AttnError("latent.gives_d_k_numbers_per_head", _query_key(query), d_k=d_k, heads=plural(heads, 'head'), d_r=d_r)
     d_nope = d_k - d_r
     kv_up = _matrix(builder, "kv_up", r_kv, f"the latent (r_kv = {r_kv}: weights.kv_down's {kv_down.shape[1]} "
                     f"columns less d_r = {d_r})")
     d_v = _value_width(kv_up.shape[1], heads, d_nope, d_k, d_r, _query_key(query))
     kv_norm = _norm(builder, "latent.kv_norm", value.get("kv_norm"), r_kv, "r_kv")
     if kv_norm is None:
-        raise AttnError(f"is required: the norm of the latent c_KV (r_kv = {r_kv}), e.g. {{kind: rms}}",
-                        "latent.kv_norm")
+        raise AttnError("latent.required_norm_latent_c_kv_r_kv",
+                        "latent.kv_norm", r_kv=r_kv)
     latent = Latent(kv_down, kv_up, kv_norm, d_nope, d_r, _bias(builder, bias, "kv_down", r_kv + d_r), **query)
     return w_q, per_head(kv_up, heads, 0, d_nope), per_head(kv_up, heads, d_nope, d_nope + d_v), latent
 
@@ -72,31 +70,27 @@ def refuse_without_latent(weights: dict[str, Any], bias: dict[str, Any]) -> None
     for section, names, given in (("weights", LATENT_WEIGHTS, weights), ("bias", LATENT_BIASES, bias)):
         for name in names:
             if given.get(name) is not None:
-                raise AttnError("is used by multi-head latent attention: give latent: {kv_norm: {kind: rms}} (and "
-                                "rope: {dims: d_r, part: last}) to use it", f"{section}.{name}")
+                raise AttnError("latent.used_multi_head_latent_attention", f"{section}.{name}")
 
 
 def _refuse_others(builder: MatrixSource, bias: dict[str, Any], heads: int, kv_heads: int | None) -> None:
     given = {f"weights.{k}": v for k, v in builder.weights.items()} | {f"bias.{k}": v for k, v in bias.items()}
     for key, why in NOT_WITH_LATENT.items():
         if given.get(key) is not None:
-            raise AttnError(f"is not used with latent ({why})", key)
+            raise AttnError("latent.not_used_latent", key, why=why)
     if kv_heads is not None and kv_heads != heads:
-        raise AttnError(f"is {kv_heads}, but latent attention expands keys and values for every one of the {heads} "
-                        "query heads (kv_heads is heads)", "kv_heads")
+        raise AttnError("latent.but_latent_attention_expands_keys", "kv_heads", kv_heads=kv_heads, heads=heads)
 
 
 def _rope_dims(rope: Any) -> int:
     """d_r: ``rope.dims``, required with ``part: last``."""
     if not isinstance(rope, dict) or rope.get("dims") is None:
-        raise AttnError("latent attention needs rope with dims (d_r, the rotated numbers at the end of each head) "
-                        "and part: last, e.g. rope: {dims: 64, part: last}", "rope")
+        raise AttnError("latent.latent_attention_needs_rope_dims", "rope")
     dims = rope["dims"]
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
-        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (d_r of latent attention)", "rope.dims")
+        raise AttnError("latent.not_even_whole_number_d_r", "rope.dims", dims=describe(dims))
     if rope.get("part") != "last":
-        raise AttnError("must be last with latent (each head's rotated numbers follow its unrotated ones: "
-                        "[q_nope | q_r])", "rope.part")
+        raise AttnError("latent.must_last_latent_each_head", "rope.part")
     return dims
 
 
@@ -104,14 +98,14 @@ def _matrix(builder: MatrixSource, name: str, rows: int, of: str) -> np.ndarray:
     key = f"weights.{name}"
     value = builder.weights.get(name)
     if value is None:
-        raise AttnError("is required with latent", key)
+        raise AttnError("latent.required_latent", key)
     w = builder.read(key, value)
     if w.ndim != 2:
-        raise AttnError(f"is {shape_str(w.shape)}; expected a matrix with {rows} rows (one per number of {of})", key)
+        raise AttnError("indexer.expected_matrix_rows_one_per", key, w_shape=shape_str(w.shape), rows=rows, of=of)
     if w.shape[0] != rows:
         verb = "has" if of == "context" else "have"
         what = f"{of} {verb} {rows} columns" if of in ("inputs", "context") else f"{of} has {rows} numbers"
-        raise AttnError(f"is {shape_str(w.shape)} but {what} (need {rows} rows)", key)
+        raise AttnError("latent.but_need_rows", key, w_shape=shape_str(w.shape), what=what, rows=rows)
     return w
 
 
@@ -120,28 +114,27 @@ def _queries(builder: MatrixSource, value: dict, bias: dict[str, Any], heads: in
     """W_Q or W_UQ per head (h, d_in, d_k), and the Latent's query fields."""
     direct, down, up = (builder.weights.get(k) is not None for k in ("query", "query_down", "query_up"))
     if direct and (down or up):
-        raise AttnError("give weights.query or weights.query_down with weights.query_up, not both",
+        raise AttnError("latent.give_weights_query_weights_query_down",
                         "weights.query_down" if down else "weights.query_up")
     if not direct and not (down and up):
         missing = "weights.query_up" if down else "weights.query_down" if up else "weights.query"
-        raise AttnError("is required with latent: weights.query (d_model × h·d_k), or weights.query_down "
-                        "(d_model × r_q) with weights.query_up (r_q × h·d_k)", missing)
+        raise AttnError("latent.required_latent_weights_query_d_model", missing)
     if direct:
         if value.get("query_norm") is not None:
-            raise AttnError("normalises c_Q, made by weights.query_down; weights.query has none", "latent.query_norm")
+            raise AttnError("latent.normalises_c_q_made_weights_query_down", "latent.query_norm")
         if bias.get("query_down") is not None:
-            raise AttnError("is given without weights.query_down", "bias.query_down")
+            raise AttnError("latent.given_without_weights_query_down", "bias.query_down")
         w = _matrix(builder, "query", d_model, "inputs")
         return _split(w, heads, "weights.query"), {}
     if bias.get("query") is not None:
-        raise AttnError("is not used with weights.query_up (give bias.query_down)", "bias.query")
+        raise AttnError("latent.not_used_weights_query_up_give", "bias.query")
     w_down = _matrix(builder, "query_down", d_model, "inputs")
     r_q = w_down.shape[1]
     w_up = _matrix(builder, "query_up", r_q, f"c_Q (r_q = {r_q}: weights.query_down's columns)")
     norm = _norm(builder, "latent.query_norm", value.get("query_norm"), r_q, "r_q")
     if norm is None:
-        raise AttnError(f"is required with weights.query_down: the norm of c_Q (r_q = {r_q}), e.g. {{kind: rms}}",
-                        "latent.query_norm")
+        raise AttnError("latent.required_weights_query_down_norm_c_q",
+                        "latent.query_norm", r_q=r_q)
     fields = {"query_down": w_down, "query_up": w_up, "query_down_bias": _bias(builder, bias, "query_down", r_q),
               "query_norm": norm}
     return _split(w_up, heads, "weights.query_up"), fields
@@ -153,8 +146,7 @@ def _query_key(fields: dict[str, Any]) -> str:
 
 def _split(w: np.ndarray, heads: int, key: str) -> np.ndarray:
     if w.shape[1] % heads:
-        raise AttnError(f"has {w.shape[1]} columns, which {heads} heads cannot split into equal blocks "
-                        "(h·(d_nope + d_r))", key)
+        raise AttnError("latent.has_columns_which_heads_cannot", key, shape=w.shape[1], heads=heads)
     return per_head(w, heads, 0, w.shape[1] // heads)
 
 
@@ -162,13 +154,10 @@ def _value_width(columns: int, heads: int, d_nope: int, d_k: int, d_r: int, quer
     """d_v from kv_up's columns per head, [d_nope key columns | d_v value columns]; an error says what it read."""
     read = f"d_nope = {d_nope} from {query_key}'s d_k = {d_k} less d_r = {d_r}"
     if columns % heads:
-        raise AttnError(f"has {columns} columns, which {heads} heads cannot split into equal blocks of "
-                        f"d_nope + d_v ({read})", "weights.kv_up")
+        raise AttnError("latent.has_columns_which_heads_cannot_2", "weights.kv_up", columns=columns, heads=heads, read=read)
     d_v = columns // heads - d_nope
     if d_v < 1:
-        raise AttnError(f"has {columns // heads} columns per head ({columns} for {plural(heads, 'head')}), read as "
-                        f"d_nope = {d_nope} key columns then d_v value columns: that leaves d_v = {d_v} ({read}; "
-                        f"need {heads}·({d_nope} + d_v) columns)", "weights.kv_up")
+        raise AttnError("latent.has_columns_per_head_read", "weights.kv_up", columns=columns // heads, columns_2=columns, heads=plural(heads, 'head'), d_nope=d_nope, d_v=d_v, read=read, heads_2=heads, d_nope_2=d_nope)
     return d_v
 
 
@@ -180,7 +169,6 @@ def _bias(builder: MatrixSource, bias: dict[str, Any], name: str, width: int) ->
     b = builder.read(key, value, (width,))
     b = b.reshape(-1) if b.ndim == 2 and 1 in b.shape else b
     if b.shape != (width,):
-        raise AttnError(f"is {shape_str(b.shape)} but weights.{name} gives {width} columns (need a vector of "
-                        f"{width})", key)
+        raise AttnError("latent.but_weights_gives_columns_need", key, b_shape=shape_str(b.shape), name=name, width=width, width_2=width)
     return b
 

@@ -36,7 +36,7 @@ def read_layers(builder: MatrixSource, n: int, d_model: int, h: int, d_k: int, d
     if fields["score"] == "additive":
         fields.update(_additive(builder, h, d_k))
     elif given:
-        raise AttnError("is only used with score: additive", f"weights.{given[0]}")
+        raise AttnError("layers.only_used_score_additive", f"weights.{given[0]}")
     fields["add_norm"] = _add_norm(builder, data.get("add_norm"), d_model, d_out)
     return fields
 
@@ -44,7 +44,7 @@ def read_layers(builder: MatrixSource, n: int, d_model: int, h: int, d_k: int, d
 def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
     if not isinstance(value, str) or value not in choices:
         shown = repr(shorten(value)) if isinstance(value, str) else describe(value)
-        raise AttnError(f"{shown} is not one of {', '.join(choices)}", key)
+        raise AttnError("layers.not_one", key, shown=shown, choices=', '.join(choices))
     return value
 
 
@@ -56,7 +56,7 @@ def _positional(builder: MatrixSource, value: Any, n: int, d_model: int) -> tupl
         return sinusoidal(n, d_model), "sinusoidal"
     p = builder.read("positional", value, (n, d_model))
     if p.shape != (n, d_model):
-        raise AttnError(f"is {shape_str(p.shape)} but the inputs are {n}×{d_model} (need the same shape)", "positional")
+        raise AttnError("layers.but_inputs_need_same_shape", "positional", p_shape=shape_str(p.shape), n=n, d_model=d_model)
     return p, "matrix"
 
 
@@ -65,21 +65,20 @@ def _additive(builder: MatrixSource, h: int, d_k: int) -> dict[str, np.ndarray]:
     values = {name: builder.weights.get(name) for name in ADDITIVE_WEIGHTS}
     for name, value in values.items():
         if value is None:
-            raise AttnError("score: additive needs weights.w1 (d_k × d_a), weights.w2 (d_k × d_a) and weights.v "
-                            f"(d_a); weights.{name} is missing", "weights")
+            raise AttnError("layers.score_additive_needs_weights_w1", "weights", name=name)
     w_1 = _per_head(builder.read("weights.w1", values["w1"], (d_k, d_k)), h, d_k, "weights.w1")
     d_a = w_1.shape[2]
     w_2 = _per_head(builder.read("weights.w2", values["w2"], (d_k, d_a)), h, d_k, "weights.w2")
     if w_2.shape[2] != d_a:
-        raise AttnError(f"has {w_2.shape[2]} columns but weights.w1 has {d_a} (both map to the same d_a)", "weights.w2")
+        raise AttnError("layers.has_columns_but_weights_w1", "weights.w2", shape=w_2.shape[2], d_a=d_a)
     v = builder.read("weights.v", values["v"], (d_a,))
     if v.ndim == 2 and v.shape[0] in (1, h) and v.shape[1] == d_a:
         v = np.broadcast_to(v, (h, d_a)).copy()
     elif v.ndim == 1 and v.shape[0] == d_a:
         v = np.tile(v, (h, 1))
     else:
-        raise AttnError(f"is {shape_str(v.shape)} but needs length d_a = {d_a} (or {h}×{d_a}, one per head)",
-                        "weights.v")
+        raise AttnError("layers.but_needs_length_d_a_one",
+                        "weights.v", v_shape=shape_str(v.shape), d_a=d_a, h=h, d_a_2=d_a)
     return {"w_1": w_1, "w_2": w_2, "v_a": v}
 
 
@@ -87,7 +86,7 @@ def _per_head(w: np.ndarray, h: int, d_k: int, key: str) -> np.ndarray:
     if w.ndim == 2:
         w = np.tile(w, (h, 1, 1))
     if w.ndim != 3 or w.shape[0] != h or w.shape[1] != d_k:
-        raise AttnError(f"is {shape_str(w.shape)} but needs d_k×d_a = {d_k}×d_a (or {h}×{d_k}×d_a, one per head)", key)
+        raise AttnError("layers.but_needs_d_k_d_a_d_a", key, w_shape=shape_str(w.shape), d_k=d_k, h=h, d_k_2=d_k)
     return w
 
 
@@ -97,12 +96,11 @@ def _add_norm(builder: MatrixSource, value: Any, d_model: int, d_out: int
         return None
     if d_out != d_model:
         raise AttnError(
-            f"needs the output as wide as the inputs (d_out = {d_out}, d_model = {d_model}) to add them; "
-            "give weights.output a shape that maps back to d_model", "add_norm")
+            "layers.needs_output_wide_inputs_d_out", "add_norm", d_out=d_out, d_model=d_model)
     if value is True:
         value = {}
     if not isinstance(value, dict):
-        raise AttnError("expected true, or a mapping with any of gamma, beta, eps", "add_norm")
+        raise AttnError("layers.expected_true_mapping_any_gamma", "add_norm")
     for key in value:
         if key not in ("gamma", "beta", "eps"):
             from attncli.core.errors import unknown_key
@@ -112,7 +110,7 @@ def _add_norm(builder: MatrixSource, value: Any, d_model: int, d_out: int
     beta = _vector(builder, value.get("beta"), d_model, "add_norm.beta", 0.0)
     eps = finite_number(value.get("eps", LAYER_NORM_EPS))
     if eps is None or eps <= 0:
-        raise AttnError(f"{describe(value.get('eps'))} is not a positive number (within float64)", "add_norm.eps")
+        raise AttnError("layers.not_positive_number_within_float64", "add_norm.eps", get=describe(value.get('eps')))
     return gamma, beta, eps
 
 
@@ -123,5 +121,5 @@ def _vector(builder: MatrixSource, value: Any, d: int, key: str, default: float)
     if b.ndim == 2 and 1 in b.shape:
         b = b.reshape(-1)
     if b.shape != (d,):
-        raise AttnError(f"is {shape_str(b.shape)} but needs a vector of length d_model = {d}", key)
+        raise AttnError("layers.but_needs_vector_length_d_model", key, b_shape=shape_str(b.shape), d=d)
     return b

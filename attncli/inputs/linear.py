@@ -44,8 +44,7 @@ class _Reader:
     def __init__(self, doc: Document):
         for key in doc.data:
             if key not in TOP:
-                raise AttnError("is not used with linear: (a layer of linear attention takes tokens, inputs and "
-                                "linear only)", key) if key in _SOFTMAX_KEYS else unknown_document_key(key, TOP)
+                raise AttnError("linear.not_used_linear_layer_linear", key) if key in _SOFTMAX_KEYS else unknown_document_key(key, TOP)
         self.data, self.folder, self.files = doc.data, doc.folder, set()
         self.block = mapping_of(doc.data["linear"], "linear", KEYS)
 
@@ -54,14 +53,13 @@ class _Reader:
         if isinstance(value, dict) and "product" in value:
             factors = mapping_of(value, key, ("product",))["product"]
             if not isinstance(factors, list) or len(factors) < 2:
-                raise AttnError(f"{describe(factors)} is not a list of two or more matrices to multiply",
-                                key + ".product")
+                raise AttnError("linear.not_list_two_more_matrices",
+                                key + ".product", factors=describe(factors))
             arrays = [self.read(f"{key}.product[{i}]", f) for i, f in enumerate(factors)]
             for i in range(1, len(arrays)):
                 a, b = arrays[i - 1], arrays[i]
                 if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-                    raise AttnError(f"is {shape_str(b.shape)} after {shape_str(a.shape)}: the product needs matrices "
-                                    "whose inner sizes agree", f"{key}.product[{i}]")
+                    raise AttnError("linear.after_product_needs_matrices_whose", f"{key}.product[{i}]", b_shape=shape_str(b.shape), a_shape=shape_str(a.shape))
             product = arrays[0]
             for b in arrays[1:]:
                 product = product @ b
@@ -80,18 +78,17 @@ class _Reader:
         value = self.block.get(key)
         if value is None:
             if default is None:
-                raise AttnError(f"is required ({what} = {shape_str(shape)})", "linear." + key)
+                raise AttnError("linear.required", "linear." + key, what=what, shape=shape_str(shape))
             return np.full(shape, default)
         array = self.read("linear." + key, value, shape)
         if array.shape != shape:
-            raise AttnError(f"is {shape_str(array.shape)}; expected {what} = {shape_str(shape)}", "linear." + key)
+            raise AttnError("linear.expected", "linear." + key, array_shape=shape_str(array.shape), what=what, shape=shape_str(shape))
         return array
 
     def spec(self) -> LinearSpec:
         kind = self.block.get("kind")
         if kind not in KINDS:
-            raise AttnError(f"{describe(kind)} is not a kind of linear attention: gated_delta (Gated DeltaNet), kda "
-                            "(Kimi Delta Attention) or lightning (MiniMax)", "linear.kind")
+            raise AttnError("linear.not_kind_linear_attention_gated_delta", "linear.kind", kind=describe(kind))
         if kind == "lightning":
             from attncli.inputs.lightning import read_lightning
 
@@ -99,7 +96,7 @@ class _Reader:
         else:
             for key in LIGHTNING_ONLY:
                 if self.block.get(key) is not None:
-                    raise AttnError("belongs to lightning attention (kind: lightning), not to the delta rule",
+                    raise AttnError("linear.belongs_lightning_attention_kind_lightning_2",
                                     "linear." + key)
             given = [key for key in GIVEN if self.block.get(key) is not None]
             common = dict(kind=kind, chunk=self._chunk(kind), l2=self._flag("l2norm"))
@@ -121,15 +118,14 @@ class _Reader:
     def _flag(self, key: str) -> bool:
         value = self.block.get(key, True)
         if not isinstance(value, bool):
-            raise AttnError(f"{describe(value)} is not true or false", "linear." + key)
+            raise AttnError("gemma.not_true_false", "linear." + key, flag=describe(value))
         return value
 
     def _heads(self) -> tuple[int, int]:
         heads = head_count(self.block.get("heads"), "linear.heads") or 1
         value_heads = head_count(self.block.get("value_heads"), "linear.value_heads") or heads
         if value_heads % heads:
-            raise AttnError(f"is {value_heads}, which is not a multiple of heads = {heads} (each query/key head "
-                            "serves value_heads / heads value heads)", "linear.value_heads")
+            raise AttnError("linear.which_not_multiple_heads_each", "linear.value_heads", value_heads=value_heads, heads=heads)
         return heads, value_heads
 
     def _weight(self, weights: dict, name: str, rows: int, what: str, heads: int | None = None,
@@ -137,28 +133,25 @@ class _Reader:
         """weights.NAME: ``rows`` × (a multiple of ``heads``, or exactly ``columns``)."""
         key = "linear.weights." + name
         if weights.get(name) is None:
-            raise AttnError(f"is required: W ({what})", key)
+            raise AttnError("linear.required_w", key, what=what)
         w = self.read(key, weights[name], (rows, columns or heads))
         if w.ndim != 2 or w.shape[0] != rows:
-            raise AttnError(f"is {shape_str(w.shape)}; expected {what} with {plural(rows, 'row')}", key)
+            raise AttnError("linear.expected_2", key, w_shape=shape_str(w.shape), what=what, rows=plural(rows, 'row'))
         if columns is not None and w.shape[1] != columns or heads is not None and w.shape[1] % heads:
             need = plural(columns, "column") if columns is not None else f"columns a multiple of {heads}"
-            raise AttnError(f"is {shape_str(w.shape)}; expected {what}: {need}", key)
+            raise AttnError("linear.expected_3", key, w_shape=shape_str(w.shape), what=what, need=need)
         return w
 
     def inputs(self, lightning: bool = False) -> np.ndarray:
         """X (n, d_model), which the projections read: required, and no gradient (given for q, k, v … only)."""
         if self.block.get("gradient") is not None:
-            raise AttnError("(the backward pass) is given for q, k and v given directly only, so far: give them in "
-                            "linear:, or leave gradient out" if lightning else
-                            "(the backward pass) is given for q, k, v, β and g given directly only, so far: give them "
-                            "in linear:, or leave gradient out", "linear.gradient")
+            raise AttnError("linear.backward_given_qkv_only" if lightning else "linear.backward_given_qkv_beta_g_only",
+                            "linear.gradient")
         if self.data.get("inputs") is None:
-            raise AttnError("is required: X (n × d_model), or queries, keys and values in linear:" if lightning else
-                            "is required: X (n × d_model), or queries, keys, values, beta and g in linear:", "inputs")
+            raise AttnError("linear.inputs_required_lightning" if lightning else "linear.inputs_required", "inputs")
         x = self.read("inputs", self.data["inputs"])
         if x.ndim != 2 or x.shape[0] == 0:
-            raise AttnError(f"is {shape_str(x.shape)}; expected a matrix n × d_model", "inputs")
+            raise AttnError("linear.expected_matrix_n_d_model", "inputs", x_shape=shape_str(x.shape))
         return x
 
     def _projected(self, common: dict) -> LinearSpec:
@@ -196,8 +189,7 @@ class _Reader:
         if conv.ndim == 3 and conv.shape[1] == 1:  # Conv1d's weight as stored, C × 1 × w
             conv = conv[:, 0]
         if conv.ndim != 2 or conv.shape[0] != channels or conv.shape[1] == 0:
-            raise AttnError(f"is {shape_str(conv.shape)}; expected one kernel per channel of [q | k | v]: "
-                            f"(2·h_k·d_k + h_v·d_v) × w = {channels} × w", "linear.conv")
+            raise AttnError("linear.expected_one_kernel_per_channel", "linear.conv", conv_shape=shape_str(conv.shape), channels=channels)
         return conv
 
     def _norm(self, kind: str, d_v: int, gated: bool) -> tuple[np.ndarray, float, str] | None:
@@ -207,46 +199,44 @@ class _Reader:
         norm = {} if value is True else mapping_of(value, "linear.norm", ("gamma", "eps", "activation"))
         gamma = np.ones(d_v) if norm.get("gamma") is None else self.read("linear.norm.gamma", norm["gamma"], (d_v,))
         if gamma.shape != (d_v,):
-            raise AttnError(f"is {shape_str(gamma.shape)}; expected γ, one number per value channel: d_v = {d_v}",
-                            "linear.norm.gamma")
+            raise AttnError("linear.expected_one_number_per_value",
+                            "linear.norm.gamma", gamma_shape=shape_str(gamma.shape), d_v=d_v)
         eps = number_of(norm.get("eps", 1e-6), "linear.norm.eps")
         activation = norm.get("activation", DEFAULT_ACTIVATION[kind])
         if activation not in ACTIVATIONS:
-            raise AttnError(f"{describe(activation)} is not silu or sigmoid", "linear.norm.activation")
+            raise AttnError("linear.not_silu_sigmoid", "linear.norm.activation", activation=describe(activation))
         return gamma, eps, activation
 
     def _given(self, common: dict) -> LinearSpec:
         for key in GIVEN:
             if self.block.get(key) is None:
-                raise AttnError("is required with " + ", ".join(k for k in GIVEN if k != key) + " (what the kernel "
-                                "receives is given together)", "linear." + key)
+                raise AttnError("lightning.required_what_kernel_receives_given", "linear." + key, value=", ".join(k for k in GIVEN if k != key))
         for key in FROM_INPUTS:
             if self.block.get(key) is not None:
-                raise AttnError("makes q, k, v, β or g from inputs; it is not used with them given directly",
+                raise AttnError("linear.makes_q_k_v_g",
                                 "linear." + key)
         if self.data.get("inputs") is not None:
-            raise AttnError("cannot be used with queries, keys, values, beta and g given directly in linear:", "inputs")
+            raise AttnError("linear.cannot_used_queries_keys_values", "inputs")
         arrays = {key: self.read("linear." + key, self.block[key]) for key in GIVEN}
         q = arrays["queries"]
         if q.ndim != 3 or q.shape[1] == 0:
-            raise AttnError(f"is {shape_str(q.shape)}; expected h_k × n × d_k", "linear.queries")
+            raise AttnError("linear.expected_h_k_n_d_k", "linear.queries", q_shape=shape_str(q.shape))
         h_k, n, d_k = q.shape
         v = arrays["values"]
         if v.ndim != 3 or v.shape[1] != n or v.shape[0] % h_k:
-            raise AttnError(f"is {shape_str(v.shape)}; expected h_v × n × d_v with n = {n} and h_v a multiple of "
-                            f"h_k = {h_k}", "linear.values")
+            raise AttnError("linear.expected_h_v_n_d_v_n", "linear.values", v_shape=shape_str(v.shape), n=n, h_k=h_k)
         h_v = v.shape[0]
         per_channel = common["kind"] == "kda"
         expected = {"keys": (q.shape, "h_k × n × d_k"), "beta": ((h_v, n), "h_v × n"),
                     "g": ((h_v, n, d_k) if per_channel else (h_v, n), "h_v × n × d_k" if per_channel else "h_v × n")}
         for key, (shape, what) in expected.items():
             if arrays[key].shape != shape:
-                raise AttnError(f"is {shape_str(arrays[key].shape)}; expected {what} = {shape_str(shape)}",
-                                "linear." + key)
+                raise AttnError("linear.expected",
+                                "linear." + key, array_shape=shape_str(arrays[key].shape), what=what, shape=shape_str(shape))
         for key, count in (("heads", h_k), ("value_heads", h_v)):
             stated = head_count(self.block.get(key), "linear." + key)
             if stated is not None and stated != count:
-                raise AttnError(f"is {stated} but the given arrays have {count}", "linear." + key)
+                raise AttnError("lightning.but_given_arrays_have", "linear." + key, stated=stated, h=count)
         tokens = token_labels(self.data.get("tokens"), n, "q", "tokens", "queries")
         return LinearSpec(tokens=tokens, heads=h_k, value_heads=h_v, d_k=d_k, d_v=v.shape[2], scale=1.0,
                           scale_name="", given=arrays, gradient=self._gradient(v.shape), **common)
@@ -260,8 +250,7 @@ class _Reader:
         if seed.shape == (n, h_v * d_v):
             seed = seed.reshape(n, h_v, d_v).transpose(1, 0, 2)
         if seed.shape != shape:
-            raise AttnError(f"is {shape_str(seed.shape)}; expected dL/d head_outputs, h_v × n × d_v = "
-                            f"{shape_str(shape)} (or n × h_v·d_v)", "linear.gradient")
+            raise AttnError("linear.expected_dl_d_head_outputs_h_v", "linear.gradient", seed_shape=shape_str(seed.shape), shape=shape_str(shape))
         return np.ascontiguousarray(seed)
 
     def _initial(self, spec: LinearSpec) -> np.ndarray | None:

@@ -16,20 +16,18 @@ def read_logits(data: dict[str, Any], qk_norm: Any, clip_qkv: float | None) -> d
     """The Spec fields ``max_logits`` and ``qk_clip`` (τ), checked against what would undo a rescaled weight."""
     flag = data.get("max_logits")
     if flag is not None and not isinstance(flag, bool):
-        raise AttnError(f"{describe(flag)} is not true or false", "max_logits")
+        raise AttnError("gemma.not_true_false", "max_logits", flag=describe(flag))
     tau = _tau(data.get("qk_clip"))
     if tau is not None:
         if qk_norm is not None:
-            raise AttnError("rescales W_Q and W_K, which qk_norm undoes (the norm divides the scale out again); "
-                            "QK-Clip is for layers without qk_norm", "qk_clip")
+            raise AttnError("logits.rescales_w_q_w_k_which_qk_norm", "qk_clip")
         if clip_qkv is not None:
-            raise AttnError("rescales W_Q and W_K, and clip_qkv's clamp does not scale with them; not with clip_qkv",
+            raise AttnError("logits.rescales_w_q_w_k_clip_qkv_s",
                             "qk_clip")
         if any(data.get(key) is not None for key in ("queries", "keys", "values")):
-            raise AttnError("rescales W_Q and W_K, and with queries, keys and values given directly there are none "
-                            "(max_logits: true gives the largest logits alone)", "qk_clip")
+            raise AttnError("logits.rescales_w_q_w_k_queries_keys", "qk_clip")
         if data.get("score") == "additive":
-            raise AttnError("rescales the dot-product logits Q·Kᵀ; it needs score: dot", "qk_clip")
+            raise AttnError("logits.rescales_dot_product_logits_q", "qk_clip")
     return {"max_logits": bool(flag), "qk_clip": tau}
 
 
@@ -38,8 +36,8 @@ def _tau(value: Any) -> float | None:
         return None
     value = mapping_of(value, "qk_clip", ("tau",), "a mapping with tau, the threshold τ (Kimi K2 used 100)")
     if value.get("tau") is None:
-        raise AttnError("is required: the threshold τ of the largest logit (Kimi K2 used 100)", "qk_clip.tau")
+        raise AttnError("logits.required_threshold_largest_logit_kimi", "qk_clip.tau")
     tau = number_of(value["tau"], "qk_clip.tau", positive=False)
     if tau <= 0:
-        raise AttnError(f"{describe(value['tau'])} is not a positive number (Kimi K2 used 100)", "qk_clip.tau")
+        raise AttnError("logits.not_positive_number_kimi_k2", "qk_clip.tau", value=describe(value['tau']))
     return tau

@@ -38,38 +38,37 @@ def read_mask(builder: MatrixSource, value: Any, n: int, m: int, h: int) -> tupl
     if word == "causal":
         return Mask(n, m, causal="upper_left"), "causal"
     if isinstance(value, bool):
-        raise AttnError("expected none, causal, a matrix, a file name or a mapping of parts, not a boolean", "mask")
+        raise AttnError("masking.expected_none_causal_matrix_file", "mask")
     if isinstance(value, dict) and not is_archive(value):
         return _parts(builder, value, n, m, h), "parts"
     if isinstance(value, str) and value == "":
-        raise AttnError("is an empty file name; give none, causal, a matrix or a matrix file's name", "mask")
+        raise AttnError("masking.empty_file_name_give_none", "mask")
     if isinstance(value, str) and Path(value).suffix.lower() not in FILE_KINDS:
         import difflib
 
         close = difflib.get_close_matches(Path(value).name.lower()[:100], MASK_WORDS, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else "a file name ends in " + ", ".join(FILE_KINDS)
-        raise AttnError(f"{shorten(value)!r} is not none, causal, a matrix or a matrix file ({hint})", "mask")
+        raise AttnError("masking.not_none_causal_matrix_matrix", "mask", value=shorten(value), hint=hint)
     return Mask(n, m, matrix=_boolean_matrix(builder, "mask", value, n, m, h)), "matrix"
 
 
 def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int) -> Mask:
     if "random" in value:
-        raise AttnError("a mask cannot be random; give causal, a matrix, a file or a mapping of parts", "mask")
+        raise AttnError("masking.mask_cannot_random_give_causal", "mask")
     value = mapping_of(value, "mask", MASK_PARTS)
     # (`in` would compare arrays)
     if all(value.get(part) is None or value.get(part) is False for part in (*MASK_PARTS[:4], "chunk")):
-        raise AttnError("gives none of causal, window, keys, matrix (write mask: none to attend everywhere)", "mask")
+        raise AttnError("masking.gives_none_causal_window_keys", "mask")
     convention = value.get("convention", "allow")
     if convention not in CONVENTIONS:
-        raise AttnError(f"{describe(convention)} is not allow (1 = may attend) or block (1 = masked, as "
-                        "nn.MultiheadAttention)", "mask.convention")
+        raise AttnError("masking.not_allow_may_attend_block", "mask.convention", convention=describe(convention))
     causal = value.get("causal")
     if causal is True:
         causal = "upper_left"
     elif causal is False:
         causal = None
     elif causal is not None and causal not in CAUSAL_KINDS:
-        raise AttnError(f"{describe(causal)} is not true, upper_left or lower_right", "mask.causal")
+        raise AttnError("masking.not_true_upper_left_lower_right", "mask.causal", causal=describe(causal))
     window = value.get("window")
     if window is not None:
         window = head_count(window, "mask.window", "is more than 2^31 keys (a window of m keys allows every key)")
@@ -80,7 +79,7 @@ def _parts(builder: MatrixSource, value: dict[str, Any], n: int, m: int, h: int)
         keys = keys.reshape(-1) if keys.ndim == 2 and keys.shape[0] == 1 else keys
         if keys.shape != (m,):
             given = f"has {keys.shape[0]} flags" if keys.ndim == 1 else f"is {shape_str(keys.shape)}"
-            raise AttnError(f"{given} but there are {m} keys: one flag per key", "mask.keys")
+            raise AttnError("masking.but_there_keys_one_flag", "mask.keys", given=given, m=m)
     matrix = None
     if value.get("matrix") is not None:
         matrix = _boolean_matrix(builder, "mask.matrix", value["matrix"], n, m, h)
@@ -99,7 +98,7 @@ def _boolean_matrix(builder: MatrixSource, key: str, value: Any, n: int, m: int,
         mask = mask.reshape(1, -1)
     if mask.shape != (n, m) and mask.shape != (h, n, m):
         per_head = f" or {h}×{n}×{m} (one per head)" if h > 1 else ""
-        raise AttnError(f"is {shape_str(mask.shape)} but needs {n}×{m} (queries × keys){per_head}", key)
+        raise AttnError("masking.but_needs_queries_keys", key, mask_shape=shape_str(mask.shape), n=n, m=m, per_head=per_head)
     return mask
 
 
@@ -110,8 +109,7 @@ def _float_mask_hint(builder: MatrixSource, key: str, value: Any, error: AttnErr
     except AttnError:
         return error
     if np.isneginf(floats).any() and np.all((floats == 0) | np.isneginf(floats)):
-        return AttnError("holds 0 and -inf: that is a float mask added to the scores (PyTorch's float attn_mask); "
-                         "give it as score_bias: {matrix: …} instead", key)
+        return AttnError("masking.holds_inf_that_float_mask", key)
     return error
 
 
@@ -128,8 +126,8 @@ def read_score_bias(builder: MatrixSource, value: Any, n: int, m: int, h: int, p
             matrix = matrix.reshape(1, -1)
         if matrix.shape != (n, m) and matrix.shape != (h, n, m):
             per_head = f" or {h}×{n}×{m} (one per head)" if h > 1 else ""
-            raise AttnError(f"is {shape_str(matrix.shape)} but needs {n}×{m} (queries × keys){per_head}",
-                            "score_bias.matrix")
+            raise AttnError("masking.but_needs_queries_keys",
+                            "score_bias.matrix", mask_shape=shape_str(matrix.shape), n=n, m=m, per_head=per_head)
     slopes = _alibi(builder, value.get("alibi"), h)
     relative = _relative(builder, value.get("relative"), h, positions)
     if matrix is None and slopes is None and relative is None:
@@ -148,8 +146,8 @@ def _alibi(builder: MatrixSource, value: Any, h: int) -> np.ndarray | None:
     slopes = builder.read("score_bias.alibi.slopes", value["slopes"], (h,))
     slopes = slopes.reshape(-1) if slopes.ndim == 2 and 1 in slopes.shape else slopes
     if slopes.shape != (h,):
-        raise AttnError(f"is {shape_str(slopes.shape)} but there are {h} query heads: one slope each",
-                        "score_bias.alibi.slopes")
+        raise AttnError("masking.but_there_query_heads_one",
+                        "score_bias.alibi.slopes", slopes_shape=shape_str(slopes.shape), h=h)
     return np.ascontiguousarray(slopes)
 
 
@@ -163,22 +161,21 @@ def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.nda
     max_distance = _count(value.get("max_distance", 128), f"{key}.max_distance", "is more than 2^31 (T5 uses 128)")
     bidirectional = value.get("bidirectional", True)
     if not isinstance(bidirectional, bool):
-        raise AttnError(f"{describe(bidirectional)} is not true (an encoder) or false (a decoder's self-attention)",
-                        f"{key}.bidirectional")
+        raise AttnError("masking.not_true_encoder_false_decoder",
+                        f"{key}.bidirectional", bidirectional=describe(bidirectional))
     exact = (buckets // 2 if bidirectional else buckets) // 2  # distances below this have a bucket each
     if exact < 1 or max_distance <= exact:
-        raise AttnError(f"{buckets} buckets and max_distance {max_distance} leave no logarithmic buckets "
-                        f"(T5 uses 32 and 128)", key)
+        raise AttnError("masking.buckets_max_distance_leave_no_logarithmic", key, buckets=buckets, max_distance=max_distance)
     if value.get("table") is None:
-        raise AttnError("is required: buckets × heads (T5's relative_attention_bias.weight)", f"{key}.table")
+        raise AttnError("masking.required_buckets_heads_t5_s", f"{key}.table")
     table = builder.read(f"{key}.table", value["table"], (buckets, h))
     if table.ndim == 1 and h == 1:
         table = table.reshape(-1, 1)
     if table.shape != (buckets, h):
-        raise AttnError(f"is {shape_str(table.shape)} but needs buckets × heads = {buckets}×{h}", f"{key}.table")
+        raise AttnError("masking.but_needs_buckets_heads", f"{key}.table", table_shape=shape_str(table.shape), buckets=buckets, h=h)
     for name, p in zip(("positions", "context_positions"), positions, strict=True):
         if not np.array_equal(p, np.round(p)):
-            raise AttnError(f"T5's buckets need whole-number positions, but {name} has {p[p != np.round(p)][0]:g}", key)
+            raise AttnError("masking.t5_s_buckets_need_whole", key, name=name, p=p[p != np.round(p)][0])
     return Relative(table, buckets, max_distance, bidirectional)
 
 
@@ -186,7 +183,7 @@ def _count(value: Any, key: str, too_large: str) -> int:
     """A whole number ≥ 1 that has a default: ``null`` is refused like any other non-number (not read as omitted)."""
     count = head_count(value, key, too_large)
     if count is None:
-        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
+        raise AttnError("masking.not_whole_number", key, value=describe(value))
     return count
 
 

@@ -54,7 +54,7 @@ def read_value(
     if isinstance(value, dict):
         check_spelling(value)
         if boolean:
-            raise AttnError("a mask cannot be random; give 'causal', a matrix or a file")
+            raise AttnError("matrices.mask_cannot_random_give_causal")
         from attncli.inputs.initialisers import random_matrix
 
         return random_matrix(value, shape)
@@ -63,8 +63,8 @@ def read_value(
     if isinstance(value, np.ndarray):  # from the Python API: checked as a .npy file's data is
         return _checked_array(value, None, boolean, minus_inf)
     if boolean:
-        raise AttnError(f"expected none, causal, a matrix (a list of rows) or a file name, not {describe(value)}")
-    raise AttnError(f"expected a matrix (a list of rows), a file name or {{random: …}}, not {describe(value)}")
+        raise AttnError("matrices.expected_none_causal_matrix_list", value=describe(value))
+    raise AttnError("matrices.expected_matrix_list_rows_file", value=describe(value))
 
 
 # ---------------------------------------------------------------- inline lists
@@ -106,7 +106,7 @@ def _checked_cells(values: np.ndarray, minus_inf: bool) -> np.ndarray:
     bad = ~finite & (values != -math.inf) if minus_inf else ~finite
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AttnError(f"{_cell(index, values.ndim)}: {_cell_problem(float(values[index]), False, minus_inf)}")
+        raise AttnError("matrices.message", cell=_cell(index, values.ndim), cell_problem=_cell_problem(float(values[index]), False, minus_inf))
     return values
 
 
@@ -115,13 +115,13 @@ def _nested_shape(value: list) -> tuple[int, ...]:
     probe: Any = value
     while isinstance(probe, list):
         if not probe:
-            raise AttnError("is empty" if not shape else "holds an empty row")
+            raise AttnError("matrices.is_empty" if not shape else "matrices.holds_empty_row")
         shape.append(len(probe))
         probe = probe[0]
     if len(shape) > AXES.get():
         if AXES.get() > 3:
-            raise AttnError(f"is nested {len(shape)} lists deep; a batch's arrays have at most 4 axes")
-        raise AttnError(f"is nested {len(shape)} lists deep; a matrix has at most 3 axes (heads, rows, columns)")
+            raise AttnError("matrices.nested_lists_deep_batch_s", count=len(shape))
+        raise AttnError("matrices.nested_lists_deep_matrix_has", count=len(shape))
     return tuple(shape)
 
 
@@ -129,20 +129,20 @@ def _flatten(value: list, depth: int, index: tuple[int, ...] = ()) -> list:
     if depth == 1:
         for i, x in enumerate(value):
             if isinstance(x, list):
-                raise AttnError(f"{_cell(index + (i,), 1 + len(index))}: a list where a number belongs")
+                raise AttnError("matrices.list_where_number_belongs", cell=_cell(index + (i,), 1 + len(index)))
         return value
     flat: list = []
     first = None
     for i, row in enumerate(value):
         where = _cell(index + (i,), depth + len(index))
         if not isinstance(row, list):
-            raise AttnError(f"{where}: {describe(row)} where a list belongs (rows must all be lists)")
+            raise AttnError("matrices.where_list_belongs_rows_must", place=where, row=describe(row))
         if first is None:
             first = len(row)
         elif len(row) != first:
-            raise AttnError(f"{where} has {len(row)} entries but the first has {first} (ragged rows)")
+            raise AttnError("matrices.has_entries_but_first_has", place=where, count=len(row), first=first)
         if not row:
-            raise AttnError(f"{where} is empty")
+            raise AttnError("matrices.empty", place=where)
         flat.extend(_flatten(row, depth - 1, index + (i,)))
     return flat
 
@@ -159,8 +159,8 @@ def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool, minus_inf
         problem = _cell_problem(x, boolean, minus_inf)
         if problem:
             index = np.unravel_index(position, shape)
-            raise AttnError(f"{_cell(tuple(int(i) for i in index), len(shape))}: {problem}")
-    raise AttnError("holds a value that is not a number")
+            raise AttnError("matrices.message", cell=_cell(tuple(int(i) for i in index), len(shape)), cell_problem=problem)
+    raise AttnError("matrices.holds_value_that_not_number")
 
 
 def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
@@ -191,27 +191,27 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
 
 def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = False) -> np.ndarray:
     if name == "":  # (as a Path, "." : the document's folder)
-        raise AttnError("is an empty file name; give the matrix, or the name of a file that holds it (.npy, .csv, …)")
+        raise AttnError("matrices.empty_file_name_give_matrix")
     path = Path(name) if Path(name).is_absolute() else folder / name
     suffix = path.suffix.lower()
     if suffix in ARCHIVE_KINDS:
-        raise AttnError(f"holds named arrays; name one: {{file: {shorten(name)}, tensor: NAME}}", name)
+        raise AttnError("matrices.holds_named_arrays_name_one", name, name=shorten(name))
     if suffix not in FILE_KINDS:
         raise AttnError(
-            f"{describe(name)} is neither a matrix nor a file name ending in " + ", ".join(FILE_KINDS)
+            "matrices.neither_matrix_nor_file_name", name=describe(name), file_kinds=", ".join(FILE_KINDS)
         )
     mode = file_status(path, name, "a matrix file").st_mode
     if not stat.S_ISREG(mode):
-        raise AttnError("is not a regular file (a device, pipe or socket)", name)
+        raise AttnError("archives.not_regular_file_device_pipe", name)
     try:
         if suffix == ".npy":
             return _read_npy(path, name, boolean, minus_inf)
         _check_text_size(path, name, TEXT_DELIMITERS[suffix])
         raw = path.read_bytes()
     except PermissionError:
-        raise AttnError("permission denied", name) from None
+        raise AttnError("archives.permission_denied", name) from None
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
+        raise AttnError("archives.cannot_read", name, value=e.strerror or type(e).__name__) from None
     values, lines = read_text(raw, name, TEXT_DELIMITERS[suffix], boolean, minus_inf)
     return _as_mask(values, name, lines) if boolean else values
 
@@ -244,8 +244,7 @@ def _read_npy(path: Path, name: str, boolean: bool, minus_inf: bool = False) -> 
     ensure_fits(math.prod(shape) * (9 if converted else 1) + need, f"its {shape_str(shape)} {dtype} array", name)
     with path.open("rb") as f:
         raw = read_exactly(f, offset, dtype, shape[::-1] if fortran else shape, lambda: AttnError(
-            f"is not a readable .npy file: its data ends early (the file was {size} bytes when its header was read: "
-            "was it cut short or rewritten while attncli read it?)", name))
+            "matrices.not_readable_npy_file_data", name, size=size))
     return _checked_array(raw.T if fortran else raw, name, boolean, minus_inf)
 
 
@@ -261,11 +260,11 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
     if array.dtype.kind not in NPY_DTYPE_KINDS or array.ndim == 0:
         kinds = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "M": "dates"}
         what = "a single number" if array.ndim == 0 else kinds.get(array.dtype.kind) or _kind_of(array.dtype)
-        raise AttnError(f"holds {what}; expected a matrix of numbers", name)
+        raise AttnError("matrices.holds_expected_matrix_numbers", name, what=what)
     if array.dtype.kind == "b" and not boolean:  # as inline true/false: a boolean is a mask's value, not a number
-        raise AttnError("holds bool values; booleans belong only in a mask (save numbers for inputs and weights)", name)
+        raise AttnError("matrices.holds_bool_values_booleans_belong", name)
     if array.size == 0:
-        raise AttnError(f"is empty ({shape_text(array.shape)})", name)
+        raise AttnError("arguments.empty", name, array_shape=shape_text(array.shape))
     ensure_room(name, array.shape, copies=2)  # (a broadcast view of 10¹¹ zeros costs nothing until cast)
     # A long double beyond float64 becomes inf, a signalling NaN (bfloat16's, float32's) a quiet one: each is named
     # below, so the cast's floating-point flags (a RuntimeWarning on stderr) are not wanted.
@@ -278,7 +277,7 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         return values
     if not minus_inf:
         index = tuple(int(i) for i in np.argwhere(~finite)[0])
-        raise AttnError(f"{_cell(index, values.ndim)}: {values[index]} is not a finite number", name)
+        raise AttnError("matrices.not_finite_number", name, cell=_cell(index, values.ndim), values=values[index])
     bad = ~finite & (values != -math.inf)
     if array.dtype.kind == "f" and array.dtype.itemsize > 8:  # a long double beyond float64 is not a −inf
         bad |= (values == -math.inf) & (array != -math.inf)
@@ -286,7 +285,7 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         problem = (ONLY_MINUS_INF if not np.isfinite(array[index])
                    else "is too large for float64 (about ±1.8e308 at most)")
-        raise AttnError(f"{_cell(index, values.ndim)}: {array[index]} {problem}", name)
+        raise AttnError("matrices.message_2", name, cell=_cell(index, values.ndim), array=array[index], problem=problem)
     return values
 
 
@@ -304,36 +303,35 @@ def _check_npy_header(path: Path, name: str) -> tuple[tuple[int, ...], bool, np.
     with path.open("rb") as f:
         start = f.read(6)
         if start[:2] == b"PK":
-            raise AttnError("is a .npz archive (several arrays), not a .npy file; save one array with np.save", name)
+            raise AttnError("matrices.npz_archive_several_arrays_not", name)
         if start != b"\x93NUMPY":
-            raise AttnError("is not a readable .npy file: it does not start with the .npy signature (\\x93NUMPY)", name)
+            raise AttnError("matrices.not_readable_npy_file_does", name)
         f.seek(0)
         try:
             shape, fortran, dtype = npy_header(f, "is a .npy file", name)
         except AttnError:
             raise
         except Exception as e:  # numpy parses the header text with Python's tokenizer: any failure is a bad file
-            raise AttnError(f"is not a readable .npy file: its header cannot be read ({_reason(e)})", name) from None
+            raise AttnError("matrices.not_readable_npy_file_header_3", name, reason=_reason(e)) from None
         offset = f.tell()
     if dtype.hasobject:
-        raise AttnError("is not a readable .npy file: it holds Python objects (pickles are refused)", name)
+        raise AttnError("matrices.not_readable_npy_file_holds", name)
     if dtype.kind not in NPY_DTYPE_KINDS or dtype.subdtype is not None:
-        raise AttnError(f"holds {_kind_of(dtype)}; expected real numbers (int or float)", name)
+        raise AttnError("matrices.holds_expected_real_numbers_int", name, kind_of=_kind_of(dtype))
     if any(isinstance(s, bool) or s < 0 for s in shape):  # numpy's header check lets these through
-        raise AttnError(f"is not a readable .npy file: its header gives the shape ({', '.join(map(shorten, shape))})",
-                        name)
+        raise AttnError("matrices.not_readable_npy_file_header",
+                        name, map=', '.join(map(shorten, shape)))
     if len(shape) == 0 or len(shape) > AXES.get() or 0 in shape:
         shown = shape_str(shape) if shape else "()"
         if AXES.get() > 3:
-            raise AttnError(f"holds an array of shape {shown}; a batch's arrays have 1 to 4 axes, none empty", name)
-        raise AttnError(f"holds an array of shape {shown}; expected 1 to 3 axes, not empty", name)
+            raise AttnError("matrices.holds_array_shape_batch_s", name, shown=shown)
+        raise AttnError("matrices.holds_array_shape_expected_axes", name, shown=shown)
     need, whole = math.prod(shape) * dtype.itemsize, path.stat().st_size
     size = whole - offset
     if size < need:
         raise AttnError(
-            f"is not a readable .npy file: its header promises {shape_str(shape)} {dtype} ({size_text(need)}) "
-            f"but the file holds {size_text(size)} of data (cut short or forged)",
-            name,
+            "matrices.not_readable_npy_file_header_2",
+            name, shape=shape_str(shape), dtype=dtype, size_text=size_text(need), size_text_2=size_text(size)
         )
     return shape, fortran, dtype, offset, whole
 
@@ -344,5 +342,5 @@ def _as_mask(values: np.ndarray, name: str, lines: list[int] | None = None) -> n
     if len(bad):
         index = tuple(int(i) for i in bad[0])
         where = f"line {lines[index[0]]}, column {index[1] + 1}" if lines else _cell(index, values.ndim)
-        raise AttnError(f"{where}: {values[index]:g} is not a mask value (1 = may attend, 0 = masked)", name)
+        raise AttnError("matrices.not_mask_value_may_attend", name, place=where, values=values[index])
     return values.astype(bool)

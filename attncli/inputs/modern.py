@@ -52,8 +52,7 @@ def kv_heads_of(value: Any) -> int | None:
 
 def check_grouping(heads: int, kv_heads: int) -> None:
     if heads % kv_heads:
-        raise AttnError(f"{kv_heads} does not divide heads: {heads} (each key/value head serves heads / kv_heads "
-                        "query heads)", "kv_heads")
+        raise AttnError("modern.does_not_divide_heads_each", "kv_heads", kv_heads=kv_heads, heads=heads)
 
 
 def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d_out: int, has_context: bool,
@@ -79,11 +78,10 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
     fields.update(read_gemma(data))
     fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
     if fields["post_norm"] is not None and not fields["residual"]:
-        raise AttnError("normalises the output before it is added to the residual; it needs residual: true",
+        raise AttnError("modern.normalises_output_before_added_residual",
                         "post_norm")
     if fields["residual"] and d_out != d_model:
-        raise AttnError(f"adds the output to the inputs, so it needs d_out = d_model (d_out = {d_out}, "
-                        f"d_model = {d_model}); give weights.output a shape that maps back to d_model", "residual")
+        raise AttnError("modern.adds_output_inputs_so_needs", "residual", d_out=d_out, d_model=d_model)
     return fields
 
 
@@ -91,7 +89,7 @@ def _flag(value: Any, key: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise AttnError(f"{describe(value)} is not true or false", key)
+        raise AttnError("gemma.not_true_false", key, flag=describe(value))
     return value
 
 
@@ -108,7 +106,7 @@ def _positions(builder: MatrixSource, key: str, value: Any, count: int, of: str)
     p = builder.read(key, value, (count,))
     p = p.reshape(-1) if p.ndim == 2 and 1 in p.shape else p
     if p.ndim != 1 or p.shape[0] != count:
-        raise AttnError(f"is {shape_str(p.shape)} but there are {count} {of}: one position each", key)
+        raise AttnError("modern.but_there_one_position_each", key, p_shape=shape_str(p.shape), count=count, of=of)
     return np.ascontiguousarray(p, dtype=np.float64)
 
 
@@ -118,11 +116,11 @@ def _norm(builder: MatrixSource, key: str, value: Any, d: int, width: str) -> No
     value = mapping_of(value, key, NORM_KEYS, "a mapping with kind (rms or layer) and any of gamma, beta, eps")
     kind = value.get("kind")
     if kind is None:
-        raise AttnError("is required: rms or layer", f"{key}.kind")
+        raise AttnError("modern.required_rms_layer", f"{key}.kind")
     if kind not in NORM_KINDS:
-        raise AttnError(f"{describe(kind)} is not one of rms, layer", f"{key}.kind")
+        raise AttnError("modern.not_one_rms_layer", f"{key}.kind", kind=describe(kind))
     if kind == "rms" and value.get("beta") is not None:
-        raise AttnError("is only used with kind: layer (RMSNorm has no β)", f"{key}.beta")
+        raise AttnError("modern.only_used_kind_layer_rmsnorm", f"{key}.beta")
     gamma = _vector(builder, f"{key}.gamma", value.get("gamma"), d, width, 1.0)
     beta = _vector(builder, f"{key}.beta", value.get("beta"), d, width, 0.0) if kind == "layer" else None
     eps = number_of(value.get("eps", NORM_EPS[kind]), f"{key}.eps")
@@ -135,5 +133,5 @@ def _vector(builder: MatrixSource, key: str, value: Any, d: int, width: str, def
     v = builder.read(key, value, (d,))
     v = v.reshape(-1) if v.ndim == 2 and 1 in v.shape else v
     if v.shape != (d,):
-        raise AttnError(f"is {shape_str(v.shape)} but needs a vector of length {width} = {d}", key)
+        raise AttnError("modern.but_needs_vector_length", key, v_shape=shape_str(v.shape), width=width, d=d)
     return v

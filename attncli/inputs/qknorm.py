@@ -34,30 +34,29 @@ def read_qk_norm(builder: MatrixSource, value: Any, heads: int, kv_heads: int, d
                        "a mapping with kind (rms or layer) and any of scope, gamma, beta, eps, after_rope")
     kind = value.get("kind")
     if kind is None:
-        raise AttnError("is required: rms or layer", "qk_norm.kind")
+        raise AttnError("modern.required_rms_layer", "qk_norm.kind")
     if kind not in NORM_KINDS:
-        raise AttnError(f"{describe(kind)} is not one of rms, layer", "qk_norm.kind")
+        raise AttnError("modern.not_one_rms_layer", "qk_norm.kind", kind=describe(kind))
     scope = value.get("scope", "head")
     if scope not in SCOPES:
-        raise AttnError(f"{describe(scope)} is not one of head (over each head's d_k numbers), projection (over all "
-                        "of a token's numbers, before the split into heads)", "qk_norm.scope")
+        raise AttnError("qknorm.not_one_head_over_each", "qk_norm.scope", scope=describe(scope))
     if kind == "rms" and value.get("beta") is not None:
-        raise AttnError("is only used with kind: layer (RMSNorm has no β)", "qk_norm.beta")
+        raise AttnError("modern.only_used_kind_layer_rmsnorm", "qk_norm.beta")
     sizes = _Sizes(scope, heads, kv_heads, d_k)
     gamma = _pair(builder, "qk_norm.gamma", value.get("gamma"), sizes, 1.0)
     beta = _pair(builder, "qk_norm.beta", value.get("beta"), sizes, 0.0) if kind == "layer" else (None, None)
     after_rope = value.get("after_rope", False)
     if not isinstance(after_rope, bool):
-        raise AttnError(f"{describe(after_rope)} is not true or false", "qk_norm.after_rope")
+        raise AttnError("gemma.not_true_false", "qk_norm.after_rope", flag=describe(after_rope))
     return QkNorm(kind, scope, *gamma, *beta, _eps(value.get("eps", EPS[kind])), after_rope)
 
 
 def _eps(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AttnError(f"{describe(value)} is not a number", "qk_norm.eps")
+        raise AttnError("qknorm.not_number", "qk_norm.eps", value=describe(value))
     eps = float(value)
     if not math.isfinite(eps) or eps <= 0:
-        raise AttnError(f"{describe(value)} is not a positive finite number", "qk_norm.eps")
+        raise AttnError("qknorm.not_positive_finite_number", "qk_norm.eps", value=describe(value))
     return eps
 
 
@@ -121,5 +120,5 @@ def _vector(builder: MatrixSource, key: str, value: Any, sizes: _Sizes, side: st
         v = v.reshape(-1)
     if v.shape not in allowed:
         given = f"has {v.size} numbers" if v.ndim == 1 else f"is {shape_str(v.shape)}"
-        raise AttnError(f"{given}; {sizes.meant(side, v.shape)}", key)
+        raise AttnError("qknorm.message", key, given=given, meant=sizes.meant(side, v.shape))
     return np.ascontiguousarray(v, dtype=np.float64)

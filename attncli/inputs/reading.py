@@ -21,14 +21,14 @@ def read_bytes(path: Path, limit: int) -> bytes:
     """The file's bytes (at most ``limit + 1``); a named pipe is read too (``attncli compute <(…)``)."""
     mode = file_status(path, str(path), "a file").st_mode
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        raise AttnError("is not a regular file (a device or socket)", str(path))
+        raise AttnError("reading.not_regular_file_device_socket", str(path))
     try:
         with path.open("rb") as f:
             return f.read(limit + 1)
     except PermissionError:
-        raise AttnError("permission denied", str(path)) from None
+        raise AttnError("archives.permission_denied", str(path)) from None
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", str(path)) from None
+        raise AttnError("archives.cannot_read", str(path), value=e.strerror or type(e).__name__) from None
 
 
 def file_status(path: Path, name: str, kind: str) -> os.stat_result:
@@ -41,20 +41,22 @@ def file_status(path: Path, name: str, kind: str) -> os.stat_result:
     try:
         status = path.stat()
     except ValueError:  # os.stat refuses a NUL character (a JSON "\u0000" or YAML "\0" in a file name)
-        raise AttnError("the file name holds a NUL character", name) from None
+        raise AttnError("reading.file_name_holds_nul_character", name) from None
     except PermissionError:
-        raise AttnError("permission denied (the file, or a folder on its way, may not be read)", name) from None
+        raise AttnError("reading.permission_denied_file_folder_way", name) from None
     except OSError as e:
         dangling = e.errno == errno.ENOENT and os.path.islink(path)  # (islink: False for any failure)
         reasons = {
-            errno.ENOENT: "no such file" + (" (a symbolic link to a missing file)" if dangling else ""),
-            errno.ELOOP: "is a loop of symbolic links (or too many links in a row)",
-            errno.ENOTDIR: "no such file (a part of its path is a file, not a folder)",
-            errno.ENAMETOOLONG: "the file name is too long",
+            errno.ENOENT: "reading.no_such_file_dangling_link" if dangling else "reading.no_such_file",
+            errno.ELOOP: "reading.loop_of_links",
+            errno.ENOTDIR: "reading.no_such_file_not_a_folder",
+            errno.ENAMETOOLONG: "reading.file_name_too_long",
         }
-        raise AttnError(reasons.get(e.errno, f"cannot be read ({e.strerror or type(e).__name__})"), name) from None
+        if e.errno in reasons:
+            raise AttnError(reasons[e.errno], name) from None
+        raise AttnError("reading.cannot_be_read", name, reason=e.strerror or type(e).__name__) from None
     if stat.S_ISDIR(status.st_mode):
-        raise AttnError(f"is a directory, not {kind}", name)
+        raise AttnError("reading.directory_not", name, kind=kind)
     return status
 
 
@@ -90,12 +92,12 @@ def real_path(path: Path) -> Path:
 def decode_utf8(raw: bytes, name: str) -> str:
     """UTF-8 text without its byte-order mark; binary data and invalid bytes are named."""
     if b"\x00" in raw[:8192]:
-        raise AttnError("is binary, not UTF-8 text", name)
+        raise AttnError("reading.binary_not_utf_text", name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        raise AttnError(f"invalid UTF-8 at byte {e.start} (line {line}): the file must be UTF-8 text", name) from None
+        raise AttnError("reading.invalid_utf_byte_line_file", name, start=e.start, line=line) from None
     return text.removeprefix("\ufeff")
 
 
@@ -109,7 +111,7 @@ def npy_header(stream, what: str, where: str) -> tuple:
     version = fmt.read_magic(stream)
     read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
     if read_header is None:
-        raise AttnError(f"{what} of version {version[0]}.{version[1]}; attncli reads 1.0 and 2.0", where)
+        raise AttnError("reading.version_attncli_reads", where, what=what, version=version[0], version_2=version[1])
     return read_header(stream)
 
 
@@ -125,15 +127,15 @@ def read_utf8(path: str, limit: int, what: str, advice: str) -> tuple[str, str]:
 
     if path == "-":
         if sys.stdin is None:  # started with standard input closed (`<&-`)
-            raise AttnError(f"is closed: there is no {what} to read (give a file, or pipe one in)", "standard input")
+            raise AttnError("reading.closed_there_no_read_give", "standard input", what=what)
         try:
             raw, name = sys.stdin.buffer.read(limit + 1), "<stdin>"
         except OSError as e:
-            raise AttnError(f"cannot be read ({e.strerror or e})", "<stdin>") from None
+            raise AttnError("archives.cannot_read", "<stdin>", value=e.strerror or e) from None
     elif path == "":
-        raise AttnError("is empty; give a file name, or - for standard input", f"the {what}'s file name")
+        raise AttnError("reading.empty_give_file_name_standard", f"the {what}'s file name")
     else:
         raw, name = read_bytes(Path(path), limit), path
     if len(raw) > limit:
-        raise AttnError(f"{what} is larger than {size_text(limit)}; {advice}", name)
+        raise AttnError("reading.larger_than", name, what=what, size_text=size_text(limit), advice=advice)
     return decode_utf8(raw, name), name

@@ -26,34 +26,34 @@ def read_result(name: str, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     path = Path(name)
     suffix = path.suffix.lower()
     if suffix not in KINDS:
-        raise AttnError(f"is {quoted(path.suffix or 'no extension')}; expected a .npz, .safetensors or .npy file",
-                        "--against")
+        raise AttnError("result.expected_npz_safetensors_npy_file",
+                        "--against", value=quoted(path.suffix or 'no extension'))
     if suffix == ".npy":
         if path.stem not in keys:
-            raise AttnError(f"holds one array, named by the file's name, which should be one of {', '.join(keys)}",
-                            name)
+            raise AttnError("result.holds_one_array_named_file",
+                            name, keys=', '.join(keys))
         try:
             array = np.load(path, allow_pickle=False)  # NaN and ±inf kept: a kernel's bug is judged, not refused
         except OSError as e:
-            raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", name) from None
+            raise AttnError("archives.cannot_read", name, value=e.strerror or type(e).__name__) from None
         except ValueError:
-            raise AttnError("is not a readable .npy file of numbers (pickles are refused)", name) from None
+            raise AttnError("result.not_readable_npy_file_numbers", name) from None
         return {path.stem: _real(array, path.stem, name)}
     if not path.is_file():
-        raise AttnError("no such file", name)
+        raise AttnError("result.no_such_file", name)
     if suffix == ".npz":
         try:
             with np.load(path, allow_pickle=False) as archive:
                 _known(archive.files, keys, name)
                 found = {key: _real(archive[key], key, name) for key in keys if key in archive.files}
         except (OSError, ValueError):
-            raise AttnError("is not a readable .npz archive of numbers (pickles are refused)", name) from None
+            raise AttnError("result.not_readable_npz_archive_numbers", name) from None
     else:
         tensors = read_every_tensor(path, name)
         _known(list(tensors), keys, name)
         found = {key: _real(_widen(raw, kind), key, name) for key, (kind, raw) in tensors.items() if key in keys}
     if not found:
-        raise AttnError(f"holds none of {', '.join(keys)}", name)
+        raise AttnError("result.holds_none", name, keys=', '.join(keys))
     return found
 
 
@@ -73,4 +73,4 @@ def _known(names: list[str], keys: tuple[str, ...], name: str) -> None:
     unknown = [key for key in names if key not in keys and key not in PASSED_OVER]
     if unknown:
         shown = ", ".join(quoted(key) for key in unknown[:5]) + (", …" if len(unknown) > 5 else "")
-        raise AttnError(f"holds {shown}, which --against does not read; it reads {', '.join(keys)}", name)
+        raise AttnError("result.holds_which_against_does_not", name, shown=shown, keys=', '.join(keys))

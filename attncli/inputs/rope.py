@@ -45,34 +45,33 @@ def read_rope(builder: MatrixSource, value: Any, d_k: int, number) -> Rope | Non
     value = {} if value is True else mapping_of(value, "rope", ROPE_KEYS,
                                                 "true, or a mapping with any of " + ", ".join(ROPE_KEYS))
     if "dims" not in value and d_k % 2:
-        raise AttnError(f"turns pairs of dimensions, but each head has an odd width (d_k = {d_k}); rotate fewer "
-                        f"with rope.dims (e.g. {d_k - 1}) or give heads of even width", "rope")
+        raise AttnError("rope.turns_pairs_dimensions_but_each", "rope", d_k=d_k, d_k_2=d_k - 1)
     dims = value.get("dims", d_k)
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 2 or dims % 2:
-        raise AttnError(f"{describe(dims)} is not an even whole number ≥ 2 (dimensions are rotated in pairs)",
-                        "rope.dims")
+        raise AttnError("rope.not_even_whole_number_dimensions",
+                        "rope.dims", dims=describe(dims))
     if dims > d_k:
-        raise AttnError(f"{dims} is wider than each head (d_k = {d_k}); rope rotates at most d_k dimensions",
-                        "rope.dims")
+        raise AttnError("rope.wider_than_each_head_d_k",
+                        "rope.dims", dims=dims, d_k=d_k)
     style = value.get("style", "half")
     if style not in ROPE_STYLES:
-        raise AttnError(f"{describe(style)} is not one of {', '.join(ROPE_STYLES)}", "rope.style")
+        raise AttnError("layers.not_one", "rope.style", shown=describe(style), choices=', '.join(ROPE_STYLES))
     part = value.get("part", "first")
     if part not in ROPE_PARTS:
-        raise AttnError(f"{describe(part)} is not one of {', '.join(ROPE_PARTS)}", "rope.part")
+        raise AttnError("layers.not_one", "rope.part", shown=describe(part), choices=', '.join(ROPE_PARTS))
     given = value.get("attention_factor")
     extra = {"part": part, "attention_factor": 1.0 if given is None else number(given, "rope.attention_factor")}
     base = number(value.get("base", 10000.0), "rope.base")
     if value.get("scaling") is not None:
         if value.get("frequencies") is not None:
-            raise AttnError("give scaling or frequencies, not both (scaling derives the frequencies from base)",
+            raise AttnError("rope.give_scaling_frequencies_not_both",
                             "rope")
         s = _scaling(builder, value["scaling"], dims, base, number, given)
         return Rope(rope_frequencies(base, dims), style, base, scaling=s, **extra)
     if value.get("frequencies") is None:
         return Rope(rope_frequencies(base, dims), style, base, **extra)
     if "base" in value:
-        raise AttnError("give base or frequencies, not both (frequencies replace θ^(−2i/dims))", "rope")
+        raise AttnError("rope.give_base_frequencies_not_both", "rope")
     f = _factors(builder, "rope.frequencies", value["frequencies"], dims, "frequencies")
     return Rope(f, style, None, **extra)
 
@@ -93,22 +92,21 @@ def _scaling(builder: MatrixSource, value: Any, dims: int, base: float, number, 
                        + "), factor and the type's parameters")
     kind = value.get("type")
     if kind is None:
-        raise AttnError("is required: " + ", ".join(SCALING_TYPES), "rope.scaling.type")
+        raise AttnError("rope.required", "rope.scaling.type", scaling_types=", ".join(SCALING_TYPES))
     if kind not in SCALING_TYPES:
-        raise AttnError(f"{describe(kind)} is not one of {', '.join(SCALING_TYPES)}", "rope.scaling.type")
+        raise AttnError("layers.not_one", "rope.scaling.type", shown=describe(kind), choices=', '.join(SCALING_TYPES))
     for key in value:
         if key not in COMMON + OWN_KEYS[kind] or (kind == "linear" and key == COMMON[2]):
             owner = next((t for t, keys in OWN_KEYS.items() if key in keys), "")
-            raise AttnError(f"is not used by type {kind}" + (f" (it is {owner}'s)" if owner else ""),
-                            f"rope.scaling.{key}")
+            raise AttnError("rope.not_used_by_type_owner" if owner else "rope.not_used_by_type",
+                            f"rope.scaling.{key}", kind=kind, owner=owner)
     if value.get("factor") is None:
-        raise AttnError("is required (a checkpoint without one: max_position_embeddings / "
-                        "original_max_position_embeddings)", "rope.scaling.factor")
+        raise AttnError("rope.required_checkpoint_without_one_max_position_embeddings", "rope.scaling.factor")
     fields: dict[str, Any] = {"factor": number(value["factor"], "rope.scaling.factor")}
     if kind != "linear":
         if value.get(COMMON[2]) is None:
-            raise AttnError(f"is required by type {kind} (L, the length the model was trained at)",
-                            f"rope.scaling.{COMMON[2]}")
+            raise AttnError("rope.required_type_l_length_model",
+                            f"rope.scaling.{COMMON[2]}", kind=kind)
         fields["original"] = number(value[COMMON[2]], f"rope.scaling.{COMMON[2]}")
     fields.update(_own(builder, kind, value, dims, number))
     _check_sizes(kind, fields, dims, base)
@@ -128,16 +126,16 @@ def _own(builder: MatrixSource, kind: str, value: dict, dims: int, number) -> di
             if value.get(name) is not None:
                 fields[name] = number(value[name], key(name), positive=False)
                 if fields[name] < 0:
-                    raise AttnError(f"{describe(value[name])} is negative (0 means not given, as in Hugging Face)",
-                                    key(name))
+                    raise AttnError("rope.negative_means_not_given_hugging",
+                                    key(name), value=describe(value[name]))
         truncate = value.get("truncate", True)
         if not isinstance(truncate, bool):
-            raise AttnError(f"{describe(truncate)} is not true or false", key("truncate"))
+            raise AttnError("gemma.not_true_false", key("truncate"), flag=describe(truncate))
         return {**fields, "truncate": truncate}
     if kind == "longrope":
         for name in ("short_factor", "long_factor"):
             if value.get(name) is None:
-                raise AttnError(f"is required by type longrope: dims/2 = {dims // 2} numbers", key(name))
+                raise AttnError("rope.required_type_longrope_dims_numbers", key(name), dims=dims // 2)
         return {name: _factors(builder, key(name), value[name], dims, "numbers")
                 for name in ("short_factor", "long_factor")}
     return {}
@@ -148,22 +146,21 @@ def _factors(builder: MatrixSource, key: str, value: Any, dims: int, what: str) 
     f = builder.read(key, value, (dims // 2,))
     f = f.reshape(-1) if f.ndim == 2 and 1 in f.shape else f
     if f.shape != (dims // 2,):
-        raise AttnError(f"is {shape_str(f.shape)} but rope.dims = {dims} needs dims/2 = {dims // 2} {what}", key)
+        raise AttnError("rope.but_rope_dims_needs_dims", key, f_shape=shape_str(f.shape), dims=dims, dims_2=dims // 2, what=what)
     if what != "frequencies" and not (np.isfinite(f).all() and (f > 0).all()):
-        raise AttnError("holds a number that is not positive and finite (each divides a frequency)", key)
+        raise AttnError("rope.holds_number_that_not_positive", key)
     return np.ascontiguousarray(f, dtype=np.float64)
 
 
 def _check_sizes(kind: str, fields: dict[str, Any], dims: int, base: float) -> None:
     """What would divide by zero in the formulas: named before any computation."""
     if kind == "dynamic" and dims < 4:
-        raise AttnError(f"dynamic scaling raises the base to dims/(dims − 2), so it needs rope.dims ≥ 4 "
-                        f"(dims = {dims})", "rope.scaling.type")
+        raise AttnError("rope.dynamic_scaling_raises_base_dims", "rope.scaling.type", dims=dims)
     if kind == "llama3" and fields["high_freq_factor"] <= fields["low_freq_factor"]:
-        raise AttnError(f"{fields['high_freq_factor']:g} is not above low_freq_factor ({fields['low_freq_factor']:g})",
-                        "rope.scaling.high_freq_factor")
+        raise AttnError("rope.not_above_low_freq_factor",
+                        "rope.scaling.high_freq_factor", fields=fields['high_freq_factor'], fields_2=fields['low_freq_factor'])
     if kind == "yarn" and base == 1:
-        raise AttnError("is 1, but yarn divides by ln θ: give a base above 1", "rope.base")
+        raise AttnError("rope.but_yarn_divides_ln_give", "rope.base")
     if kind == "longrope" and fields["original"] <= 1 and fields["factor"] > 1:
-        raise AttnError(f"{fields['original']:g} is too small: longrope's attention factor divides by its logarithm",
-                        "rope.scaling.original_max_position_embeddings")
+        raise AttnError("rope.too_small_longrope_s_attention",
+                        "rope.scaling.original_max_position_embeddings", fields=fields['original'])

@@ -21,12 +21,10 @@ def read_sinks(builder: MatrixSource, value: Any, h: int) -> np.ndarray | None:
         return None
     normalize = builder.data.get("normalize", "softmax")
     if normalize != "softmax":
-        raise AttnError(f"adds a term to the softmax's denominator, but this document has normalize: {normalize} "
-                        "(sinks need normalize: softmax)", "sinks")
+        raise AttnError("sinks.adds_term_softmax_s_denominator", "sinks", normalize=normalize)
     sinks = builder.read("sinks", value, (h,))
     sinks = sinks.reshape(-1) if sinks.ndim == 2 and 1 in sinks.shape else sinks
     if sinks.shape != (h,):
         per = "one" if h == 1 else f"{h} query heads"
-        raise AttnError(f"is {shape_str(sinks.shape)} but there {'is ' if h == 1 else 'are '}{per}"
-                        f"{' query head' if h == 1 else ''}: one sink logit each", "sinks")
+        raise AttnError("sinks.but_there_one_sink_logit", "sinks", sinks_shape=shape_str(sinks.shape), value='is ' if h == 1 else 'are ', per=per, value_2=' query head' if h == 1 else '')
     return np.ascontiguousarray(sinks, dtype=np.float64)

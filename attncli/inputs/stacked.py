@@ -30,16 +30,16 @@ from attncli.inputs.values import unknown_key
 
 SHARED = ("tokens", "inputs", "positions", "positional")  # given once, at the top of a stacked document
 TOP = (*SHARED, "layers")
-NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and why
-    "tokens": "the tokens are given once, at the top of a stacked document",
-    "inputs": "a layer's inputs are the output of the layer before it (the first layer's are the top-level inputs)",
-    "positions": "positions are given once, at the top of a stacked document",
-    "positional": "positional is added once, to the first layer's inputs: give it at the top",
-    "queries": "a layer of a stack computes its queries from its inputs",
-    "keys": "a layer of a stack computes its keys from its inputs",
-    "values": "a layer of a stack computes its values from its inputs",
-    "layers": "layers do not nest",
-    "gradient": "attncli has no backward pass through a stack of layers; leave gradient out",
+NOT_IN_A_LAYER = {  # a layer's key that a stack gives otherwise, and the id of why
+    "tokens": "stacked.tokens_once",
+    "inputs": "stacked.inputs_from_layer_before",
+    "positions": "stacked.positions_once",
+    "positional": "stacked.positional_once",
+    "queries": "stacked.queries_from_inputs",
+    "keys": "stacked.keys_from_inputs",
+    "values": "stacked.values_from_inputs",
+    "layers": "stacked.layers_do_not_nest",
+    "gradient": "stacked.no_backward_through_stack",
 }
 LAYER_KEYS = tuple(key for key in TOP_KEYS if key not in NOT_IN_A_LAYER)
 MAX_LAYERS = 1024  # layers in one stack (the deepest published models have about 130): docs/format.md says so
@@ -51,20 +51,19 @@ def stack_of(doc: Document) -> list[dict[str, Any]]:
         if key not in TOP:
             if key not in LAYER_KEYS:
                 raise unknown_key(key, TOP).at(doc.name)
-            raise AttnError("is a key of each layer in a stacked document: move it into the layers' mappings",
+            raise AttnError("stacked.key_each_layer_stacked_document",
                             key).at(doc.name)
     layers = doc.data["layers"]
     if not isinstance(layers, list) or not layers:
         shown = "an empty list" if isinstance(layers, list) else describe(layers)
-        raise AttnError(f"is {shown}; expected a list of one or more layer mappings", "layers").at(doc.name)
+        raise AttnError("stacked.expected_list_one_more_layer", "layers", shown=shown).at(doc.name)
     if len(layers) > MAX_LAYERS:  # refused before any layer is read or computed
-        raise AttnError(f"holds {len(layers)} layers; a stack has at most {MAX_LAYERS} (the deepest models have "
-                        "about 130)", "layers").at(doc.name)
+        raise AttnError("stacked.holds_layers_stack_has_most", "layers", count=len(layers), max_layers=MAX_LAYERS).at(doc.name)
     if doc.data.get("inputs") is None:
-        raise AttnError("is required: the first layer's X, n × d_model", "inputs").at(doc.name)
+        raise AttnError("stacked.required_first_layer_s_x", "inputs").at(doc.name)
     for i, layer in enumerate(layers):
         if not isinstance(layer, dict):
-            raise AttnError(f"is {describe(layer)}; expected a mapping (a layer's keys)", f"layers[{i}]").at(doc.name)
+            raise AttnError("stacked.expected_mapping_layer_s_keys", f"layers[{i}]", layer=describe(layer)).at(doc.name)
         for key in layer:
             if key in NOT_IN_A_LAYER:
                 raise AttnError(NOT_IN_A_LAYER[key], f"layers[{i}].{key}").at(doc.name)
@@ -95,8 +94,8 @@ def shared_for(doc: Document, index: int, traces: list | tuple) -> SharedKV | No
         return None
     if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < index:
         earlier = f"0 … {index - 1}" if index else "none: layer 0 is the first"
-        raise AttnError(f"{describe(j)} is not an earlier layer, counting from 0 as layers: does ({earlier})",
-                        f"layers[{index}].kv_from").at(doc.name)
+        raise AttnError("stacked.not_earlier_layer_counting_from",
+                        f"layers[{index}].kv_from", j=describe(j), earlier=earlier).at(doc.name)
     trace = traces[j]
     return SharedKV(j, trace.kernel_keys, trace.mixed_values)
 
@@ -135,10 +134,10 @@ def layer_number(value: int | None, doc: Document) -> int | None:
     if value is None:
         return None
     if not is_stacked(doc.data):
-        raise AttnError(f"{doc.name} is a one-layer document (it has no layers:); leave out --layer", "--layer")
+        raise AttnError("stacked.one_layer_document_has_no", "--layer", name=doc.name)
     count = len(stack_of(doc))
     if not 1 <= value <= count:
-        raise AttnError(f"is {value} but {doc.name} has {count} layer{'s' if count > 1 else ''} (choose 1 … {count})",
-                        "--layer")
+        raise AttnError("stacked.but_has_layer_choose",
+                        "--layer", value=value, name=doc.name, count=count, value_2='s' if count > 1 else '', count_2=count)
     return value - 1
 

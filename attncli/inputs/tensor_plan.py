@@ -32,7 +32,7 @@ class TensorPlan:
         self.layout = spec.get("layout", "rows")
         if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
             shown = quoted(self.layout) if isinstance(self.layout, str) else describe(self.layout)
-            raise AttnError(f"{shown} is not rows (as stored) or torch (an nn.Linear.weight, transposed)", "layout")
+            raise AttnError("tensor_plan.not_rows_stored_torch_nn", "layout", shown=shown)
         self.cuts: dict[str, tuple[int, int]] = {}  # the part of each axis that is read: a range, or the span of ranges
         self.blocks: tuple[str, list[tuple[int, int]]] | None = None  # the axis cut in several ranges, and they
         for key in ("rows", "columns"):
@@ -52,14 +52,14 @@ class TensorPlan:
         what = f"tensor {self.shown} in {shorten(self.file)} is " + (shape_str(shape) if shape else "a single number")
         if len(shape) == 0 or len(shape) > AXES.get() or 0 in shape:
             if AXES.get() > 3:
-                raise AttnError(f"{what} ({dtype}); a batch's arrays have 1 to 4 axes, none empty")
-            raise AttnError(f"{what} ({dtype}); expected 1 to 3 axes, not empty")
+                raise AttnError("tensor_plan.batch_s_arrays_have_axes", what=what, dtype=dtype)
+            raise AttnError("tensor_plan.expected_axes_not_empty", what=what, dtype=dtype)
         if self.layout == "torch" and len(shape) == 3:
-            raise AttnError(f"torch transposes a 2-D nn.Linear weight, but {what}", "layout")
+            raise AttnError("tensor_plan.torch_transposes_d_nn_linear", "layout", what=what)
         if self.layout == "torch" and len(shape) == 2:
             shape, what = shape[::-1], f"{what}, {shape_str(shape[::-1])} after layout: torch"
         if self.cuts and len(shape) == 3:
-            raise AttnError(f"rows and columns cut a matrix, but {what}", next(iter(self.cuts)))
+            raise AttnError("tensor_plan.rows_columns_cut_matrix_but", next(iter(self.cuts)), what=what)
         matrix = list(shape) if len(shape) == 2 else [1, shape[0]]  # a vector is one row
         for axis, key in enumerate(("rows", "columns")):
             if key in self.cuts:
@@ -69,11 +69,10 @@ class TensorPlan:
                         count = f"{matrix[axis]} {key}" if len(shape) == 2 else (
                             "one row (a vector is one row)" if axis == 0
                             else f"{matrix[axis]} columns (a vector's entries)")
-                        raise AttnError(f"[{shorten(start)}, {shorten(stop)}] goes beyond its {count}: {what} "
-                                        f"({key} count from 0, stop excluded)", key)
+                        raise AttnError("tensor_plan.goes_beyond_count_from_stop", key, start=shorten(start), stop=shorten(stop), count=count, what=what, key=key)
                 matrix[axis] = sum(stop - start for start, stop in ranges)
         if self.blocks and self.blocks[0] == "rows" and len(shape) == 1:
-            raise AttnError("a vector is one row: cut its entries with columns", "rows")
+            raise AttnError("tensor_plan.vector_one_row_cut_entries", "rows")
         return tuple(matrix) if len(shape) == 2 else (matrix[1],)
 
     def leading(self, shape: tuple[int, ...]) -> tuple[int, int]:
@@ -109,13 +108,13 @@ class TensorPlan:
         """No such tensor: the nearest names in the file, or some of them."""
         where = shorten(self.file)
         if not names:
-            return AttnError(f"no tensor {self.shown} in {where}: it holds no tensors")
+            return AttnError("tensor_plan.no_tensor_holds_no_tensors", shown=self.shown, place=where)
         shown = [quoted(name, NAME_CHARS) for name in nearest(self.tensor[:200], names, n=NEAREST)]
         if shown:
-            return AttnError(f"no tensor {self.shown} in {where}; nearest: {', '.join(shown)}")
+            return AttnError("tensor_plan.no_tensor_nearest", shown=self.shown, place=where, shown_2=', '.join(shown))
         some = ", ".join(quoted(name, NAME_CHARS) for name in names[:NEAREST])
         more = f" and {len(names) - NEAREST} more" if len(names) > NEAREST else ""
-        return AttnError(f"no tensor {self.shown} in {where}, which holds {some}{more}")
+        return AttnError("tensor_plan.no_tensor_which_holds", shown=self.shown, place=where, some=some, more=more)
 
 
 def _several(value: Any) -> bool:
@@ -127,9 +126,8 @@ def _pair(value: Any, key: str) -> tuple[int, int]:
     if (not isinstance(value, list) or len(value) != 2
             or any(isinstance(x, bool) or not isinstance(x, int) for x in value)):
         shown = shorten(value) if isinstance(value, list) else describe(value)
-        raise AttnError(f"expected [start, stop], two whole numbers (from 0, stop excluded), not {shown}", key)
+        raise AttnError("tensor_plan.expected_start_stop_two_whole", key, shown=shown)
     start, stop = value
     if start < 0 or start >= stop:
-        raise AttnError(f"[{shorten(start)}, {shorten(stop)}] is no range: it needs 0 ≤ start < stop "
-                        "(counted from 0, stop excluded)", key)
+        raise AttnError("tensor_plan.no_range_needs_start_stop", key, start=shorten(start), stop=shorten(stop))
     return start, stop

@@ -61,8 +61,7 @@ def read_safetensors(path: Path, plan: TensorPlan) -> np.ndarray:
         plan.ensure_room(shape, kind, part)
         raw = read_exactly(f, offset, dtype, kept, _ended_early(plan.shown, size, where))
     if kind == "BOOL" and (raw > 1).any():
-        raise AttnError(f"is not a readable .safetensors file: BOOL tensor {plan.shown} holds a byte that is not "
-                        "0 or 1", where)
+        raise AttnError("tensorfiles.not_readable_safetensors_file_bool", where, shown=plan.shown)
     return _widen(plan.apply(raw, first_axis_cut=True), kind)
 
 
@@ -81,14 +80,13 @@ def _header(f: Any, path: Path, where: str) -> tuple[dict, int, int]:
         return (*_headers[identity], size)
     start = f.read(8)
     if len(start) < 8:
-        raise AttnError(f"is not a .safetensors file: it has {size} bytes, fewer than the 8 of its header length",
-                        where)
+        raise AttnError("tensorfiles.not_safetensors_file_has_bytes",
+                        where, size=size)
     _check_signature(start, where)
     length = int.from_bytes(start, "little")
     if length > min(HEADER_LIMIT, size - 8):
         limit = "the 100 MB a header may have" if length > HEADER_LIMIT else f"the {size_text(size - 8)} that follow"
-        raise AttnError(f"is not a .safetensors file (or is cut short): its first 8 bytes give a header of "
-                        f"{size_text(length)}, more than {limit}", where)
+        raise AttnError("tensorfiles.not_safetensors_file_cut_short", where, size_text=size_text(length), limit=limit)
     ensure_fits(length * HEADER_MEMORY, f"reading the {size_text(length)} header", where)
     table = _table(f.read(length), where)
     while _headers and (len(_headers) >= HEADERS_KEPT
@@ -112,14 +110,14 @@ def _check_signature(start: bytes, where: str) -> None:
         kind = "a GGUF file (llama.cpp)"
     else:
         return
-    raise AttnError(f"is not a .safetensors file: it is {kind}", where)
+    raise AttnError("tensorfiles.not_safetensors_file", where, kind=kind)
 
 
 def _table(header: bytes, where: str) -> dict:
     import json  # (here: a document without a checkpoint never needs it)
 
     if not header.lstrip(b" ").startswith(b"{"):
-        raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
+        raise AttnError("tensorfiles.not_safetensors_file_header_not", where)
     # 300,000 entries are a million new containers, none in a cycle: the collector's passes over them cost more
     # than the parse itself. Parsed with it off, then set aside from its later passes (gc.freeze: the table is
     # kept for the run, and a freed one is still freed by its reference counts); benchmarks/tensor_names.py
@@ -128,13 +126,13 @@ def _table(header: bytes, where: str) -> dict:
     try:
         table = json.loads(header)
     except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
-        raise AttnError("is not a readable .safetensors file: its header is not valid JSON", where) from None
+        raise AttnError("tensorfiles.not_readable_safetensors_file_header", where) from None
     finally:
         if collecting:
             gc.freeze()
             gc.enable()
     if not isinstance(table, dict):
-        raise AttnError("is not a .safetensors file: its header is not a JSON object", where)
+        raise AttnError("tensorfiles.not_safetensors_file_header_not", where)
     return table
 
 
@@ -148,20 +146,19 @@ def _described(entry: Any, shown: str, where: str) -> tuple[str, tuple[int, ...]
     """dtype, shape and byte range of the header's entry for tensor ``shown`` (quoted), each checked."""
     bad = f"is not a readable .safetensors file: the header's entry for tensor {shown}"
     if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
-        raise AttnError(f"{bad} lacks dtype, shape or data_offsets", where)
+        raise AttnError("tensorfiles.lacks_dtype_shape_data_offsets", where, bad=bad)
     kind, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
     if not isinstance(kind, str):
-        raise AttnError(f"{bad} has a dtype that is not text", where)
+        raise AttnError("tensorfiles.has_dtype_that_not_text", where, bad=bad)
     if kind not in SAFETENSORS_DTYPES:
         known = "F64, F32, F16, BF16, integers and BOOL"
-        raise AttnError(f"tensor {shown} holds {shorten(kind, 20)} values, which attncli does not read "
-                        f"({known}); convert it to one of them", where)
+        raise AttnError("tensorfiles.tensor_holds_values_which_attncli", where, shown=shown, kind=shorten(kind, 20), known=known)
     if not isinstance(shape, list) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
-        raise AttnError(f"{bad} has a shape that is not a list of sizes", where)
+        raise AttnError("tensorfiles.has_shape_that_not_list", where, bad=bad)
     if (not isinstance(offsets, list) or len(offsets) != 2
             or any(isinstance(x, bool) or not isinstance(x, int) for x in offsets)
             or not 0 <= offsets[0] <= offsets[1]):
-        raise AttnError(f"{bad} has data_offsets that are not [begin, end] with 0 ≤ begin ≤ end", where)
+        raise AttnError("tensorfiles.has_data_offsets_that_not_begin", where, bad=bad)
     return kind, tuple(shape), offsets[0], offsets[1]
 
 
@@ -188,19 +185,15 @@ def _stored(kind: str, shape: tuple[int, ...], begin: int, end: int, data_start:
     dtype = np.dtype(SAFETENSORS_DTYPES[kind])
     need = math.prod(shape) * dtype.itemsize
     if end - begin != need:
-        raise AttnError(f"is not a readable .safetensors file: tensor {shown} is {shape_str(shape)} {kind} "
-                        f"({size_text(need)}) but its data_offsets span {size_text(end - begin)}", where)
+        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor", where, shown=shown, shape=shape_str(shape), kind=kind, size_text=size_text(need), size_text_2=size_text(end - begin))
     if data_start + end > size:
-        raise AttnError(f"is not a readable .safetensors file: tensor {shown} ends at byte "
-                        f"{data_start + end} but the file has {size} (cut short?)", where)
+        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor_2", where, shown=shown, data_start=data_start + end, size=size)
     return dtype, need
 
 
 def _ended_early(shown: str, size: int, where: str) -> Callable[[], AttnError]:
     """The error of a tensor whose bytes ran out while they were read (the file shrank after its header was read)."""
-    return lambda: AttnError(f"is not a readable .safetensors file: tensor {shown}'s data ends early (the file was "
-                             f"{size} bytes when its header was read: was it cut short or rewritten while attncli "
-                             "read it?)", where)
+    return lambda: AttnError("tensorfiles.not_readable_safetensors_file_tensor_3", where, shown=shown, size=size)
 
 
 # ---------------------------------------------------------------- .npz
@@ -217,7 +210,7 @@ def read_npz(path: Path, plan: TensorPlan) -> np.ndarray:
     if not (start.startswith(b"PK\x03\x04") or start.startswith(b"PK\x05\x06")):
         what = "a .npy file (one array): give its name alone, without file and tensor" if start.startswith(
             b"\x93NUMPY") else "not a zip archive"
-        raise AttnError(f"is not a .npz archive (a zip of .npy files, as numpy.savez writes): it is {what}", where)
+        raise AttnError("tensorfiles.not_npz_archive_zip_npy", where, what=what)
     try:
         with zipfile.ZipFile(path) as archive:
             members = {info.filename[:-4]: info for info in archive.infolist() if info.filename.endswith(".npy")}
@@ -229,15 +222,15 @@ def read_npz(path: Path, plan: TensorPlan) -> np.ndarray:
     except AttnError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
-        raise AttnError(f"is not a readable .npz archive: {_zip_reason(e)}", where) from None
+        raise AttnError("tensorfiles.not_readable_npz_archive", where, zip_reason=_zip_reason(e)) from None
     except NotImplementedError:
-        raise AttnError("is not a readable .npz archive: it is compressed in a way Python's zipfile cannot read",
+        raise AttnError("tensorfiles.not_readable_npz_archive_compressed",
                         where) from None
     except RuntimeError:  # zipfile: an encrypted member
-        raise AttnError(f"is not a readable .npz archive: array {plan.shown} is encrypted", where) from None
+        raise AttnError("tensorfiles.not_readable_npz_archive_array", where, shown=plan.shown) from None
     except (zlib.error, lzma.LZMAError, OSError):  # (bz2 says OSError)
-        raise AttnError(f"is not a readable .npz archive: array {plan.shown}'s compressed data is damaged",
-                        where) from None
+        raise AttnError("tensorfiles.not_readable_npz_archive_array_2",
+                        where, shown=plan.shown) from None
 
 
 def _zip_reason(e: Exception) -> str:
@@ -261,23 +254,22 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     except (AttnError, EOFError, OSError, zipfile.BadZipFile):  # (a damaged member: said by the caller)
         raise
     except Exception:  # numpy parses the header text with Python's tokenizer: any failure is a bad member
-        raise AttnError(f"{bad} has a header that cannot be read", where) from None
+        raise AttnError("tensorfiles.has_header_that_cannot_read", where, bad=bad) from None
     if dtype.hasobject:
-        raise AttnError(f"{bad} holds Python objects (pickles are refused)", where)
+        raise AttnError("tensorfiles.holds_python_objects_pickles_refused", where, bad=bad)
     if dtype.kind not in NPY_KINDS or dtype.subdtype is not None or dtype.names is not None:
         what = ("records (structured values)" if dtype.names is not None or dtype.subdtype is not None
                 else f"{dtype} values")
-        raise AttnError(f"array {plan.shown} in {shorten(plan.file)} holds {what}; expected real numbers", where)
+        raise AttnError("tensorfiles.array_holds_expected_real_numbers", where, shown=plan.shown, file=shorten(plan.file), what=what)
     if any(isinstance(s, bool) or s < 0 for s in shape):
-        raise AttnError(f"{bad} has a header with a negative size", where)
+        raise AttnError("tensorfiles.has_header_negative_size", where, bad=bad)
     need = math.prod(shape) * dtype.itemsize
     if need > size:
-        raise AttnError(f"{bad} promises {shape_str(shape)} {dtype} ({size_text(need)}) in a member of "
-                        f"{size_text(size)} (cut short or forged)", where)
+        raise AttnError("tensorfiles.promises_member_cut_short_forged", where, bad=bad, shape=shape_str(shape), dtype=dtype, size_text=size_text(need), size_text_2=size_text(size))
     plan.ensure_room(shape, str(dtype), need)
     data = member.read(need)
     if len(data) != need:
-        raise AttnError(f"{bad}'s data ends early", where)
+        raise AttnError("tensorfiles.s_data_ends_early", where, bad=bad)
     raw = np.frombuffer(bytearray(data), dtype=dtype)
     raw = raw.reshape(shape[::-1]).T if fortran else raw.reshape(shape)
     return plan.apply(raw)

@@ -42,11 +42,10 @@ def read_text(
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
-                f"line {number} has {plural(len(rows[-1]), 'number')} but "
-                f"line {lines[0]} has {len(rows[0])} (ragged rows)", name
+                "textfile.line_has_but_line_has", name, number=number, numbers=plural(len(rows[-1]), 'number'), lines=lines[0], count=len(rows[0])
             )
     if not rows:
-        raise AttnError("holds no numbers (the file is empty)", name)
+        raise AttnError("textfile.holds_no_numbers_file_empty", name)
     values = np.array(rows, dtype=np.float64)
     _check_finite(values, text_lines, lines, name, delimiter, minus_inf)
     return values, lines
@@ -81,10 +80,10 @@ def _check_finite(values: np.ndarray, text_lines: list[str], lines: list[int], n
         cell = text_lines[lines[r] - 1].strip().split(delimiter)[c].strip()
         where = f"line {lines[r]}, column {c + 1}: {shorten(cell, CELL_CHARS)}"
         if np.isinf(values[r, c]) and "inf" not in cell.lower():
-            raise AttnError(f"{where} is too large for float64 (about ±1.8e308 at most)", name)
+            raise AttnError("textfile.too_large_float64_about_e308", name, place=where)
         if minus_inf:
-            raise AttnError(f"{where} {ONLY_MINUS_INF}", name)
-        raise AttnError(f"{where} is not a finite number (NaN and infinities are not allowed)", name)
+            raise AttnError("archives.message", name, file=where, not_an_archive=ONLY_MINUS_INF)
+        raise AttnError("textfile.not_finite_number_nan_infinities", name, place=where)
 
 
 def _check_overflow(cells: list[str], row: list[float], name: str, number: int) -> None:
@@ -92,8 +91,7 @@ def _check_overflow(cells: list[str], row: list[float], name: str, number: int) 
     for column, (cell, value) in enumerate(zip(cells, row), start=1):
         if value == -math.inf and "inf" not in cell.lower():
             shown = shorten(cell.strip(), CELL_CHARS)
-            raise AttnError(f"line {number}, column {column}: {shown} "
-                            "is too large for float64 (about ±1.8e308 at most)", name)
+            raise AttnError("textfile.line_column_too_large_float64", name, number=number, column=column, shown=shown)
 
 
 def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | None,
@@ -105,10 +103,10 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
         where = f"line {number}, column {column}"
         text = cell.strip()
         if not text:
-            raise AttnError(f"{where}: empty cell", name)
+            raise AttnError("textfile.empty_cell", name, place=where)
         shown = repr(shorten(text, CELL_CHARS))
         if boolean and not any(sep in cell for sep in ",;\t |"):
-            raise AttnError(f"{where}: {shown} is not a mask value (1/true = may attend, 0/false = masked)", name)
+            raise AttnError("textfile.not_mask_value_true_may", name, place=where, shown=shown)
         hint = ""
         if not text.isascii() and any(ch.isdigit() for ch in text):
             hint = " (write numbers with the digits 0-9)"
@@ -119,7 +117,7 @@ def _diagnose_row(cells: list[str], name: str, number: int, delimiter: str | Non
         elif any(sep in cell for sep in ",;\t |"):
             kinds = {",": "commas", "\t": "tabs", None: "white space"}
             hint = f" (this file kind separates cells with {kinds[delimiter]})"
-        raise AttnError(f"{where}: {shown} is not a number{hint}", name)
+        raise AttnError("textfile.not_number", name, place=where, shown=shown, hint=hint)
     return [float(c) for c in cells]
 
 

@@ -22,8 +22,7 @@ def check_identity_fits(key: str, d: int) -> None:
         return
     budget = memory_budget()
     if need > budget:
-        raise AttnError(f"is omitted, so it would be the {d}×{d} identity ({beyond(need, budget)}); "
-                        "give the weight, or fewer input columns", key)
+        raise AttnError("values.omitted_so_would_identity_give", key, d=d, d_2=d, beyond=beyond(need, budget))
 
 
 # A number as JSON and YAML 1.2 write it: ASCII digits only (float() also reads '１２' and '١٢'), no
@@ -55,8 +54,7 @@ def finite_number(value: Any) -> float | None:
 def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     """``scale:`` -> (the factor the scores are multiplied by, sqrt | none | number)."""
     if value is None:  # YAML's null, ~ or an empty value: neither of the two meanings it could have is safe to guess
-        raise AttnError("null (or an empty value) is not a scale: write scale: none to leave the scores unscaled "
-                        "(× 1), or leave scale out for the default 1/√d_k (scale: sqrt)", "scale")
+        raise AttnError("values.null_empty_value_not_scale", "scale")
     if value == "sqrt":
         return 1.0 / math.sqrt(d_k), "sqrt"
     if value == "none":
@@ -64,16 +62,16 @@ def scale_of(value: Any, d_k: int) -> tuple[float, str]:
     if isinstance(value, str):
         number = number_in_text(value)
         if number is None:
-            raise AttnError(f"{shorten(value)!r} is not sqrt, none or a number", "scale")
+            raise AttnError("values.not_sqrt_none_number", "scale", value=shorten(value))
         if not math.isfinite(number):
-            raise AttnError(f"{shorten(value)!r} is beyond float64 (about ±1.8e308 at most)", "scale")
+            raise AttnError("values.beyond_float64_about_e308_most", "scale", value=shorten(value))
         return number, "number"
     number = finite_number(value)
     if number is None:
         # 1e999, 10**330
         beyond = isinstance(value, OutOfRange) or isinstance(value, int) and not isinstance(value, bool)
         problem = "is beyond float64 (about ±1.8e308 at most)" if beyond else "is not sqrt, none or a finite number"
-        raise AttnError(f"{describe(value)} {problem}", "scale")
+        raise AttnError("archives.message", "scale", file=describe(value), not_an_archive=problem)
     return number, "number"
 
 
@@ -92,20 +90,20 @@ def token_labels(value: Any, count: int, prefix: str, key: str, of: str) -> list
         labels = []
         for i, label in enumerate(value, start=1):
             if isinstance(label, (list, dict)) or label is None:
-                raise AttnError(f"label {i} is not text", key)
+                raise AttnError("values.label_not_text", key, i=i)
             labels.append(str(label).lower() if isinstance(label, bool) else str(label))
     else:
-        raise AttnError("expected a list of labels or one string", key)
+        raise AttnError("values.expected_list_labels_one_string", key)
     if len(labels) != count:
         verb = "has" if of == "context" else "have"
-        raise AttnError(f"has {plural(len(labels), 'label')} but {of} {verb} {plural(count, 'row')}", key)
+        raise AttnError("values.has_but", key, labels=plural(len(labels), 'label'), of=of, verb=verb, rows=plural(count, 'row'))
     return labels
 
 
 def mapping_of(value: Any, key: str, names: tuple[str, ...], what: str | None = None) -> dict[str, Any]:
     """``value`` as a mapping whose keys are all among ``names`` (an unknown one suggests the nearest)."""
     if not isinstance(value, dict):
-        raise AttnError(f"expected {what or 'a mapping with any of ' + ', '.join(names)}", key)
+        raise AttnError("values.expected", key, value=what or 'a mapping with any of ' + ', '.join(names))
     for name in value:
         if name not in names:
             raise unknown_document_key(name, names, key).at(key)
@@ -161,7 +159,7 @@ def unknown_document_key(name: Any, known: tuple[str, ...], section: str = "") -
     hint = spelling_hint(name, section)
     if hint is None:
         return unknown_key(name, known)
-    return AttnError(f"unknown key {quoted(name)} (did you mean {hint!r}?)")
+    return AttnError("values.unknown_key_did_you_mean", name=quoted(name), hint=hint)
 
 
 def head_count(value: Any, key: str, too_large: str = "heads are more than any weight has columns to split among them"
@@ -173,20 +171,20 @@ def head_count(value: Any, key: str, too_large: str = "heads are more than any w
     if isinstance(value, np.integer):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AttnError(f"{describe(value)} is not a whole number ≥ 1", key)
+        raise AttnError("masking.not_whole_number", key, value=describe(value))
     if value > 2**31:
-        raise AttnError(f"{describe(value)} {too_large}", key)
+        raise AttnError("archives.message", key, file=describe(value), not_an_archive=too_large)
     return value
 
 
 def number_of(value: Any, key: str, positive: bool = True) -> float:
     """A finite number (positive unless ``positive`` is False) given under ``key``, or an error naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AttnError(f"{describe(value)} is not a number", key)
+        raise AttnError("qknorm.not_number", key, value=describe(value))
     try:
         number = float(value)
     except OverflowError:
-        raise AttnError(f"{describe(value)} is too large for float64", key) from None
+        raise AttnError("values.too_large_float64", key, value=describe(value)) from None
     if not math.isfinite(number) or (positive and number <= 0):
-        raise AttnError(f"{describe(value)} is not a {'positive ' if positive else ''}finite number", key)
+        raise AttnError("values.not_finite_number", key, value=describe(value), value_2='positive ' if positive else '')
     return number

@@ -64,7 +64,7 @@ def run(torch: Any, model: Any, plan: Plan, inputs: dict[str, Any], float64: boo
                 result = model(**inputs, output_attentions=True)
     except (RuntimeError, ValueError, TypeError, IndexError) as e:  # the model itself refuses (shapes, a config)
         detail = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
-        raise AttnError(f"the model failed to run on the sentence ({detail})") from None
+        raise AttnError("capture.model_failed_run_sentence", detail=detail) from None
     finally:
         for handle in handles:
             handle.remove()

@@ -57,9 +57,9 @@ def extract(model: str, text: str, layer: int, output: Path, dtype: str = "float
     ``progress(step)``: told what is being done, before each slow step.
     """
     if not text.strip():
-        raise AttnError("is empty; give the sentence to run the model on", source)
+        raise AttnError("extract.empty_give_sentence_run_model", source)
     if dtype not in TOLERANCE:
-        raise AttnError(f"{quoted(dtype)} is not float64 or float32", "--dtype")
+        raise AttnError("extract.not_float64_float32", "--dtype", dtype=quoted(dtype))
     folder = loading.open_folder(model)
     family, stack = family_of(folder.model_type, stack, model)
     if (told := loading.layer_count(folder.config, stack)) is not None:  # config.json alone, before PyTorch loads
@@ -142,13 +142,11 @@ def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarra
 def _agree(key: str, ours: np.ndarray | None, theirs: np.ndarray, module: str, dtype: str) -> Agreement:
     """How far the document's ``key`` is from the model's; farther than the tolerance is an error."""
     if ours is None or ours.shape != theirs.shape:
-        raise AttnError(f"the document gives {key} of shape {None if ours is None else ours.shape}, the model "
-                        f"{theirs.shape} (a bug of extract for this model)")
+        raise AttnError("extract.document_gives_shape_model_bug", key=key, value=None if ours is None else ours.shape, shape=theirs.shape)
     difference = float(np.max(np.abs(ours - theirs)))
     scale = max(1.0, float(np.max(np.abs(theirs)))) if dtype == "float32" else 1.0
     if not difference <= TOLERANCE[dtype] * scale:  # (NaN too)
-        raise AttnError(f"the document does not reproduce the model: {key} differs by {difference:.1e} from "
-                        f"{module} (more than {TOLERANCE[dtype] * scale:.0e}); nothing was written")
+        raise AttnError("extract.document_does_not_reproduce_model", key=key, difference=difference, module=module, tolerance=TOLERANCE[dtype] * scale)
     return Agreement(key, difference, theirs.shape, module)
 
 
@@ -157,24 +155,23 @@ def _config(transformers: Any, folder: loading.Folder, model: str) -> Any:
     try:
         return transformers.AutoConfig.from_pretrained(str(folder.path), local_files_only=True)
     except Exception as e:
-        raise AttnError(f"cannot be read as a {folder.model_type} config ({loading._first_line(e)})",
-                        f"{model}/config.json") from None
+        raise AttnError("extract.cannot_read_config",
+                        f"{model}/config.json", model_type=folder.model_type, first_line=loading._first_line(e)) from None
 
 
 def _check_layer(layer: int, count: int, stack: str | None, model_type: str) -> None:
     """``layer`` (from 0) is one of the model's ``count`` layers (of ``stack``, for T5)."""
     if not 0 <= layer < count:
         which = f"{stack} layers" if model_type == "t5" else "layers"
-        raise AttnError(f"{shorten(layer)} is out of range: "
-                        f"this {model_type} model's {which} are 0 to {count - 1}", "--layer")
+        raise AttnError("extract.out_range_this_model_s", "--layer", layer=shorten(layer), model_type=model_type, which=which, count=count - 1)
 
 
 def _check_length(n: int, limit: int | None, source: str) -> None:
     """The sentence's ``n`` tokens: at least one, and no more than the model has positions for."""
     if n == 0:
-        raise AttnError("gives no tokens with this model's tokenizer", source)
+        raise AttnError("extract.gives_no_tokens_this_model", source)
     if limit is not None and n > limit:
-        raise AttnError(f"is {n} tokens long, more than the {limit} positions of this model", source)
+        raise AttnError("extract.tokens_long_more_than_positions", source, n=n, limit=limit)
 
 
 def _model_inputs(encoded: Any, model_type: str, stack: str | None, net: Any) -> tuple[dict[str, Any], Any]:
@@ -204,8 +201,7 @@ def _reference(param: Param, folder: loading.Folder, net: Any, doc_folder: Path)
     shape = tuple(net.get_parameter(param.name).shape)
     name = _tensor_name(param.name, folder, getattr(net, "base_model_prefix", ""))
     if folder.shapes[name] != shape:
-        raise AttnError(f"tensor {quoted(name, 60)} is {folder.shapes[name]} in the checkpoint but {shape} in the "
-                        "model", folder.name)
+        raise AttnError("extract.tensor_checkpoint_but_model", folder.name, name=quoted(name, 60), shapes=folder.shapes[name], shape=shape)
     reference: dict[str, Any] = {"file": _relative(folder.tensors[name], folder, doc_folder), "tensor": name}
     if param.layout != "rows":
         reference["layout"] = param.layout
@@ -246,4 +242,4 @@ def _tensor_name(name: str, folder: loading.Folder, prefix: str) -> str:
     for candidate in candidates:
         if candidate in folder.tensors:
             return candidate
-    raise AttnError(f"the checkpoint has no tensor for the model's {quoted(name, 60)}", folder.name)
+    raise AttnError("extract.checkpoint_has_no_tensor_model", folder.name, name=quoted(name, 60))

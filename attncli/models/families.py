@@ -36,7 +36,7 @@ __all__ = ["FAMILIES", "Family", "Param", "Plan", "family_of"]
 def _bert(config: Any, model: Any, layer: int, stack: str) -> Plan:
     kind = getattr(config, "position_embedding_type", "absolute") or "absolute"
     if kind != "absolute":
-        raise AttnError(f"position_embedding_type {quoted(kind)} is not supported (absolute positions only)")
+        raise AttnError("families.position_embedding_type_not_supported_absolute_positions", kind=quoted(kind))
     p = f"encoder.layer.{layer}.attention"
     keys = {"heads": config.num_attention_heads,
             **_projections(model, {"query": f"{p}.self.query", "key": f"{p}.self.key", "value": f"{p}.self.value",
@@ -99,8 +99,7 @@ def _llama(config: Any, model: Any, layer: int, stack: str) -> Plan:
         frequencies = [float(f) for f in rotary.inv_freq.double().tolist()]
         rope = {"frequencies": frequencies}
     if 2 * len(rotary.inv_freq) != head_dim:
-        raise AttnError(f"RoPE turns {2 * len(rotary.inv_freq)} of the {head_dim} dimensions of a head; "
-                        "only full rotary is supported here")
+        raise AttnError("families.rope_turns_dimensions_head_only", value=2 * len(rotary.inv_freq), head_dim=head_dim)
     window = config.sliding_window if config.model_type == "mistral" else getattr(attn, "sliding_window", None)
     norm = model.get_submodule(f"{block}.input_layernorm")
     keys = {"heads": config.num_attention_heads,
@@ -137,8 +136,7 @@ def _diffllama(config: Any, model: Any, layer: int, stack: str) -> Plan:
 
 def _bloom(config: Any, model: Any, layer: int, stack: str) -> Plan:
     if config.apply_residual_connection_post_layernorm:
-        raise AttnError("apply_residual_connection_post_layernorm adds the normalised inputs back, not the inputs; "
-                        "that residual is not supported")
+        raise AttnError("families.apply_residual_connection_post_layernorm_adds_normalised_inputs_back")
     block = f"h.{layer}"
     h, d = config.n_head, config.hidden_size
     hd = d // h
@@ -229,13 +227,12 @@ def family_of(model_type: str, stack: str | None, where: str) -> tuple[Family, s
         raise AttnError(latent_families.REFUSED[model_type], f"{where}/config.json")
     if family is None:
         known = ", ".join(FAMILIES)
-        raise AttnError(f"model_type {quoted(model_type) if model_type else '(none)'} is not supported; extract "
-                        f"knows {known}", f"{where}/config.json")
+        raise AttnError("families.model_type_not_supported_extract_knows", f"{where}/config.json", model_type=quoted(model_type) if model_type else '(none)', known=known)
     if stack is not None and stack not in STACKS:
-        raise AttnError(f"{quoted(stack)} is not encoder or decoder", "--stack")
+        raise AttnError("families.not_encoder_decoder", "--stack", stack=quoted(stack))
     if stack == "decoder":
         if model_type != "t5":
-            raise AttnError(f"only T5 has a decoder stack besides its encoder; a {model_type} model has one stack",
-                            "--stack")
+            raise AttnError("families.only_t5_has_decoder_stack",
+                            "--stack", model_type=model_type)
         family = Family("T5Model", lambda c: _t5_layers(c, "decoder"), _t5, "decoder_attentions")
     return family, stack or "encoder"

@@ -29,7 +29,7 @@ def frequencies(config: Any, layer_type: str, head_dim: int) -> np.ndarray:
     if kind == "default":
         return base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
     if kind != "proportional":
-        raise AttnError(f"rope_type {kind!r} of the {layer_type} layers is not default or proportional")
+        raise AttnError("gemma4_outline.rope_type_layers_not_default_proportional", kind=kind, layer_type=layer_type)
     turned = int(params.get("partial_rotary_factor", 1.0) * head_dim // 2)
     f = np.zeros(head_dim // 2)
     f[:turned] = base ** (-np.arange(0, 2 * turned, 2, dtype=np.float64) / head_dim)
@@ -56,15 +56,12 @@ def _source(config: Any, layer: int) -> int:
 def gemma4(config: Any, model: Any, layer: int, stack: str) -> Plan:
     """Gemma 4 (text): see the module's docstring."""
     if getattr(config, "use_bidirectional_attention", None) == "all":
-        raise AttnError("use_bidirectional_attention lets every token see the later ones, which a causal mask "
-                        "cannot write")
+        raise AttnError("gemma4_outline.use_bidirectional_attention_lets_every_token_see")
     block, p = f"layers.{layer}", f"layers.{layer}.self_attn"
     attn = model.get_submodule(p)
     if attn.is_kv_shared_layer:
         j = _source(config, layer)
-        raise AttnError(f"layer {layer} makes no keys or values: it reuses layer {j}'s (kv sharing, "
-                        f"num_kv_shared_layers: {config.num_kv_shared_layers}); extract layer {j}, or write both as "
-                        "a stack with kv_from")
+        raise AttnError("gemma4_outline.layer_makes_no_keys_values", layer=layer, j=j, num_kv_shared_layers=config.num_kv_shared_layers, j_2=j)
     head_dim, h = attn.head_dim, config.num_attention_heads
     g = attn.k_proj.out_features // head_dim
     names = {"query": f"{p}.q_proj", "key": f"{p}.k_proj", "output": f"{p}.o_proj"}

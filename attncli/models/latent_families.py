@@ -21,10 +21,7 @@ from attncli.models.family import Param, Plan, _scale, epsilon
 from attncli.models.llama_outline import rope_hook, rope_key, rope_table
 
 # model_type -> why extract cannot read the folder (it never runs code from a model folder)
-REFUSED = {"kimi_k2": "Kimi K2's config (model_type kimi_k2) and its tiktoken tokenizer load only with the "
-                      "folder's own Python code, which extract never runs; a copy of the folder whose config.json says "
-                      "model_type deepseek_v3 (its architecture) and whose tokenizer loads without remote code is read "
-                      "as DeepSeek V3"}
+REFUSED = {"kimi_k2": "latent_families.kimi_k2_refused"}  # (the message's id: the folder needs its own code)
 
 
 def _linear(model: Any, path: str) -> tuple[Param, Param | None]:
@@ -70,8 +67,7 @@ def deepseek(config: Any, model: Any, layer: int, stack: str) -> Plan:
                             "pre_norm": {"kind": "rms", "gamma": Param(f"{block}.input_layernorm.weight"),
                                          "eps": epsilon(pre)}, "residual": True}
     if getattr(config, "num_key_value_heads", config.num_attention_heads) != config.num_attention_heads:
-        raise AttnError("num_key_value_heads differs from num_attention_heads; latent attention expands keys and "
-                        "values for every query head")
+        raise AttnError("latent_families.num_key_value_heads_differs_from_num_attention_heads_latent")
     install = rope64(rope, d_r) if v2 else rope_hook({None: (rope, d_r)})
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
                 residual=(f"{block}.post_attention_layernorm", "input"), float64={"install": [install]},

@@ -28,7 +28,7 @@ def _cut(width: int, groups: int, offset: int, size: int) -> tuple[tuple[int, in
 
 def _silu_only(activation: str, what: str) -> None:
     if activation not in ("silu", "swish"):
-        raise AttnError(f"hidden_act {quoted(activation)} is the activation of {what}; a linear: document takes SiLU")
+        raise AttnError("linear_outlines.hidden_act_activation_linear_document_takes", activation=quoted(activation), what=what)
 
 
 def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
@@ -98,8 +98,7 @@ def minimax(config: Any, model: Any, layer: int, stack: str) -> Plan:
     attn = model.get_submodule(p)
     activation = config.hidden_act
     if activation not in ("silu", "swish", "sigmoid"):
-        raise AttnError(f"hidden_act {quoted(activation)} is the activation of q, k and v; a lightning document "
-                        "takes silu, sigmoid or none")
+        raise AttnError("linear_outlines.hidden_act_activation_q_k_v", activation=quoted(activation))
     h, d = attn.num_attention_heads, attn.head_dim
     qkv = f"{p}.qkv_proj.weight"
     weights = {"query": Param(qkv, "torch", _cut(3 * d, h, 0, d)), "key": Param(qkv, "torch", _cut(3 * d, h, d, d)),
@@ -124,8 +123,7 @@ def minimax_full(config: Any, model: Any, layer: int) -> Plan:
     head_dim = model.get_submodule(f"layers.{layer}.self_attn").head_dim
     turned = 2 * len(model.rotary_emb.inv_freq)  # (MiniMax's rotary module turns whole heads, whatever the config)
     if keys["rope"].get("dims", head_dim) != turned:
-        raise AttnError(f"rope_parameters turn {keys['rope'].get('dims', head_dim)} of the {head_dim} dimensions of "
-                        f"a head, but MiniMax's rotary module turns {turned}")
+        raise AttnError("linear_outlines.rope_parameters_turn_dimensions_head_but", get=keys['rope'].get('dims', head_dim), head_dim=head_dim, turned=turned)
     plan.block, plan.pre_norm, plan.residual = f"layers.{layer}.self_attn", None, None
     plan.after_norm = True
     plan.float64["install"].append(float64_switches.eager_experts)
@@ -140,11 +138,9 @@ def kimi_full(config: Any, model: Any, layer: int) -> Plan:
     attn = model.get_submodule(p)
     d_r, d_k = int(attn.qk_rope_head_dim), int(attn.qk_head_dim)
     if config.num_key_value_heads != config.num_attention_heads:
-        raise AttnError("num_key_value_heads differs from num_attention_heads; latent attention expands keys and "
-                        "values for every query head")
+        raise AttnError("latent_families.num_key_value_heads_differs_from_num_attention_heads_latent")
     if d_r < 2 or d_r % 2:
-        raise AttnError(f"qk_rope_head_dim is {d_r}: latent attention shares an even number (at least 2) of each "
-                        "key's numbers across heads")
+        raise AttnError("linear_outlines.qk_rope_head_dim_latent_attention_shares_even", d_r=d_r)
     rope = {"frequencies": [0.0] * (d_r // 2), "dims": d_r, "part": "last", "style": "half"}
     keys = {"heads": config.num_attention_heads, "rope": rope, **_latent(model, p), **_scale(attn.scaling, d_k),
             "mask": "causal", "pre_norm": _rms(model, f"{block}.input_layernorm"), "residual": True}

@@ -46,7 +46,7 @@ def rope_key(config: Any, head_dim: int, layer_type: str | None = None) -> dict[
     if kind == "default":
         return rope
     if kind not in SCALING:
-        raise AttnError(f"rope_type {quoted(kind)} is not one of default, {', '.join(SCALING)}")
+        raise AttnError("llama_outline.rope_type_not_one_default", kind=quoted(kind), scaling=', '.join(SCALING))
     scaling: dict[str, Any] = {"type": kind}
     if kind == "dynamic":  # Hugging Face's dynamic NTK grows from max_position_embeddings
         original = config.max_position_embeddings
@@ -202,8 +202,7 @@ def gemma3(config: Any, model: Any, layer: int, stack: str) -> Plan:
     """Gemma 3 (text): γ = 1 + w for every RMSNorm, query_pre_attn_scalar^(−1/2) as the scale, sliding and global
     layers (each with its own rope), QK-norm per head, the output normalised before it is added back."""
     if getattr(config, "use_bidirectional_attention", False):
-        raise AttnError("use_bidirectional_attention lets every layer see the later tokens inside its window, which "
-                        "the document's mask cannot write (a window is causal)")
+        raise AttnError("llama_outline.use_bidirectional_attention_lets_every_layer_see")
     block = f"layers.{layer}"
     keys, plan = decoder(config, model, layer, gamma=_plus_one(model, f"{block}.input_layernorm.weight"))
     p = f"{block}.self_attn"

@@ -50,25 +50,22 @@ class Folder:
 def open_folder(model: str) -> Folder:
     """The folder ``model`` with its config and tensor names, or one clear error."""
     if model == "":
-        raise AttnError("the folder name is empty: give the model's folder (with config.json, .safetensors weights "
-                        "and the tokenizer files)", "MODEL")
+        raise AttnError("loading.folder_name_empty_give_model", "MODEL")
     path = Path(model).expanduser()
     if not path.exists():
         hub = "" if os.sep in model or model.startswith(".") else (
             f"; a name on the Hugging Face Hub is not fetched: download the folder first (hf download {shorten(model)} "
             "--local-dir DIR) and give DIR")
-        raise AttnError("no such folder: extract reads a model folder on this machine (config.json, .safetensors "
-                        f"weights, tokenizer files) and never downloads one{hub}", model)
+        raise AttnError("loading.no_such_folder_extract_reads", model, hub=hub)
     if not path.is_dir():
-        raise AttnError("is not a folder: give the model's folder (with config.json, .safetensors weights and the "
-                        "tokenizer files)", model)
+        raise AttnError("loading.not_folder_give_model_s", model)
     _no_special_files(path, model)
     config_path = path / "config.json"
     if not config_path.is_file():
-        raise AttnError("has no config.json: not a model folder in the Hugging Face layout", model)
+        raise AttnError("loading.has_no_config_json_not", model)
     config = _json(config_path, f"{model}/config.json")
     if not isinstance(config, dict):
-        raise AttnError("is not a JSON object", f"{model}/config.json")
+        raise AttnError("loading.not_json_object", f"{model}/config.json")
     folder = Folder(model, path.resolve(), config, named=Path(os.path.abspath(path)))
     _find_tensors(folder)
     return folder
@@ -100,7 +97,7 @@ def _no_special_files(path: Path, model: str) -> None:
     try:
         entries = list(os.scandir(path))
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", model) from None
+        raise AttnError("archives.cannot_read", model, value=e.strerror or type(e).__name__) from None
     for entry in entries:
         try:
             mode = entry.stat().st_mode  # (through links)
@@ -113,8 +110,7 @@ def _no_special_files(path: Path, model: str) -> None:
 def _regular(file: Path, where: str) -> None:
     """A regular file (through its links): anything else is one clear error, before the file is opened."""
     if not stat.S_ISREG(file_status(file, where, "a file").st_mode):
-        raise AttnError("is not a regular file (a named pipe, device or socket): extract reads only the regular files "
-                        "of a model folder", where)
+        raise AttnError("loading.not_regular_file_named_pipe", where)
 
 
 def _json(file: Path, where: str) -> Any:
@@ -123,12 +119,11 @@ def _json(file: Path, where: str) -> Any:
         with file.open("rb") as f:
             raw = f.read(JSON_LIMIT + 1)
         if len(raw) > JSON_LIMIT:
-            raise AttnError(f"is larger than {JSON_LIMIT >> 20} MiB: not a model's JSON file", where)
+            raise AttnError("loading.larger_than_mib_not_model", where, json_limit=JSON_LIMIT >> 20)
         return json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AttnError("cannot be read as JSON "
-                        f"({shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)})",
-                        where) from None
+        raise AttnError("loading.cannot_read_json",
+                        where, splitlines=shorten(str(e).splitlines()[0] if str(e) else type(e).__name__, 80)) from None
 
 
 def _find_tensors(folder: Folder) -> None:
@@ -140,7 +135,7 @@ def _find_tensors(folder: Folder) -> None:
         try:
             shards = {name: folder.path / file for name, file in data["weight_map"].items()}
         except (KeyError, TypeError, AttributeError):
-            raise AttnError("is not an index of safetensors shards (a JSON object with a weight_map)", where) from None
+            raise AttnError("loading.not_index_safetensors_shards_json", where) from None
         files = sorted(set(shards.values()))
     else:
         files = sorted(folder.path.glob("*.safetensors"))
@@ -148,7 +143,7 @@ def _find_tensors(folder: Folder) -> None:
         pickles = [p.name for p in folder.path.glob("*.bin")] + [p.name for p in folder.path.glob("*.pt")]
         why = (f"only {pickles[0]} (a Python pickle, which attncli never reads); save the model again with "
                "save_pretrained(folder, safe_serialization=True)") if pickles else "no weights"
-        raise AttnError(f"has no .safetensors weights: it holds {why}", folder.name)
+        raise AttnError("loading.has_no_safetensors_weights_holds", folder.name, why=why)
     for file in files:
         for name, shape in _header(file, folder.name).items():
             folder.tensors[name], folder.shapes[name] = file, shape
@@ -158,7 +153,7 @@ def _header(file: Path, model: str) -> dict[str, tuple[int, ...]]:
     """The tensor names and shapes a .safetensors file's header lists (the tensors are read later, by attncli)."""
     where = f"{model}/{file.name}"
     if not os.path.lexists(file):
-        raise AttnError("is named by the index but missing", where)
+        raise AttnError("loading.named_index_but_missing", where)
     _regular(file, where)  # (a shard the index names may be anywhere: a pipe, a device, a folder)
     try:
         with file.open("rb") as f:
@@ -168,9 +163,9 @@ def _header(file: Path, model: str) -> dict[str, tuple[int, ...]]:
             table = json.loads(f.read(length))
         return {name: tuple(entry["shape"]) for name, entry in table.items() if name != "__metadata__"}
     except OSError as e:
-        raise AttnError(f"cannot be read ({e.strerror or type(e).__name__})", where) from None
+        raise AttnError("archives.cannot_read", where, value=e.strerror or type(e).__name__) from None
     except (ValueError, UnicodeDecodeError, TypeError, KeyError, AttributeError):
-        raise AttnError("is not a .safetensors file (its header cannot be read)", where) from None
+        raise AttnError("loading.not_safetensors_file_header_cannot", where) from None
 
 
 def require() -> tuple[Any, Any]:
@@ -185,12 +180,11 @@ def require() -> tuple[Any, Any]:
         import transformers
     except ImportError as e:
         missing = {"torch": "PyTorch", "transformers": "transformers"}.get((e.name or "").split(".")[0], e.name)
-        raise AttnError(f"needs PyTorch and Hugging Face transformers, and {missing} is not installed: {INSTALL}",
-                        "extract") from None
+        raise AttnError("loading.needs_pytorch_hugging_face_transformers",
+                        "extract", missing=missing, install=INSTALL) from None
     version = tuple(int(part) for part in transformers.__version__.split(".")[:2] if part.isdigit())
     if version < MIN_TRANSFORMERS:
-        raise AttnError(f"needs transformers {'.'.join(map(str, MIN_TRANSFORMERS))} or later, and "
-                        f"{transformers.__version__} is installed: pip install -U 'attncli[models]'", "extract")
+        raise AttnError("loading.needs_transformers_later_installed_pip", "extract", map='.'.join(map(str, MIN_TRANSFORMERS)), version=transformers.__version__)
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     return torch, transformers
@@ -202,11 +196,11 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", 
 
 def load_tokenizer(transformers: Any, folder: Folder) -> Any:
     if not any((folder.path / name).is_file() for name in TOKENIZER_FILES):  # (transformers would make an empty one)
-        raise AttnError(f"has no tokenizer: none of {', '.join(TOKENIZER_FILES)}", folder.name)
+        raise AttnError("loading.has_no_tokenizer_none", folder.name, tokenizer_files=', '.join(TOKENIZER_FILES))
     try:
         return transformers.AutoTokenizer.from_pretrained(str(folder.path), local_files_only=True)
     except Exception as e:  # transformers raises many kinds here (OSError, ValueError, its own)
-        raise AttnError(f"its tokenizer cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
+        raise AttnError("loading.tokenizer_cannot_loaded_from_folder", folder.name, first_line=_first_line(e)) from None
 
 
 def _first_line(e: Exception) -> str:

@@ -19,12 +19,11 @@ def _rope(config: Any, rotary: Any, head_dim: int, style: str, kind: str | None 
     scaling = getattr(rotary, f"{kind}_attention_scaling" if kind else "attention_scaling", 1.0)
     rope_type = rotary.rope_type[kind] if kind else rotary.rope_type
     if float(scaling) != 1.0:
-        raise AttnError(f"rope_type {quoted(rope_type)} scales cos and sin by {scaling:g}; only RoPE types "
-                        "without that scale are supported")
+        raise AttnError("other_outlines.rope_type_scales_cos_sin_only", rope_type=quoted(rope_type), scaling=scaling)
     inv_freq = getattr(rotary, f"{kind}_inv_freq" if kind else "inv_freq")
     dims = 2 * len(inv_freq)
     if dims > head_dim:
-        raise AttnError(f"RoPE turns {dims} dimensions of heads of {head_dim}")
+        raise AttnError("other_outlines.rope_turns_dimensions_heads", dims=dims, head_dim=head_dim)
     part = {} if dims == head_dim else {"dims": dims}
     if rope_type == "default":
         from attncli.core.positions import rope_frequencies
@@ -71,7 +70,7 @@ def stablelm(config: Any, model: Any, layer: int, stack: str) -> Plan:
                                                       "key": _per_head(model, f"{p}.k_layernorm")},
                            "eps": float(config.layer_norm_eps)}
         if attn.q_layernorm.norms[0].bias is not None:
-            raise AttnError("qk_layernorm with a bias per head is not supported")
+            raise AttnError("other_outlines.qk_layernorm_bias_per_head_not")
     if not config.use_parallel_residual:
         keys["residual"] = True
     return Plan(keys, block, f"{p}.o_proj", pre_norm=f"{block}.input_layernorm",
@@ -175,7 +174,7 @@ def _fused(model: Any, p: str, sizes: tuple[int, int, int], out: str) -> dict[st
     start = (0, sizes[0], sizes[0] + sizes[1])
     cut = {k: ((s, s + n),) for k, s, n in zip(("query", "key", "value"), start, sizes)}
     if model.get_submodule(f"{p}.Wqkv").bias is not None or model.get_submodule(f"{p}.{out}").bias is not None:
-        raise AttnError("a fused Wqkv with a bias is not supported")
+        raise AttnError("other_outlines.fused_wqkv_bias_not_supported")
     return {"weights": {**{k: Param(f"{p}.Wqkv.weight", "torch", c) for k, c in cut.items()},
                         "output": Param(f"{p}.{out}.weight", "torch")}}
 

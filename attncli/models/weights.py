@@ -26,8 +26,7 @@ def checkpoint_files(folder: Folder) -> list:
         return sorted(set(folder.tensors.values()))
     if not (folder.path / WEIGHTS).is_file():
         names = sorted({file.name for file in folder.tensors.values()})
-        raise AttnError(f"has no {WEIGHTS} (nor {INDEX}), the weights transformers loads; it has "
-                        f"{', '.join(names[:3])}{' …' if len(names) > 3 else ''}: rename the file", folder.name)
+        raise AttnError("weights.has_no_nor_weights_transformers", folder.name, weights=WEIGHTS, index=INDEX, names=', '.join(names[:3]), value=' …' if len(names) > 3 else '')
     return [folder.path / WEIGHTS]
 
 
@@ -62,12 +61,11 @@ def load_model(torch: Any, transformers: Any, folder: Folder, kind: str, dtype: 
                                           attn_implementation="eager", local_files_only=True, output_loading_info=True,
                                           experts_implementation="eager")  # (MoE: grouped_mm has no float64)
     except Exception as e:
-        raise AttnError(f"the model cannot be loaded from the folder ({_first_line(e)})", folder.name) from None
+        raise AttnError("weights.model_cannot_loaded_from_folder", folder.name, first_line=_first_line(e)) from None
     del state
     model.config._name_or_path = str(folder.path)  # (as from_pretrained(folder) sets it)
     missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise AttnError(f"the checkpoint has no tensor for {quoted(sorted(missing)[0], 60)}{more}, which transformers "
-                        "would make up at random", folder.name)
+        raise AttnError("weights.checkpoint_has_no_tensor_which", folder.name, sorted=quoted(sorted(missing)[0], 60), more=more)
     return model.eval()

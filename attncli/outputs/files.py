@@ -82,19 +82,19 @@ def destination(path: Optional[Path], inputs: set[Path]) -> Destination:
             found = None
         _refuse_inputs(target, found, inputs, where)
         if found is not None and stat.S_ISDIR(found.st_mode):
-            raise AttnError("is a directory; give a file name", where)
+            raise AttnError("files.directory_give_file_name", where)
         if found is not None and not stat.S_ISREG(found.st_mode):
             return Destination(where, target, in_place=True)  # a device or a FIFO: written, never replaced
         if not target.parent.is_dir():
-            raise AttnError(f"cannot be written: the folder {target.parent} does not exist", where)
+            raise AttnError("files.cannot_written_folder_does_not", where, parent=target.parent)
     except (OSError, RuntimeError) as e:
-        raise AttnError(f"cannot be written ({_reason(e)})", where) from None
+        raise AttnError("files.cannot_written", where, reason=_reason(e)) from None
     return Destination(where, target, existing=found)
 
 
 def _refuse_inputs(target: Path, found: Optional[os.stat_result], inputs: set[Path], where: str) -> None:
     if target in inputs:
-        raise AttnError("is one of this run's input files; choose another output path", where)
+        raise AttnError("files.one_this_run_s_input", where)
     if found is None:
         return
     same = (found.st_dev, found.st_ino)
@@ -104,14 +104,14 @@ def _refuse_inputs(target: Path, found: Optional[os.stat_result], inputs: set[Pa
         except OSError:
             source = None
         if source is not None and stat.S_ISREG(source.st_mode) and (source.st_dev, source.st_ino) == same:
-            raise AttnError("is the document read from standard input; choose another output path", where)
+            raise AttnError("files.document_read_from_standard_input", where)
     for path in inputs - {STDIN}:
         try:
             other = os.stat(path)
         except OSError:
             continue
         if (other.st_dev, other.st_ino) == same:  # a hard link to an input
-            raise AttnError("is one of this run's input files; choose another output path", where)
+            raise AttnError("files.one_this_run_s_input", where)
 
 
 def check_destination(path: Path, inputs: set[Path]) -> Path:
@@ -181,7 +181,7 @@ def _prepare(place: Destination, data: Data, temps: list[tuple[str, Destination]
         finally:
             os.close(fd)
     except OSError as e:
-        raise AttnError(f"cannot be written ({_reason(e)})", place.where) from None
+        raise AttnError("files.cannot_written", place.where, reason=_reason(e)) from None
 
 
 def _keep_permissions(fd: int, existing: Optional[os.stat_result]) -> None:
@@ -210,7 +210,7 @@ def _open(place: Destination, opened: list[int]) -> int:
     try:
         fd = os.open(place.path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise AttnError(f"cannot be written ({_reason(e)})", place.where) from None
+        raise AttnError("files.cannot_written", place.where, reason=_reason(e)) from None
     opened.append(fd)
     return fd
 
@@ -218,13 +218,13 @@ def _open(place: Destination, opened: list[int]) -> int:
 def _stdout_fd() -> int:
     """Standard output's file descriptor, after what Python holds for it; -1 when it is not a real file."""
     if sys.stdout is None:  # started with standard output closed (`>&-`)
-        raise AttnError("is closed; nothing can be written there (write to a file with -o FILE)", STDOUT_NAME)
+        raise AttnError("files.closed_nothing_can_written_there", STDOUT_NAME)
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         raise
     except OSError as e:
-        raise AttnError(f"cannot be written ({_reason(e)})", STDOUT_NAME) from None
+        raise AttnError("files.cannot_written", STDOUT_NAME, reason=_reason(e)) from None
     try:
         return sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):  # an in-memory stream (tests, notebooks)
@@ -249,9 +249,9 @@ def _write_stream(fd: int, data: Data, where: str) -> None:
         except BrokenPipeError:
             raise
         except OSError as e:
-            raise AttnError(f"cannot be written ({_reason(e)})", where) from None
+            raise AttnError("files.cannot_written", where, reason=_reason(e)) from None
         if written <= 0:
-            raise AttnError("cannot be written (the system accepted no more bytes)", where)
+            raise AttnError("files.cannot_written_system_accepted_no", where)
         view = view[written:]
 
 
@@ -278,7 +278,7 @@ def _rename_all(temps: list[tuple[str, Destination]]) -> None:
             except OSError as e:
                 if backup:
                     _remove(backup)
-                raise AttnError(f"cannot be written ({_reason(e)})", place.where) from None
+                raise AttnError("files.cannot_written", place.where, reason=_reason(e)) from None
             done.append((place, backup))
     except BaseException:
         for place, backup in reversed(done):
@@ -319,8 +319,8 @@ def _backup(place: Destination) -> str:
             raise
         return name
     except OSError as e:
-        raise AttnError(f"cannot be written (no copy of the old file could be kept: {_reason(e)})",
-                        place.where) from None
+        raise AttnError("files.cannot_written_no_copy_old",
+                        place.where, reason=_reason(e)) from None
 
 
 def _remove(name: str) -> None:

@@ -51,10 +51,10 @@ def linear_only(only: list[str] | None) -> list[str] | None:
             if name in ALWAYS:
                 continue
             close = unknown_key(name, (*KEYS, *SYMBOLS))
-            if "did you mean" in close.message:
+            if "did you mean" in close.said("en"):
                 raise close.at("--only")
-            raise AttnError(f"unknown key {quoted(name)} for a linear: document (its keys: {', '.join(KEYS)})",
-                            "--only")
+            raise AttnError("linear.unknown_key_linear_document_keys",
+                            "--only", name=quoted(name), keys=', '.join(KEYS))
         keys.add(key)
     return [key for key in KEYS if key in keys]
 
@@ -70,7 +70,7 @@ def kept(trace: LinearTrace, keys: list[str] | None) -> dict[str, np.ndarray]:
         return {key: array for key, array in trace.items() if key not in ON_REQUEST}
     for key in keys:
         if key not in trace:
-            raise AttnError(f"{quoted(key)} is not in this document's result (it needs {NEEDS[key]})", "--only")
+            raise AttnError("linear.not_this_document_s_result", "--only", key=quoted(key), needs=NEEDS[key])
     return {key: trace[key] for key in keys}
 
 

@@ -260,9 +260,9 @@ def to_csv(trace: Trace, key: str, head: int | None = None) -> str:
     """
     found = blocks(trace, None, [key])
     if not found:
-        raise AttnError(f"'{key}' was not computed for this document", "--only")
+        raise AttnError("paste.was_not_computed_this_document", "--only", key=key)
     if key not in PER_HEAD and head is not None:
-        raise AttnError(f"'{key}' has no heads; leave out --head", "--head")
+        raise AttnError("compute.has_no_heads_leave_out", "--head", keys=key)
     if key == "positional":
         found = found[:1]  # P itself, not X + P
     stacked = key in PER_HEAD and head is None

@@ -61,11 +61,9 @@ def check_only(only: list[str] | None) -> list[str] | None:
         key = key_of(name)
         if key is None:
             close = unknown_key(name, (*ORDER, *ALIASES))
-            if "did you mean" in close.message:
+            if "did you mean" in close.said("en"):
                 raise close.at("--only")
-            raise AttnError(f"unknown key {quoted(name)} (expected a key of the JSON, such as queries, keys, values, "
-                            "scores, weights, output or weight_query, or a formula's name, such as Q, K, V, S, Z, A, "
-                            "H, Y, W_Q or b_Q; attncli compute --help lists them all)", "--only")
+            raise AttnError("serialize.unknown_key_expected_key_json", "--only", name=quoted(name))
         keys.add(key)
     return [key for key in ORDER if key in keys]
 
@@ -91,12 +89,11 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
         array = array_of(trace, key)
         if array is None:
             if only and trace.spec.given_qkv is not None and key in WITHOUT_QKV:
-                raise AttnError(f"'{key}' is not in a result whose queries, keys and values are given directly: "
-                                f"there is no {WITHOUT_QKV[key]}", "--only")
+                raise AttnError("serialize.not_result_whose_queries_keys", "--only", key=key, without_qkv=WITHOUT_QKV[key])
             if only and key in OPTIONAL:
-                raise AttnError(f"'{key}' needs {NEEDS[key]} in the document", "--only")
+                raise AttnError("checks.needs_document", "--only", key=key, needs=NEEDS[key])
             if only and key not in OPTIONAL:
-                raise AttnError(f"'{key}' was not kept by this computation", "--only")
+                raise AttnError("serialize.was_not_kept_this_computation", "--only", key=key)
             continue  # optional, or left out of a computation block by block: never emitted
         yield key, array
 
@@ -215,7 +212,7 @@ def binary(arrays: dict[str, np.ndarray], scale: float, suffix: str) -> Streamed
     """``.npz``: ``arrays`` by their keys, and ``scale``; ``.npy``: the one array ``arrays`` holds."""
     if suffix == ".npy":
         if len(arrays) != 1:
-            raise AttnError("a .npy file holds one array: choose it with --only, e.g. --only output", "--output")
+            raise AttnError("compute.npy_file_holds_one_array", "--output")
         array = next(iter(arrays.values()))
         return Streamed(lambda file: write_npy(file, array))
     scale = np.float64(scale)

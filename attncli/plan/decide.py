@@ -85,10 +85,8 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
         shape = f"{spec.heads} × {spec.n} × {spec.m}"
         if keys is not None:
             asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
-            raise AttnError(f"{asked} of {shape} need about {beyond(need, budget)}; "
-                            "use --only output or --only head_outputs to compute block by block without them", "--only")
-        raise AttnError(f"the whole result, with the scores, scaled_scores and weights of {shape}, would need about "
-                        f"{beyond(need, budget)}; {_what_fits(spec, kind, budget)}")
+            raise AttnError("decide.need_about_use_only_output", "--only", asked=asked, shape=shape, beyond=beyond(need, budget))
+        raise AttnError("decide.whole_result_scores_scaled_scores_weights", shape=shape, beyond=beyond(need, budget), what_fits=_what_fits(spec, kind, budget))
     _ensure_streamed_fits(spec, keys, kind, budget)
     return Plan(stream=True)
 
@@ -100,7 +98,7 @@ def _streamed_bytes(spec: Spec, keys: list[str] | None, kind: str) -> int:
 def _ensure_streamed_fits(spec: Spec, keys: list[str] | None, kind: str, budget: int) -> None:
     need = _streamed_bytes(spec, keys, kind)
     if need > budget:
-        raise AttnError(f"even block by block, this document needs about {beyond(need, budget)}")
+        raise AttnError("decide.even_block_block_this_document", beyond=beyond(need, budget))
 
 
 def _what_fits(spec: Spec, kind: str, budget: int) -> str:

@@ -75,16 +75,13 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     labels = _labels(tokens, n) if tokens is not None else []
     count = len(labels) if tokens is not None else n or 3
     if d_k is None and d_model % heads:
-        raise AttnError(f"d_model {shorten(d_model)} is not divisible by {shorten(heads)} heads; "
-                        "give --d-k (the width of each head) or a --d-model that divides", "--heads")
+        raise AttnError("starter.d_model_not_divisible_heads_give", "--heads", d_model=shorten(d_model), heads=shorten(heads))
     d_k = d_k or d_model // heads
     if rope and d_k % 2:
-        raise AttnError(f"turns pairs of dimensions, so each head needs an even width, but d_k = {d_k}; "
-                        "give an even --d-k", "--rope")
+        raise AttnError("starter.turns_pairs_dimensions_so_each", "--rope", d_k=d_k)
     m = count if context is None else context
     if mask == "causal" and m != count:
-        raise AttnError(f"needs as many keys as queries, but --context {shorten(context)} gives {shorten(context)} "
-                        f"keys for {count} tokens", "--mask causal")
+        raise AttnError("starter.needs_many_keys_queries_but", "--mask causal", context=shorten(context), context_2=shorten(context), count=count)
     placeholder = Sizes([], d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
     _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
@@ -98,14 +95,13 @@ def _check_each(n: int | None, d_model: int, d_k: int | None, d_v: int | None, h
     for name, value in (("--n", n), ("--d-model", d_model), ("--d-k", d_k), ("--d-v", d_v), ("--heads", heads),
                         ("--context", context), ("--kv-heads", kv_heads)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise AttnError(f"{value!r} is not a whole number ≥ 1", name)
+            raise AttnError("starter.not_whole_number_2", name, value=value)
     if mask not in MASKS:
-        raise AttnError(f"{shorten(mask)!r} is not one of {', '.join(MASKS)}", "--mask")
+        raise AttnError("starter.not_one", "--mask", mask=shorten(mask), masks=', '.join(MASKS))
     if pre_norm is not None and pre_norm not in NORMS:
-        raise AttnError(f"{shorten(pre_norm)!r} is not one of {', '.join(NORMS)}", "--pre-norm")
+        raise AttnError("starter.not_one", "--pre-norm", mask=shorten(pre_norm), masks=', '.join(NORMS))
     if kv_heads is not None and heads % kv_heads:
-        raise AttnError(f"{kv_heads} does not divide --heads {heads}: each key/value head serves the same number "
-                        "of query heads", "--kv-heads")
+        raise AttnError("starter.does_not_divide_heads_each", "--kv-heads", kv_heads=kv_heads, heads=heads)
 
 
 def _labels(tokens: str, n: int | None) -> list[str]:
@@ -113,13 +109,13 @@ def _labels(tokens: str, n: int | None) -> list[str]:
     try:
         tokens.encode("utf-8")
     except UnicodeEncodeError:  # bytes that are not UTF-8 on the command line (Python keeps them as surrogates)
-        raise AttnError("is not valid UTF-8 text", "--tokens") from None
+        raise AttnError("starter.not_valid_utf_text", "--tokens") from None
     labels = tokens.split() if re.search(r"\s", tokens.strip()) else list(tokens.strip())
     if not labels:
-        raise AttnError("is empty; give the words (split on spaces) or characters to label", "--tokens")
+        raise AttnError("starter.empty_give_words_split_spaces", "--tokens")
     if n is not None and n != len(labels):
         shown = ", ".join(shorten(label, 20) for label in labels[:8]) + (", …" if len(labels) > 8 else "")
-        raise AttnError(f"is {shorten(n)} but --tokens gives {len(labels)} tokens ({shown})", "--n")
+        raise AttnError("starter.but_tokens_gives_tokens", "--n", n=shorten(n), count=len(labels), shown=shown)
     return labels
 
 
@@ -128,10 +124,10 @@ def _check_size(shapes: dict[str, tuple[int, int]], labels: int, inline: bool) -
     for name, shape in shapes.items():
         if math.prod(shape) > RANDOM_LIMIT:
             option = {"inputs": "--n", "context": "--context"}.get(name, "--d-model")
-            raise AttnError(f"a {shape_str(shape)} matrix is too large to generate (more than 2^31 numbers)", option)
+            raise AttnError("starter.matrix_too_large_generate_more", option, shape=shape_str(shape))
     if inline and sum(math.prod(shape) for shape in shapes.values()) > INLINE_LIMIT:
-        raise AttnError(f"would write more than {INLINE_LIMIT:,} numbers; leave out --inline for seeded random specs",
-                        "--inline")
+        raise AttnError("starter.would_write_more_than_numbers",
+                        "--inline", inline_limit=INLINE_LIMIT)
     from attncli.core.memory import ensure_fits
 
     numbers = sum(math.prod(shape) for shape in shapes.values()) if inline else 0
@@ -158,14 +154,13 @@ def _shape_table(s: Sizes, n: int) -> dict[str, tuple[int, int]]:
 def _check_choices(qk_norm: str | None, init: str, seed: int) -> None:
     """--qk-norm, --init and --seed, each a clear error naming its option."""
     if qk_norm is not None and qk_norm not in NORMS:
-        raise AttnError(f"{shorten(qk_norm)!r} is not one of {', '.join(NORMS)}", "--qk-norm")
+        raise AttnError("starter.not_one", "--qk-norm", mask=shorten(qk_norm), masks=', '.join(NORMS))
     if init not in INITS:
-        raise AttnError(f"{shorten(init)!r} is not one of {', '.join(INITS)}", "--init")
+        raise AttnError("starter.not_one", "--init", mask=shorten(init), masks=', '.join(INITS))
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise AttnError(f"{seed!r} is not a whole number ≥ 0", "--seed")
+        raise AttnError("starter.not_whole_number", "--seed", seed=seed)
     if seed > MAX_SEED:  # the gate takes seed + 7; a document's seeds stay below 2^63
-        raise AttnError(f"{shorten(seed)} is too large: the seeds of the matrices "
-                        f"must stay below 2^63, so at most {MAX_SEED}", "--seed")
+        raise AttnError("starter.too_large_seeds_matrices_must", "--seed", seed=shorten(seed), max_seed=MAX_SEED)
 
 
 MAX_WEIGHT = 0.95  # init --integers: no row's largest weight above this (1: the first draw, whatever it gives)
@@ -208,8 +203,7 @@ def unsaturated(draw, max_weight: float) -> str:
         if attempt == 0 and max_weight < 1:
             keys = _keys_of(text)
             if max_weight * keys < 1:  # m weights summing to 1: one is at least 1/m
-                raise AttnError(f"is {max_weight:g}: a row over {keys} keys has a weight of at least 1/{keys}, so "
-                                f"give {1 / keys:.3g} or more", "--max-weight")
+                raise AttnError("starter.row_over_keys_has_weight", "--max-weight", max_weight=max_weight, keys=keys, keys_2=keys, value=1 / keys)
         trace = attend(build_spec(Document(parse_text(text, "<init>"), "<init>", Path.cwd())))
         weights = trace.weights if trace.sink_weights is None else np.concatenate(
             [trace.weights, trace.sink_weights[..., None]], axis=-1)
@@ -217,9 +211,7 @@ def unsaturated(draw, max_weight: float) -> str:
         rows = allowed.sum(axis=-1) + (trace.sink_weights is not None) >= 2  # (h, n) rows with a choice to make
         if max_weight >= 1 or not rows.any() or weights.max(axis=-1)[rows].max() <= max_weight:
             return text
-    raise AttnError(f"no draw of whole numbers in {ATTEMPTS} keeps every weight at or below {max_weight:g} for "
-                    "these sizes (the scores grow with d_model and d_k): try a smaller --d-model, more --heads, "
-                    "or a larger --max-weight", "--integers")
+    raise AttnError("starter.no_draw_whole_numbers_keeps", "--integers", attempts=ATTEMPTS, max_weight=max_weight)
 
 
 def _keys_of(text: str) -> int:

@@ -27,8 +27,7 @@ FONTS = ('"DejaVu Sans Mono", Menlo, Consolas, "Fira Code", '
          '"Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", monospace')
 EXPORT_KINDS = (".svg", ".png", ".html", ".htm", ".txt")
 THEMES = ("dark", "light")
-PNG_NEEDS = ("writing .png needs the optional package resvg-py (a wheel, no system libraries): "
-             "pip install 'attncli[png]'")
+PNG_NEEDS = "picture.png_needs"  # (the message's id: resvg-py is missing)
 
 
 def default_theme(suffix: str) -> str:
@@ -95,8 +94,7 @@ def check_glyphs(text: str, where: str = "--export") -> None:
 
     lost = missing(wide_characters(text))
     if lost:
-        raise AttnError(f"no font on this machine has {len(lost)} of the picture's characters (a PNG would show empty "
-                        f"boxes): install {INSTALL_CJK}, or export .svg", where)
+        raise AttnError("picture.no_font_this_machine_has", where, count=len(lost), install_cjk=INSTALL_CJK)
 
 
 def to_png(svg: str) -> bytes:

@@ -65,11 +65,10 @@ class Size:
                         self._advice())
             if max(width, height) > PNG_MAX_SIDE or width * height > PNG_MAX_PIXELS:
                 size = f"{height:,} pixels tall" if at_least else f"{width:,} × {height:,} pixels"
-                self._refuse(f"the picture {would} {size} ({lines:,} lines of text), more than a PNG may be "
-                             f"({PNG_MAX_SIDE:,} pixels a side, {PNG_MAX_PIXELS // 1_000_000} million in all)")
+                self._refuse("picture_size.picture_too_large_png", size=f"{would} {size}", lines=f"{lines:,}",
+                             side=f"{PNG_MAX_SIDE:,}", million=PNG_MAX_PIXELS // 1_000_000)
         elif lines > PAGE_MAX_LINES:
-            self._refuse(f"the picture {would} {lines:,} lines long, "
-                         f"more than a picture may be ({PAGE_MAX_LINES:,} lines)")
+            self._refuse("picture_size.picture_too_long", lines=f"{would} {lines:,}", most=f"{PAGE_MAX_LINES:,}")
 
     def check_all(self, text: str) -> None:
         """``text`` (what was laid out) as a picture: its lines within the limits,
@@ -83,8 +82,8 @@ class Size:
         ensure_fits(need, f"drawing this {kind} of {lines:,} lines", self.where, self._advice())  # memory first
         self.check(lines)
 
-    def _refuse(self, why: str) -> None:
-        raise AttnError(why + self._advice(), self.where)
+    def _refuse(self, id: str, **fields: object) -> None:
+        raise AttnError(id, self.where, advice=self._advice(), **fields)
 
     def _advice(self) -> str:
         other = "save it as .svg, which has no pixel limit" if self.suffix == ".png" else "save it as .txt"

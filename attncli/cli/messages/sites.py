@@ -1,8 +1,8 @@
-"""The messages of every ``AttnError(...)`` in the package, read from the source with :mod:`ast` (for the tests).
+"""The message ids of every ``AttnError(...)`` in the package, read from the source with :mod:`ast` (for the tests).
 
-A message argument becomes a template as :mod:`attncli.cli.messages` reads them: its literal text, ``{}`` for
-each replacement field (or any other expression joined in with ``+``), both templates of a conditional expression,
-a module constant's value. An argument it cannot read (a variable, a re-raised ``e.message``) is returned as None.
+A raise site names its message by id (``AttnError("matrices.is_empty", where)``): a string, a conditional between
+two, or a module constant holding one or a mapping of them. An argument that is none of these (an id taken from
+another error, ``e.id``) is returned as None, with its source.
 """
 
 from __future__ import annotations
@@ -12,38 +12,45 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3]  # the folder that holds attncli/
 RAISED = ("AttnError", "ArgumentError")  # the error type, and the Python API's subclass of it
+SAID = ("said", "_refuse")  # the command line's own lines (cli/run.py, cli/messages), a picture's refusal
 
 
-def templates(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
-    """The message templates ``node`` can produce, or None when it is not written out where it is raised."""
+def ids(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
+    """The message ids ``node`` can be, or None when it does not name them where it is raised."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value.replace("{", "{{").replace("}", "}}")]
-    if isinstance(node, ast.JoinedStr):
-        return ["".join(v.value.replace("{", "{{").replace("}", "}}") if isinstance(v, ast.Constant) else "{}"
-                        for v in node.values)]
+        return [node.value]
     if isinstance(node, ast.IfExp):
-        body, orelse = templates(node.body, constants), templates(node.orelse, constants)
+        body, orelse = ids(node.body, constants), ids(node.orelse, constants)
         return None if body is None or orelse is None else body + orelse
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left = templates(node.left, constants) or ["{}"]
-        right = templates(node.right, constants) or ["{}"]
-        return [a + b for a in left for b in right]
     if isinstance(node, ast.Name) and node.id in constants:
-        return templates(constants[node.id], constants)
+        return ids(constants[node.id], constants)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in constants:
+        table = constants[node.value.id]
+        if isinstance(table, ast.Dict) and all(isinstance(v, ast.Constant) for v in table.values):
+            return [v.value for v in table.values]
+    if isinstance(node, ast.Dict):
+        return [v.value for v in node.values if isinstance(v, ast.Constant)]
     return None
 
 
+def _constants(tree: ast.Module) -> dict[str, ast.AST]:
+    found = {t.id: n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    return found
+
+
 def raise_sites(package: Path = PACKAGE) -> list[tuple[str, int, list[str] | None, str]]:
-    """(file, line, templates or None, the argument's source) for every ``AttnError(...)`` call (and its subclass
-    ``ArgumentError(...)``, the Python API's, :mod:`attncli.kernel_arrays`)."""
+    """(file, line, ids or None, the argument's source) for every ``AttnError(...)`` call (and its subclass
+    ``ArgumentError(...)``, the Python API's, :mod:`attncli.kernel_arrays`) and every line the command line says
+    by id."""
     sites = []
     for path in sorted((package / "attncli").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        constants = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign)
-                     for t in n.targets if isinstance(t, ast.Name)}
+        constants = _constants(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in RAISED:
-                argument = node.args[0] if node.args else node.keywords[0].value
-                sites.append((str(path.relative_to(package)), node.lineno, templates(argument, constants),
+            name = getattr(node.func, "id", getattr(node.func, "attr", "")) if isinstance(node, ast.Call) else ""
+            if name in RAISED + SAID and node.args:
+                argument = node.args[0]
+                sites.append((str(path.relative_to(package)), node.lineno, ids(argument, constants),
                               ast.unparse(argument)))
     return sites

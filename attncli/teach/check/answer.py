@@ -51,7 +51,7 @@ class Answer:
 def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     """Validate the document's ``answer`` section against the trace's sizes."""
     if not isinstance(raw, dict) or not raw:
-        raise AttnError("expected a mapping with any of " + ", ".join(CHECKABLE), "answer")
+        raise AttnError("answer.expected_mapping_any", "answer", checkable=", ".join(CHECKABLE))
     raw = by_json_key(raw, trace)
     spec = trace.spec
     query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
@@ -60,14 +60,14 @@ def read_answer(raw: Any, trace: Trace, folder) -> Answer:
     for key in CHECKABLE:
         if key in raw:
             if array_of(trace, key) is None:
-                raise AttnError(f"needs {NEEDS[key]} in the document: without it there are no {key.replace('_', ' ')}",
-                                f"answer.{key}")
+                raise AttnError("answer.needs_document_without_there_no",
+                                f"answer.{key}", needs=NEEDS[key], replace=key.replace('_', ' '))
             try:
                 arrays[key], nulls[key] = _numbers(raw[key], folder, minus_inf=key in ("scaled_scores", "score_bias"))
             except AttnError as e:
                 raise e.at(f"answer.{key}") from None
     if not arrays:
-        raise AttnError("gives no result to check: add any of " + ", ".join(CHECKABLE), "answer")
+        raise AttnError("answer.gives_no_result_check_add", "answer", checkable=", ".join(CHECKABLE))
     whole = frozenset(key for key in PER_KEY_AXIS if key in arrays and arrays[key].ndim >= 2)  # (the rows a query's
     return Answer(arrays, query, head, whole, nulls)  # scores need: every key's)
 
@@ -92,10 +92,9 @@ def by_json_key(raw: dict, trace: Trace | None = None) -> dict:
                          "Q, K, S, A, dA, dQ …")
             raise unknown_key(key, known).at("answer")
         if json_key in named:
-            raise AttnError(f"gives {json_key} twice, as {given[json_key]} and as {key}: keep one", "answer")
+            raise AttnError("answer.gives_twice_keep_one", "answer", json_key=json_key, given=given[json_key], key=key)
         if json_key == "query" and isinstance(value, list):  # `query: [0.1, 0.2]`: the queries' numbers
-            raise AttnError("is a list: query: picks the row the answer is for (a number from 1, or a token); "
-                            "did you mean queries: for the numbers of Q?", "answer.query")
+            raise AttnError("answer.list_query_picks_row_answer", "answer.query")
         named[json_key], given[json_key] = value, key
     return named
 
@@ -108,18 +107,18 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
             return value - 1
         plural = "queries" if what == "query" else f"{what}s"
         if len(labels) == 1 and what == "head":  # (not "heads are 1 to 1")
-            raise AttnError(f"{shorten(value)} is out of range: there is one head, head 1", where)
+            raise AttnError("answer.out_range_there_one_head", where, value=shorten(value))
         if len(labels) == 1:
-            raise AttnError(f"{shorten(value)} is out of range: there is one query, query 1", where)
+            raise AttnError("answer.out_range_there_one_query", where, value=shorten(value))
         if len(labels) == 2:
-            raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 and 2", where)
-        raise AttnError(f"{shorten(value)} is out of range: {plural} are 1 to {len(labels)}", where)
+            raise AttnError("answer.out_range_2", where, value=shorten(value), plural=plural)
+        raise AttnError("answer.out_range", where, value=shorten(value), plural=plural, count=len(labels))
     if isinstance(value, str) and value in labels:
         return labels.index(value)
     if isinstance(value, float) and str(value) in labels:  # (a label YAML reads as a number: 3.10 is '3.1')
         return labels.index(str(value))
     shown = ", ".join(shorten(label, 20) for label in labels[:12]) + (", …" if len(labels) > 12 else "")
-    raise AttnError(f"{describe(value)} is neither a {what} number nor a label ({shown})", where)
+    raise AttnError("answer.neither_number_nor_label", where, value=describe(value), what=what, shown=shown)
 
 
 SPECIAL = {"inf": math.inf, "+inf": math.inf, ".inf": math.inf, "+.inf": math.inf, "infinity": math.inf,

@@ -79,7 +79,7 @@ class Report:
 def check_tolerance(tol: float) -> float:
     """``tol`` if it is a finite number ≥ 0: NaN would accept every answer (no difference is > NaN), so would inf."""
     if not (math.isfinite(tol) and tol >= 0):
-        raise AttnError(f"the tolerance must be a finite number ≥ 0, not {tol!r}", "--tol")
+        raise AttnError("compare.tolerance_must_finite_number_not", "--tol", tol=tol)
     return tol
 
 

@@ -28,7 +28,7 @@ def read_linear_answer(raw, trace: LinearTrace, folder) -> tuple[dict[str, np.nd
     spec = trace.spec
     answerable = [key for key in KEYS if key in trace]
     if not isinstance(raw, dict) or not raw:
-        raise AttnError("expected a mapping with any of " + ", ".join(answerable), "answer")
+        raise AttnError("answer.expected_mapping_any", "answer", checkable=", ".join(answerable))
     query = _position(raw.get("query"), spec.tokens, "answer.query", "query")
     head = _position(raw.get("head"), [str(i) for i in range(1, spec.value_heads + 1)], "answer.head", "head")
     head = 0 if head is None and spec.value_heads == 1 else head  # (one head: its arrays without the head axis)
@@ -37,14 +37,14 @@ def read_linear_answer(raw, trace: LinearTrace, folder) -> tuple[dict[str, np.nd
         if key in ("query", "head"):
             continue
         if key not in answerable:
-            raise AttnError(f"{key!r} is not an array of this layer: give any of {', '.join(answerable)}", "answer")
+            raise AttnError("linear.not_array_this_layer_give", "answer", key=key, answerable=', '.join(answerable))
         try:
             numbers, nulls = _numbers(value, folder)
         except AttnError as e:
             raise e.at(f"answer.{key}") from None
         arrays[key] = np.where(nulls, np.nan, numbers)
     if not arrays:
-        raise AttnError("gives no result to check: add any of " + ", ".join(answerable), "answer")
+        raise AttnError("answer.gives_no_result_check_add", "answer", checkable=", ".join(answerable))
     return arrays, query, head
 
 

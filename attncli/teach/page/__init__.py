@@ -27,8 +27,7 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
     """Everything the page shows, as JSON-ready values (strings in one list ``S``, referred to by index); it opens
     in ``lang`` (en or zh)."""
     if trace.scores is None or trace.weights is None:
-        raise AttnError("the page needs the scores and weights, and this result was computed without them "
-                        "(streamed, or only some stages): compute it in full, as attncli.compute does")
+        raise AttnError("page.page_needs_scores_weights_this")
     spec = trace.spec
     queries = [i for i in pick(spec.n, PAGE_MAX, PAGE_EDGE, False) if i is not None]
     pairs = explained(trace, queries)

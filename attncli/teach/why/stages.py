@@ -32,9 +32,8 @@ def why_steps(trace: Trace, focus: Focus) -> list[Step]:
     for step in steps:
         for numbers in step.numbers:
             if not np.isfinite(numbers.matrix).all():
-                raise AttnError(f"stage {step.number} ({step.title}): {numbers.title.split('  ')[0].lower()} overflow "
-                                "float64; the numbers in the document are too large for this comparison",
-                                "explain --why")
+                raise AttnError("stages.stage_overflow_float64_numbers_document",
+                                "explain --why", number=step.number, title=step.title, lower=numbers.title.split('  ')[0].lower())
     return steps
 
 
