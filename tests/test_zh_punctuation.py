@@ -1,18 +1,17 @@
 """Chinese text puts full-width punctuation after Chinese characters: no ASCII ':' or ',' directly after one, in any
-Chinese text table (teach/texts' Chinese, cli/messages' Chinese templates, help_zh.json, the views' and titles'
-words), nor in the indexer's worked lines. Code and keys written in backticks are left alone (`query:` is a key, not
-a sentence's colon)."""
+Chinese text table (attncli/data/texts/zh.json, init's Chinese comments, cli/messages' Chinese templates,
+help_zh.json, the views' and titles' words), nor in the indexer's worked lines. Code and keys written in backticks are
+left alone (`query:` is a key, not a sentence's colon)."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 import re
 
 import attncli.teach.texts as texts_package
 from attncli.cli.help_zh import PATH
 from attncli.cli.messages import CATALOGUE, PHRASES
+from attncli.teach import starter_zh
 
 AFTER_CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][:,]")  # a Chinese character, then ':' or ','
 CODE = re.compile(r"`[^`]*`")
@@ -30,19 +29,12 @@ def strings(value) -> list[str]:
 
 
 def teach_tables() -> dict[str, list[str]]:
-    """teach/texts: the Chinese modules' tables whole; a module of both languages (TEXTS = {"en": …, "zh": …}): its
-    "zh" part."""
-    found = {}
-    for info in pkgutil.iter_modules(texts_package.__path__):
-        module = importlib.import_module(f"{texts_package.__name__}.{info.name}")
-        tables = {name: value for name, value in vars(module).items()
-                  if name.isupper() and isinstance(value, (dict, list, tuple, str))}
-        if "zh" in info.name:
-            found[info.name] = strings(tables)
-        else:
-            found[info.name] = [s for value in tables.values() if isinstance(value, dict) and "zh" in value
-                                for s in strings(value["zh"])]
-    return found
+    """explain's, check's and the page's Chinese (the file zh.json whole) and init's Chinese comments (the tables of
+    teach/starter_zh)."""
+    catalogue = json.loads(texts_package.path("zh").read_text(encoding="utf-8"))
+    starter = {name: value for name, value in vars(starter_zh).items()
+               if name.isupper() and isinstance(value, (dict, list, tuple, str))}
+    return {"data/texts/zh.json": strings(catalogue), "teach/starter_zh": strings(starter)}
 
 
 def tables() -> dict[str, list[str]]:
