@@ -62,7 +62,7 @@ def test_the_scan_finds_what_it_looks_for():
 
 def test_chinese_text_has_no_ascii_colon_or_comma_after_a_chinese_character():
     found = {name: [s for text in texts for s in slips(text)] for name, texts in tables().items()}
-    assert sum(len(texts) for texts in tables().values()) > 2000  # (the tables were read)
+    assert sum(len(texts) for texts in tables().values()) > 1800 and all(tables().values())  # (the tables were read)
     found = {name: hits for name, hits in found.items() if hits}
     assert not found, found
 
