@@ -115,3 +115,17 @@ def test_explain_reads_only_the_file_of_its_language(tmp_path, lang, read_files)
     assert result.returncode == 0, result.stderr
     opened = sorted({p.rsplit("/", 1)[-1] for p in out.read_text().split("\n") if p.endswith(".json")})
     assert opened == read_files
+
+
+def test_the_wheel_ships_every_data_file():
+    """pyproject's package-data globs (as setuptools reads them, a ``*`` within one folder) take in every file of
+    attncli/data, the texts' folder too (a plain ``pip install`` was checked to explain in Chinese from them)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    package = FOLDER.parents[1]
+    config = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = {path for pattern in config["tool"]["setuptools"]["package-data"]["attncli"]
+               for path in package.glob(pattern)}
+    data = {path for path in (package / "data").rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert data - shipped == set()
+    assert {FOLDER / "en.json", FOLDER / "zh.json"} <= shipped
