@@ -54,8 +54,9 @@ def test_a_tie_of_two_stalls_is_not_these_several(runner):
 
 
 def test_the_one_row_hint_has_one_colon_of_its_own():
-    from attncli.teach.texts.check_zh import CHECK
+    from attncli.teach.texts import texts
 
+    CHECK = texts("zh")["check"]
     for key in ("row_match", "row_closest", "row_match_context", "row_closest_context"):
         assert CHECK[key].replace("query:", "").count("：") == 1, CHECK[key]
 

@@ -25,19 +25,3 @@ def test_the_installed_entry_point_explains_the_builtin_example_from_any_folder(
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "1·0 + 0·1 + 2·1 = 2" in result.stdout
-
-
-def test_both_languages_have_the_same_texts_and_placeholders():
-    import string
-
-    from attncli.teach.texts.en import TEXTS as EN
-    from attncli.teach.texts.zh import TEXTS as ZH
-
-    def flat(d, prefix=""):
-        for key, value in d.items():
-            yield from flat(value, f"{prefix}{key}.") if isinstance(value, dict) else [(f"{prefix}{key}", value)]
-
-    en, zh = dict(flat(EN)), dict(flat(ZH))
-    assert set(en) == set(zh)
-    fields = lambda text: {name for _, name, _, _ in string.Formatter().parse(text) if name}  # noqa: E731
-    assert {k: fields(v) for k, v in en.items()} == {k: fields(v) for k, v in zh.items()}

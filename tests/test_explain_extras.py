@@ -185,9 +185,9 @@ def test_chinese_paragraphs_break_between_characters_within_the_width():
     from rich.cells import cell_len
 
     from attncli.teach.explain.view import wrap_cjk
-    from attncli.teach.texts.zh import TEXTS
+    from attncli.teach.texts import texts
 
-    text = TEXTS["scores"]["dot"].format(q="Input 1")
+    text = texts("zh")["scores"]["dot"].format(q="Input 1")
     for width in (20, 37, 80):
         lines = wrap_cjk(text, width)
         assert all(cell_len(line) <= width for line in lines)

@@ -11,7 +11,7 @@ import yaml
 from conftest import EXAMPLES, ROOT
 
 from attncli.cli import app
-from attncli.teach.texts.en import TEXTS as EN
+from attncli.teach.texts import texts
 
 EXAMPLE_FILES = sorted(str(p) for p in EXAMPLES.rglob("*.yaml")
                        if p.parent.name not in ("stacked", "linear"))  # (test_stacked.py; linear: test_lightning.py)
@@ -25,7 +25,7 @@ def english_sentences() -> set[str]:
             yield from strings(value) if isinstance(value, dict) else [value]
 
     out = set()
-    for text in strings(EN):
+    for text in strings(texts("en")):
         for sentence in re.split(r"(?<=[.:;])\s+", text):
             for piece in re.split(r"\{[^}]*\}", sentence):  # the fixed words between placeholders
                 if len(piece.split()) >= 4:

@@ -318,9 +318,7 @@ def test_a_masked_dz_cell_says_why_it_is_0_in_both_languages(browser, page):
     grad_cell(browser, "grad_scaled_scores", 1, 3).click()  # “The” may not see “sat”
     d_a, d = trace.gradients["grad_weights"][0, 0, 2], trace.gradients["delta"][0, 0]
     assert panel_lines(browser) == [f"dZ[The, sat] = a·(dA − D) = 0·({d_a:.4f} − {d:.4f}) = 0"]
-    from attncli.teach.texts.page_grads_en import GRADS as EN
-    from attncli.teach.texts.page_grads_zh import GRADS as ZH
-
+    EN, ZH = texts("en")["page_grads"], texts("zh")["page_grads"]
     assert EN["masked"].format(q="“The”", key="“sat”") in browser.find_element(By.ID, "panel").text
     browser.find_element(By.ID, "lang").click()
     panel = browser.find_element(By.ID, "panel")

@@ -18,9 +18,9 @@ import attncli
 from attncli.teach.page import page_data, page_html
 from attncli.teach.page.gradient_tables import SPENT
 from attncli.teach.page.gradients import written
-from attncli.teach.texts.page_grads_en import GRADS as EN
-from attncli.teach.texts.page_grads_zh import GRADS as ZH
+from attncli.teach.texts import texts
 
+EN, ZH = texts("en")["page_grads"], texts("zh")["page_grads"]
 HALF_UNIT = 0.5e-4 + 1e-9  # a number written with 4 decimals is within this of the truth
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -13,7 +13,7 @@ import attncli
 from attncli.cli import app
 from attncli.outputs.blocks import blocks
 from attncli.outputs.titles import formula
-from attncli.teach.texts import page_grads_zh, page_zh
+from attncli.teach.texts import texts
 
 ENGLISH = re.compile(r"(?<![\w'.])[A-Za-z]{3,} [A-Za-z]{2,}(?![\w'])")  # two English words in a row
 
@@ -79,7 +79,7 @@ def test_the_pages_chinese_titles_and_a_vectors_row(runner, monkeypatch, latent,
 
 
 def test_the_pages_chinese_says_defen_for_scores():
-    words = json.dumps([page_zh.PAGE, page_grads_zh.GRADS], ensure_ascii=False)
+    words = json.dumps([texts("zh")["page"], texts("zh")["page_grads"]], ensure_ascii=False)
     assert "分数" not in words and "得分" in words
 
 

@@ -176,7 +176,7 @@ def document(tokens: str | None = None, n: int | None = None, d_model: int = 4, 
     """The commented YAML document for these options (see ``attncli init --help``); ``integers``: every matrix
     written out in whole numbers (seeded), for working it out by hand, drawn again until no weight of a row with two
     keys or more is above ``max_weight`` (see :func:`unsaturated`); ``lang``: its comments' language
-    (zh: :mod:`attncli.teach.texts.starter_zh`)."""
+    (zh: :mod:`attncli.teach.starter_zh`)."""
     options = dict(tokens=tokens, n=n, d_model=d_model, d_k=d_k, d_v=d_v, heads=heads, context=context, mask=mask,
                    init=init, seed=seed, inline=inline, kv_heads=kv_heads, rope=rope, pre_norm=pre_norm,
                    qk_norm=qk_norm, sinks=sinks, gate=gate, temperature=temperature)
@@ -224,7 +224,7 @@ def _keys_of(text: str) -> int:
 
 def _in_language(text: str, lang: str) -> str:
     if lang == "zh":
-        from attncli.teach.texts.starter_zh import in_chinese
+        from attncli.teach.starter_zh import in_chinese
 
         return in_chinese(text)
     return text

@@ -11,7 +11,7 @@ import numpy as np
 from attncli.core import delta
 from attncli.core.linear import LinearTrace
 from attncli.outputs.numbers import format_number
-from attncli.teach.texts.delta import TEXTS
+from attncli.teach.texts import texts
 
 
 def _vector(x: np.ndarray, precision: int) -> str:
@@ -29,7 +29,7 @@ def _head_arrays(trace: LinearTrace, j: int, upto: int):
 
 def delta_step(trace: LinearTrace, t: int, j: int, lang: str, precision: int) -> list[tuple[str, np.ndarray | None]]:
     """Token t's update of value head j's state, step by step (t, j counted from 0)."""
-    spec, words = trace.spec, TEXTS[lang]
+    spec, words = trace.spec, texts(lang)["delta"]
     q, k, v, beta, g = _head_arrays(trace, j, t)
     s0 = None if spec.initial_state is None else spec.initial_state[j:j + 1]
     if t:

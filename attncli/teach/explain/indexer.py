@@ -12,7 +12,7 @@ import numpy as np
 from attncli.core.trace import Trace
 from attncli.outputs.numbers import dims, number
 from attncli.teach.explain.step import MAX_LINES, Focus, Numbers, Step
-from attncli.teach.texts.indexer import TEXTS
+from attncli.teach.texts import texts
 
 
 def indexer_lines(trace: Trace, focus: Focus, t: dict) -> list[str]:
@@ -42,7 +42,7 @@ def indexer_lines(trace: Trace, focus: Focus, t: dict) -> list[str]:
 
 def indexer_step(trace: Trace, focus: Focus, t_all: dict, ctx: dict) -> Step:
     spec, i, h, p = trace.spec, focus.query, focus.head, focus.precision
-    t, ix = TEXTS[focus.lang], spec.indexer
+    t, ix = texts(focus.lang)["indexer"], spec.indexer
     kept = [spec.context_tokens[int(j)] for j in trace.index_selected[i] if j >= 0]
     seen = int(np.isfinite(trace.index_scores[i]).sum())
     ctx = dict(ctx, H=ix.heads, d=ix.d, top_k=ix.top_k, seen=seen, count=len(kept),

@@ -11,7 +11,7 @@ import numpy as np
 from attncli.core import lightning
 from attncli.core.linear import LinearTrace
 from attncli.outputs.numbers import format_number
-from attncli.teach.texts.lightning import TEXTS
+from attncli.teach.texts import texts
 
 SHOWN = 12  # the latest tokens' terms written out; the earlier ones are summed in one line
 
@@ -23,7 +23,7 @@ def _vector(x: np.ndarray, precision: int) -> str:
 def lightning_step(trace: LinearTrace, t: int, j: int, lang: str,
                    precision: int) -> list[tuple[str, np.ndarray | None]]:
     """Token t's output of head j as the direct sum, then through the state (t, j counted from 0)."""
-    spec, words = trace.spec, TEXTS[lang]
+    spec, words = trace.spec, texts(lang)["lightning"]
     f = lambda x: _vector(x, precision)  # noqa: E731
     n = lambda x: format_number(float(x), precision)  # noqa: E731
     s = float(trace["slopes"][j])

@@ -4,7 +4,8 @@ Every number comes from the computed :class:`~attncli.core.attention.Trace`; the
 arithmetic here is for display (the products inside one dot product, one weight
 times one value row).  A :class:`Step` holds a title, a formula, paragraphs, the
 worked lines and the tables; :mod:`attncli.teach.explain.view` draws it with Rich and
-writes it as JSON.  The words live in :mod:`attncli.teach.texts` (one module per language).
+writes it as JSON.  The words live in attncli/data/texts/ (one JSON file per language, read by
+:mod:`attncli.teach.texts`).
 
 Steps 1 to 8 keep their numbers; the extra steps appear where the document computes them
 (the order of docs/format.md): ``positional`` after step 1, ``pre_norm`` between steps 2

@@ -12,12 +12,10 @@ from attncli.core.trace import Trace
 from attncli.outputs.numbers import pick
 from attncli.teach.page.decode import decode_data
 from attncli.teach.page.gradient_tables import Budget, gradient_cells, is_gradient, signed_scale
-from attncli.teach.page.sums import WORDS
+from attncli.teach.page.sums import words
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, shown_tables, table_data
 from attncli.teach.page.worked import Strings, cell_steps, explained, focus_steps, per_query
 from attncli.teach.texts import texts
-from attncli.teach.texts.page_en import PAGE as PAGE_EN
-from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 from attncli.views.colours import NEGATIVE, POSITIVE, RAMP, UNCOLOURED
 
 __all__ = ["page_data", "page_html"]
@@ -46,8 +44,9 @@ def page_data(trace: Trace, title: str = "attncli", precision: int = 4, lang: st
         "pathHeads": sorted({h for h, _ in pairs}), "pathQueries": sorted({i for _, i in pairs}),
         "tokens": list(spec.tokens), "cross": spec.context is not None,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
-        "ui": {"en": PAGE_EN, "zh": PAGE_ZH}, "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
-        "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
+        "ui": {lang: texts(lang)["page"] for lang in ("en", "zh")},
+        "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
+        "grads": {lang: {k: words(lang)[k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
         "tables": tables, "focus": focus, "steps": steps, "S": strings.items,
         "decode": decode_data(trace, precision),
     }

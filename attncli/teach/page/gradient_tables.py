@@ -8,7 +8,7 @@ import numpy as np
 
 from attncli.core.trace import Trace
 from attncli.teach.page.gradients import cell_work, needs
-from attncli.teach.page.sums import MAX_TERMS, WORDS, Work, sum_lines
+from attncli.teach.page.sums import MAX_TERMS, Work, sum_lines, words
 from attncli.teach.page.tables import Shown
 
 TERM_BUDGET = 30_000  # terms written out on one page, shared by its gradient tables (a large page stays a few MB)
@@ -45,7 +45,7 @@ def _entry(work: Work, strings, p: int) -> list:
     paragraphs, lines = [], []
     english = [sum_lines(lhs, symbolic, terms, p, "en") for lhs, symbolic, terms in work.sums]
     for lang in ("en", "zh"):
-        paragraphs.append([strings(WORDS[lang][key].format(**values)) for key, values in work.words])
+        paragraphs.append([strings(words(lang)[key].format(**values)) for key, values in work.words])
         written = list(work.lines or [])
         for made, (lhs, symbolic, terms) in zip(english, work.sums, strict=True):  # a long sum's count has words
             written += made if lang == "en" or len(terms) <= MAX_TERMS else sum_lines(lhs, symbolic, terms, p, lang)

@@ -7,7 +7,8 @@
 
 A cell is written only when its written sum gives back the table's own number (relative 1e-9): a gradient that
 passes through a stage these formulas leave out (rope's turn back, qk_norm, clip, temperature, a gate, norms,
-the residual) gets a note instead, never a wrong sum.  The words are :mod:`attncli.teach.texts.page_grads_en`/``zh``.
+the residual) gets a note instead, never a wrong sum.  The words are the ``page_grads`` table of
+:func:`attncli.teach.texts.texts`.
 """
 
 from __future__ import annotations

@@ -17,14 +17,10 @@ from attncli.outputs.blocks import Block
 from attncli.outputs.numbers import all_whole, dims, format_number, pick
 from attncli.teach.explain.delta import delta_step
 from attncli.teach.explain.lightning import lightning_step
-from attncli.teach.page.sums import WORDS
+from attncli.teach.page.sums import words
 from attncli.teach.page.tables import PAGE_EDGE, PAGE_MAX, Shown, cells
 from attncli.teach.page.worked import MAX_FOCUSES, Strings
 from attncli.teach.texts import texts
-from attncli.teach.texts.page_en import LINEAR as LINEAR_EN
-from attncli.teach.texts.page_en import PAGE as PAGE_EN
-from attncli.teach.texts.page_zh import LINEAR as LINEAR_ZH
-from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 from attncli.views.colours import NEGATIVE, POSITIVE, RAMP, UNCOLOURED
 from attncli.views.linear import VALUE_HEADED, linear_matrices
 
@@ -50,14 +46,14 @@ def linear_page_data(trace: LinearTrace, title: str = "attncli", precision: int 
     strings = Strings()
     focus, steps, count, states = _steps(trace, pairs, number, precision, strings)
     tables = [_table(trace, shown, number, count, precision) for shown in _shown(trace)]
-    ui = {"en": {**PAGE_EN, **LINEAR_EN}, "zh": {**PAGE_ZH, **LINEAR_ZH}}
+    ui = {lang: {**texts(lang)["page"], **texts(lang)["page_linear"]} for lang in ("en", "zh")}
     return {
         "title": title, "lang": lang, "heads": spec.value_heads, "explained": len(pairs), "queries": queries,
         "pathHeads": sorted({j for j, _ in pairs}), "pathQueries": sorted({t for _, t in pairs}),
         "tokens": list(spec.tokens), "cross": False,
         "masked": {lang: texts(lang)["label"]["masked"] for lang in ("en", "zh")},
         "ui": ui, "ramp": RAMP, "low": UNCOLOURED, "signed": [NEGATIVE, POSITIVE],
-        "grads": {lang: {k: WORDS[lang][k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
+        "grads": {lang: {k: words(lang)[k] for k in ("not_worked", "spent", "legend")} for lang in ("en", "zh")},
         "tables": tables, "focus": focus, "steps": steps, "S": strings.items, "M": states, "decode": None,
     }
 

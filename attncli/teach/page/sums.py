@@ -2,7 +2,7 @@
 
 :class:`Work` is what :mod:`attncli.teach.page.gradients` finds for a cell; :func:`sum_lines` writes one sum as
 ``lhs = symbolic``, ``= t₁ + t₂ + …``, ``= total`` (the words, English and Chinese, are
-:mod:`attncli.teach.texts.page_grads_en` and ``page_grads_zh``).
+the ``page_grads`` table of :func:`attncli.teach.texts.texts`).
 """
 
 from __future__ import annotations
@@ -10,16 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attncli.outputs.numbers import number
-from attncli.teach.texts.page_grads_en import GRADS as GRADS_EN
-from attncli.teach.texts.page_grads_zh import GRADS as GRADS_ZH
+from attncli.teach.texts import texts
 
-WORDS = {"en": GRADS_EN, "zh": GRADS_ZH}
 MAX_TERMS = 12  # terms of one sum written out; the rest are counted (the total is still the whole sum)
 
 
 @dataclass
 class Work:
-    """A cell's arithmetic: its formula, the words (``key`` of :data:`WORDS` and their values) and its sums; each
+    """A cell's arithmetic: its formula, the words (``key`` of :func:`words` and their values) and its sums; each
     sum is (left side, symbolic right side, [(x, y) products] or [x] terms); ``value`` what the sums make."""
 
     formula: str
@@ -28,6 +26,11 @@ class Work:
     value: float
     lines: list[str] | None = None  # lines that are not sums (written as they are), before the sums
     tail: list[str] | None = None  # and after them
+
+
+def words(lang: str) -> dict:
+    """The page's notes beside a gradient's arithmetic in ``lang``."""
+    return texts(lang)["page_grads"]
 
 
 def wrap(x: float, p: int) -> str:
@@ -41,7 +44,7 @@ def sum_lines(lhs: str, symbolic: str, terms: list, p: int, lang: str, limit: in
     more = len(terms) - limit
     written = " + ".join(shown) or "0"
     if more > 0:
-        written += " + … " + WORDS[lang]["more"].format(count=more)
+        written += " + … " + words(lang)["more"].format(count=more)
     total = sum(t[0] * t[1] if isinstance(t, tuple) else t for t in terms)
     return [f"{lhs} = {symbolic}" if symbolic else lhs, f"  = {written}", f"  = {number(total, p)}"]
 

@@ -15,7 +15,6 @@ from attncli.outputs import titles
 from attncli.outputs.blocks import KV_KEYS, PER_HEAD, Block, blocks
 from attncli.outputs.numbers import all_whole, format_number, pick
 from attncli.teach.texts import texts
-from attncli.teach.texts.page_zh import PAGE as PAGE_ZH
 
 MASKABLE = ("scores", "weights", "grad_scaled_scores", "grad_scores")  # shown as numbers (a weight 0), hatched
 HEAT = ("scores", "scaled_scores", "score_bias")  # shaded too, as attncli heatmap --of draws them
@@ -65,7 +64,7 @@ def title(shown: Shown, trace: Trace, lang: str) -> str:
         return block.heading
     t = texts(lang)
     key = "embedded" if block.key == "positional" and block.text == "X + P" else block.key  # P, then X + P
-    name = t["label"].get(key) or PAGE_ZH["names"].get(key) or titles.title(key, block.name, lang)
+    name = t["label"].get(key) or t["page"]["names"].get(key) or titles.title(key, block.name, lang)
     name = name.split("  ")[0]
     formula = titles.formula(block.text, lang)
     spec = trace.spec

@@ -1,0 +1,131 @@
+"""The texts' files (attncli/data/texts/en.json and zh.json): the same ids in both languages, the same placeholders
+in each id's two texts, and a language's file read only when one of its texts is printed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import string
+import subprocess
+import sys
+
+import pytest
+
+from attncli.teach.texts import FOLDER, LANGUAGES
+
+# ids only one language has, and why: Chinese names of the page's tables for which explain has no label; in
+# English a table keeps compute's own title (attncli/outputs/titles.py), so en.json's "names" is empty.
+ONE_LANGUAGE = ("page.names.",)
+
+
+def read(lang: str) -> dict:
+    return json.loads((FOLDER / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def ids(table: dict, prefix: str = "") -> dict[str, str]:
+    """Every text of ``table`` by its id, the dotted path of its keys (``inputs.title``)."""
+    found = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            found.update(ids(value, f"{prefix}{key}."))
+        else:
+            found[f"{prefix}{key}"] = value
+    return found
+
+
+def fields(text: str) -> set[str]:
+    """The names of ``text``'s str.format fields (``{q}``, ``{title}`` …)."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def differences(en: dict, zh: dict) -> list[str]:
+    """What differs between the two tables, one line per id: an id one of them lacks, or other placeholders (``zh``
+    stands for any language compared with English)."""
+    a, b = ids(en), ids(zh)
+    shared = [i for i in a if i in b]
+    return ([f"{i}: missing in zh" for i in a if i not in b and not i.startswith(ONE_LANGUAGE)]
+            + [f"{i}: missing in en" for i in b if i not in a and not i.startswith(ONE_LANGUAGE)]
+            + [f"{i}: placeholders {sorted(fields(a[i]))} in en, {sorted(fields(b[i]))} in zh"
+               for i in shared if fields(a[i]) != fields(b[i])])
+
+
+def test_every_text_is_a_string_under_string_keys():
+    for lang in LANGUAGES:
+        texts = ids(read(lang))
+        assert len(texts) > 600, lang
+        assert all(isinstance(text, str) for text in texts.values()), lang
+
+
+def test_each_language_has_its_file_and_no_file_is_left_over():
+    assert sorted(path.stem for path in FOLDER.glob("*.json")) == sorted(LANGUAGES)
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
+def test_every_language_has_the_english_ids_and_placeholders(lang):
+    assert differences(read("en"), read(lang)) == []
+
+
+def test_the_one_language_ids_are_the_pages_chinese_table_names_alone():
+    en, zh = read("en"), read("zh")
+    assert en["page"]["names"] == {}
+    only = {i for i in ids(zh) if i not in ids(en)}
+    assert only and all(i.startswith("page.names.") for i in only)
+    assert "page.names.grad_sinks" in only and "page.names.lse" in only
+
+
+def test_a_missing_or_extra_id_or_placeholder_is_named():
+    en, zh = read("en"), read("zh")
+    broken = copy.deepcopy(zh)
+    del broken["inputs"]["title"]
+    broken["check"]["cell"]["lane"] = "第 {i} 道"
+    broken["scores"]["dot"] = broken["scores"]["dot"].replace("{q}", "{query}")
+    assert differences(en, broken) == ["inputs.title: missing in zh", "check.cell.lane: missing in en",
+                                       "scores.dot: placeholders ['q'] in en, ['query'] in zh"]
+    assert "{q}" in zh["scores"]["dot"] and "{q}" in en["scores"]["dot"]  # (the real texts have the field)
+    assert differences(broken, zh)[0] == "check.cell.lane: missing in zh"
+
+
+def test_the_files_are_readable_for_a_translator():
+    """Written as UTF-8 characters (no \\u escapes), one text per line, each file a few hundred lines."""
+    for lang in LANGUAGES:
+        raw = (FOLDER / f"{lang}.json").read_text(encoding="utf-8")
+        assert "\\u" not in raw and raw.count("\n") > 600
+    assert "准备输入" in (FOLDER / "zh.json").read_text(encoding="utf-8")
+
+
+OPENED = """
+import runpy, sys
+opened = []
+sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
+sys.argv = ["attncli", *sys.argv[1:]]
+try:
+    runpy.run_module("attncli", run_name="__main__")
+except SystemExit:
+    pass
+open(OUT, "w").write("\\n".join(p for p in opened if "texts" in p))
+"""
+
+
+@pytest.mark.parametrize(("lang", "read_files"), [("en", ["en.json"]), ("zh", ["zh.json"])])
+def test_explain_reads_only_the_file_of_its_language(tmp_path, lang, read_files):
+    out = tmp_path / "opened.txt"
+    script = OPENED.replace("OUT", repr(str(out)))
+    result = subprocess.run([sys.executable, "-c", script, "explain", "--step", "1", "--lang", lang],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    opened = sorted({p.rsplit("/", 1)[-1] for p in out.read_text().split("\n") if p.endswith(".json")})
+    assert opened == read_files
+
+
+def test_the_wheel_ships_every_data_file():
+    """pyproject's package-data globs (as setuptools reads them, a ``*`` within one folder) take in every file of
+    attncli/data, the texts' folder too (a plain ``pip install`` was checked to explain in Chinese from them)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    package = FOLDER.parents[1]
+    config = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = {path for pattern in config["tool"]["setuptools"]["package-data"]["attncli"]
+               for path in package.glob(pattern)}
+    data = {path for path in (package / "data").rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert data - shipped == set()
+    assert {FOLDER / "en.json", FOLDER / "zh.json"} <= shipped
