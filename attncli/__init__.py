@@ -198,7 +198,8 @@ def _leading(q: np.ndarray, k: np.ndarray) -> tuple[int, ...]:
     try:
         return np.broadcast_shapes(q.shape[:-3], k.shape[:-3]) + q.shape[-3:-2]
     except ValueError:
-        raise AttnError("attncli.q_but_k_their_leading", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape)) from None
+        raise AttnError("attncli.q_but_k_their_leading", q_shape=shape_text(q.shape),
+                        k_shape=shape_text(k.shape)) from None
 
 
 def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None) -> None:
@@ -214,7 +215,8 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarr
         if q.shape[-3] % k.shape[-3]:
             raise AttnError("attncli.q_has_heads_but_k", shape=q.shape[-3], shape_2=k.shape[-3])
     if allowed is not None and allowed.shape != (q.shape[-2], k.shape[-2]):
-        raise AttnError("attncli.allowed_but_q_k_give", shape=shape(allowed.shape), shape_2=q.shape[-2], shape_3=k.shape[-2])
+        raise AttnError("attncli.allowed_but_q_k_give", shape=shape(allowed.shape), shape_2=q.shape[-2],
+                        shape_3=k.shape[-2])
 
 
 def to_dict(trace: Trace, only: list[str] | None = None) -> dict[str, Any]:

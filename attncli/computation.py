@@ -166,7 +166,8 @@ def _layers(doc, only, overrides, kind, caller, emulate) -> Computed:
         try:
             check_present(trace, only)
         except AttnError as e:
-            raise AttnError("computation.layers_layer_has_none", e.where, reason=e, i=i, i_2=i + 1, name=doc.name) from None
+            raise AttnError("computation.layers_layer_has_none", e.where, reason=e, i=i, i_2=i + 1,
+                            name=doc.name) from None
     return Computed(tuple(traces), "layers", only, tuple(range(count)))
 
 

@@ -52,13 +52,15 @@ def floats(name: str, x: Any, ndim: tuple[int, ...] | None = None, finite: bool 
     a = a.astype(np.float64, copy=False)
     if ndim is not None and a.ndim not in ndim:
         axes = " or ".join(map(str, ndim))
-        raise ArgumentError("kernel_arrays.axes_but_needs_axes", name=name, a_shape=shape_text(a.shape), ndim=a.ndim, axes=axes)
+        raise ArgumentError("kernel_arrays.axes_but_needs_axes", name=name, a_shape=shape_text(a.shape), ndim=a.ndim,
+                            axes=axes)
     if finite is None:
         return a
     bad = ~np.isfinite(a) if finite else (np.isnan(a) | np.isposinf(a))
     if bad.any():
         cell = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ArgumentError("kernel_arrays.holds_every_value_must_finite", name=name, a_shape=shape_text(a.shape), a=a[cell], cell=cell, value='' if finite else ' (or −inf)')
+        raise ArgumentError("kernel_arrays.holds_every_value_must_finite", name=name, a_shape=shape_text(a.shape),
+                            a=a[cell], cell=cell, value='' if finite else ' (or −inf)')
     return a
 
 
@@ -93,7 +95,8 @@ def broadcast(name: str, a: np.ndarray, shape: tuple[int, ...], what: str) -> np
     try:
         return np.broadcast_to(a, shape)
     except ValueError:
-        raise ArgumentError("kernel_arrays.which_does_not_broadcast", name=name, a_shape=shape_text(a.shape), shape=shape_text(shape), what=what) from None
+        raise ArgumentError("kernel_arrays.which_does_not_broadcast", name=name, a_shape=shape_text(a.shape),
+                            shape=shape_text(shape), what=what) from None
 
 
 def number(name: str, x: Any, low: float | None = None, high: float | None = None) -> float:

@@ -87,21 +87,27 @@ def check_4d(layout: str, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
     other = "bhsd" if layout == "bshd" else "bshd"
     hint = f"; read as {other!r} ({NAMES[other]}) they fit: pass layout={other!r}" if misfit(other, q, k, v) is None \
         else ""
-    raise ArgumentError("kernel_layouts.q_k_v_layout", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape), v_shape=shape_text(v.shape), layout=layout, names=NAMES[layout], reason=reason, hint=hint)
+    raise ArgumentError("kernel_layouts.q_k_v_layout", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape),
+                        v_shape=shape_text(v.shape), layout=layout, names=NAMES[layout], reason=reason, hint=hint)
 
 
 def check_thd(q: np.ndarray, k: np.ndarray, v: np.ndarray, cu_q: np.ndarray, cu_k: np.ndarray) -> None:
     """Packed q (total_q, h, d_k), k (total_k, g, d_k), v (total_k, g, d_v) and their cumulative lengths."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim != 3:
-            raise ArgumentError("kernel_layouts.but_layout_thd_takes_axes", name=name, a_shape=shape_text(a.shape), names=NAMES['thd'])
+            raise ArgumentError("kernel_layouts.but_layout_thd_takes_axes", name=name, a_shape=shape_text(a.shape),
+                                names=NAMES['thd'])
     if k.shape[:2] != v.shape[:2] or q.shape[2] != k.shape[2] or k.shape[1] == 0 or q.shape[1] % k.shape[1]:
-        raise ArgumentError("kernel_layouts.q_k_v_layout_thd", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape), v_shape=shape_text(v.shape), names=NAMES['thd'])
+        raise ArgumentError("kernel_layouts.q_k_v_layout_thd", q_shape=shape_text(q.shape), k_shape=shape_text(k.shape),
+                            v_shape=shape_text(v.shape), names=NAMES['thd'])
     for name, cu, total in (("cu_seqlens_q", cu_q, q.shape[0]), ("cu_seqlens_k", cu_k, k.shape[0])):
         if len(cu) < 2 or cu[0] != 0 or cu[-1] != total or (np.diff(cu) < 0).any():
-            raise ArgumentError("kernel_layouts.must_start_never_decrease_end", name=name, cu_shape=shape_text(cu.shape), tolist=cu.tolist()[:8], total=total, value='q' if name[-1] == 'q' else 'k')
+            raise ArgumentError("kernel_layouts.must_start_never_decrease_end", name=name,
+                                cu_shape=shape_text(cu.shape), tolist=cu.tolist()[:8], total=total,
+                                value='q' if name[-1] == 'q' else 'k')
     if len(cu_q) != len(cu_k):
-        raise ArgumentError("kernel_layouts.cu_seqlens_q_but_cu_seqlens_k_one_entry", cu_q_shape=shape_text(cu_q.shape), cu_k_shape=shape_text(cu_k.shape))
+        raise ArgumentError("kernel_layouts.cu_seqlens_q_but_cu_seqlens_k_one_entry", cu_q_shape=shape_text(cu_q.shape),
+                            cu_k_shape=shape_text(cu_k.shape))
 
 
 def gathered(name: str, cache: np.ndarray, table: np.ndarray | None, lengths: np.ndarray, i: int) -> np.ndarray:
@@ -110,7 +116,8 @@ def gathered(name: str, cache: np.ndarray, table: np.ndarray | None, lengths: np
         return cache[i, : lengths[i]]
     pages = table[i]
     if (pages >= cache.shape[0]).any():
-        raise ArgumentError("kernel_layouts.block_table_names_page_but_pages", i=i, max=int(pages.max()), name=name, cache_shape=shape_text(cache.shape), shape=cache.shape[0])
+        raise ArgumentError("kernel_layouts.block_table_names_page_but_pages", i=i, max=int(pages.max()), name=name,
+                            cache_shape=shape_text(cache.shape), shape=cache.shape[0])
     return cache[pages].reshape(-1, *cache.shape[2:])[: lengths[i]]
 
 
@@ -122,21 +129,24 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
     b, _, h, d_k = sizes(layout, q)
     g = k_cache.shape[2]
     if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d_k or g == 0 or h % g:
-        raise ArgumentError("kernel_layouts.q_k_cache_v_cache_caches_pages", q_shape=shape_text(q.shape), layout=layout, k_cache_shape=shape_text(k_cache.shape), v_cache_shape=shape_text(v_cache.shape))
+        raise ArgumentError("kernel_layouts.q_k_cache_v_cache_caches_pages", q_shape=shape_text(q.shape), layout=layout,
+                            k_cache_shape=shape_text(k_cache.shape), v_cache_shape=shape_text(v_cache.shape))
     if table is not None:
         table = integers("block_table", table, 2)
         same_count("block_table", table, b)
         capacity = table.shape[1] * k_cache.shape[1]
     else:
         if k_cache.shape[0] != b:
-            raise ArgumentError("kernel_layouts.k_cache_without_block_table_first_axis", k_cache_shape=shape_text(k_cache.shape), b=b)
+            raise ArgumentError("kernel_layouts.k_cache_without_block_table_first_axis",
+                                k_cache_shape=shape_text(k_cache.shape), b=b)
         capacity = k_cache.shape[1]
     lengths = np.full(b, capacity) if lengths is None else integers("cache_seqlens", lengths)
     if len(lengths) == 1 and b > 1:
         lengths = np.full(b, lengths[0])
     same_count("cache_seqlens", lengths, b)
     if (lengths > capacity).any():
-        raise ArgumentError("kernel_layouts.cache_seqlens_holds_but_cache_holds", max=int(lengths.max()), capacity=capacity)
+        raise ArgumentError("kernel_layouts.cache_seqlens_holds_but_cache_holds", max=int(lengths.max()),
+                            capacity=capacity)
     keys = [gathered("k_cache", k_cache, table, lengths, i) for i in range(b)]
     values = [gathered("v_cache", v_cache, table, lengths, i) for i in range(b)]
     if k is not None or v is not None:
@@ -144,7 +154,9 @@ def cached(layout, q, k, v, k_cache, v_cache, table, lengths):
         where = Layout(layout)
         b_k, m_k, g_k, _ = sizes(layout, k)
         if (b_k, g_k) != (b, g) or sizes(layout, v)[:3] != (b_k, m_k, g_k) or k.shape[-1] != d_k:
-            raise ArgumentError("kernel_layouts.k_v_beside_k_cache_new", k_shape=shape_text(k.shape), v_shape=shape_text(v.shape), k_cache_shape=shape_text(k_cache.shape), b=b, g=g, d_k=d_k, layout=layout)
+            raise ArgumentError("kernel_layouts.k_v_beside_k_cache_new", k_shape=shape_text(k.shape),
+                                v_shape=shape_text(v.shape), k_cache_shape=shape_text(k_cache.shape), b=b, g=g, d_k=d_k,
+                                layout=layout)
         keys = [np.concatenate([c, where.rows(k, i)]) for i, c in enumerate(keys)]
         values = [np.concatenate([c, where.rows(v, i)]) for i, c in enumerate(values)]
     where = Layout(layout)

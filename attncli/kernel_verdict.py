@@ -49,7 +49,9 @@ def merge(outs, lses, *, layout: str | None = None):
     for i, (o, x) in enumerate(zip(outs, lses)):
         expected = swapped if heads_last and o.ndim >= 3 else o0.shape[:-1]
         if x.shape != expected or o.shape != o0.shape:
-            raise ArgumentError("kernel_verdict.outs_lses_each_lse_must", i=i, o_shape=shape_text(o.shape), i_2=i, x_shape=shape_text(x.shape), expected_shape=shape_text(expected), outs_shape=shape_text(outs[0].shape))
+            raise ArgumentError("kernel_verdict.outs_lses_each_lse_must", i=i, o_shape=shape_text(o.shape), i_2=i,
+                                x_shape=shape_text(x.shape), expected_shape=shape_text(expected),
+                                outs_shape=shape_text(outs[0].shape))
     lse = np.stack(lses)  # (splits, …, h, s)
     top = lse.max(axis=0)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -92,7 +94,8 @@ def assert_close(r, *, dtype: Any = "bfloat16", out=None, lse=None, dq=None, dk=
             raise ArgumentError("kernel_verdict.this_reference_has_no_computed", key=key, key_2=key)
         got = floats(key, x, finite=None)
         if got.shape != truth.shape:
-            raise ArgumentError("kernel_verdict.but_reference_s_layout", key=key, got_shape=shape_text(got.shape), truth_shape=shape_text(truth.shape), layout=r.layout)
+            raise ArgumentError("kernel_verdict.but_reference_s_layout", key=key, got_shape=shape_text(got.shape),
+                                truth_shape=shape_text(truth.shape), layout=r.layout)
         divisor = base if key == "lse" else 1.0  # lse in r's base
         f = finding(key, truth / divisor, got, eager_of[key] / divisor, short)
         found[key] = f

@@ -127,7 +127,8 @@ def reference(q, k=None, v=None, *, layout: str = "bshd", scale: float | None = 
     out_shape = (*q.shape[:-1], d_v)
     d_o = None if dout is None else floats("dout", dout, (len(out_shape),))
     if d_o is not None and d_o.shape != out_shape:
-        raise ArgumentError("kernels.dout_but_out", d_o_shape=shape_text(d_o.shape), out_shape_shape=shape_text(out_shape))
+        raise ArgumentError("kernels.dout_but_out", d_o_shape=shape_text(d_o.shape),
+                            out_shape_shape=shape_text(out_shape))
     arrays = _outputs(layout, q, k, v, d_o, out_shape, h, full, return_weights, k_cache is not None)
     out, lse, weights, dq, dk, dv = arrays
     sequences = [_sequence(i, where, keyed, q_i, k_i, v_i, d_o, bias, allowed, keep, arrays)
@@ -151,7 +152,8 @@ def _queries(layout: str, q) -> np.ndarray:
     if q.ndim != (3 if layout == "thd" else 4):
         hint = "; packed tokens (total, heads, dim) are layout='thd' with cu_seqlens_q and cu_seqlens_k" \
             if q.ndim == 3 else ""
-        raise ArgumentError("kernels.q_but_layout_takes_axes", q_shape=shape_text(q.shape), layout=layout, names=NAMES[layout], value=3 if layout == 'thd' else 4, hint=hint)
+        raise ArgumentError("kernels.q_but_layout_takes_axes", q_shape=shape_text(q.shape), layout=layout,
+                            names=NAMES[layout], value=3 if layout == 'thd' else 4, hint=hint)
     return q
 
 
@@ -162,7 +164,8 @@ def _used(seqused_k, keys: list, values: list) -> tuple[list, list]:
     used = integers("seqused_k", seqused_k)
     same_count("seqused_k", used, len(keys))
     if (used > [len(x) for x in keys]).any():
-        raise ArgumentError("kernels.seqused_k_but_sequences_have_keys", tolist=used.tolist()[:8], value=[len(x) for x in keys][:8])
+        raise ArgumentError("kernels.seqused_k_but_sequences_have_keys", tolist=used.tolist()[:8],
+                            value=[len(x) for x in keys][:8])
     return [x[:u] for x, u in zip(keys, used)], [x[:u] for x, u in zip(values, used)]
 
 
@@ -232,7 +235,8 @@ def _rules(h, batch, d_k, scale, causal, window, softcap, alibi, sinks, dropout_
         slopes = floats("alibi_slopes", alibi, (1, 2))
         slopes = slopes.reshape(1, -1) if slopes.ndim == 1 else slopes
         if slopes.shape[1] != h or slopes.shape[0] not in (1, batch):
-            raise ArgumentError("kernels.alibi_slopes_but_needs_one_slope", slopes_shape=shape_text(slopes.shape), h=h, batch=batch, h_2=h)
+            raise ArgumentError("kernels.alibi_slopes_but_needs_one_slope", slopes_shape=shape_text(slopes.shape), h=h,
+                                batch=batch, h_2=h)
     logits = None
     if sinks is not None:
         logits = floats("sinks", sinks, (1,))

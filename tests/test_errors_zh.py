@@ -22,8 +22,7 @@ from attncli.cli.messages import language_in
 from attncli.cli.messages.sites import raise_sites
 from attncli.core.errors import MESSAGE_CHARS, AttnError
 from attncli.core.memory import MEMORY_ENV
-from attncli.core.messages import catalogue, placeholders, text
-from attncli.core.messages import PHRASE, phrase
+from attncli.core.messages import PHRASE, catalogue, phrase, placeholders, text
 
 PREFIX = {"en": "Error: ", "zh": "错误："}  # the line's first word, in the run's language
 CJK = re.compile(r"[\u4e00-\u9fff]")

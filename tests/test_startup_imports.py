@@ -37,8 +37,8 @@ def modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProce
     loaded when it exited."""
     listing = tmp_path / "modules.json"
     code = ("import atexit, json, sys; "
-            "atexit.register(lambda: open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules) + ['catalogue:' + lang "
-            "for lang in getattr(sys.modules.get('attncli.core.messages'), '_read', ())]))); "
+            "atexit.register(lambda: open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules) + "
+            "['catalogue:' + lang for lang in getattr(sys.modules.get('attncli.core.messages'), '_read', ())]))); "
             "from attncli.cli import main; main(sys.argv[2:])")
     env = {key: value for key, value in os.environ.items() if not key.endswith("_COMPLETE")} | {"ATTNCLI_LANG": "en"}
     done = subprocess.run([sys.executable, "-c", code, str(listing), *args], capture_output=True, text=True,

@@ -1,5 +1,6 @@
 """Chinese text puts full-width punctuation after Chinese characters: no ASCII ':' or ',' directly after one, in any
-Chinese text table (attncli/data/texts/zh.json, init's Chinese comments, the messages' Chinese catalogue (data/messages/zh.json),
+Chinese text table (attncli/data/texts/zh.json,
+                    init's Chinese comments, the messages' Chinese catalogue (data/messages/zh.json),
 help_zh.json, the views' and titles' words), nor in the indexer's worked lines. Code and keys written in backticks are
 left alone (`query:` is a key, not a sentence's colon)."""
 

@@ -115,7 +115,8 @@ def query_index(query: Optional[str], tokens: Optional[list[str]]) -> int:
     if query in tokens:
         return tokens.index(query)
     shown = ", ".join(shorten(t, 20) for t in tokens[:12]) + (", …" if len(tokens) > 12 else "")
-    raise AttnError("checks.neither_query_number_nor_token", "--query", query=quoted(query), count=len(tokens), shown=shown)
+    raise AttnError("checks.neither_query_number_nor_token", "--query", query=quoted(query), count=len(tokens),
+                    shown=shown)
 
 
 def verdict(trace, results: dict, dtype: str, file: str) -> list:

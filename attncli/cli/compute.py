@@ -240,7 +240,8 @@ def _check_emulate(emulate: Optional[DType], keys: Optional[list[str]]) -> None:
 
     other = [key for key in keys or [] if key not in KEYS]
     if other:
-        raise AttnError("compute.emulate_gives_last_three_gradient", "--only", keys=', '.join(KEYS), other=', '.join(other))
+        raise AttnError("compute.emulate_gives_last_three_gradient", "--only", keys=', '.join(KEYS),
+                        other=', '.join(other))
 
 
 def _check_selection(selected: Optional[int], keys: Optional[list[str]], chosen: OutputFormat, binary: bool,

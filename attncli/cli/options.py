@@ -62,7 +62,8 @@ def output_format(given: Optional[OutputFormat],
     if (implied is not None and given is not implied) or medium == "arrays":
         means = f"the {implied.value} format" if implied is not None else "binary arrays"
         return given, medium, AttnError("options.contradicts_o_whose_extension_means",
-                                        "--format", value=given.value, name=shorten(output.name), suffix=suffix, means=means)
+                                        "--format", value=given.value, name=shorten(output.name), suffix=suffix,
+                                        means=means)
     return given, medium, None
 
 

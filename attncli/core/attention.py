@@ -198,7 +198,8 @@ def normalized_rows(x: np.ndarray, norm: Norm, name: str, labels: list[str]) -> 
     if not np.isfinite(spread).all():
         row = int(np.argmax(~np.isfinite(spread)))
         what = "mean square" if norm.kind == "rms" else "variance"
-        raise AttnError("attention.overflow_float64_row_row_too", name=name, row=row + 1, labels=quoted(labels[row]), what=what)
+        raise AttnError("attention.overflow_float64_row_row_too", name=name, row=row + 1, labels=quoted(labels[row]),
+                        what=what)
     out = normalize_rows(x, norm)
     check_finite(out, name, labels)
     return out
@@ -221,5 +222,6 @@ def overflow_error(name: str, head: int | None, row: int, labels: list[str]) -> 
     """``scores overflow float64 at head 2, row 5 ('x5')`` (0-based ``head`` and ``row``)."""
     where = f"head {head + 1}, " if head is not None else ""
     return AttnError(
-        "attention.overflow_float64_row_numbers_document", name=name, place=where, row=row + 1, labels=quoted(labels[row])
+        "attention.overflow_float64_row_numbers_document", name=name, place=where, row=row + 1,
+        labels=quoted(labels[row])
     )

@@ -50,7 +50,8 @@ def within_range(x: np.ndarray, dtype: str, name: str, option: str = "--emulate"
         return y
     index = tuple(int(i) for i in np.argwhere(~np.isfinite(y))[0])
     where = ", ".join(f"{axis} {i + 1}" for axis, i in zip(("head", "row", "column")[-len(index):], index))
-    raise AttnError("emulate.overflows_s_range_eager_computation", option, name=name, dtype=dtype, largest=LARGEST[dtype], place=where, x=float(x[index]), dtype_2=dtype)
+    raise AttnError("emulate.overflows_s_range_eager_computation", option, name=name, dtype=dtype,
+                    largest=LARGEST[dtype], place=where, x=float(x[index]), dtype_2=dtype)
 
 
 def ulp(magnitude: float, dtype: str) -> float:

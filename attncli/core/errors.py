@@ -48,8 +48,7 @@ class AttnError(Exception):
 
         message = shorten(text(self.id, self.fields, lang), MESSAGE_CHARS, tail=MESSAGE_CHARS // 3)
         if lang != "en" and message.endswith(" characters)"):  # (the length a shortened message shows, in lang)
-            from attncli.core.messages import language
-            from attncli.core.messages import suffix
+            from attncli.core.messages import language, suffix
 
             message = suffix(message, lang or language())
         return message

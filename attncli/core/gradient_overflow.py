@@ -22,4 +22,5 @@ def check_gradient(name: str, value: np.ndarray) -> None:
     where = {2: "row {}, column {}", 3: "head {}, row {}, column {}"}.get(len(index), "entry {}")
     if len(index) not in (2, 3):
         index = [int(np.flatnonzero(~np.isfinite(value))[0]) + 1]
-    raise AttnError("gradient_overflow.gradient_overflows_float64_backward_pass", gradient_key=gradient_key(name), value=where.format(*index))
+    raise AttnError("gradient_overflow.gradient_overflows_float64_backward_pass", gradient_key=gradient_key(name),
+                    value=where.format(*index))

@@ -83,7 +83,8 @@ def normalized(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, norm: 
         h, row = (int(i) for i in np.argwhere(~np.isfinite(spread[..., 0]))[0])
         where = f"{head} {h + 1}, " if norm.scope == "head" else ""
         what = "mean square" if norm.kind == "rms" else "variance"
-        raise AttnError("qknorm.overflow_float64_row_row_too", name=name, place=where, row=row + 1, labels=quoted(labels[row]), what=what)
+        raise AttnError("qknorm.overflow_float64_row_row_too", name=name, place=where, row=row + 1,
+                        labels=quoted(labels[row]), what=what)
     out = _scaled(centred, spread, gamma, beta, norm.eps)
     check_finite(out, name, labels)
     return out

@@ -22,7 +22,6 @@ Which of this and :func:`attncli.core.attention.attend` runs is the memory plan'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 
 import numpy as np

@@ -66,7 +66,8 @@ def _shaped(got: np.ndarray, truth: np.ndarray | None, key: str) -> np.ndarray:
     if got.ndim == truth.ndim + 1 and got.shape[0] == 1:
         got = got[0]
     if got.shape != truth.shape:
-        raise AttnError("verdict.but_this_document_s_pytorch", "--against", key=key, got_shape=shape_str(got.shape), truth_shape=shape_str(truth.shape))
+        raise AttnError("verdict.but_this_document_s_pytorch", "--against", key=key, got_shape=shape_str(got.shape),
+                        truth_shape=shape_str(truth.shape))
     return got
 
 

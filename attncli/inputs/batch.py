@@ -83,10 +83,12 @@ def _batched(layout: str, arrays: dict[str, np.ndarray]) -> list[dict[str, np.nd
     """bshd / bhsd: sequence i's arrays per head, (h, rows, d)."""
     for key, a in arrays.items():
         if a.ndim != 4:
-            raise AttnError("batch.layout_takes_axes", key, a_shape=shape_str(a.shape), layout=layout, layouts=LAYOUTS[layout])
+            raise AttnError("batch.layout_takes_axes", key, a_shape=shape_str(a.shape), layout=layout,
+                            layouts=LAYOUTS[layout])
     counts = {key: a.shape[0] for key, a in arrays.items()}
     if len(set(counts.values())) != 1:
-        raise AttnError("batch.queries_keys_values_gradient_need", "layout", value=", ".join(f"{k} {c}" for k, c in counts.items()))
+        raise AttnError("batch.queries_keys_values_gradient_need", "layout",
+                        value=", ".join(f"{k} {c}" for k, c in counts.items()))
     _limit(counts["queries"])
     per_head = (lambda a: a.transpose(1, 0, 2)) if layout == "bshd" else (lambda a: a)
     return [{key: np.ascontiguousarray(per_head(a[i])) for key, a in arrays.items()}
@@ -107,9 +109,11 @@ def _packed(data: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[dict[st
     cu_k = _cumulative(both if both is not None else data.get("cu_seqlens_k", data.get("cu_seqlens_q")),
                        "cu_seqlens" if both is not None else "cu_seqlens_k", arrays["keys"].shape[0], "keys")
     if len(cu_q) != len(cu_k):
-        raise AttnError("batch.has_sequences_but_cu_seqlens_q_has", "cu_seqlens_k", count=len(cu_k) - 1, count_2=len(cu_q) - 1)
+        raise AttnError("batch.has_sequences_but_cu_seqlens_q_has", "cu_seqlens_k", count=len(cu_k) - 1,
+                        count_2=len(cu_q) - 1)
     if arrays["values"].shape[0] != arrays["keys"].shape[0]:
-        raise AttnError("batch.have_rows_but_keys", "values", shape=arrays['values'].shape[0], shape_2=arrays['keys'].shape[0])
+        raise AttnError("batch.have_rows_but_keys", "values", shape=arrays['values'].shape[0],
+                        shape_2=arrays['keys'].shape[0])
     if "gradient" in arrays and arrays["gradient"].shape[0] != arrays["queries"].shape[0]:
         raise AttnError("batch.has_rows_but_queries",
                         "gradient", shape=arrays['gradient'].shape[0], shape_2=arrays['queries'].shape[0])

@@ -230,7 +230,8 @@ class _Builder:
             raise AttnError("builder.but_layer_s_keys_have", "kv_heads", kv_heads=kv_heads, index=shared.index, g=g)
         check_grouping(w_q.shape[0], g)
         if w_q.shape[2] != d_k:
-            raise AttnError("builder.gives_queries_width_per_head", "weights.query", shape=w_q.shape[2], index=shared.index, d_k=d_k)
+            raise AttnError("builder.gives_queries_width_per_head", "weights.query", shape=w_q.shape[2],
+                            index=shared.index, d_k=d_k)
         return w_q, np.zeros((g, d_ctx, d_k)), np.zeros((g, d_ctx, shared.values.shape[2]))
 
     def _matrix(self, key: str, value: Any, hint: Callable[[], tuple[int | None, ...]]) -> np.ndarray:
@@ -273,7 +274,8 @@ class _Builder:
         width = shape[-1] if len(shape) == 2 else None
         if width and width % d_k == 0 and width // d_k < heads and heads % (width // d_k) == 0:
             g = width // d_k
-            return AttnError("builder.columns_head_d_k_grouped_query", e.where, reason=e, width=width, g=g, value='s' if g > 1 else '', d_k=d_k, g_2=g)
+            return AttnError("builder.columns_head_d_k_grouped_query", e.where, reason=e, width=width, g=g,
+                             value='s' if g > 1 else '', d_k=d_k, g_2=g)
         return e
 
     def _heads_of_3d_weights(self, names: tuple[str, ...] = ("query", "key", "value")) -> int | None:
@@ -308,7 +310,8 @@ class _Builder:
         elif w.ndim == 2:
             h = heads or 1
             if w.shape[1] % h and value is None:
-                raise AttnError("builder.omitted_so_identity_whose_columns", key, d_in=d_in, d_in_2=d_in, d_in_3=d_in, h=h)
+                raise AttnError("builder.omitted_so_identity_whose_columns", key, d_in=d_in, d_in_2=d_in, d_in_3=d_in,
+                                h=h)
             if w.shape[1] % h:
                 raise AttnError("builder.has_columns_which_heads_cannot", key, shape=w.shape[1], h=h)
             blocks = w.reshape(w.shape[0], h, w.shape[1] // h).transpose(1, 0, 2)
@@ -321,7 +324,8 @@ class _Builder:
             h = blocks.shape[0]
             need = f"h×{d_in}×{d}" if w.ndim == 3 else f"{d_in}×{d}" if h == 1 else f"{d_in}×{h}·{d}"
             verb = "has" if of == "context" else "have"
-            raise AttnError("builder.but_columns_need", key, w_shape=shape_str(w.shape), of=of, verb=verb, d_in=d_in, need=need)
+            raise AttnError("builder.but_columns_need", key, w_shape=shape_str(w.shape), of=of, verb=verb, d_in=d_in,
+                            need=need)
         # kept as the (d_in, h·d) matrix's memory, seen head by head: the projection then multiplies by that matrix
         # itself (attncli.core.attention.project), with no copy of it on every run
         return np.ascontiguousarray(blocks.transpose(1, 0, 2)).transpose(1, 0, 2)
@@ -334,7 +338,8 @@ class _Builder:
             return None, None
         w_g = self._weight("gate", d_model, "inputs", h, d_v)
         if w_g.shape[2] != d_v:
-            raise AttnError("builder.gives_gates_width_per_head", "weights.gate", shape=w_g.shape[2], d_v=d_v, d_model=d_model, h=h, d_v_2=d_v)
+            raise AttnError("builder.gives_gates_width_per_head", "weights.gate", shape=w_g.shape[2], d_v=d_v,
+                            d_model=d_model, h=h, d_v_2=d_v)
         return w_g, self._bias("gate", h, d_v)
 
     def _bias(self, name: str, h: int, d: int, of: str | None = None) -> np.ndarray | None:
@@ -349,8 +354,8 @@ class _Builder:
             raise AttnError("builder.expected_vector_length", key, b_shape=shape_str(b.shape), h=h * d)
         if b.shape[0] != h * d:
             whose = of or f"weights.{name}"  # (the verb written out in each, so that a translation finds the names)
-            raise AttnError("builder.has_length_but_give" if whose.endswith("heads") else "builder.has_length_but_gives",
-                            key, length=b.shape[0], whose=whose, columns=h * d, need=h * d)
+            id = "builder.has_length_but_give" if whose.endswith("heads") else "builder.has_length_but_gives"
+            raise AttnError(id, key, length=b.shape[0], whose=whose, columns=h * d, need=h * d)
         return b.reshape(h, d) if name != "output" else b
 
 
@@ -373,4 +378,5 @@ def _check_sum(inputs: np.ndarray, positional: np.ndarray, tokens: list[str]) ->
         total = inputs + positional
     if not np.isfinite(total).all():
         row, column = (int(i) for i in np.argwhere(~np.isfinite(total))[0])
-        raise AttnError("builder.inputs_positional_x_p_overflow", "positional", row=row + 1, tokens=quoted(tokens[row]), column=column + 1)
+        raise AttnError("builder.inputs_positional_x_p_overflow", "positional", row=row + 1, tokens=quoted(tokens[row]),
+                        column=column + 1)

@@ -80,7 +80,8 @@ def _vectors(builder: MatrixSource, value: dict, pairs: int) -> tuple[np.ndarray
     out = [_vector(builder, f"differential.{name}", value[name], pairs) for name in VECTORS]
     for q, k, i in ((out[0], out[1], 1), (out[2], out[3], 2)):
         if q.shape != k.shape:
-            raise AttnError("differential.but_lambda_q_they_multiplied_number", f"differential.lambda_k{i}", k_shape=shape_str(k.shape), i=i, q_shape=shape_str(q.shape))
+            raise AttnError("differential.but_lambda_q_they_multiplied_number", f"differential.lambda_k{i}",
+                            k_shape=shape_str(k.shape), i=i, q_shape=shape_str(q.shape))
     return tuple(out)
 
 
@@ -89,5 +90,6 @@ def _vector(builder: MatrixSource, key: str, value: Any, pairs: int) -> np.ndarr
     if v.ndim == 2 and v.shape[0] == 1 and pairs != 1:  # one row: a vector
         v = v.reshape(-1)
     if v.ndim == 2 and v.shape[0] != pairs or v.ndim not in (1, 2):
-        raise AttnError("differential.expected_d_numbers_shared_head", key, v_shape=shape_str(v.shape), pairs=pairs, value=2 * pairs)
+        raise AttnError("differential.expected_d_numbers_shared_head", key, v_shape=shape_str(v.shape), pairs=pairs,
+                        value=2 * pairs)
     return np.ascontiguousarray(v, dtype=np.float64)

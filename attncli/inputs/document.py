@@ -140,7 +140,8 @@ def _parse_json(text: str, name: str) -> Any:
     except AttnError as e:
         raise e.at(name) from None
     except json.JSONDecodeError as e:
-        raise AttnError("document.invalid_json_line_column", name, lineno=e.lineno, colno=e.colno, msg=shorten(e.msg, 100)) from None
+        raise AttnError("document.invalid_json_line_column", name, lineno=e.lineno, colno=e.colno,
+                        msg=shorten(e.msg, 100)) from None
     except RecursionError:
         raise AttnError("document.nested_too_deeply_lists_mappings", name) from None
 
@@ -162,7 +163,8 @@ def _check_surrogates(data: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttnError("document.string_holds_half_utf_surrogate", decode=quoted(item.encode('utf-8', 'backslashreplace').decode())) from None
+                raise AttnError("document.string_holds_half_utf_surrogate",
+                                decode=quoted(item.encode('utf-8', 'backslashreplace').decode())) from None
 
 
 # ---------------------------------------------------------------- YAML

@@ -43,7 +43,8 @@ def shared_of(data: dict[str, Any]) -> SharedKV | None:
     for section in ("weights", "bias"):
         for name in ("key", "value"):
             if (data.get(section) or {}).get(name) is not None:
-                raise AttnError("gemma.attends_layer_s_keys_values_2", "kv_from", index=shared.index, section=section, name=name)
+                raise AttnError("gemma.attends_layer_s_keys_values_2", "kv_from", index=shared.index, section=section,
+                                name=name)
     return shared
 
 

@@ -34,5 +34,6 @@ def read_gradient(builder: MatrixSource, value: Any, shape: tuple[int, int], las
         gradient = gradient.transpose(1, 0, 2).reshape(shape)  # dO per head -> the heads side by side
     if gradient.shape != shape:
         per = "" if per_head is None else f", or {shape_str(per_head)} per head (h × n × d_v, a kernel's dO)"
-        raise AttnError("gradient.but_block_s_last_quantity", "gradient", gradient_shape=shape_str(gradient.shape), last=last, shape=shape_str(shape), last_2=last, per=per)
+        raise AttnError("gradient.but_block_s_last_quantity", "gradient", gradient_shape=shape_str(gradient.shape),
+                        last=last, shape=shape_str(shape), last_2=last, per=per)
     return np.ascontiguousarray(gradient, dtype=np.float64)

@@ -49,17 +49,20 @@ def read_indexer(builder: MatrixSource, value: Any, spec: Spec) -> Indexer:
     w_k = _matrix(builder, weights, "key", d_ctx, "the context" if spec.context is not None else "the inputs")
     d = head_count(value.get("d"), "indexer.d") or w_k.shape[1]
     if w_k.shape[1] != d:
-        raise AttnError("indexer.but_indexer_d_need", "indexer.weights.key", w_k_shape=shape_str(w_k.shape), d=d, d_ctx=d_ctx, d_2=d)
+        raise AttnError("indexer.but_indexer_d_need", "indexer.weights.key", w_k_shape=shape_str(w_k.shape), d=d,
+                        d_ctx=d_ctx, d_2=d)
     of = f"c_Q (r_q = {d_q}, latent's weights.query_down)" if from_latent else "the inputs"
     w_q = _matrix(builder, weights, "query", d_q, of)
     heads = head_count(value.get("heads"), "indexer.heads") or max(w_q.shape[1] // d, 1)
     if w_q.shape[1] != heads * d:
-        raise AttnError("indexer.has_columns_but_indexer_has", "indexer.weights.query", shape=w_q.shape[1], heads=plural(heads, 'head'), d=d, d_q=d_q, heads_2=heads, d_2=d)
+        raise AttnError("indexer.has_columns_but_indexer_has", "indexer.weights.query", shape=w_q.shape[1],
+                        heads=plural(heads, 'head'), d=d, d_q=d_q, heads_2=heads, d_2=d)
     w_w = None
     if weights.get("head_weights") is not None:
         w_w = _matrix(builder, weights, "head_weights", d_model, "the inputs")
         if w_w.shape[1] != heads:
-            raise AttnError("indexer.but_indexer_has_need_one", "indexer.weights.head_weights", w_w_shape=shape_str(w_w.shape), heads=plural(heads, 'head'), d_model=d_model, heads_2=heads)
+            raise AttnError("indexer.but_indexer_has_need_one", "indexer.weights.head_weights",
+                            w_w_shape=shape_str(w_w.shape), heads=plural(heads, 'head'), d_model=d_model, heads_2=heads)
     return Indexer(top_k, heads, w_q, w_k, w_w, _key_norm(builder, value.get("key_norm", True), d),
                    _rope(builder, value.get("rope"), spec, d), from_latent)
 
@@ -91,7 +94,8 @@ def _matrix(builder: MatrixSource, weights: dict[str, Any], name: str, rows: int
     if w.ndim != 2:
         raise AttnError("indexer.expected_matrix_rows_one_per", key, w_shape=shape_str(w.shape), rows=rows, of=of)
     if w.shape[0] != rows:
-        raise AttnError("indexer.but_give_numbers_per_token", key, w_shape=shape_str(w.shape), of=of, rows=rows, rows_2=rows)
+        raise AttnError("indexer.but_give_numbers_per_token", key, w_shape=shape_str(w.shape), of=of, rows=rows,
+                        rows_2=rows)
     return w
 
 

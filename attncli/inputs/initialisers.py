@@ -27,7 +27,8 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
             raise unknown_key(key, _RANDOM_KEYS)
     kind = spec.get("random")
     if kind not in RANDOM_KINDS:
-        raise AttnError("initialisers.random_not_initialiser_expected_one", kind=describe(kind), random_kinds=', '.join(RANDOM_KINDS))
+        raise AttnError("initialisers.random_not_initialiser_expected_one", kind=describe(kind),
+                        random_kinds=', '.join(RANDOM_KINDS))
     seed = spec.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise AttnError("initialisers.seed_not_whole_number", seed=describe(seed))
@@ -35,7 +36,8 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
     need = 8 * math.prod(shape)  # a Python int: exact, however large the sizes
     if need > MAX_RANDOM_BYTES:
         raise AttnError(
-            "initialisers.shape_would_need_memory_more", shape=shape_str(shape), size_text=size_text(need), size_text_2=size_text(MAX_RANDOM_BYTES)
+            "initialisers.shape_would_need_memory_more", shape=shape_str(shape), size_text=size_text(need),
+            size_text_2=size_text(MAX_RANDOM_BYTES)
         )
     ensure_fits(need + math.prod(shape), f"shape: {shape_str(shape)}")  # the numbers, and the test that they are finite
     params = {k: _param(spec, k) for k in ("mean", "std", "low", "high", "gain") if k in spec}
@@ -43,7 +45,8 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
         if params.get(key, 0.0) < 0:
             raise AttnError("initialisers.negative_must", key=key, spec=describe(spec[key]))
     if kind == "uniform" and params.get("low", 0.0) > params.get("high", 1.0):
-        raise AttnError("initialisers.low_above_high", get=describe(spec.get('low', 0.0)), get_2=describe(spec.get('high', 1.0)))
+        raise AttnError("initialisers.low_above_high", get=describe(spec.get('low', 0.0)),
+                        get_2=describe(spec.get('high', 1.0)))
     if kind in ("xavier", "kaiming") and len(shape) < 2:
         raise AttnError("initialisers.random_needs_matrix_fan_fan", kind=kind, shape=shape_str(shape))
     with np.errstate(over="ignore", invalid="ignore"):

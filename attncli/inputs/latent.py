@@ -52,7 +52,8 @@ def read_latent(builder: MatrixSource, bias: dict[str, Any], heads: int, kv_head
     w_q, query = _queries(builder, value, bias, heads, d_model)
     d_k = w_q.shape[2]
     if d_k <= d_r:
-        raise AttnError("latent.gives_d_k_numbers_per_head", _query_key(query), d_k=d_k, heads=plural(heads, 'head'), d_r=d_r)
+        raise AttnError("latent.gives_d_k_numbers_per_head", _query_key(query), d_k=d_k, heads=plural(heads, 'head'),
+                        d_r=d_r)
     d_nope = d_k - d_r
     kv_up = _matrix(builder, "kv_up", r_kv, f"the latent (r_kv = {r_kv}: weights.kv_down's {kv_down.shape[1]} "
                     f"columns less d_r = {d_r})")
@@ -154,10 +155,13 @@ def _value_width(columns: int, heads: int, d_nope: int, d_k: int, d_r: int, quer
     """d_v from kv_up's columns per head, [d_nope key columns | d_v value columns]; an error says what it read."""
     read = f"d_nope = {d_nope} from {query_key}'s d_k = {d_k} less d_r = {d_r}"
     if columns % heads:
-        raise AttnError("latent.has_columns_which_heads_cannot_2", "weights.kv_up", columns=columns, heads=heads, read=read)
+        raise AttnError("latent.has_columns_which_heads_cannot_2", "weights.kv_up", columns=columns, heads=heads,
+                        read=read)
     d_v = columns // heads - d_nope
     if d_v < 1:
-        raise AttnError("latent.has_columns_per_head_read", "weights.kv_up", columns=columns // heads, columns_2=columns, heads=plural(heads, 'head'), d_nope=d_nope, d_v=d_v, read=read, heads_2=heads, d_nope_2=d_nope)
+        raise AttnError("latent.has_columns_per_head_read", "weights.kv_up", columns=columns // heads,
+                        columns_2=columns, heads=plural(heads, 'head'), d_nope=d_nope, d_v=d_v, read=read,
+                        heads_2=heads, d_nope_2=d_nope)
     return d_v
 
 
@@ -169,6 +173,7 @@ def _bias(builder: MatrixSource, bias: dict[str, Any], name: str, width: int) ->
     b = builder.read(key, value, (width,))
     b = b.reshape(-1) if b.ndim == 2 and 1 in b.shape else b
     if b.shape != (width,):
-        raise AttnError("latent.but_weights_gives_columns_need", key, b_shape=shape_str(b.shape), name=name, width=width, width_2=width)
+        raise AttnError("latent.but_weights_gives_columns_need", key, b_shape=shape_str(b.shape), name=name,
+                        width=width, width_2=width)
     return b
 

@@ -56,7 +56,8 @@ def _positional(builder: MatrixSource, value: Any, n: int, d_model: int) -> tupl
         return sinusoidal(n, d_model), "sinusoidal"
     p = builder.read("positional", value, (n, d_model))
     if p.shape != (n, d_model):
-        raise AttnError("layers.but_inputs_need_same_shape", "positional", p_shape=shape_str(p.shape), n=n, d_model=d_model)
+        raise AttnError("layers.but_inputs_need_same_shape", "positional", p_shape=shape_str(p.shape), n=n,
+                        d_model=d_model)
     return p, "matrix"
 
 

@@ -112,7 +112,8 @@ def _norm(reader: Any, width: int) -> tuple[np.ndarray, float, str] | None:
     gamma = np.ones(width) if norm.get("gamma") is None else reader.read("linear.norm.gamma", norm["gamma"],
                                                                          (width,))
     if gamma.shape != (width,):
-        raise AttnError("lightning.expected_one_number_per_output", "linear.norm.gamma", gamma_shape=shape_str(gamma.shape), width=width)
+        raise AttnError("lightning.expected_one_number_per_output", "linear.norm.gamma",
+                        gamma_shape=shape_str(gamma.shape), width=width)
     return gamma, number_of(norm.get("eps", 1e-6), "linear.norm.eps"), "sigmoid"
 
 
@@ -120,7 +121,8 @@ def _given(reader: Any, common: dict) -> LinearSpec:
     block = reader.block
     for key in GIVEN:
         if block.get(key) is None:
-            raise AttnError("lightning.required_what_kernel_receives_given", "linear." + key, value=", ".join(k for k in GIVEN if k != key))
+            raise AttnError("lightning.required_what_kernel_receives_given", "linear." + key,
+                            value=", ".join(k for k in GIVEN if k != key))
     for key in ("weights", "norm", "activation"):
         if block.get(key) is not None:
             raise AttnError("lightning.makes_changes_q_k_v",
@@ -132,7 +134,8 @@ def _given(reader: Any, common: dict) -> LinearSpec:
         raise AttnError("lightning.expected_h_n_d_k", "linear.queries", q_shape=shape_str(q.shape))
     h, n, d_k = q.shape
     if k.shape != q.shape:
-        raise AttnError("lightning.expected_h_n_d_k_2", "linear.keys", k_shape=shape_str(k.shape), q_shape=shape_str(q.shape))
+        raise AttnError("lightning.expected_h_n_d_k_2", "linear.keys", k_shape=shape_str(k.shape),
+                        q_shape=shape_str(q.shape))
     if v.ndim != 3 or v.shape[:2] != (h, n):
         raise AttnError("lightning.expected_h_n_d_v_h", "linear.values", v_shape=shape_str(v.shape), h=h, n=n)
     stated = head_count(block.get("heads"), "linear.heads")

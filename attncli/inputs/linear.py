@@ -44,7 +44,8 @@ class _Reader:
     def __init__(self, doc: Document):
         for key in doc.data:
             if key not in TOP:
-                raise AttnError("linear.not_used_linear_layer_linear", key) if key in _SOFTMAX_KEYS else unknown_document_key(key, TOP)
+                raise AttnError("linear.not_used_linear_layer_linear",
+                                key) if key in _SOFTMAX_KEYS else unknown_document_key(key, TOP)
         self.data, self.folder, self.files = doc.data, doc.folder, set()
         self.block = mapping_of(doc.data["linear"], "linear", KEYS)
 
@@ -59,7 +60,8 @@ class _Reader:
             for i in range(1, len(arrays)):
                 a, b = arrays[i - 1], arrays[i]
                 if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-                    raise AttnError("linear.after_product_needs_matrices_whose", f"{key}.product[{i}]", b_shape=shape_str(b.shape), a_shape=shape_str(a.shape))
+                    raise AttnError("linear.after_product_needs_matrices_whose", f"{key}.product[{i}]",
+                                    b_shape=shape_str(b.shape), a_shape=shape_str(a.shape))
             product = arrays[0]
             for b in arrays[1:]:
                 product = product @ b
@@ -82,7 +84,8 @@ class _Reader:
             return np.full(shape, default)
         array = self.read("linear." + key, value, shape)
         if array.shape != shape:
-            raise AttnError("linear.expected", "linear." + key, array_shape=shape_str(array.shape), what=what, shape=shape_str(shape))
+            raise AttnError("linear.expected", "linear." + key, array_shape=shape_str(array.shape), what=what,
+                            shape=shape_str(shape))
         return array
 
     def spec(self) -> LinearSpec:
@@ -125,7 +128,8 @@ class _Reader:
         heads = head_count(self.block.get("heads"), "linear.heads") or 1
         value_heads = head_count(self.block.get("value_heads"), "linear.value_heads") or heads
         if value_heads % heads:
-            raise AttnError("linear.which_not_multiple_heads_each", "linear.value_heads", value_heads=value_heads, heads=heads)
+            raise AttnError("linear.which_not_multiple_heads_each", "linear.value_heads", value_heads=value_heads,
+                            heads=heads)
         return heads, value_heads
 
     def _weight(self, weights: dict, name: str, rows: int, what: str, heads: int | None = None,
@@ -189,7 +193,8 @@ class _Reader:
         if conv.ndim == 3 and conv.shape[1] == 1:  # Conv1d's weight as stored, C × 1 × w
             conv = conv[:, 0]
         if conv.ndim != 2 or conv.shape[0] != channels or conv.shape[1] == 0:
-            raise AttnError("linear.expected_one_kernel_per_channel", "linear.conv", conv_shape=shape_str(conv.shape), channels=channels)
+            raise AttnError("linear.expected_one_kernel_per_channel", "linear.conv", conv_shape=shape_str(conv.shape),
+                            channels=channels)
         return conv
 
     def _norm(self, kind: str, d_v: int, gated: bool) -> tuple[np.ndarray, float, str] | None:
@@ -210,7 +215,8 @@ class _Reader:
     def _given(self, common: dict) -> LinearSpec:
         for key in GIVEN:
             if self.block.get(key) is None:
-                raise AttnError("lightning.required_what_kernel_receives_given", "linear." + key, value=", ".join(k for k in GIVEN if k != key))
+                raise AttnError("lightning.required_what_kernel_receives_given", "linear." + key,
+                                value=", ".join(k for k in GIVEN if k != key))
         for key in FROM_INPUTS:
             if self.block.get(key) is not None:
                 raise AttnError("linear.makes_q_k_v_g",
@@ -232,7 +238,8 @@ class _Reader:
         for key, (shape, what) in expected.items():
             if arrays[key].shape != shape:
                 raise AttnError("linear.expected",
-                                "linear." + key, array_shape=shape_str(arrays[key].shape), what=what, shape=shape_str(shape))
+                                "linear." + key, array_shape=shape_str(arrays[key].shape), what=what,
+                                shape=shape_str(shape))
         for key, count in (("heads", h_k), ("value_heads", h_v)):
             stated = head_count(self.block.get(key), "linear." + key)
             if stated is not None and stated != count:
@@ -250,7 +257,8 @@ class _Reader:
         if seed.shape == (n, h_v * d_v):
             seed = seed.reshape(n, h_v, d_v).transpose(1, 0, 2)
         if seed.shape != shape:
-            raise AttnError("linear.expected_dl_d_head_outputs_h_v", "linear.gradient", seed_shape=shape_str(seed.shape), shape=shape_str(shape))
+            raise AttnError("linear.expected_dl_d_head_outputs_h_v", "linear.gradient",
+                            seed_shape=shape_str(seed.shape), shape=shape_str(shape))
         return np.ascontiguousarray(seed)
 
     def _initial(self, spec: LinearSpec) -> np.ndarray | None:

@@ -98,7 +98,8 @@ def _boolean_matrix(builder: MatrixSource, key: str, value: Any, n: int, m: int,
         mask = mask.reshape(1, -1)
     if mask.shape != (n, m) and mask.shape != (h, n, m):
         per_head = f" or {h}×{n}×{m} (one per head)" if h > 1 else ""
-        raise AttnError("masking.but_needs_queries_keys", key, mask_shape=shape_str(mask.shape), n=n, m=m, per_head=per_head)
+        raise AttnError("masking.but_needs_queries_keys", key, mask_shape=shape_str(mask.shape), n=n, m=m,
+                        per_head=per_head)
     return mask
 
 
@@ -165,14 +166,16 @@ def _relative(builder: MatrixSource, value: Any, h: int, positions: tuple[np.nda
                         f"{key}.bidirectional", bidirectional=describe(bidirectional))
     exact = (buckets // 2 if bidirectional else buckets) // 2  # distances below this have a bucket each
     if exact < 1 or max_distance <= exact:
-        raise AttnError("masking.buckets_max_distance_leave_no_logarithmic", key, buckets=buckets, max_distance=max_distance)
+        raise AttnError("masking.buckets_max_distance_leave_no_logarithmic", key, buckets=buckets,
+                        max_distance=max_distance)
     if value.get("table") is None:
         raise AttnError("masking.required_buckets_heads_t5_s", f"{key}.table")
     table = builder.read(f"{key}.table", value["table"], (buckets, h))
     if table.ndim == 1 and h == 1:
         table = table.reshape(-1, 1)
     if table.shape != (buckets, h):
-        raise AttnError("masking.but_needs_buckets_heads", f"{key}.table", table_shape=shape_str(table.shape), buckets=buckets, h=h)
+        raise AttnError("masking.but_needs_buckets_heads", f"{key}.table", table_shape=shape_str(table.shape),
+                        buckets=buckets, h=h)
     for name, p in zip(("positions", "context_positions"), positions, strict=True):
         if not np.array_equal(p, np.round(p)):
             raise AttnError("masking.t5_s_buckets_need_whole", key, name=name, p=p[p != np.round(p)][0])

@@ -106,7 +106,8 @@ def _checked_cells(values: np.ndarray, minus_inf: bool) -> np.ndarray:
     bad = ~finite & (values != -math.inf) if minus_inf else ~finite
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AttnError("matrices.message", cell=_cell(index, values.ndim), cell_problem=_cell_problem(float(values[index]), False, minus_inf))
+        raise AttnError("matrices.message", cell=_cell(index, values.ndim),
+                        cell_problem=_cell_problem(float(values[index]), False, minus_inf))
     return values
 
 
@@ -159,7 +160,8 @@ def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool, minus_inf
         problem = _cell_problem(x, boolean, minus_inf)
         if problem:
             index = np.unravel_index(position, shape)
-            raise AttnError("matrices.message", cell=_cell(tuple(int(i) for i in index), len(shape)), cell_problem=problem)
+            raise AttnError("matrices.message", cell=_cell(tuple(int(i) for i in index), len(shape)),
+                            cell_problem=problem)
     raise AttnError("matrices.holds_value_that_not_number")
 
 

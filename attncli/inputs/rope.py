@@ -146,7 +146,8 @@ def _factors(builder: MatrixSource, key: str, value: Any, dims: int, what: str) 
     f = builder.read(key, value, (dims // 2,))
     f = f.reshape(-1) if f.ndim == 2 and 1 in f.shape else f
     if f.shape != (dims // 2,):
-        raise AttnError("rope.but_rope_dims_needs_dims", key, f_shape=shape_str(f.shape), dims=dims, dims_2=dims // 2, what=what)
+        raise AttnError("rope.but_rope_dims_needs_dims", key, f_shape=shape_str(f.shape), dims=dims, dims_2=dims // 2,
+                        what=what)
     if what != "frequencies" and not (np.isfinite(f).all() and (f > 0).all()):
         raise AttnError("rope.holds_number_that_not_positive", key)
     return np.ascontiguousarray(f, dtype=np.float64)
@@ -158,7 +159,8 @@ def _check_sizes(kind: str, fields: dict[str, Any], dims: int, base: float) -> N
         raise AttnError("rope.dynamic_scaling_raises_base_dims", "rope.scaling.type", dims=dims)
     if kind == "llama3" and fields["high_freq_factor"] <= fields["low_freq_factor"]:
         raise AttnError("rope.not_above_low_freq_factor",
-                        "rope.scaling.high_freq_factor", fields=fields['high_freq_factor'], fields_2=fields['low_freq_factor'])
+                        "rope.scaling.high_freq_factor", fields=fields['high_freq_factor'],
+                        fields_2=fields['low_freq_factor'])
     if kind == "yarn" and base == 1:
         raise AttnError("rope.but_yarn_divides_ln_give", "rope.base")
     if kind == "longrope" and fields["original"] <= 1 and fields["factor"] > 1:

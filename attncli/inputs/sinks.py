@@ -26,5 +26,6 @@ def read_sinks(builder: MatrixSource, value: Any, h: int) -> np.ndarray | None:
     sinks = sinks.reshape(-1) if sinks.ndim == 2 and 1 in sinks.shape else sinks
     if sinks.shape != (h,):
         per = "one" if h == 1 else f"{h} query heads"
-        raise AttnError("sinks.but_there_one_sink_logit", "sinks", sinks_shape=shape_str(sinks.shape), value='is ' if h == 1 else 'are ', per=per, value_2=' query head' if h == 1 else '')
+        raise AttnError("sinks.but_there_one_sink_logit", "sinks", sinks_shape=shape_str(sinks.shape),
+                        value='is ' if h == 1 else 'are ', per=per, value_2=' query head' if h == 1 else '')
     return np.ascontiguousarray(sinks, dtype=np.float64)

@@ -58,7 +58,8 @@ def stack_of(doc: Document) -> list[dict[str, Any]]:
         shown = "an empty list" if isinstance(layers, list) else describe(layers)
         raise AttnError("stacked.expected_list_one_more_layer", "layers", shown=shown).at(doc.name)
     if len(layers) > MAX_LAYERS:  # refused before any layer is read or computed
-        raise AttnError("stacked.holds_layers_stack_has_most", "layers", count=len(layers), max_layers=MAX_LAYERS).at(doc.name)
+        raise AttnError("stacked.holds_layers_stack_has_most", "layers", count=len(layers),
+                        max_layers=MAX_LAYERS).at(doc.name)
     if doc.data.get("inputs") is None:
         raise AttnError("stacked.required_first_layer_s_x", "inputs").at(doc.name)
     for i, layer in enumerate(layers):
@@ -138,6 +139,7 @@ def layer_number(value: int | None, doc: Document) -> int | None:
     count = len(stack_of(doc))
     if not 1 <= value <= count:
         raise AttnError("stacked.but_has_layer_choose",
-                        "--layer", value=value, name=doc.name, count=count, value_2='s' if count > 1 else '', count_2=count)
+                        "--layer", value=value, name=doc.name, count=count, value_2='s' if count > 1 else '',
+                        count_2=count)
     return value - 1
 

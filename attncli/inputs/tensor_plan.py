@@ -69,7 +69,8 @@ class TensorPlan:
                         count = f"{matrix[axis]} {key}" if len(shape) == 2 else (
                             "one row (a vector is one row)" if axis == 0
                             else f"{matrix[axis]} columns (a vector's entries)")
-                        raise AttnError("tensor_plan.goes_beyond_count_from_stop", key, start=shorten(start), stop=shorten(stop), count=count, what=what, key=key)
+                        raise AttnError("tensor_plan.goes_beyond_count_from_stop", key, start=shorten(start),
+                                        stop=shorten(stop), count=count, what=what, key=key)
                 matrix[axis] = sum(stop - start for start, stop in ranges)
         if self.blocks and self.blocks[0] == "rows" and len(shape) == 1:
             raise AttnError("tensor_plan.vector_one_row_cut_entries", "rows")

@@ -152,7 +152,8 @@ def _described(entry: Any, shown: str, where: str) -> tuple[str, tuple[int, ...]
         raise AttnError("tensorfiles.has_dtype_that_not_text", where, bad=bad)
     if kind not in SAFETENSORS_DTYPES:
         known = "F64, F32, F16, BF16, integers and BOOL"
-        raise AttnError("tensorfiles.tensor_holds_values_which_attncli", where, shown=shown, kind=shorten(kind, 20), known=known)
+        raise AttnError("tensorfiles.tensor_holds_values_which_attncli", where, shown=shown, kind=shorten(kind, 20),
+                        known=known)
     if not isinstance(shape, list) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
         raise AttnError("tensorfiles.has_shape_that_not_list", where, bad=bad)
     if (not isinstance(offsets, list) or len(offsets) != 2
@@ -185,9 +186,11 @@ def _stored(kind: str, shape: tuple[int, ...], begin: int, end: int, data_start:
     dtype = np.dtype(SAFETENSORS_DTYPES[kind])
     need = math.prod(shape) * dtype.itemsize
     if end - begin != need:
-        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor", where, shown=shown, shape=shape_str(shape), kind=kind, size_text=size_text(need), size_text_2=size_text(end - begin))
+        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor", where, shown=shown, shape=shape_str(shape),
+                        kind=kind, size_text=size_text(need), size_text_2=size_text(end - begin))
     if data_start + end > size:
-        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor_2", where, shown=shown, data_start=data_start + end, size=size)
+        raise AttnError("tensorfiles.not_readable_safetensors_file_tensor_2", where, shown=shown,
+                        data_start=data_start + end, size=size)
     return dtype, need
 
 
@@ -260,12 +263,14 @@ def _npy_member(member: Any, size: int, plan: TensorPlan) -> np.ndarray:
     if dtype.kind not in NPY_KINDS or dtype.subdtype is not None or dtype.names is not None:
         what = ("records (structured values)" if dtype.names is not None or dtype.subdtype is not None
                 else f"{dtype} values")
-        raise AttnError("tensorfiles.array_holds_expected_real_numbers", where, shown=plan.shown, file=shorten(plan.file), what=what)
+        raise AttnError("tensorfiles.array_holds_expected_real_numbers", where, shown=plan.shown,
+                        file=shorten(plan.file), what=what)
     if any(isinstance(s, bool) or s < 0 for s in shape):
         raise AttnError("tensorfiles.has_header_negative_size", where, bad=bad)
     need = math.prod(shape) * dtype.itemsize
     if need > size:
-        raise AttnError("tensorfiles.promises_member_cut_short_forged", where, bad=bad, shape=shape_str(shape), dtype=dtype, size_text=size_text(need), size_text_2=size_text(size))
+        raise AttnError("tensorfiles.promises_member_cut_short_forged", where, bad=bad, shape=shape_str(shape),
+                        dtype=dtype, size_text=size_text(need), size_text_2=size_text(size))
     plan.ensure_room(shape, str(dtype), need)
     data = member.read(need)
     if len(data) != need:

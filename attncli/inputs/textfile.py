@@ -42,7 +42,9 @@ def read_text(
         lines.append(number)
         if len(rows[-1]) != len(rows[0]):
             raise AttnError(
-                "textfile.line_has_but_line_has", name, number=number, numbers=plural(len(rows[-1]), 'number'), lines=lines[0], count=len(rows[0])
+                "textfile.line_has_but_line_has", name, number=number, numbers=plural(len(rows[-1]),
+                                                                                      'number'), lines=lines[0],
+                                                                                      count=len(rows[0])
             )
     if not rows:
         raise AttnError("textfile.holds_no_numbers_file_empty", name)

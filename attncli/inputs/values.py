@@ -96,7 +96,8 @@ def token_labels(value: Any, count: int, prefix: str, key: str, of: str) -> list
         raise AttnError("values.expected_list_labels_one_string", key)
     if len(labels) != count:
         verb = "has" if of == "context" else "have"
-        raise AttnError("values.has_but", key, labels=plural(len(labels), 'label'), of=of, verb=verb, rows=plural(count, 'row'))
+        raise AttnError("values.has_but", key, labels=plural(len(labels), 'label'), of=of, verb=verb,
+                        rows=plural(count, 'row'))
     return labels
 
 

@@ -142,11 +142,13 @@ def _compare(text: str, x: np.ndarray, output: Path, caught: dict[str, np.ndarra
 def _agree(key: str, ours: np.ndarray | None, theirs: np.ndarray, module: str, dtype: str) -> Agreement:
     """How far the document's ``key`` is from the model's; farther than the tolerance is an error."""
     if ours is None or ours.shape != theirs.shape:
-        raise AttnError("extract.document_gives_shape_model_bug", key=key, value=None if ours is None else ours.shape, shape=theirs.shape)
+        raise AttnError("extract.document_gives_shape_model_bug", key=key, value=None if ours is None else ours.shape,
+                        shape=theirs.shape)
     difference = float(np.max(np.abs(ours - theirs)))
     scale = max(1.0, float(np.max(np.abs(theirs)))) if dtype == "float32" else 1.0
     if not difference <= TOLERANCE[dtype] * scale:  # (NaN too)
-        raise AttnError("extract.document_does_not_reproduce_model", key=key, difference=difference, module=module, tolerance=TOLERANCE[dtype] * scale)
+        raise AttnError("extract.document_does_not_reproduce_model", key=key, difference=difference, module=module,
+                        tolerance=TOLERANCE[dtype] * scale)
     return Agreement(key, difference, theirs.shape, module)
 
 
@@ -156,14 +158,16 @@ def _config(transformers: Any, folder: loading.Folder, model: str) -> Any:
         return transformers.AutoConfig.from_pretrained(str(folder.path), local_files_only=True)
     except Exception as e:
         raise AttnError("extract.cannot_read_config",
-                        f"{model}/config.json", model_type=folder.model_type, first_line=loading._first_line(e)) from None
+                        f"{model}/config.json", model_type=folder.model_type,
+                        first_line=loading._first_line(e)) from None
 
 
 def _check_layer(layer: int, count: int, stack: str | None, model_type: str) -> None:
     """``layer`` (from 0) is one of the model's ``count`` layers (of ``stack``, for T5)."""
     if not 0 <= layer < count:
         which = f"{stack} layers" if model_type == "t5" else "layers"
-        raise AttnError("extract.out_range_this_model_s", "--layer", layer=shorten(layer), model_type=model_type, which=which, count=count - 1)
+        raise AttnError("extract.out_range_this_model_s", "--layer", layer=shorten(layer), model_type=model_type,
+                        which=which, count=count - 1)
 
 
 def _check_length(n: int, limit: int | None, source: str) -> None:
@@ -201,7 +205,8 @@ def _reference(param: Param, folder: loading.Folder, net: Any, doc_folder: Path)
     shape = tuple(net.get_parameter(param.name).shape)
     name = _tensor_name(param.name, folder, getattr(net, "base_model_prefix", ""))
     if folder.shapes[name] != shape:
-        raise AttnError("extract.tensor_checkpoint_but_model", folder.name, name=quoted(name, 60), shapes=folder.shapes[name], shape=shape)
+        raise AttnError("extract.tensor_checkpoint_but_model", folder.name, name=quoted(name, 60),
+                        shapes=folder.shapes[name], shape=shape)
     reference: dict[str, Any] = {"file": _relative(folder.tensors[name], folder, doc_folder), "tensor": name}
     if param.layout != "rows":
         reference["layout"] = param.layout

@@ -227,7 +227,8 @@ def family_of(model_type: str, stack: str | None, where: str) -> tuple[Family, s
         raise AttnError(latent_families.REFUSED[model_type], f"{where}/config.json")
     if family is None:
         known = ", ".join(FAMILIES)
-        raise AttnError("families.model_type_not_supported_extract_knows", f"{where}/config.json", model_type=quoted(model_type) if model_type else '(none)', known=known)
+        raise AttnError("families.model_type_not_supported_extract_knows", f"{where}/config.json",
+                        model_type=quoted(model_type) if model_type else '(none)', known=known)
     if stack is not None and stack not in STACKS:
         raise AttnError("families.not_encoder_decoder", "--stack", stack=quoted(stack))
     if stack == "decoder":

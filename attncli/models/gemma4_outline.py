@@ -61,7 +61,8 @@ def gemma4(config: Any, model: Any, layer: int, stack: str) -> Plan:
     attn = model.get_submodule(p)
     if attn.is_kv_shared_layer:
         j = _source(config, layer)
-        raise AttnError("gemma4_outline.layer_makes_no_keys_values", layer=layer, j=j, num_kv_shared_layers=config.num_kv_shared_layers, j_2=j)
+        raise AttnError("gemma4_outline.layer_makes_no_keys_values", layer=layer, j=j,
+                        num_kv_shared_layers=config.num_kv_shared_layers, j_2=j)
     head_dim, h = attn.head_dim, config.num_attention_heads
     g = attn.k_proj.out_features // head_dim
     names = {"query": f"{p}.q_proj", "key": f"{p}.k_proj", "output": f"{p}.o_proj"}

@@ -28,7 +28,8 @@ def _cut(width: int, groups: int, offset: int, size: int) -> tuple[tuple[int, in
 
 def _silu_only(activation: str, what: str) -> None:
     if activation not in ("silu", "swish"):
-        raise AttnError("linear_outlines.hidden_act_activation_linear_document_takes", activation=quoted(activation), what=what)
+        raise AttnError("linear_outlines.hidden_act_activation_linear_document_takes", activation=quoted(activation),
+                        what=what)
 
 
 def qwen3_next_linear(config: Any, model: Any, layer: int) -> Plan:
@@ -123,7 +124,8 @@ def minimax_full(config: Any, model: Any, layer: int) -> Plan:
     head_dim = model.get_submodule(f"layers.{layer}.self_attn").head_dim
     turned = 2 * len(model.rotary_emb.inv_freq)  # (MiniMax's rotary module turns whole heads, whatever the config)
     if keys["rope"].get("dims", head_dim) != turned:
-        raise AttnError("linear_outlines.rope_parameters_turn_dimensions_head_but", get=keys['rope'].get('dims', head_dim), head_dim=head_dim, turned=turned)
+        raise AttnError("linear_outlines.rope_parameters_turn_dimensions_head_but",
+                        get=keys['rope'].get('dims', head_dim), head_dim=head_dim, turned=turned)
     plan.block, plan.pre_norm, plan.residual = f"layers.{layer}.self_attn", None, None
     plan.after_norm = True
     plan.float64["install"].append(float64_switches.eager_experts)

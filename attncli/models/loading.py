@@ -184,7 +184,8 @@ def require() -> tuple[Any, Any]:
                         "extract", missing=missing, install=INSTALL) from None
     version = tuple(int(part) for part in transformers.__version__.split(".")[:2] if part.isdigit())
     if version < MIN_TRANSFORMERS:
-        raise AttnError("loading.needs_transformers_later_installed_pip", "extract", map='.'.join(map(str, MIN_TRANSFORMERS)), version=transformers.__version__)
+        raise AttnError("loading.needs_transformers_later_installed_pip", "extract",
+                        map='.'.join(map(str, MIN_TRANSFORMERS)), version=transformers.__version__)
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     return torch, transformers

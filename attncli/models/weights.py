@@ -26,7 +26,8 @@ def checkpoint_files(folder: Folder) -> list:
         return sorted(set(folder.tensors.values()))
     if not (folder.path / WEIGHTS).is_file():
         names = sorted({file.name for file in folder.tensors.values()})
-        raise AttnError("weights.has_no_nor_weights_transformers", folder.name, weights=WEIGHTS, index=INDEX, names=', '.join(names[:3]), value=' …' if len(names) > 3 else '')
+        raise AttnError("weights.has_no_nor_weights_transformers", folder.name, weights=WEIGHTS, index=INDEX,
+                        names=', '.join(names[:3]), value=' …' if len(names) > 3 else '')
     return [folder.path / WEIGHTS]
 
 
@@ -67,5 +68,6 @@ def load_model(torch: Any, transformers: Any, folder: Folder, kind: str, dtype: 
     missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise AttnError("weights.checkpoint_has_no_tensor_which", folder.name, sorted=quoted(sorted(missing)[0], 60), more=more)
+        raise AttnError("weights.checkpoint_has_no_tensor_which", folder.name, sorted=quoted(sorted(missing)[0], 60),
+                        more=more)
     return model.eval()

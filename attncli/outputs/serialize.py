@@ -89,7 +89,8 @@ def kept(trace: Trace, only: list[str] | None) -> Iterator[tuple[str, np.ndarray
         array = array_of(trace, key)
         if array is None:
             if only and trace.spec.given_qkv is not None and key in WITHOUT_QKV:
-                raise AttnError("serialize.not_result_whose_queries_keys", "--only", key=key, without_qkv=WITHOUT_QKV[key])
+                raise AttnError("serialize.not_result_whose_queries_keys", "--only", key=key,
+                                without_qkv=WITHOUT_QKV[key])
             if only and key in OPTIONAL:
                 raise AttnError("checks.needs_document", "--only", key=key, needs=NEEDS[key])
             if only and key not in OPTIONAL:

@@ -85,8 +85,10 @@ def plan(spec: Spec, keys: list[str] | None, kind: str, budget: int | None = Non
         shape = f"{spec.heads} × {spec.n} × {spec.m}"
         if keys is not None:
             asked = ", ".join(key for key in keys if key in MATRIX_KEYS)
-            raise AttnError("decide.need_about_use_only_output", "--only", asked=asked, shape=shape, beyond=beyond(need, budget))
-        raise AttnError("decide.whole_result_scores_scaled_scores_weights", shape=shape, beyond=beyond(need, budget), what_fits=_what_fits(spec, kind, budget))
+            raise AttnError("decide.need_about_use_only_output", "--only", asked=asked, shape=shape,
+                            beyond=beyond(need, budget))
+        raise AttnError("decide.whole_result_scores_scaled_scores_weights", shape=shape, beyond=beyond(need, budget),
+                        what_fits=_what_fits(spec, kind, budget))
     _ensure_streamed_fits(spec, keys, kind, budget)
     return Plan(stream=True)
 

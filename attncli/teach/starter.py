@@ -75,13 +75,15 @@ def sizes(tokens: str | None = None, n: int | None = None, d_model: int = 4, d_k
     labels = _labels(tokens, n) if tokens is not None else []
     count = len(labels) if tokens is not None else n or 3
     if d_k is None and d_model % heads:
-        raise AttnError("starter.d_model_not_divisible_heads_give", "--heads", d_model=shorten(d_model), heads=shorten(heads))
+        raise AttnError("starter.d_model_not_divisible_heads_give", "--heads", d_model=shorten(d_model),
+                        heads=shorten(heads))
     d_k = d_k or d_model // heads
     if rope and d_k % 2:
         raise AttnError("starter.turns_pairs_dimensions_so_each", "--rope", d_k=d_k)
     m = count if context is None else context
     if mask == "causal" and m != count:
-        raise AttnError("starter.needs_many_keys_queries_but", "--mask causal", context=shorten(context), context_2=shorten(context), count=count)
+        raise AttnError("starter.needs_many_keys_queries_but", "--mask causal", context=shorten(context),
+                        context_2=shorten(context), count=count)
     placeholder = Sizes([], d_model, d_k, d_v or d_k, heads, context, kv_heads, bool(rope), pre_norm)
     _check_size(_shape_table(placeholder, count), count + (context or 0), inline)
     if tokens is None:
@@ -203,7 +205,8 @@ def unsaturated(draw, max_weight: float) -> str:
         if attempt == 0 and max_weight < 1:
             keys = _keys_of(text)
             if max_weight * keys < 1:  # m weights summing to 1: one is at least 1/m
-                raise AttnError("starter.row_over_keys_has_weight", "--max-weight", max_weight=max_weight, keys=keys, keys_2=keys, value=1 / keys)
+                raise AttnError("starter.row_over_keys_has_weight", "--max-weight", max_weight=max_weight, keys=keys,
+                                keys_2=keys, value=1 / keys)
         trace = attend(build_spec(Document(parse_text(text, "<init>"), "<init>", Path.cwd())))
         weights = trace.weights if trace.sink_weights is None else np.concatenate(
             [trace.weights, trace.sink_weights[..., None]], axis=-1)

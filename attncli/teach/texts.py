@@ -16,7 +16,8 @@ import json
 from functools import cache
 from pathlib import Path
 
-LANGUAGES = ("en", "zh")  # a file each in FOLDER (tests/test_text_catalogue.py)
+from attncli.core.messages import LANGUAGES  # (a file each in FOLDER: tests/test_text_catalogue.py)
+
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "texts"
 
 

@@ -33,7 +33,8 @@ def why_steps(trace: Trace, focus: Focus) -> list[Step]:
         for numbers in step.numbers:
             if not np.isfinite(numbers.matrix).all():
                 raise AttnError("stages.stage_overflow_float64_numbers_document",
-                                "explain --why", number=step.number, title=step.title, lower=numbers.title.split('  ')[0].lower())
+                                "explain --why", number=step.number, title=step.title,
+                                lower=numbers.title.split('  ')[0].lower())
     return steps
 
 
