@@ -22,6 +22,7 @@ LAZY = (
     "attncli.cli.page", "attncli.cli.card", "attncli.cli.stack",  # the other commands; a stack of layers
     "attncli.inputs.stacked",  # a stacked document (layers:)
     "attncli.core.emulate",  # --emulate
+    "attncli.core.variants",  # the stages' wrong variants: check (each stage names them lazily, core.stage.Lazy)
     "attncli.outputs.blocks", "attncli.outputs.paste", "attncli.views.tables",  # tables, markdown, latex, csv
     "attncli.views.picture",  # --export
     "attncli.outputs.yamltext",  # the YAML writer (init, extract)
