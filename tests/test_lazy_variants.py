@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from attncli.core.stage import Lazy, Variant, resolved
+from attncli.core.stage import Lazy, resolved
+from attncli.core.variants import Variant
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attncli.core.spec import Spec
+
+if TYPE_CHECKING:
+    from attncli.core.variants import Variant  # (what check reads: that package, imported when it reads it)
 
 Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
 
@@ -70,35 +74,15 @@ class Quantity:
         return self.shape.startswith(("h n m", "p n m"))  # (p: differential attention's head pairs)
 
 
-@dataclass(frozen=True)
-class Variant:
-    """A plausible wrong way to do one stage, as data beside the right one: what ``attncli check`` names.
-
-    ``apply(spec, a, p, run)`` does the stage this wrong way on the arrays so far and returns what the stage writes
-    (``run(spec, a)`` is the stage's right step, for a variant that only changes a setting); ``cases(spec)`` gives
-    one mapping ``p`` per instance the document can show (none: not here; ``p`` also fills the slip's sentence,
-    ``texts(lang)["slips"][name]``, and ``p["name"]`` may rename it); ``later``: later stages the same slip does
-    otherwise, by name, each ``step(spec, a, p, run)``.  ``backward``: a wrong backward step instead,
-    ``apply(spec, a, d, p, run)`` with the gradients ``d`` of what the stage wrote.  The variants live in
-    :mod:`attncli.core.variants`.
-    """
-
-    name: str
-    apply: Callable[..., Arrays]
-    cases: Callable[[Spec], tuple[dict, ...]] = lambda spec: ({},)
-    later: tuple[tuple[str, Callable[..., Arrays]], ...] = ()
-    backward: bool = False
-
-
 class Lazy:
     """A stage's variants named by where they live, imported the first time they are read: only ``attncli check``
     reads them, so a computation never imports :mod:`attncli.core.variants`.
 
-    Each name is ``"module:NAME"``, NAME a :class:`Variant` or a tuple of them; iterating gives them all in the
-    names' order, the same objects at every reading (each module imported once, the tuple kept).  With ``args``
-    the one name is a function that makes the stage's one variant from them (the temperature's, from the query
-    stage it multiplies).  Frozen; a plain class, not a dataclass (one of those costs its generated methods' compile
-    at every start), equal only to itself.
+    Each name is ``"module:NAME"``, NAME a :class:`~attncli.core.variants.Variant` or a tuple of them; iterating
+    gives them all in the names' order, the same objects at every reading (each module imported once, the tuple
+    kept).  With ``args`` the one name is a function that makes the stage's one variant from them (the
+    temperature's, from the query stage it multiplies).  Frozen; a plain class, not a dataclass (one of those costs
+    its generated methods' compile at every start), equal only to itself.
     """
 
     __slots__ = ("names", "args")
