@@ -7,6 +7,7 @@ The expected tuples are written out here as the stage list declared them before 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -81,6 +82,7 @@ def test_a_lazy_reference_is_resolved_once_in_order_and_frozen():
         "query_temperature": 1.5, "_t": 3.0}  # the queries as they were, under the key the stage writes
     with pytest.raises(AttributeError):
         lazy.names = ()
+    assert copy.deepcopy(lazy) is lazy and copy.copy(lazy) is lazy
     assert list(Lazy()) == []
 
 

@@ -99,6 +99,12 @@ class Lazy:
     def __iter__(self) -> Iterator[Variant]:
         return iter(resolved(self))
 
+    def __copy__(self) -> Lazy:  # (frozen: a copy, even a deep one, is itself, as a tuple's would be)
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Lazy:
+        return self
+
     def __repr__(self) -> str:
         return f"Lazy({', '.join(map(repr, self.names))}{f', args={self.args!r}' if self.args else ''})"
 
