@@ -2,15 +2,20 @@
 
 Every ``import`` counts: at the top of a module, inside a function (a lazy import is still a dependency: the two
 modules cannot be read, tested or moved apart) and under ``if TYPE_CHECKING:`` (a type names the other module's
-idea).  ``from attncli.x import y`` depends on the module ``attncli.x.y`` when there is one, else on ``attncli.x``;
-a module's own packages (``attncli.x`` for ``attncli.x.y``) are not counted, since Python runs them first anyway,
-unless it imports a name defined in them.  Each circle is given a direction: the lower module holds what both need.
+idea), and so does a module a string names for importlib (``"attncli.core.variants.scale:SCALE_VARIANTS"``, a
+stage's ``Lazy`` variants: imported later, still a dependency).  ``from attncli.x import y`` depends on the module
+``attncli.x.y`` when there is one, else on ``attncli.x``; a module's own packages (``attncli.x`` for
+``attncli.x.y``) are not counted, since Python runs them first anyway, unless it imports a name defined in them.
+Each circle is given a direction: the lower module holds what both need.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+NAMED = re.compile(r"(attncli(?:\.\w+)+):\w+")  # "module:NAME", what importlib imports later (core.stage.Lazy)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "attncli"
 
@@ -29,7 +34,9 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     out: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and NAMED.fullmatch(node.value):
+            out |= {NAMED.fullmatch(node.value)[1]} & known.keys()
+        elif isinstance(node, ast.Import):
             out |= {alias.name for alias in node.names if alias.name in known}
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -121,3 +128,13 @@ def test_a_function_level_import_counts(tmp_path):
     edges = {module: imported(module, path, known) for module, path in known.items()}
     assert edges == {"pkg.one": {"pkg.two"}, "pkg.two": {"pkg.one"}}
     assert circles(edges) == [["pkg.one", "pkg.two"]]
+
+
+def test_a_module_named_in_a_string_counts(tmp_path):
+    """A stage's Lazy variants name their module as "module:NAME": an edge, so a circle through one is found."""
+    (tmp_path / "one.py").write_text('VARIANTS = Lazy("attncli.two:VARIANTS")\n')
+    (tmp_path / "two.py").write_text("from attncli.one import VARIANTS\n")
+    known = {"attncli.one": tmp_path / "one.py", "attncli.two": tmp_path / "two.py"}
+    edges = {module: imported(module, path, known) for module, path in known.items()}
+    assert edges == {"attncli.one": {"attncli.two"}, "attncli.two": {"attncli.one"}}
+    assert circles(edges) == [["attncli.one", "attncli.two"]]

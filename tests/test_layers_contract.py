@@ -10,7 +10,8 @@
     cli       one module per command   -> everything
     package   attncli/__init__.py, the Python API   -> plan, outputs, inputs, core
 
-Every ``import`` is counted, also those inside functions (a lazy import is still a dependency).
+Every ``import`` is counted, also those inside functions (a lazy import is still a dependency), and so is a module a
+string names for importlib, ``"attncli.core.variants.scale:SCALE_VARIANTS"`` (a stage's ``Lazy`` variants).
 
 One door goes up, and only one: attncli/notebook.py (the package) may import the page's maker,
 attncli.teach.page, inside its functions, so that what ``attncli.compute`` returns shows the explorable page in
@@ -21,6 +22,7 @@ nothing else of teach or views; the core stays numpy-only.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,11 +66,16 @@ def layer_of(module: str) -> str:
     return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else "package"
 
 
+NAMED = re.compile(r"(attncli(?:\.\w+)+):\w+")  # "module:NAME", what importlib imports later (core.stage.Lazy)
+
+
 def imports(path: Path, module: str) -> list[tuple[int, str]]:
-    """(line, module) of every import in the file, relative imports resolved."""
+    """(line, module) of every import in the file, relative imports resolved, and of every module a string names."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and NAMED.fullmatch(node.value):
+            found.append((node.lineno, NAMED.fullmatch(node.value)[1]))
+        elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -116,6 +123,7 @@ def test_the_contract_catches_a_wrong_import(tmp_path):
     attention = copy / "core" / "attention.py"
     attention.write_text(attention.read_text(encoding="utf-8") + "\nfrom attncli.views.tables import matrix_table\n")
     (copy / "core" / "stream.py").write_text("import yaml\n", encoding="utf-8")
+    (copy / "core" / "named.py").write_text('WHERE = "attncli.teach.check.search:changes_of"\n', encoding="utf-8")
     init = copy / "__init__.py"  # the door is attncli/notebook.py's alone
     init.write_text(init.read_text(encoding="utf-8") + "\nfrom attncli.teach.page import page_html\n", encoding="utf-8")
     notebook = copy / "notebook.py"
@@ -127,6 +135,7 @@ def test_the_contract_catches_a_wrong_import(tmp_path):
     assert not any("notebook.py" in p and "teach.page" in p for p in found), found
     assert any("core/attention.py" in p and "core imports attncli.views.tables (views)" in p for p in found), found
     assert any("core/stream.py:1: core imports yaml" in p for p in found), found
+    assert any("core/named.py:1: core imports attncli.teach.check.search (teach)" in p for p in found), found
 
 
 @pytest.mark.parametrize("package, absent", [

@@ -1,7 +1,8 @@
 """What a run imports before it is needed (issue 39, start-up): in a real process, ``compute FILE --format json`` on a
-one-layer document loads neither the message catalogue, nor another command, nor the stacked-layer module, the YAML
-writer, Rich or what only another option needs; an English error loads the translator but no Chinese catalogue.
-(The time itself is measured by the benchmarks, against the import floor: docs/speed.md, "Start-up".)"""
+one-layer document loads neither the message catalogue, nor another command, nor check's variants, nor the
+stacked-layer module, the YAML writer, Rich or what only another option or a larger document needs; an English error
+loads the translator but no Chinese catalogue. (The time itself is measured by the benchmarks, against the import
+floor: docs/speed.md, "Start-up".)"""
 
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ LAZY = (
     "attncli.cli.page", "attncli.cli.card", "attncli.cli.stack",  # the other commands; a stack of layers
     "attncli.inputs.stacked",  # a stacked document (layers:)
     "attncli.core.emulate",  # --emulate
-    "attncli.outputs.blocks", "attncli.outputs.paste", "attncli.views.tables",  # tables, markdown, latex, csv
-    "attncli.views.picture",  # --export
+    "attncli.core.variants",  # the stages' wrong variants: check (each stage names them lazily, core.stage.Lazy)
+    "attncli.outputs.blocks", "attncli.outputs.paste", "attncli.views",  # tables, markdown, latex, csv, --export,
+    "attncli.outputs.titles",  # the notices' words (a warning); the tables' titles, a stack's layer names
+    "attncli.core.stream", "attncli.core.tiles", "attncli.core.stream_backward",  # a document too large in full
+    "attncli.inputs.tensorfiles",  # a .safetensors or .npz file
     "attncli.outputs.yamltext",  # the YAML writer (init, extract)
     "attncli.teach", "attncli.models",  # explain, check, page; extract
     "rich",  # tables, progress bars, --help

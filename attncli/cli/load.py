@@ -8,7 +8,6 @@ from typing import Optional
 from attncli.cli.language import current
 from attncli.cli.run import say, warn
 from attncli.core.errors import AttnError, quoted
-from attncli.views.words import words
 
 
 def load(file: str, overrides: dict | None = None, doc=None, compute=None):
@@ -32,16 +31,28 @@ def load(file: str, overrides: dict | None = None, doc=None, compute=None):
 def warn_unseen(trace, index: Optional[int] = None) -> None:
     """A warning for each query no key may see (in the language the command chose), naming the layer of a stack
     (``index``, from 0) it is in."""
-    from attncli.outputs.titles import phrase
-
     spec = trace.spec
-    place = "" if index is None else phrase(current(), "layer_of", j=index, i=index + 1)
+    place = "" if index is None else _layer_of(index)
     warn_ties(trace, place)
     if not trace.empty_queries:
         return
     hint = _convention_hint(spec)
     for i in trace.empty_queries:
         warn(place + words(current())["no_key"].format(i=i + 1, token=quoted(spec.tokens[i])) + hint)
+
+
+def _layer_of(index: int) -> str:
+    """The words before a warning about the layer ``index`` (from 0) of a stack, in the command's language."""
+    from attncli.outputs.titles import phrase
+
+    return phrase(current(), "layer_of", j=index, i=index + 1)
+
+
+def words(language: str) -> dict[str, str]:
+    """The notices' words in ``language`` (:mod:`attncli.views.words`: imported only when a notice is said)."""
+    from attncli.views.words import words as table
+
+    return table(language)
 
 
 def warn_ties(trace, place: str) -> None:

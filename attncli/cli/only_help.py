@@ -82,13 +82,14 @@ def _linear() -> str:
             f"{', '.join(ON_REQUEST)}; the formulas' names, as written: {', '.join(SYMBOLS)}.")
 
 
-# the lists of :func:`written`'s sentence, by name (for the help in another language: attncli.cli.help_zh)
-PARTS = re.compile(r"Keep just this key \(repeatable\): (?P<forward>.+?); shown only when named: "
-                   r"(?P<forward_named>.+?)\. With gradient: \(the backward pass\): (?P<backward>.+?); "
-                   r"shown only when named: "
-                   r"(?P<backward_named>.+?)\. Or the formula's name, in any case: (?P<symbols>.+?); the gradients "
-                   r"(?P<gradient_symbols>.+?)\. A linear: document: (?P<linear>.+?); shown only when named: "
-                   r"(?P<linear_named>.+?); the formulas' names, as written: (?P<linear_symbols>.+)\.\Z", re.S)
+# the lists of :func:`written`'s sentence, by name (for the help in another language: attncli.cli.help_zh); compiled
+# where it is used (re keeps it): only the Chinese --help reads it, and compiling it at import was paid by every start
+PARTS = (r"Keep just this key \(repeatable\): (?P<forward>.+?); shown only when named: "
+         r"(?P<forward_named>.+?)\. With gradient: \(the backward pass\): (?P<backward>.+?); "
+         r"shown only when named: "
+         r"(?P<backward_named>.+?)\. Or the formula's name, in any case: (?P<symbols>.+?); the gradients "
+         r"(?P<gradient_symbols>.+?)\. A linear: document: (?P<linear>.+?); shown only when named: "
+         r"(?P<linear_named>.+?); the formulas' names, as written: (?P<linear_symbols>.+)\.\Z")
 
 
 def parts(text: str = ONLY_HELP) -> dict[str, str]:
@@ -100,7 +101,7 @@ def parts(text: str = ONLY_HELP) -> dict[str, str]:
     >>> parts()["linear_named"]
     'chunk_states, decayed_scores'
     """
-    return PARTS.fullmatch(text).groupdict()
+    return re.compile(PARTS, re.S).fullmatch(text).groupdict()
 
 
 def _write() -> None:

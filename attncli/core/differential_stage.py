@@ -19,8 +19,7 @@ import numpy as np
 from attncli.core import backward as b
 from attncli.core import differential as diff
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
-from attncli.core.variants.differential import DIFFERENTIAL_VARIANTS
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage
 
 NEEDS = "differential:"
 
@@ -117,4 +116,4 @@ DIFFERENTIAL = Stage(
         r"\hat O = (1 - \lambda_{\text{init}}) \operatorname{RMSNorm}(O)", steps=("differential",)),
      HEAD_OUTPUTS),
     _run, lambda spec: spec.differential is not None, part="attention", block=_block, backward=_back,
-    variants=DIFFERENTIAL_VARIANTS, explained=("differential",))
+    variants=Lazy("attncli.core.variants.differential:DIFFERENTIAL_VARIANTS"), explained=("differential",))

@@ -186,12 +186,12 @@ def shape_str(shape: tuple[int, ...]) -> str:
     return "×".join(shorten(s) for s in shape) if shape else "a scalar"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"  # compiled where it is used (re keeps it): a run that prints no message needs none
 
 
 def visible(text: str) -> str:
     """Text as it may go to a terminal: control characters written as ``\\x1b`` (never sent raw)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return re.compile(_CONTROL).sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def describe(x: object) -> str:

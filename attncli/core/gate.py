@@ -19,8 +19,7 @@ from attncli.core import backward as b
 from attncli.core.attention import check_finite, project
 from attncli.core.formulas import symbol
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage, rows_in, rows_key
-from attncli.core.variants.left_out import GATE_LEFT_OUT
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage, rows_in, rows_key
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -88,4 +87,5 @@ GATE = Stage("gate", "G = σ(X̂·W_G + b_G)", ("inputs", "positional", "normali
 GATING = Stage("gating", "H ⊙ G", ("head_outputs", "gate"),
                (Quantity("gated_head_outputs", "H ⊙ G", "Gated head output", "h n d_v", "weights.gate:",
                          text=lambda spec: "H ⊙ G", latex=lambda spec, up: rf"{up('H')} \odot {up('G')}"),),
-               _gating, _present, part="after", backward=_gating_back, variants=(GATE_LEFT_OUT,))
+               _gating, _present, part="after", backward=_gating_back,
+               variants=Lazy("attncli.core.variants.left_out:GATE_LEFT_OUT"))

@@ -13,8 +13,7 @@ import numpy as np
 
 from attncli.core.indexer import dropped_weight, head_weights, index_keys, index_queries, index_scores, select
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage, rows_in
-from attncli.core.variants.indexer import INDEXER_VARIANTS
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage, rows_in
 
 READS = ("inputs", "positional", "normalized_inputs", "context", "latent_queries")
 
@@ -79,7 +78,8 @@ DROPPED = Quantity("index_dropped_weight", "A_dropped", "Weight of the dropped k
                             r"\sum_{t \notin \text{kept}} \operatorname{softmax}(Z)_t"))
 
 INDEXER = Stage("indexer", "I = Σ_h w·H^(−1/2)·ReLU(d^(−1/2)·q·k);  kept = top_k(I)", READS, QUANTITIES, _index,
-                lambda spec: spec.indexer is not None, variants=INDEXER_VARIANTS, explained=("indexer",))
+                lambda spec: spec.indexer is not None,
+                variants=Lazy("attncli.core.variants.indexer:INDEXER_VARIANTS"), explained=("indexer",))
 INDEX_DROPPED = Stage("index_dropped", "the full attention's weight on the dropped keys", ("scaled_scores",),
                       (DROPPED,), _dropped, lambda spec: spec.indexer is not None, part="attention",
                       block=_dropped_block, explained=("indexer",))  # (explain's indexer step shows it too)

@@ -16,10 +16,14 @@ rewrites Q, K and V) lists it again, with its own formula.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attncli.core.spec import Spec
+
+if TYPE_CHECKING:
+    from attncli.core.variants import Variant  # (what check reads: that package, imported when it reads it)
 
 Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
 
@@ -70,24 +74,59 @@ class Quantity:
         return self.shape.startswith(("h n m", "p n m"))  # (p: differential attention's head pairs)
 
 
-@dataclass(frozen=True)
-class Variant:
-    """A plausible wrong way to do one stage, as data beside the right one: what ``attncli check`` names.
+class Lazy:
+    """A stage's variants named by where they live, imported the first time they are read: only ``attncli check``
+    reads them, so a computation never imports :mod:`attncli.core.variants`.
 
-    ``apply(spec, a, p, run)`` does the stage this wrong way on the arrays so far and returns what the stage writes
-    (``run(spec, a)`` is the stage's right step, for a variant that only changes a setting); ``cases(spec)`` gives
-    one mapping ``p`` per instance the document can show (none: not here; ``p`` also fills the slip's sentence,
-    ``texts(lang)["slips"][name]``, and ``p["name"]`` may rename it); ``later``: later stages the same slip does
-    otherwise, by name, each ``step(spec, a, p, run)``.  ``backward``: a wrong backward step instead,
-    ``apply(spec, a, d, p, run)`` with the gradients ``d`` of what the stage wrote.  The variants live in
-    :mod:`attncli.core.variants`.
+    Each name is ``"module:NAME"``, NAME a :class:`~attncli.core.variants.Variant` or a tuple of them; iterating
+    gives them all in the names' order, the same objects at every reading (each module imported once, the tuple
+    kept).  With ``args`` the one name is a function that makes the stage's one variant from them (the
+    temperature's, from the query stage it multiplies).  Frozen; a plain class, not a dataclass (one of those costs
+    its generated methods' compile at every start), equal only to itself.
     """
 
-    name: str
-    apply: Callable[..., Arrays]
-    cases: Callable[[Spec], tuple[dict, ...]] = lambda spec: ({},)
-    later: tuple[tuple[str, Callable[..., Arrays]], ...] = ()
-    backward: bool = False
+    __slots__ = ("names", "args")
+    names: tuple[str, ...]
+    args: tuple
+
+    def __init__(self, *names: str, args: tuple = ()) -> None:
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "args", args)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"Lazy is frozen: cannot set {name}")
+
+    def __iter__(self) -> Iterator[Variant]:
+        return iter(resolved(self))
+
+    def __copy__(self) -> Lazy:  # (frozen: a copy, even a deep one, is itself, as a tuple's would be)
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Lazy:
+        return self
+
+    def __repr__(self) -> str:
+        return f"Lazy({', '.join(map(repr, self.names))}{f', args={self.args!r}' if self.args else ''})"
+
+
+def resolved(lazy: Lazy) -> tuple[Variant, ...]:
+    """The variants ``lazy`` names, in order: imported at the first call, the same tuple at every later one (also
+    when two threads ask at once: the first tuple stored is the one kept)."""
+    done = _RESOLVED.get(lazy)
+    if done is not None:
+        return done
+    import importlib
+
+    found: list[Variant] = []
+    for name in lazy.names:
+        module, _, attribute = name.partition(":")
+        value = getattr(importlib.import_module(module), attribute)
+        value = value(*lazy.args) if lazy.args else value
+        found += value if isinstance(value, tuple) else (value,)
+    return _RESOLVED.setdefault(lazy, tuple(found))
+
+
+_RESOLVED: dict[Lazy, tuple[Variant, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -105,7 +144,8 @@ class Stage:
     tiled: Callable[[Spec], bool] = lambda spec: False  # attention: done by the fused kernel of core.tiles
     backward: Callable[[Spec, Arrays, Arrays], Arrays] | None = None  # the gradients of what it read, from those
     #   of what it wrote (core.gradients); None: nothing it makes carries a gradient back
-    variants: tuple[Variant, ...] = ()  # its plausible wrong versions, for check (core.variants)
+    variants: Lazy | tuple[Variant, ...] = ()  # its plausible wrong versions, for check (core.variants), read
+    #   by iterating: a Lazy imports them then
     explained: tuple[str, ...] = ()  # the extra explain steps that show it (``--step rope``), named as the document's
     #   part; explain shows such a step after the last stage it shows (:func:`extra_steps`)
 

@@ -26,20 +26,8 @@ from attncli.core.latent_stage import absorb_stage, latent_aware, latent_stage
 from attncli.core.max_logits import max_logits_stage
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage, extra_steps
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage, extra_steps
 from attncli.core.temperature import TEMPERED, temperature_stage, tempered
-from attncli.core.variants import backward as wrong_back
-from attncli.core.variants import left_out
-from attncli.core.variants.heads import HEAD_VARIANTS
-from attncli.core.variants.latent import LATENT_VARIANTS, ROPE_LATENT_VARIANTS, SCALE_LATENT_VARIANTS
-from attncli.core.variants.masks import MASK_VARIANTS
-from attncli.core.variants.max_logits import MAX_LOGIT_VARIANTS
-from attncli.core.variants.norms import POST_NORM_VARIANTS, PRE_NORM_VARIANTS, RESIDUAL_VARIANTS
-from attncli.core.variants.products import MIX_VARIANTS, OUTPUT_VARIANTS, SCORE_VARIANTS
-from attncli.core.variants.qknorm import QK_NORM_AFTER_ROPE_VARIANTS, QK_NORM_VARIANTS, ROPE_QK_NORM_VARIANTS
-from attncli.core.variants.rope import ROPE_VARIANTS
-from attncli.core.variants.scale import BIAS_VARIANTS, SCALE_VARIANTS
-from attncli.core.variants.softmax import SOFTMAX_VARIANTS
 from attncli.core.vnorm import V_NORM, mixed
 
 
@@ -230,10 +218,11 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
                (f.normalized_inputs_text, f.normalized_inputs_latex), "pre_norm:", checkable=True,
                steps=("pre_norm",)),),
           lambda spec, a: {"normalized_inputs": maths.pre_norm(spec)}, lambda spec: spec.pre_norm is not None,
-          backward=grad.pre_norm, variants=PRE_NORM_VARIANTS, explained=("pre_norm",)),
+          backward=grad.pre_norm, variants=Lazy("attncli.core.variants.norms:PRE_NORM_VARIANTS"),
+          explained=("pre_norm",)),
     Stage("context", "C: the document's context (keys and values come from X̂ without one)", (),
           (_q_("context", "C", "Context", "m d_ctx", f.symbol("C"), "a context", "context"),), lambda spec, a: {}),
-    replace(latent_stage(QUERIES, KEYS, VALUES), variants=LATENT_VARIANTS),
+    replace(latent_stage(QUERIES, KEYS, VALUES), variants=Lazy("attncli.core.variants.latent:LATENT_VARIANTS")),
     Stage("projections", "Q = X̂·W_Q + b_Q   K = C·W_K + b_K   V = C·W_V + b_V",
           ("inputs", "positional", "normalized_inputs", "context"),
           (_p_("weight_query", "W_Q", "Query projection", "h d_model d_k", "", "w_q"),
@@ -245,11 +234,12 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
            _p_("weight_value", "W_V", "Value projection", "g d_ctx d_v", "", "w_v"),
            _p_("bias_value", "b_V", "Value bias", "g d_v", "bias.value:", "b_v"),
            VALUES),
-          _projections, lambda spec: spec.latent is None, backward=grad.projections, variants=HEAD_VARIANTS),
+          _projections, lambda spec: spec.latent is None, backward=grad.projections,
+          variants=Lazy("attncli.core.variants.heads:HEAD_VARIANTS")),
     Stage("clip_qkv", "Q, K, V = clamp(·, −c, c)", ("queries", "keys", "values"),
           (_clamped(QUERIES), _clamped(KEYS), _clamped(VALUES)), _clip, lambda spec: spec.clip_qkv is not None,
-          backward=grad.clip, variants=(left_out.CLIP_LEFT_OUT,)),
-    replace(qknorm.QK_NORM, variants=QK_NORM_VARIANTS),
+          backward=grad.clip, variants=Lazy("attncli.core.variants.left_out:CLIP_LEFT_OUT")),
+    replace(qknorm.QK_NORM, variants=Lazy("attncli.core.variants.qknorm:QK_NORM_VARIANTS")),
     V_NORM,
     Stage("rope", "Q′, K′ = rope(Q), rope(K)", ("queries", "keys", "normalized_queries", "normalized_keys"),
           (qknorm.rotated_from_normalized(_q_("queries_rotated", "Q′", "Rotated queries", "h n d_k",
@@ -263,9 +253,10 @@ _UP_TO_THE_KERNEL: tuple[Stage, ...] = (  # the rows of X, Q, K and V: every sta
            _q_("rope_attention_factor", "a_rope", "Rotary attention factor", "1",
                (f.attention_factor_text, f.attention_factor_latex), "rope:")),
           _rotations, lambda spec: spec.rope is not None, backward=grad.rope,
-          variants=ROPE_VARIANTS + ROPE_LATENT_VARIANTS + ROPE_QK_NORM_VARIANTS,
+          variants=Lazy("attncli.core.variants.rope:ROPE_VARIANTS", "attncli.core.variants.latent:ROPE_LATENT_VARIANTS",
+                        "attncli.core.variants.qknorm:ROPE_QK_NORM_VARIANTS"),
           explained=("rope",)),
-    replace(qknorm.QK_NORM_AFTER_ROPE, variants=QK_NORM_AFTER_ROPE_VARIANTS),
+    replace(qknorm.QK_NORM_AFTER_ROPE, variants=Lazy("attncli.core.variants.qknorm:QK_NORM_AFTER_ROPE_VARIANTS")),
     temperature_stage(last_queries),
 )
 # What the kernel's view (and the scores, and absorb) read: the last query and key stage the document has, which is
@@ -289,18 +280,21 @@ STAGES: tuple[Stage, ...] = (
                                            checkable=True, steps=(4,))),),
           _scores, part="attention",
           block=_scores_block, tiled=lambda spec: spec.score == "dot", backward=grad.scores,
-          variants=SCORE_VARIANTS + wrong_back.SCORES_BACKWARD),
+          variants=Lazy("attncli.core.variants.products:SCORE_VARIANTS",
+                        "attncli.core.variants.backward:SCORES_BACKWARD")),
     Stage("score_bias", "B = matrix + ALiBi + T5 buckets", (),
           (_q_("score_bias", "B", "Score bias", "h n m", (f.bias_text, lambda spec, up: "B"), "score_bias:",
                masked=True, checkable=True, null_at_minus_inf=True, steps=(4,)),),
           _score_bias, lambda spec: spec.score_bias is not None, part="attention", block=lambda spec, a, lo, hi: {},
-          tiled=lambda spec: True, variants=BIAS_VARIANTS),
+          tiled=lambda spec: True, variants=Lazy("attncli.core.variants.scale:BIAS_VARIANTS")),
     Stage("scale", "Z = scale·S → c·tanh(Z / c) (+ B)", ("scores", "score_bias"),
           (_q_("scaled_scores", "Z", "Scaled scores", "h n m",
                (f.scale_text, lambda spec, up: f.scaled_latex(spec, up("S"))), note=f.scaled_note, masked=True,
                checkable=True, steps=(4,)),),
           _scaled, part="attention", block=_scaled_block, tiled=lambda spec: True, backward=grad.scale,
-          variants=SCALE_VARIANTS + (left_out.SOFTCAP_LEFT_OUT,) + SCALE_LATENT_VARIANTS + wrong_back.SCALE_BACKWARD),
+          variants=Lazy("attncli.core.variants.scale:SCALE_VARIANTS", "attncli.core.variants.left_out:SOFTCAP_LEFT_OUT",
+                        "attncli.core.variants.latent:SCALE_LATENT_VARIANTS",
+                        "attncli.core.variants.backward:SCALE_BACKWARD")),
     Stage("weights", "A = softmax over the allowed keys (with the sink)", ("scaled_scores",),
           (_q_("weights", "A", "Weights", "h n m", (f.weights_formula, lambda spec, up: f"{up('A')} = "
                                                     f"{f.weights_latex(spec, f.scaled_latex(spec, up('S')))}"),
@@ -308,16 +302,19 @@ STAGES: tuple[Stage, ...] = (
            sinks.SINK_WEIGHTS, sinks.LSE),
           sinks.weights, part="attention", block=sinks.weights_block, tiled=lambda spec: spec.normalize == "softmax",
           backward=grad.weights,
-          variants=SOFTMAX_VARIANTS + MASK_VARIANTS + (left_out.SINK_LEFT_OUT,) + wrong_back.WEIGHTS_BACKWARD),
+          variants=Lazy("attncli.core.variants.softmax:SOFTMAX_VARIANTS", "attncli.core.variants.masks:MASK_VARIANTS",
+                        "attncli.core.variants.left_out:SINK_LEFT_OUT",
+                        "attncli.core.variants.backward:WEIGHTS_BACKWARD")),
     INDEX_DROPPED,  # the full attention's weight on the keys the indexer dropped
     replace(max_logits_stage(lambda a, spec: (kernel_queries(a, spec), kernel_keys(a, spec))),
-            variants=MAX_LOGIT_VARIANTS),
+            variants=Lazy("attncli.core.variants.max_logits:MAX_LOGIT_VARIANTS")),
     Stage("mix", "H = A·V", ("weights", "values", "normalized_values"),
           (_q_("head_outputs", "H", "Head output", "h n d_v",
                (lambda spec: "H = A·V", lambda spec, up: f"{up('H')} = {up('A')} {up('V')}"), checkable=True,
                steps=(6, 7)),),
           _mix, lambda spec: spec.differential is None, part="attention", block=_mix_block, tiled=lambda spec: True,
-          backward=grad.mix, variants=MIX_VARIANTS + wrong_back.MIX_BACKWARD),
+          backward=grad.mix,
+          variants=Lazy("attncli.core.variants.products:MIX_VARIANTS", "attncli.core.variants.backward:MIX_BACKWARD")),
     DIFFERENTIAL,
     GATE,
     GATING,
@@ -326,12 +323,14 @@ STAGES: tuple[Stage, ...] = (
            _p_("bias_output", "b_O", "Output bias", "d_out", "bias.output:", "b_o"),
            _q_("output", "Y", "Output", "n d_out", (f.output_formula, lambda spec, up: f.output_latex(spec)),
                checkable=True)),
-          _output, part="after", backward=grad.output, variants=OUTPUT_VARIANTS + (left_out.GATE_AFTER_OUTPUT,)),
+          _output, part="after", backward=grad.output,
+          variants=Lazy("attncli.core.variants.products:OUTPUT_VARIANTS",
+                        "attncli.core.variants.left_out:GATE_AFTER_OUTPUT")),
     Stage("post_norm", "post_norm(Y)", ("output",),
           (_q_("normalized_output", "", "Normalised output", "n d_out",
                (f.normalized_output_text, f.normalized_output_latex), "post_norm:", checkable=True),),
           _post_norm, lambda spec: spec.post_norm is not None, part="after", backward=grad.post_norm,
-          variants=POST_NORM_VARIANTS),
+          variants=Lazy("attncli.core.variants.norms:POST_NORM_VARIANTS")),
     Stage("residual", "R = X₀ + α·Y (or + α·post_norm(Y));  N = LayerNorm(R)",
           ("inputs", "positional", "output", "normalized_output"),
           (_q_("residual", "R", "Residual", "n d_model",
@@ -340,7 +339,8 @@ STAGES: tuple[Stage, ...] = (
            _q_("normalized", "N", "Add & Norm", "n d_model", f.fixed("LayerNorm(R)", r"\operatorname{LayerNorm}(R)"),
                "add_norm:", checkable=True, steps=("add_norm",))),
           _residual, lambda spec: spec.add_norm is not None or spec.residual, part="after",
-          backward=grad.residual, variants=RESIDUAL_VARIANTS, explained=("add_norm", "residual")),
+          backward=grad.residual, variants=Lazy("attncli.core.variants.norms:RESIDUAL_VARIANTS"),
+          explained=("add_norm", "residual")),
 )
 
 BY_NAME = {stage.name: stage for stage in STAGES}

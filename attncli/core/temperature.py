@@ -18,8 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
-from attncli.core.variants.left_out import temperature_left_out
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage
 
 TEMPERED = "_tempered_queries"  # the multiplied queries (h, n, d_k): internal, what kernel_queries returns
 
@@ -56,4 +55,4 @@ def temperature_stage(last_queries: Callable[[Arrays, Spec], np.ndarray]) -> Sta
     return Stage("query_temperature", "Q′ = τ ⊙ Q′  (row i times τ_i)",
                  ("queries", "queries_rotated", "normalized_queries"), (TAU,), run,
                  lambda spec: spec.query_temperature is not None,
-                 variants=(temperature_left_out(last_queries, TEMPERED),))
+                 variants=Lazy("attncli.core.variants.left_out:temperature_left_out", args=(last_queries, TEMPERED)))

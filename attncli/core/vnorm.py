@@ -17,8 +17,7 @@ import numpy as np
 
 from attncli.core import backward as b
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Quantity, Stage
-from attncli.core.variants.left_out import V_NORM_LEFT_OUT
+from attncli.core.stage import Arrays, Lazy, Quantity, Stage
 
 
 def rms(v: np.ndarray, eps: float) -> np.ndarray:
@@ -52,4 +51,5 @@ NORMALIZED_VALUES = Quantity(
     latex=lambda spec, up: up(r"\hat{V}") + r" = \frac{V}{\sqrt{\operatorname{mean}(V^2) + \varepsilon}}",
     checkable=True, steps=(3,))
 V_NORM = Stage("v_norm", "V̂ = V / √(mean(V²) + ε)", ("values",), (NORMALIZED_VALUES,), _run,
-               lambda spec: spec.v_norm is not None, backward=_backward, variants=(V_NORM_LEFT_OUT,))
+               lambda spec: spec.v_norm is not None, backward=_backward,
+               variants=Lazy("attncli.core.variants.left_out:V_NORM_LEFT_OUT"))

@@ -25,7 +25,6 @@ import numpy as np
 from attncli.core.errors import AttnError, describe, nearest, quoted, shorten, unknown_key
 from attncli.inputs.reading import file_status
 from attncli.inputs.tensor_plan import TensorPlan
-from attncli.inputs.tensorfiles import PICKLED, read_npz, read_safetensors
 
 ARCHIVE_KEYS = ("file", "tensor", "layout", "rows", "columns")
 ARCHIVE_KINDS = (".safetensors", ".npz")
@@ -79,6 +78,8 @@ def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
     mode = file_status(path, file, "a .safetensors or .npz file").st_mode
     if not stat.S_ISREG(mode):
         raise AttnError("archives.not_regular_file_device_pipe", file)
+    from attncli.inputs.tensorfiles import read_npz, read_safetensors  # (only a document with such a file reads one)
+
     plan = TensorPlan(spec, file, tensor)
     try:
         array = read_safetensors(path, plan) if suffix == ".safetensors" else read_npz(path, plan)
@@ -93,5 +94,7 @@ def _not_an_archive(suffix: str) -> str:
     if suffix in (".npy", ".csv", ".tsv", ".txt"):
         return "holds one matrix: give its name alone (query: x.npy), without file and tensor"
     if suffix in (".bin", ".pt", ".pth", ".ckpt", ".pkl"):
+        from attncli.inputs.tensorfiles import PICKLED
+
         return "is " + PICKLED
     return "is not a .safetensors or .npz file"

@@ -134,7 +134,7 @@ def _parse_json(text: str, name: str) -> Any:
     try:
         hooks = {"parse_constant": _reject_constant, "parse_float": _json_float, "parse_int": _int}
         data = json.loads(text, object_pairs_hook=_unique_pairs, **hooks)
-        if _SURROGATE.search(text):
+        if re.compile(_SURROGATE).search(text):
             _check_surrogates(data)
         return data
     except AttnError as e:
@@ -146,7 +146,7 @@ def _parse_json(text: str, name: str) -> Any:
         raise AttnError("document.nested_too_deeply_lists_mappings", name) from None
 
 
-_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"  # (compiled where it is used: only a JSON document needs it)
 
 
 def _check_surrogates(data: Any) -> None:
@@ -215,8 +215,9 @@ def _parse_yaml_events(text: str, name: str) -> Any:
 
 
 # what the depth count passes over: a quoted scalar (where a scalar may begin), a comment; and what it counts
-_FLOW = re.compile(r"""(?:(?<=^)|(?<=[\s\[{,:]))(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')"""
-                   r"""|(?:(?<=^)|(?<=\s))#[^\n]*|[\[\]{}]""", re.M)
+# (compiled where it is used, re keeping it: only a document the parser refuses needs it)
+_FLOW = (r"""(?:(?<=^)|(?<=[\s\[{,:]))(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')"""
+         r"""|(?:(?<=^)|(?<=\s))#[^\n]*|[\[\]{}]""")
 
 
 def _refuse_deep_flow(text: str, name: str) -> None:
@@ -229,7 +230,7 @@ def _refuse_deep_flow(text: str, name: str) -> None:
     stands, which is one clear line too.)
     """
     depth = 0
-    for match in _FLOW.finditer(text):
+    for match in re.compile(_FLOW, re.M).finditer(text):
         bracket = match.group()
         if bracket in "[{":
             depth += 1

@@ -26,8 +26,9 @@ def check_identity_fits(key: str, d: int) -> None:
 
 
 # A number as JSON and YAML 1.2 write it: ASCII digits only (float() also reads '１２' and '١٢'), no
-# underscores (float() reads '1_000' as 1000), no hexadecimal, no words (inf, nan).
-_NUMBER_TEXT = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*", re.ASCII)
+# underscores (float() reads '1_000' as 1000), no hexadecimal, no words (inf, nan). Compiled where it is used (re
+# keeps it): a document with no number written as text needs none.
+_NUMBER_TEXT = r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*"
 
 
 def number_in_text(text: str) -> float | None:
@@ -37,7 +38,7 @@ def number_in_text(text: str) -> float | None:
     >>> number_in_text("1e-3"), number_in_text("1_000"), number_in_text("１２"), number_in_text("nan")
     (0.001, None, None, None)
     """
-    return float(text) if _NUMBER_TEXT.fullmatch(text) else None
+    return float(text) if re.compile(_NUMBER_TEXT, re.ASCII).fullmatch(text) else None
 
 
 def finite_number(value: Any) -> float | None:

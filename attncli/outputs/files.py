@@ -25,7 +25,7 @@ from attncli.core.errors import AttnError
 
 STDIN = Path("-")  # among a run's inputs: the document was read from standard input
 STDOUT_NAME = "standard output"
-_FD_PATH = re.compile(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)")
+_FD_PATH = r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)"  # (compiled where used: standard output needs none)
 _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
@@ -70,7 +70,7 @@ def destination(path: Optional[Path], inputs: set[Path]) -> Destination:
     if path is None:
         return Destination(STDOUT_NAME, fd=1)
     where = str(path)
-    special = _FD_PATH.fullmatch(os.path.abspath(path))  # /dev/stdout: the stream itself, whatever it is
+    special = re.compile(_FD_PATH).fullmatch(os.path.abspath(path))  # /dev/stdout: the stream itself, whatever it is
     if special:
         fd = {"out": 1, "err": 2}[special[1]] if special[1] else int(special[2] or special[3])
         return Destination(where, fd=fd)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from attncli.core import pipeline, stream
+from attncli.core import pipeline
 from attncli.core.differential_stage import DIFFERENTIAL
 from attncli.core.errors import AttnError
 from attncli.core.memory import CHECKED_FROM, beyond, ensure_fits, memory_budget, thread_reserve
@@ -51,6 +51,8 @@ def compute_within(spec: Spec, keys: list[str] | None, kind: str, progress: Prog
         return pipeline.attend_until(spec, keys)
     if not plan(spec, keys, kind).stream:
         return pipeline.attend(spec)
+    from attncli.core import stream  # (block by block: imported only for a document too large for the full path)
+
     if progress is None:
         return stream.attend_streamed(spec, keep=keys)
     with progress(stream.block_count(spec), seconds(spec)) as advance:

@@ -7,13 +7,11 @@ The full computation (:func:`attncli.core.pipeline.attend`) keeps h × n × m ma
 
 from __future__ import annotations
 
-from attncli.core import stream
 from attncli.core.gradient_keys import GRADIENT_KEYS
 from attncli.core.pipeline import needed
 from attncli.core.spec import Spec
 from attncli.core.stages import MATRIX_KEYS, QUANTITIES, STAGES
 from attncli.core.threads import cores
-from attncli.core.tiles import tile_keys
 
 BASE = 64 << 20  # the interpreter and its modules; a small result's text fits in this allowance too
 # Bytes per number written, for every number of the result, as each kind builds it before writing (measured:
@@ -117,6 +115,9 @@ def beyond_base(written: int) -> int:
 
 def streamed_bytes(spec: Spec) -> int:
     """Peak memory of :func:`attncli.core.stream.attend_streamed`, roughly (bytes): the n × d arrays and the blocks."""
+    from attncli.core import stream  # (with its tiles: imported when a document is too large for the full path)
+    from attncli.core.tiles import tile_keys
+
     if stream.fast(spec):
         rows = stream.fast_rows(spec)
         keys = tile_keys(spec, rows, stream.cells())

@@ -1,6 +1,6 @@
 """The plausible wrong versions of each stage, as data beside the right one: what ``attncli check`` names.
 
-Each module holds the :class:`~attncli.core.stage.Variant` tuples of some stages (small pure numpy functions);
+Each module holds the :class:`Variant` tuples of some stages (small pure numpy functions);
 :mod:`attncli.core.stages` gives each stage its tuple (``Stage(…, variants=…)``), and check's search
 (:mod:`attncli.teach.check.search`) runs the stage list with one variant, or two, in place of the right steps.
 A new stage brings its variants here and check needs no code of its own for them.
@@ -24,10 +24,32 @@ A new stage brings its variants here and check needs no code of its own for them
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from attncli.core.stage import Variant
+from attncli.core.spec import Spec
 
 __all__ = ["Variant", "when"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A plausible wrong way to do one stage, as data beside the right one: what ``attncli check`` names.
+
+    ``apply(spec, a, p, run)`` does the stage this wrong way on the arrays so far and returns what the stage writes
+    (``run(spec, a)`` is the stage's right step, for a variant that only changes a setting); ``cases(spec)`` gives
+    one mapping ``p`` per instance the document can show (none: not here; ``p`` also fills the slip's sentence,
+    ``texts(lang)["slips"][name]``, and ``p["name"]`` may rename it); ``later``: later stages the same slip does
+    otherwise, by name, each ``step(spec, a, p, run)``.  ``backward``: a wrong backward step instead,
+    ``apply(spec, a, d, p, run)`` with the gradients ``d`` of what the stage wrote.  The variants live in
+    modules of this package, and so does the class: only check makes one (a stage names its variants lazily,
+    :class:`attncli.core.stage.Lazy`), so a computation never builds it.
+    """
+
+    name: str
+    apply: Callable[..., dict]
+    cases: Callable[[Spec], tuple[dict, ...]] = lambda spec: ({},)
+    later: tuple[tuple[str, Callable[..., dict]], ...] = ()
+    backward: bool = False
 
 
 def when(test: Callable, **words) -> Callable:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from attncli.core.backward import grouped
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 
 def _softmax_back(fn):

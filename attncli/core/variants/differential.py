@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from attncli.core import differential as diff
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
-from attncli.core.variants import when
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant, when
 
 
 def _forward(a: Arrays, d: diff.Differential, sign: float = -1.0, norm: bool = True, factor: bool = True) -> Arrays:

@@ -14,7 +14,8 @@ from dataclasses import replace
 import numpy as np
 
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 WEIGHTS = (("w_q", "W_Q"), ("w_k", "W_K"), ("w_v", "W_V"))
 BIASES = (("b_q", "b_Q"), ("b_k", "b_K"), ("b_v", "b_V"))

@@ -18,7 +18,8 @@ import numpy as np
 
 from attncli.core.indexer import select, selection_mask
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 AFTER = ("weights", "index_dropped", "max_logits")  # the stages that read the selection (spec.mask, indexer.kept)
 

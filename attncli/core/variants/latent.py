@@ -17,7 +17,8 @@ import numpy as np
 from attncli.core.attention import project
 from attncli.core.latent import keys_of, latent_kv
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant, rows_in
+from attncli.core.stage import Arrays, rows_in
+from attncli.core.variants import Variant
 from attncli.core.variants.norms import NORM_SLIPS, norm_variants, words
 
 

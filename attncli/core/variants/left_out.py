@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from attncli.core.attention import concat_heads, output_projection, projections
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
-from attncli.core.variants import when
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant, when
 
 
 def _without(**settings):

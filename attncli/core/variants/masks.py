@@ -13,7 +13,8 @@ import numpy as np
 
 from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 from attncli.core.variants.softmax import allowed_of
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from attncli.core.max_logits import gammas, largest
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 
 def _unscaled(spec: Spec, a: Arrays, p: dict, run) -> Arrays:

@@ -15,7 +15,8 @@ import numpy as np
 
 from attncli.core.norms import layer_norm
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 NAMES = {"rms": "RMSNorm", "layer": "LayerNorm"}
 NORM_SLIPS = ("norm_other", "norm_axis", "norm_ddof", "norm_eps_left_out", "norm_eps_outside", "norm_no_root",

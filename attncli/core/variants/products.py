@@ -16,8 +16,8 @@ from attncli.core.attention import concat_heads
 from attncli.core.gate import gated_or_not
 from attncli.core.scores import shared
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
-from attncli.core.variants import when
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant, when
 
 
 def _dot(spec: Spec) -> bool:

@@ -23,8 +23,9 @@ from attncli.core.formulas import norm_text
 from attncli.core.norms import QkNorm
 from attncli.core.qknorm import normalize
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
 from attncli.core.temperature import tempered
+from attncli.core.variants import Variant
 from attncli.core.variants.norms import NAMES, NORM_SLIPS, norm_variants, words
 
 QK = ("normalized_queries", "normalized_keys")

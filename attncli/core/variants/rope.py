@@ -16,7 +16,8 @@ import numpy as np
 from attncli.core.positions import rotate
 from attncli.core.qknorm import rope_inputs
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 
 def _rope(change):

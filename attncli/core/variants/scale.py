@@ -13,7 +13,8 @@ import numpy as np
 
 from attncli.core.scores import softcap
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 
 def scaled_by(spec: Spec, a: Arrays, factor: float, bias_factor: float = 1.0) -> Arrays:

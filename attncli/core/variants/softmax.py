@@ -14,7 +14,8 @@ import numpy as np
 from attncli.core.scores import shared
 from attncli.core.softmax import softmax
 from attncli.core.spec import Spec
-from attncli.core.stage import Arrays, Variant
+from attncli.core.stage import Arrays
+from attncli.core.variants import Variant
 
 OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: e^z is inf beyond it
 

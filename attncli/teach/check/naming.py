@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.stage import Variant
+from attncli.core.variants import Variant
 from attncli.teach.check import search
 from attncli.teach.check.answer import Answer, Given
 from attncli.teach.check.search import Candidate, Change

@@ -20,9 +20,9 @@ import numpy as np
 from attncli.core import pipeline
 from attncli.core.attention import OVERFLOW_ALLOWED
 from attncli.core.gradient_keys import GRADIENT_KEYS
-from attncli.core.stage import Variant
 from attncli.core.stages import BY_NAME, QUANTITIES, STAGES, writer
 from attncli.core.trace import Trace
+from attncli.core.variants import Variant
 from attncli.teach.check import probe
 from attncli.teach.check.answer import Answer, Given, select
 from attncli.teach.check.probe import FAILED, cells_match
