@@ -138,23 +138,26 @@ def _pattern(template: str) -> tuple[re.Pattern, tuple[int, int]]:
 
 
 @functools.cache
-def compiled(lang: str) -> list[tuple[re.Pattern, str]]:
-    """(regex of the English template, ``lang``'s template) of every phrase, the most specific first; a template
-    that only joins fields (``{}: {}``) is left out: inside a field it would split a name."""
+def compiled(lang: str, messages: bool) -> list[tuple[re.Pattern, str, tuple[str, ...]]]:
+    """(regex of the English template, ``lang``'s template, the English fields' names in order) of every phrase,
+    and of every message too when ``messages`` (a field may be a whole message another helper wrote: a cell's
+    problem), the most specific first; a template that only joins fields (``{}: {}``) is left out: inside a field it
+    would split a name."""
     english, other = catalogue("en"), catalogue(lang)
     entries = []
     for id, template in english.items():
-        if id.startswith(PHRASE) and id in other:
+        if (messages or id.startswith(PHRASE)) and id in other:
             regex, specific = _pattern(template)
             if not (specific[0] == 0 and regex.groups > 1):
-                entries.append((specific, regex, other[id]))
+                names = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
+                entries.append((specific, regex, other[id], names))
     entries.sort(key=lambda entry: (-entry[0][0], -entry[0][1]))
-    return [(regex, translated) for _, regex, translated in entries]
+    return [(regex, translated, names) for _, regex, translated, names in entries]
 
 
 def phrase(field: str, lang: str, depth: int = 1) -> str | None:
-    """``field`` in ``lang``: a phrase whole, else a phrase before its first colon (``row 1, column 2: nan``);
-    None when no phrase matches."""
+    """``field`` in ``lang``: a phrase (or, as a message's field, a message) whole, else one before its first colon
+    (``row 1, column 2: nan``); None when none matches."""
     whole = _lookup(field, lang, depth)
     if whole is not None:
         return whole
@@ -164,11 +167,11 @@ def phrase(field: str, lang: str, depth: int = 1) -> str | None:
 
 
 def _lookup(field: str, lang: str, depth: int) -> str | None:
-    for regex, translated in compiled(lang):
+    for regex, translated, names in compiled(lang, depth == 1):
         match = regex.match(field)
         if match:
             values = [(phrase(v, lang, depth + 1) or v) if depth < DEPTH else v for v in match.groups()]
-            return _fill_positional(translated, values, match.groups())
+            return _fill_matched(translated, names, values, match.groups())
     return None
 
 
@@ -195,15 +198,20 @@ def _joined(parts: list[tuple[str, str | None, bool]]) -> str:
     return out
 
 
-def _fill_positional(template: str, values: list[str], english: tuple[str, ...]) -> str:
-    """A phrase's ``template`` (``{}``, ``{0}``, ``{n}`` fields) filled with ``values``."""
+def _fill_matched(template: str, names: tuple[str, ...], values: list[str], english: tuple[str, ...]) -> str:
+    """``template`` filled with the ``values`` a match found for the English fields ``names``: by name (a
+    message's ``{place}``), else by position (a phrase's ``{}``, ``{0}``, ``{n}``)."""
     parts, auto = [], 0
     for text, name, _, _ in string.Formatter().parse(template):
         if name is None:
             parts.append((text, None, False))
             continue
-        index = int(name) if name.isdigit() else auto
-        auto += 0 if name.isdigit() else 1
+        if name.isdigit():
+            index = int(name)
+        elif name and name != "n" and name in names:
+            index = names.index(name)
+        else:
+            index, auto = auto, auto + 1
         parts.append((text, values[index], values[index] != english[index]))
     return _joined(parts)
 

@@ -275,7 +275,7 @@ class _Builder:
         if width and width % d_k == 0 and width // d_k < heads and heads % (width // d_k) == 0:
             g = width // d_k
             return AttnError("builder.columns_head_d_k_grouped_query", e.where, reason=e, width=width, g=g,
-                             value='s' if g > 1 else '', d_k=d_k, g_2=g)
+                             plural_s='s' if g > 1 else '', d_k=d_k, g_2=g)
         return e
 
     def _heads_of_3d_weights(self, names: tuple[str, ...] = ("query", "key", "value")) -> int | None:

@@ -139,7 +139,7 @@ def layer_number(value: int | None, doc: Document) -> int | None:
     count = len(stack_of(doc))
     if not 1 <= value <= count:
         raise AttnError("stacked.but_has_layer_choose",
-                        "--layer", value=value, name=doc.name, count=count, value_2='s' if count > 1 else '',
+                        "--layer", value=value, name=doc.name, count=count, plural_s='s' if count > 1 else '',
                         count_2=count)
     return value - 1
 

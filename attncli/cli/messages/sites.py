@@ -12,7 +12,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3]  # the folder that holds attncli/
 RAISED = ("AttnError", "ArgumentError")  # the error type, and the Python API's subclass of it
-SAID = ("said", "_refuse")  # the command line's own lines (cli/run.py, cli/messages), a picture's refusal
+SAID = ("said", "self._refuse")  # the command line's own lines (cli/run.py, cli/messages), a picture's refusal
 
 
 def ids(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
@@ -26,17 +26,25 @@ def ids(node: ast.AST, constants: dict[str, ast.AST]) -> list[str] | None:
         return ids(constants[node.id], constants)
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in constants:
         table = constants[node.value.id]
-        if isinstance(table, ast.Dict) and all(isinstance(v, ast.Constant) for v in table.values):
-            return [v.value for v in table.values]
+        if isinstance(table, ast.Dict):
+            found = [ids(v, constants) for v in table.values]
+            return None if None in found else [id for each in found for id in each]
     if isinstance(node, ast.Dict):
         return [v.value for v in node.values if isinstance(v, ast.Constant)]
     return None
 
 
 def _constants(tree: ast.Module) -> dict[str, ast.AST]:
-    found = {t.id: n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
-             if isinstance(t, ast.Name)}
-    return found
+    """The names assigned in ``tree`` (at any depth: a function's table of ids too) and their values."""
+    return {t.id: n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Name)}
+
+
+def strings(package: Path = PACKAGE) -> set[str]:
+    """Every string constant written in the package's code (an id is used when it is one of them)."""
+    return {node.value for path in (package / "attncli").rglob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)}
 
 
 def raise_sites(package: Path = PACKAGE) -> list[tuple[str, int, list[str] | None, str]]:
@@ -48,8 +56,9 @@ def raise_sites(package: Path = PACKAGE) -> list[tuple[str, int, list[str] | Non
         tree = ast.parse(path.read_text(encoding="utf-8"))
         constants = _constants(tree)
         for node in ast.walk(tree):
-            name = getattr(node.func, "id", getattr(node.func, "attr", "")) if isinstance(node, ast.Call) else ""
-            if name in RAISED + SAID and node.args:
+            name = ast.unparse(node.func) if isinstance(node, ast.Call) else ""
+            said = name in SAID and (name != "said" or path.parent.name in ("cli", "messages"))
+            if (said or name.rpartition(".")[2] in RAISED) and node.args:
                 argument = node.args[0]
                 sites.append((str(path.relative_to(package)), node.lineno, ids(argument, constants),
                               ast.unparse(argument)))

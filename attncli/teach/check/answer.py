@@ -110,9 +110,11 @@ def _position(value: Any, labels: list[str], where: str, what: str) -> int | Non
             raise AttnError("answer.out_range_there_one_head", where, value=shorten(value))
         if len(labels) == 1:
             raise AttnError("answer.out_range_there_one_query", where, value=shorten(value))
-        if len(labels) == 2:
-            raise AttnError("answer.out_range_2", where, value=shorten(value), plural=plural)
-        raise AttnError("answer.out_range", where, value=shorten(value), plural=plural, count=len(labels))
+        if what == "head":  # (the noun written out, so that each language says it its own way)
+            id = "answer.out_range_heads_2" if len(labels) == 2 else "answer.out_range_heads"
+            raise AttnError(id, where, value=shorten(value), count=len(labels))
+        id = "answer.out_range_2" if len(labels) == 2 else "answer.out_range"
+        raise AttnError(id, where, value=shorten(value), plural=plural, count=len(labels))
     if isinstance(value, str) and value in labels:
         return labels.index(value)
     if isinstance(value, float) and str(value) in labels:  # (a label YAML reads as a number: 3.10 is '3.1')
