@@ -17,7 +17,17 @@ import typer
 
 from attncli.cli.app import app as _app  # as the commands imported so far have registered on it (``app``: all)
 from attncli.cli.language import current
-from attncli.cli.run import EXIT_USER, Stopped, prefix, quiet_broken_pipe, say, stop_cleanly_on_signals, translated
+from attncli.cli.run import (
+    EXIT_USER,
+    OUT_OF_MEMORY,
+    Stopped,
+    prefix,
+    quiet_broken_pipe,
+    say,
+    stop_cleanly_on_signals,
+    translated,
+)
+from attncli.cli.start import start_within_limits
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
 
 __all__ = ["main"]  # and app (below)
@@ -54,6 +64,7 @@ def the_command(args: list[str]) -> None:
 def main(args: list[str] | None = None) -> None:
     """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
     library_defaults()
+    start_or_refuse(sys.argv[1:] if args is None else list(args))  # (under ulimit -v, before numpy is imported)
     gc.freeze()  # what the imports so far made (Typer's, Click's) lives to the end: no collection walks it again
     # (at every start, the walks of the later imports and of the exit took 21 million instructions: docs/speed.md)
     warnings.simplefilter("ignore")  # stderr is attncli's: one Error line, or its own warnings (cli.run.warn); a
@@ -74,6 +85,9 @@ def main(args: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # (Ctrl-C while the options are parsed, before a command's run() catches it)
         say(f"{translated('Interrupted.')}\n")
         code = 130
+    except MemoryError:  # (while a command's module is imported: its run() says the same of what it allocates)
+        say(memory_line(OUT_OF_MEMORY, sys.argv[1:] if args is None else list(args)))
+        code = EXIT_USER
     except BrokenPipeError:  # --help into `| head`
         try:
             quiet_broken_pipe()
@@ -100,6 +114,27 @@ def main(args: list[str] | None = None) -> None:
             say(f"{prefix('error', language)}{visible(message).rstrip('.')}{see.format(shorten(command))}\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def start_or_refuse(args: list[str]) -> None:
+    """Under an address-space limit, OpenBLAS's threads as fit (:mod:`attncli.cli.start`); a limit in which numpy
+    could not even start is one ``Error: memory:`` line, exit 2."""
+    too_small = start_within_limits()
+    if too_small is not None:
+        say(memory_line(too_small, args))
+        sys.exit(EXIT_USER)
+
+
+def memory_line(message: str, args: list[str]) -> str:
+    """``Error: memory: …`` in the language ``--lang`` in ``args`` or the environment asks for (before the parser)."""
+    from attncli.cli.language import language_in
+
+    language = language_in(args) or current()
+    if language == "zh":
+        from attncli.cli.messages import translate
+
+        message = translate(message, language)
+    return f"{prefix('error', language)}memory: {message}\n"
 
 
 LIBRARY_DEFAULTS = {

@@ -67,6 +67,9 @@ CATALOGUE = {
     "attncli may use, so that it computes large results block by block":
         "内存不足（输入超过了这个进程能分配的内存）；请用更小的输入，"
         "或把 {} 设为 attncli 可以使用的内存，让它分块计算大的结果",
+    "attncli needs about {} of memory to start (Python, numpy and OpenBLAS's buffers), more than the {} that {} "
+    "allows; raise that limit":
+        "attncli 启动需要约 {0} 内存（Python、numpy 和 OpenBLAS 的缓冲区），超过了 {2} 允许的 {1}；请提高这个限制",
     "Interrupted.": "已中断。",
     "Stopped by {}.": "被 {} 停止。",
 }
