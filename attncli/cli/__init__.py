@@ -11,7 +11,10 @@ except KeyboardInterrupt:  # Ctrl-C while the command line is still importing (i
     import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stderr.write("Interrupted.\n")
+    from attncli.cli.language import current, language_in
+
+    chinese = (language_in(sys.argv[1:]) or current()) == "zh"
+    sys.stderr.write("已中断。\n" if chinese else "Interrupted.\n")  # (the catalogue's, attncli.cli.messages.cli)
     sys.stderr.flush()
     raise SystemExit(130) from None
 

@@ -62,7 +62,18 @@ def the_command(args: list[str]) -> None:
 
 
 def main(args: list[str] | None = None) -> None:
-    """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
+    """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box; Ctrl-C from
+    the first line on (settings, the start within ulimit -v, imports, parsing) is ``Interrupted.``, exit 130."""
+    try:
+        start_and_run(args)
+    except KeyboardInterrupt:  # (before the command's own run() or the parsing's handler below catches it)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C does not interrupt the message)
+        say(f"{spoken('Interrupted.', sys.argv[1:] if args is None else list(args))}\n")
+        sys.exit(130)
+
+
+def start_and_run(args: list[str] | None) -> None:
+    """:func:`main`'s work: the settings numpy reads, then the command."""
     library_defaults()
     start_or_refuse(sys.argv[1:] if args is None else list(args))  # (under ulimit -v, before numpy is imported)
     gc.freeze()  # what the imports so far made (Typer's, Click's) lives to the end: no collection walks it again
@@ -83,7 +94,7 @@ def main(args: list[str] | None = None) -> None:
         say(f"Stopped by {signal.Signals(e.signo).name}.\n")
         code = 128 + e.signo
     except KeyboardInterrupt:  # (Ctrl-C while the options are parsed, before a command's run() catches it)
-        say(f"{translated('Interrupted.')}\n")
+        say(f"{spoken('Interrupted.', sys.argv[1:] if args is None else list(args))}\n")
         code = 130
     except MemoryError:  # (while a command's module is imported: its run() says the same of what it allocates)
         say(memory_line(OUT_OF_MEMORY, sys.argv[1:] if args is None else list(args)))
@@ -129,12 +140,19 @@ def memory_line(message: str, args: list[str]) -> str:
     """``Error: memory: …`` in the language ``--lang`` in ``args`` or the environment asks for (before the parser)."""
     from attncli.cli.language import language_in
 
-    language = language_in(args) or current()
-    if language == "zh":
-        from attncli.cli.messages import translate
+    return f"{prefix('error', language_in(args) or current())}memory: {spoken(message, args)}\n"
 
-        message = translate(message, language)
-    return f"{prefix('error', language)}memory: {message}\n"
+
+def spoken(message: str, args: list[str]) -> str:
+    """``message`` in the language ``--lang`` in ``args`` asks for, else the environment's (before any parsing)."""
+    from attncli.cli.language import language_in
+
+    language = language_in(args) or current()
+    if language != "zh":
+        return message
+    from attncli.cli.messages import translate
+
+    return translate(message, language)
 
 
 LIBRARY_DEFAULTS = {
