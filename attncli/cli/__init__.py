@@ -11,7 +11,10 @@ except KeyboardInterrupt:  # Ctrl-C while the command line is still importing (i
     import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stderr.write("Interrupted.\n")
+    from attncli.cli.language import current, language_in
+    from attncli.core.messages import text
+
+    sys.stderr.write(text("cli.interrupted", {}, language_in(sys.argv[1:]) or current()) + "\n")
     sys.stderr.flush()
     raise SystemExit(130) from None
 

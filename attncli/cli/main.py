@@ -17,8 +17,18 @@ import typer
 
 from attncli.cli.app import app as _app  # as the commands imported so far have registered on it (``app``: all)
 from attncli.cli.language import current
-from attncli.cli.run import EXIT_USER, Stopped, prefix, quiet_broken_pipe, said, say, stop_cleanly_on_signals
+from attncli.cli.run import (
+    EXIT_USER,
+    OUT_OF_MEMORY,
+    Stopped,
+    prefix,
+    quiet_broken_pipe,
+    say,
+    stop_cleanly_on_signals,
+)
+from attncli.cli.start import start_within_limits
 from attncli.core.errors import MESSAGE_CHARS, quoted, shorten, visible
+from attncli.core.memory import MEMORY_ENV
 
 __all__ = ["main"]  # and app (below)
 
@@ -52,8 +62,20 @@ def the_command(args: list[str]) -> None:
 
 
 def main(args: list[str] | None = None) -> None:
-    """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box."""
+    """Run attncli; an option the parser refuses is one ``Error:`` line too (exit 2), not a framed box; Ctrl-C from
+    the first line on (settings, the start within ulimit -v, imports, parsing) is ``Interrupted.``, exit 130."""
+    try:
+        start_and_run(args)
+    except KeyboardInterrupt:  # (before the command's own run() or the parsing's handler below catches it)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C does not interrupt the message)
+        say(f"{spoken('cli.interrupted', _args(args))}\n")
+        sys.exit(130)
+
+
+def start_and_run(args: list[str] | None) -> None:
+    """:func:`main`'s work: the settings numpy reads, then the command."""
     library_defaults()
+    start_or_refuse(sys.argv[1:] if args is None else list(args))  # (under ulimit -v, before numpy is imported)
     gc.freeze()  # what the imports so far made (Typer's, Click's) lives to the end: no collection walks it again
     # (at every start, the walks of the later imports and of the exit took 21 million instructions: docs/speed.md)
     warnings.simplefilter("ignore")  # stderr is attncli's: one Error line, or its own warnings (cli.run.warn); a
@@ -69,18 +91,22 @@ def main(args: list[str] | None = None) -> None:
         say("Aborted.\n")
         code = 1
     except Stopped as e:  # (while the options are parsed)
-        say(f"{said('cli.stopped_by', signal=signal.Signals(e.signo).name)}\n")
+        say(f"{spoken('cli.stopped_by', _args(args), signal=signal.Signals(e.signo).name)}\n")
         code = 128 + e.signo
     except KeyboardInterrupt:  # (Ctrl-C while the options are parsed, before a command's run() catches it)
-        say(f"{said('cli.interrupted')}\n")
+        say(f"{spoken('cli.interrupted', _args(args))}\n")
         code = 130
+    except MemoryError:  # (while a command's module is imported: its run() says the same of what it allocates)
+        say(memory_line(OUT_OF_MEMORY, _args(args), variable=MEMORY_ENV))
+        code = EXIT_USER
     except BrokenPipeError:  # --help into `| head`
         try:
             quiet_broken_pipe()
         except typer.Exit:
             code = 0
     except OSError as e:  # --help or --version into a full disk
-        say(f"{prefix('error')}standard output: {said('files.cannot_written', reason=e.strerror or e)}\n")
+        said = spoken("files.cannot_written", _args(args), reason=e.strerror or e)
+        say(f"{prefix('error')}standard output: {said}\n")
         code = EXIT_USER
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
@@ -100,6 +126,35 @@ def main(args: list[str] | None = None) -> None:
             say(f"{prefix('error', language)}{visible(message).rstrip('.')}{see.format(shorten(command))}\n")
         code = getattr(e, "exit_code", 2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def start_or_refuse(args: list[str]) -> None:
+    """Under an address-space limit, OpenBLAS's threads as fit (:mod:`attncli.cli.start`); a limit in which numpy
+    could not even start is one ``Error: memory:`` line, exit 2."""
+    too_small = start_within_limits()
+    if too_small is not None:
+        say(memory_line("cli.too_little_memory_to_start", args, **too_small))
+        sys.exit(EXIT_USER)
+
+
+def memory_line(id: str, args: list[str], **fields: object) -> str:
+    """``Error: memory: …`` in the language ``--lang`` in ``args`` or the environment asks for (before the parser)."""
+    from attncli.cli.language import language_in
+
+    return f"{prefix('error', language_in(args) or current())}memory: {spoken(id, args, **fields)}\n"
+
+
+def spoken(id: str, args: list[str], **fields: object) -> str:
+    """The message ``id`` in the language ``--lang`` in ``args`` asks for, else the environment's (before any
+    parsing)."""
+    from attncli.cli.language import language_in
+    from attncli.core.messages import text
+
+    return text(id, fields, language_in(args) or current())
+
+
+def _args(args: list[str] | None) -> list[str]:
+    return sys.argv[1:] if args is None else list(args)
 
 
 LIBRARY_DEFAULTS = {

@@ -72,6 +72,8 @@ def run(action: Callable[[], None], debug: bool) -> None:
     except typer.Exit:
         raise
     except Exception as e:  # a bug of ours: one line, unless --debug
+        if unmapped(e):  # (a library's import that the address-space limit left no room for)
+            _fail(f"{prefix('error')}memory: {said(OUT_OF_MEMORY, variable=MEMORY_ENV)}", EXIT_USER)
         if debug:
             traceback.print_exc()
         else:
@@ -81,6 +83,14 @@ def run(action: Callable[[], None], debug: bool) -> None:
                 "run again with --debug for the traceback)\n"
             )
         raise typer.Exit(EXIT_INTERNAL) from None
+
+
+def unmapped(error: Exception) -> bool:
+    """Whether ``error`` is a shared library that could not be mapped into memory (numpy's ImportError under a
+    low ``ulimit -v``: ``failed to map segment from shared object``; ENOMEM)."""
+    text = str(error).lower()
+    return isinstance(error, (ImportError, OSError)) and (
+        "failed to map segment" in text or "cannot allocate memory" in text or getattr(error, "errno", 0) == 12)
 
 
 def error_line(error: AttnError) -> str:
