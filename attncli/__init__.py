@@ -257,10 +257,10 @@ def set_language(lang: str | None) -> None:
     from attncli.core.messages import LANGUAGES
     from attncli.core.messages import set_language as chosen
 
-    if lang is not None and lang not in LANGUAGES:
-        from attncli.core.errors import AttnError
+    if lang is not None and not (isinstance(lang, str) and lang in LANGUAGES):
+        from attncli.core.errors import AttnError, describe
 
-        raise AttnError("messages.unknown_language", "lang", lang=str(lang)[:40], languages=", ".join(LANGUAGES))
+        raise AttnError("messages.unknown_language", "lang", lang=describe(lang), languages=", ".join(LANGUAGES))
     chosen(lang)
 
 

@@ -120,6 +120,18 @@ def test_to_dict_and_show_refuse_what_is_not_a_trace_naming_it(case):
             function(HOSTILE[case][0])
 
 
+@pytest.mark.parametrize("case", HOSTILE)
+def test_set_language_refuses_what_is_not_a_language_naming_it(case):
+    if case == "None":  # (None is the environment's language again)
+        attncli.set_language(None)
+        return
+    with pytest.raises(attncli.AttnError, match="^lang: .* is not a language attncli speaks") as caught:
+        attncli.set_language(HOSTILE[case][0])
+    assert len(str(caught.value)) < 200, str(caught.value)
+    with pytest.raises(attncli.AttnError, match="^lang: the string 'fr' is not a language"):
+        attncli.set_language("fr")
+
+
 def test_to_dict_refuses_a_string_for_only():
     trace = attncli.compute({"inputs": [[1.0, 0.0], [0.0, 1.0]]})
     with pytest.raises(TypeError, match="^only: expected a list of key names"):

@@ -194,6 +194,12 @@ def test_the_python_api_raises_in_the_language_asked_for(monkeypatch):
     assert "各行长短不一" in str(environment.value)
     with pytest.raises(AttnError, match="'fr'"):
         attncli.set_language("fr")
+    attncli.set_language("en")  # (the language set outranks the environment's)
+    try:
+        with pytest.raises(AttnError, match="ragged rows"):
+            attncli.compute({"inputs": [[1, 2], [3]]})
+    finally:
+        attncli.set_language(None)
 
 
 def test_language_in_reads_the_lang_option_before_the_parser():

@@ -64,8 +64,8 @@ def set_language(lang: str | None) -> None:
     >>> set_language(None)
     """
     global _chosen
-    if lang is not None and lang not in LANGUAGES:  # (attncli.set_language says it as an AttnError first)
-        raise ValueError(f"{str(lang)[:40]!r} is not one of {', '.join(LANGUAGES)}")
+    if lang is not None and not (isinstance(lang, str) and lang in LANGUAGES):  # (attncli.set_language: an AttnError)
+        raise ValueError(f"lang: expected one of {', '.join(LANGUAGES)} or None")
     _chosen = lang
 
 
