@@ -125,34 +125,43 @@ NUMBER = r"([0-9][0-9,]*)"  # {n}: a count (``3 rows``), never a word
 PHRASE = "phrase."  # the ids of the phrases
 
 
-def _pattern(template: str) -> tuple[re.Pattern, tuple[int, int]]:
-    """``template`` as an anchored regex, each field a group; and how specific it is (its literal text, in words
-    and in all: ``{}: {}`` is tried before ``{} {}``, which is tried before ``{}{}``)."""
-    parts, words, literal = [], 0, 0
-    for text, name, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(text))
+def _specificity(template: str) -> tuple[int, int, str]:
+    """How specific ``template`` is (its literal text, in words and in all: ``{}: {}`` is tried before ``{} {}``,
+    which is tried before ``{}{}``), and its longest literal part (a field can match only if it holds that)."""
+    words, literal, longest = 0, 0, ""
+    for text, _, _, _ in string.Formatter().parse(template):
         words, literal = words + len(text.strip(" :;,.")), literal + len(text)
-        if name is not None:
-            parts.append(NUMBER if name == "n" else FIELD)
-    return re.compile("".join(parts) + r"\Z", re.S), (words, literal)
+        longest = max(longest, text, key=len)
+    return words, literal, longest
 
 
 @functools.cache
-def compiled(lang: str, messages: bool) -> list[tuple[re.Pattern, str, tuple[str, ...]]]:
-    """(regex of the English template, ``lang``'s template, the English fields' names in order) of every phrase,
-    and of every message too when ``messages`` (a field may be a whole message another helper wrote: a cell's
-    problem), the most specific first; a template that only joins fields (``{}: {}``) is left out: inside a field it
-    would split a name."""
+def _pattern(template: str) -> re.Pattern:
+    """``template`` as an anchored regex, each field a group (compiled when a field first holds its literal text)."""
+    parts = []
+    for text, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(text))
+        if name is not None:
+            parts.append(NUMBER if name == "n" else FIELD)
+    return re.compile("".join(parts) + r"\Z", re.S)
+
+
+@functools.cache
+def compiled(lang: str, messages: bool) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(its longest literal part, the English template, ``lang``'s template, the English fields' names in order) of
+    every phrase, and of every message too when ``messages`` (a field may be a whole message another helper wrote:
+    a cell's problem), the most specific first; a template that only joins fields (``{}: {}``) is left out: inside a
+    field it would split a name."""
     english, other = catalogue("en"), catalogue(lang)
     entries = []
     for id, template in english.items():
         if (messages or id.startswith(PHRASE)) and id in other:
-            regex, specific = _pattern(template)
-            if not (specific[0] == 0 and regex.groups > 1):
-                names = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
-                entries.append((specific, regex, other[id], names))
+            names = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
+            words, literal, longest = _specificity(template)
+            if not (words == 0 and len(names) > 1):
+                entries.append(((words, literal), (longest, template, other[id], names)))
     entries.sort(key=lambda entry: (-entry[0][0], -entry[0][1]))
-    return [(regex, translated, names) for _, regex, translated, names in entries]
+    return [entry for _, entry in entries]
 
 
 def phrase(field: str, lang: str, depth: int = 1) -> str | None:
@@ -167,8 +176,10 @@ def phrase(field: str, lang: str, depth: int = 1) -> str | None:
 
 
 def _lookup(field: str, lang: str, depth: int) -> str | None:
-    for regex, translated, names in compiled(lang, depth == 1):
-        match = regex.match(field)
+    for longest, template, translated, names in compiled(lang, depth == 1):
+        if longest not in field:
+            continue
+        match = _pattern(template).match(field)
         if match:
             values = [(phrase(v, lang, depth + 1) or v) if depth < DEPTH else v for v in match.groups()]
             return _fill_matched(translated, names, values, match.groups())
