@@ -129,3 +129,55 @@ def test_the_wheel_ships_every_data_file():
     data = {path for path in (package / "data").rglob("*") if path.is_file() and "__pycache__" not in path.parts}
     assert data - shipped == set()
     assert {FOLDER / "en.json", FOLDER / "zh.json"} <= shipped
+
+
+class Reading(dict):
+    """A text table that notes the id of every text read from it (into ``seen``)."""
+
+    def __init__(self, table: dict, seen: set[str], prefix: str = ""):
+        super().__init__(table)
+        self.seen, self.prefix = seen, prefix
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        if isinstance(value, dict):
+            return Reading(value, self.seen, f"{self.prefix}{key}.")
+        self.seen.add(f"{self.prefix}{key}")
+        return value
+
+
+STARTERS = [{}, {"heads": 2, "kv_heads": 1, "context": 3, "rope": True, "pre_norm": "layer", "qk_norm": "rms",
+                 "sinks": True, "gate": True, "temperature": True, "inline": True},
+            {"heads": 4, "kv_heads": 2, "pre_norm": "rms", "integers": True, "max_weight": 1},
+            *({"d_model": 8, "rope": kind} for kind in ("linear", "dynamic", "llama3", "yarn", "longrope"))]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_init_reads_every_text_of_the_starter_table_and_no_other(monkeypatch, lang):
+    """The documents of every option of init, between them, read each id of ``starter`` (none is left over, none
+    is missing: a missing one raises KeyError)."""
+    from attncli.teach import starter_document
+    from attncli.teach.starter import document
+    from attncli.teach.texts import texts
+
+    seen: set[str] = set()
+    monkeypatch.setattr(starter_document, "words", lambda language: Reading(texts(language)["starter"], seen))
+    for options in STARTERS:
+        document(**options, lang=lang)
+    assert seen == set(ids(read(lang)["starter"]))
+
+
+def test_init_writes_the_translation_as_the_file_has_it(monkeypatch):
+    """A comment is its text filled in, never English translated afterwards: a reworded Chinese text, a reworded
+    English one, each shows at once in its own language alone."""
+    from attncli.teach import starter_words
+    from attncli.teach.starter import document
+
+    tables = {lang: copy.deepcopy(read(lang)) for lang in LANGUAGES}
+    tables["zh"]["starter"]["inputs"] = "X：改过的说明，d_model = {d_model}。"
+    tables["en"]["starter"]["compute"] = "every number of it"
+    monkeypatch.setattr(starter_words, "texts", lambda lang: tables[lang])
+    zh, en = document(d_model=6, lang="zh"), document(d_model=6)
+    assert "# X：改过的说明，d_model = 6。\n" in zh and "# X: one row per token, d_model = 6 numbers each.\n" in en
+    assert "#   attncli compute FILE     every number of it\n" in en and "every number" not in zh
+    assert "#   attncli compute FILE     逐步列出每一个中间结果\n" in zh

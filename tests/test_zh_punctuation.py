@@ -1,6 +1,6 @@
 """Chinese text puts full-width punctuation after Chinese characters: no ASCII ':' or ',' directly after one, in any
-Chinese text table (attncli/data/texts/zh.json,
-                    init's Chinese comments, the messages' Chinese catalogue (data/messages/zh.json),
+Chinese text table (attncli/data/texts/zh.json, init's Chinese comments among them, the messages' Chinese
+catalogue (data/messages/zh.json),
 help_zh.json, the views' and titles' words), nor in the indexer's worked lines. Code and keys written in backticks are
 left alone (`query:` is a key, not a sentence's colon)."""
 
@@ -12,7 +12,6 @@ import re
 import attncli.teach.texts as texts_package
 from attncli.cli.help_zh import PATH
 from attncli.core.messages import catalogue as messages
-from attncli.teach import starter_zh
 
 AFTER_CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][:,]")  # a Chinese character, then ':' or ','
 CODE = re.compile(r"`[^`]*`")
@@ -30,12 +29,11 @@ def strings(value) -> list[str]:
 
 
 def teach_tables() -> dict[str, list[str]]:
-    """explain's, check's and the page's Chinese (the file zh.json whole) and init's Chinese comments (the tables of
-    teach/starter_zh)."""
+    """explain's, check's and the page's Chinese and init's Chinese comments (the file zh.json whole; the starter's
+    are its table ``starter``)."""
     catalogue = json.loads(texts_package.path("zh").read_text(encoding="utf-8"))
-    starter = {name: value for name, value in vars(starter_zh).items()
-               if name.isupper() and isinstance(value, (dict, list, tuple, str))}
-    return {"data/texts/zh.json": strings(catalogue), "teach/starter_zh": strings(starter)}
+    assert strings(catalogue["starter"])  # (init's comments are in it)
+    return {"data/texts/zh.json": strings(catalogue)}
 
 
 def tables() -> dict[str, list[str]]:
