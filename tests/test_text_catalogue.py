@@ -14,8 +14,11 @@ import pytest
 from attncli.teach.texts import FOLDER, LANGUAGES
 
 # ids only one language has, and why: Chinese names of the page's tables for which explain has no label; in
-# English a table keeps compute's own title (attncli/outputs/titles.py), so en.json's "names" is empty.
-ONE_LANGUAGE = ("page.names.",)
+# English a table keeps compute's own title (attncli/outputs/titles.py), so en.json's "names" is empty. So too the
+# tables' titles: English writes the stage list's own titles and formulas (core), so en.json's titles.names,
+# titles.owners and titles.formula_words are empty, and another language's are held to the ids the code gives them
+# (the quantities' JSON keys, titles.OWNERS and titles.FORMULA_WORDS: the tests below).
+ONE_LANGUAGE = ("page.names.", "titles.names.", "titles.owners.", "titles.formula_words.")
 
 
 def read(lang: str) -> dict:
@@ -65,12 +68,47 @@ def test_every_language_has_the_english_ids_and_placeholders(lang):
     assert differences(read("en"), read(lang)) == []
 
 
-def test_the_one_language_ids_are_the_pages_chinese_table_names_alone():
+def test_the_one_language_ids_are_the_chinese_names_of_tables_alone():
     en, zh = read("en"), read("zh")
-    assert en["page"]["names"] == {}
+    assert en["page"]["names"] == {} and en["titles"]["names"] == {}
+    assert en["titles"]["owners"] == {} and en["titles"]["formula_words"] == {}
     only = {i for i in ids(zh) if i not in ids(en)}
-    assert only and all(i.startswith("page.names.") for i in only)
-    assert "page.names.grad_sinks" in only and "page.names.lse" in only
+    assert only and all(i.startswith(ONE_LANGUAGE) for i in only)
+    assert "page.names.grad_sinks" in only and "page.names.lse" in only and "titles.names.weights" in only
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
+def test_every_quantity_has_a_title_in_every_language(lang):
+    """titles.names: a name for each quantity of the stage list (a gradient may go without one: its title is made
+    from its owner's, "Gradient of X"), and no name for a key the stage list does not have."""
+    from attncli.core.stages import QUANTITIES
+    from attncli.outputs.titles import GRADIENT_OF
+
+    names = read(lang)["titles"]["names"]
+    assert set(names) <= set(QUANTITIES)
+    assert [key for key, q in QUANTITIES.items() if key not in names and not q.title.startswith(GRADIENT_OF)] == []
+    assert len(names) > 70
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
+def test_a_formulas_words_and_a_gradients_owners_have_the_codes_ids(lang):
+    from attncli.outputs.titles import FORMULA_WORDS, OWNERS
+
+    table = read(lang)["titles"]
+    assert sorted(table["formula_words"]) == sorted(FORMULA_WORDS.values())
+    assert sorted(table["owners"]) == sorted(OWNERS.values())
+
+
+def test_the_english_gradient_title_is_the_stage_lists():
+    """en.json's titles.gradient is the title core gives a gradient, "Gradient of X", that titles.py reads back."""
+    from attncli.core.stages import QUANTITIES
+    from attncli.outputs.titles import GRADIENT_OF
+
+    gradients = [q.title for key, q in QUANTITIES.items() if key.startswith("grad_")]
+    assert len(gradients) > 40 and all(title.startswith(GRADIENT_OF) for title in gradients)
+    en = read("en")["titles"]
+    for template in (en["gradient"], en["gradient_closed"]):
+        assert [template.format(of=t.removeprefix(GRADIENT_OF)) for t in gradients] == gradients
 
 
 def test_a_missing_or_extra_id_or_placeholder_is_named():
