@@ -46,7 +46,7 @@ def test_no_row_is_saturated(runner, options):
 
 
 def test_max_weight_one_keeps_the_first_draw_and_the_same_seed_the_same_numbers(runner):
-    from attncli.teach.starter import whole_numbers
+    from attncli.teach.starter_document import whole_numbers
 
     first = yaml.safe_load(runner.invoke(app, ["init", "--n", "3", "--integers", "--max-weight", "1"]).stdout)
     assert first["inputs"] == whole_numbers(0, (3, 4))  # the seed alone, as before: attempt 0

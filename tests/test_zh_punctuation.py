@@ -1,8 +1,8 @@
 """Chinese text puts full-width punctuation after Chinese characters: no ASCII ':' or ',' directly after one, in any
-Chinese text table (attncli/data/texts/zh.json,
-                    init's Chinese comments, the messages' Chinese catalogue (data/messages/zh.json),
-help_zh.json, the views' and titles' words), nor in the indexer's worked lines. Code and keys written in backticks are
-left alone (`query:` is a key, not a sentence's colon)."""
+Chinese text table (attncli/data/texts/zh.json, with init's comments, the tables' titles and the heat maps' words;
+the messages' Chinese catalogue, data/messages/zh.json; help_zh.json; the formulas' Chinese patterns), nor in the
+indexer's worked lines. Code and keys written in backticks are left alone (`query:` is a key, not a sentence's
+colon)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import re
 import attncli.teach.texts as texts_package
 from attncli.cli.help_zh import PATH
 from attncli.core.messages import catalogue as messages
-from attncli.teach import starter_zh
 
 AFTER_CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][:,]")  # a Chinese character, then ':' or ','
 CODE = re.compile(r"`[^`]*`")
@@ -30,24 +29,21 @@ def strings(value) -> list[str]:
 
 
 def teach_tables() -> dict[str, list[str]]:
-    """explain's, check's and the page's Chinese (the file zh.json whole) and init's Chinese comments (the tables of
-    teach/starter_zh)."""
+    """explain's, check's and the page's Chinese and init's Chinese comments (the file zh.json whole; the starter's
+    are its table ``starter``)."""
     catalogue = json.loads(texts_package.path("zh").read_text(encoding="utf-8"))
-    starter = {name: value for name, value in vars(starter_zh).items()
-               if name.isupper() and isinstance(value, (dict, list, tuple, str))}
-    return {"data/texts/zh.json": strings(catalogue), "teach/starter_zh": strings(starter)}
+    assert all(strings(catalogue[table]) for table in ("starter", "titles", "views", "views_linear"))
+    return {"data/texts/zh.json": strings(catalogue)}
 
 
 def tables() -> dict[str, list[str]]:
-    """Every Chinese text table by where it lives (also the heat maps' and the tables' titles)."""
+    """Every Chinese text table by where it lives (the heat maps' and the tables' titles are zh.json's tables
+    ``views``, ``views_linear`` and ``titles``; the formulas' Chinese patterns stay in outputs/titles.py)."""
     from attncli.outputs import titles
-    from attncli.views import linear_heatmap, words
 
     return {**teach_tables(), "data/messages/zh.json": strings(messages("zh")),
             "help_zh.json": strings(json.loads(PATH.read_text(encoding="utf-8"))),
-            "views": strings(words.ZH) + strings(linear_heatmap.TITLES["zh"]),
-            "outputs/titles": strings(titles.ZH_TITLES) + strings(titles.PHRASES["zh"])
-            + strings(list(titles.ZH_FORMULA_WORDS.values()))}
+            "outputs/titles": [chinese for _, chinese in titles.ZH_FORMULA_PATTERNS]}
 
 
 def slips(text: str) -> list[str]:

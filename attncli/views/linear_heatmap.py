@@ -11,19 +11,9 @@ from rich.cells import cell_len
 
 from attncli.core.errors import visible
 from attncli.core.linear import LinearTrace
+from attncli.outputs.texts import texts
 from attncli.views.heatmap import KEY_CELLS_MANY, KEY_CELLS_ONE, HeatMap, Scale
 from attncli.views.words import words
-
-TITLES = {"en": {"state": "S after token {t} ({token}): S ← e^g·S, then + k·uᵀ",
-                 "state_lightning": "S after token {t} ({token}): S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ",
-                 "decayed_scores": "(q_i·k_j)·e^(−s(i−j)), j ≤ i: the direct sum's weights",
-                 "head_of": "value head {h} of {heads}", "heads": "{heads} value heads",
-                 "sizes": "{n} × {m}", "axes": "rows: key channels, columns: value channels"},
-          "zh": {"state": "词元 {t}（{token}）之后的 S：S ← e^g·S，再 + k·uᵀ",
-                 "state_lightning": "词元 {t}（{token}）之后的 S：S_t = e^(−s)·S_(t−1) + k_t·v_tᵀ",
-                 "decayed_scores": "(q_i·k_j)·e^(−s(i−j))，j ≤ i：直接求和的权重",
-                 "head_of": "第 {h} 个值头（共 {heads} 个）", "heads": "{heads} 个值头", "sizes": "{n} × {m}",
-                 "axes": "行：键通道，列：值通道"}}
 
 
 class LinearHeatMap(HeatMap):
@@ -35,7 +25,7 @@ class LinearHeatMap(HeatMap):
         spec = trace.spec
         self.of, self.full, self.color, self.precision, self.layer = of, full, color, precision, ""
         self.signed = True
-        self.texts, self.t = TITLES["zh" if lang == "zh" else "en"], t
+        self.texts, self.t = texts(lang)["views_linear"], t  # the title's words (the texts' table views_linear)
         self.words = {**words(lang), **({"axes": self.texts["axes"]} if of == "state" else {})}
         self.token = visible(spec.tokens[t])
         self.formula = "state_lightning" if of == "state" and spec.kind == "lightning" else of  # its own recurrence
