@@ -30,6 +30,7 @@ LAZY = (
     "attncli.inputs.tensorfiles",  # a .safetensors or .npz file
     "attncli.inputs.rope", "attncli.core.rope_scaling", "attncli.inputs.qknorm", "attncli.inputs.sinks",
     "attncli.inputs.differential", "attncli.inputs.indexer",  # a document's optional parts, read only when given
+    "attncli.inputs.textfile",  # a CSV or text matrix file (and −inf written as text)
     "string",  # (string.Formatter: a message's template taken apart, in Chinese)
     "attncli.outputs.yamltext",  # the YAML writer (init, extract)
     "attncli.teach", "attncli.models",  # explain, check, page; extract
