@@ -109,3 +109,21 @@ def test_a_subclass_record_has_its_base_fields():
         b: int = 2
 
     assert repr(Child(a=1)) == "test_a_subclass_record_has_its_base_fields.<locals>.Child(a=1, b=2)"
+
+
+@record
+class Kept:
+    """A record at a module's top level, as pickle finds classes."""
+
+    a: int
+    b: list = field(default_factory=list, hash=False)
+
+
+def test_copies_and_pickles_are_equal_records():
+    import copy
+    import pickle
+
+    made = Kept(1, [3])
+    for other in (copy.copy(made), copy.deepcopy(made), pickle.loads(pickle.dumps(made))):
+        assert other == made and other is not made and type(other) is Kept
+    assert copy.deepcopy(made).b is not made.b
