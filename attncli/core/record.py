@@ -45,32 +45,31 @@ def record(cls: type | None = None, /, *, eq: bool = True, frozen: bool = True, 
 
 def _init(cls: type, given: list, positional: int):
     """The class's ``__init__``: its init fields by position (the first ``positional``) or name, else their
-    defaults; set with ``object.__setattr__`` (as a frozen dataclass's own)."""
+    defaults; stored in the instance's ``__dict__`` in the fields' order (as a frozen dataclass's own
+    ``object.__setattr__`` stores them)."""
     names = tuple(f.name for f in given)
+    known = frozenset(names)
     defaults = {f.name: f.default for f in given if f.default is not MISSING}
     factories = {f.name: f.default_factory for f in given if f.default_factory is not MISSING}
     where = f"{cls.__qualname__}.__init__()"
 
     def __init__(self, *args, **kwargs) -> None:
-        if len(args) > positional:
-            raise TypeError(f"{where} takes {positional + 1} positional arguments but {len(args) + 1} were given")
-        values = dict(zip(names, args))
-        for name, value in kwargs.items():
-            if name in values:
-                raise TypeError(f"{where} got multiple values for argument {name!r}")
-            values[name] = value
-        for name in names:
-            if name in values:
-                value = values.pop(name)
-            elif name in defaults:
-                value = defaults[name]
-            elif name in factories:
-                value = factories[name]()
-            else:
-                raise TypeError(f"{where} missing 1 required argument: {name!r}")
-            object.__setattr__(self, name, value)
-        if values:
-            raise TypeError(f"{where} got an unexpected keyword argument {next(iter(values))!r}")
+        if args:
+            if len(args) > positional:
+                raise TypeError(f"{where} takes {positional + 1} positional arguments but {len(args) + 1} were given")
+            for name in names[:len(args)]:
+                if name in kwargs:
+                    raise TypeError(f"{where} got multiple values for argument {name!r}")
+            kwargs.update(zip(names, args))
+        if not known.issuperset(kwargs):
+            raise TypeError(f"{where} got an unexpected keyword argument {next(n for n in kwargs if n not in known)!r}")
+        values = defaults | kwargs
+        for name, factory in factories.items():
+            if name not in values:
+                values[name] = factory()
+        if len(values) < len(names):
+            raise TypeError(f"{where} missing 1 required argument: {next(n for n in names if n not in values)!r}")
+        self.__dict__.update({name: values[name] for name in names})
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
