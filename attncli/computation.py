@@ -14,18 +14,18 @@ and on the Spec, before the attention.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Optional
 
 from attncli.core.errors import AttnError
+from attncli.core.record import record
 from attncli.inputs.document import Document
 
 Check = Callable[[Optional[frozenset], Optional[int]], None]  # (the document's parts or None, its heads or None)
 PASSED_ON = ("normalized", "residual", "output")  # the first a layer has is its result, the next layer's inputs
 
 
-@dataclass(frozen=True)
+@record
 class Computed:
     """What :func:`compute` gave: ``traces`` in order (the one document's; every layer's of a stack; every
     sequence's of a batch), ``form`` ``"one"``, ``"layers"`` or ``"batch"``, ``keys`` to show (``only``, or with

@@ -11,16 +11,17 @@ stays numpy-only and knows nothing of HTML; the page is made only when it is ask
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from html import escape
 from pathlib import Path
 
+from attncli.core.record import record
 from attncli.core.trace import Trace
 
 FRAME_HEIGHT = 640  # pixels of the frame in a notebook's output; the page scrolls inside it
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(eq=False, kw_only=True)  # (as Trace: == and hash() by identity)
 class Result(Trace):
     """A Trace that a notebook shows as the explorable page (``attncli.show(result)`` opens it in a browser)."""
 

@@ -28,6 +28,10 @@ LAZY = (
     "attncli.outputs.titles",  # the notices' words (a warning); the tables' titles, a stack's layer names
     "attncli.core.stream", "attncli.core.tiles", "attncli.core.stream_backward",  # a document too large in full
     "attncli.inputs.tensorfiles",  # a .safetensors or .npz file
+    "attncli.inputs.rope", "attncli.core.rope_scaling", "attncli.inputs.qknorm", "attncli.inputs.sinks",
+    "attncli.inputs.differential", "attncli.inputs.indexer",  # a document's optional parts, read only when given
+    "attncli.inputs.textfile",  # a CSV or text matrix file (and −inf written as text)
+    "string",  # (string.Formatter: a message's template taken apart, in Chinese)
     "attncli.outputs.yamltext",  # the YAML writer (init, extract)
     "attncli.teach", "attncli.models",  # explain, check, page; extract
     "rich",  # tables, progress bars, --help

@@ -17,9 +17,10 @@ the streamed computation never holds h × n × m of it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from attncli.core.record import record
 
 
 def alibi_slopes(heads: int) -> np.ndarray:
@@ -56,16 +57,20 @@ def relative_bucket(distance: np.ndarray, bidirectional: bool, buckets: int, max
     return bucket + np.where(distance < exact, distance, large)
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Relative:
+    """T5's relative position bias: a learned table of one value per bucket of key − query distance and head."""
+
     table: np.ndarray  # (buckets, h)
     buckets: int
     max_distance: int
     bidirectional: bool
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class ScoreBias:
+    """``score_bias``: B added to the scaled scores, as a matrix, ALiBi's slopes or a relative table (or several)."""
+
     matrix: np.ndarray | None = None  # (n, m) or (h, n, m); −inf where masked
     slopes: np.ndarray | None = None  # (h,) ALiBi
     relative: Relative | None = None

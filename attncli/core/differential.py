@@ -21,9 +21,10 @@ The stage and its backward step are :mod:`attncli.core.differential_stage`'s.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from attncli.core.record import record
 
 EPS = 1e-5  # DiffLlamaConfig's rms_norm_eps, which its groupnorm (nn.RMSNorm without γ) uses
 
@@ -33,7 +34,7 @@ def lambda_init_of(layer: int) -> float:
     return 0.8 - 0.6 * math.exp(-0.3 * layer)
 
 
-@dataclass(frozen=True)
+@record
 class Differential:
     """The ``differential`` key: the four λ vectors (each (d,) shared by the pairs, or (p, d) one per pair; None when
     the document gives none: then λ = λ_init)."""

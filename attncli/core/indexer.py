@@ -19,16 +19,15 @@ much weight the dropped keys would have had under full attention (``index_droppe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from attncli.core.masks import Mask
 from attncli.core.norms import Norm, normalize_rows
 from attncli.core.positions import Rope, rotate
+from attncli.core.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Indexer:
     """``indexer``: the lightning indexer's weights and the keys each query keeps (fixed when the Spec is built)."""
 

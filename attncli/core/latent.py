@@ -22,15 +22,14 @@ The stages on a Spec are in :mod:`attncli.core.latent_stage`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from attncli.core.backward import norm_back
 from attncli.core.norms import Norm, normalize_rows
+from attncli.core.record import record
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Latent:
     """The document's ``latent`` with its down and up projections, as given (d_in × d_out, not per head)."""
 

@@ -24,15 +24,17 @@ keys a block of queries can see at all, so that :mod:`attncli.core.stream` skips
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from attncli.core.record import record
 
 CAUSAL_KINDS = ("upper_left", "lower_right")
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Mask:
+    """The keys each of n queries may attend to among m, from the parts given (each must allow a key)."""
+
     n: int  # queries
     m: int  # keys
     causal: str | None = None  # 'upper_left' or 'lower_right'

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import string
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -108,9 +107,17 @@ def text(id: str, fields: Mapping[str, object], lang: str | None = None) -> str:
     return fill(template(id, lang), fields, lang)
 
 
+def _formatter():
+    """A :class:`string.Formatter`, its module imported when a template is first taken apart (a Chinese message,
+    not an English one: :func:`text` fills those with ``str.format_map``)."""
+    import string
+
+    return _formatter()
+
+
 def placeholders(template_text: str) -> set[str]:
     """The field names ``template_text`` writes (``{value!r}`` is ``value``)."""
-    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template_text)
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in _formatter().parse(template_text)
             if name is not None}
 
 
@@ -120,7 +127,6 @@ DEPTH = 3  # fields translated within fields
 # a field: a quoted value whole if it can be (its text may hold " (" or ": "), a shortened number whole
 # (``1234567890… (330 digits)``), else the shortest text that lets the rest match
 FIELD = r"('[^'\n]*'|-?[0-9]+… \([0-9]+ [a-z]+\)|.*?)"
-WORDS = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")  # (a phrase, not a name or a number)
 NUMBER = r"([0-9][0-9,]*)"  # {n}: a count (``3 rows``), never a word
 PHRASE = "phrase."  # the ids of the phrases
 
@@ -129,7 +135,7 @@ def _specificity(template: str) -> tuple[int, int, str]:
     """How specific ``template`` is (its literal text, in words and in all: ``{}: {}`` is tried before ``{} {}``,
     which is tried before ``{}{}``), and its longest literal part (a field can match only if it holds that)."""
     words, literal, longest = 0, 0, ""
-    for text, _, _, _ in string.Formatter().parse(template):
+    for text, _, _, _ in _formatter().parse(template):
         words, literal = words + len(text.strip(" :;,.")), literal + len(text)
         longest = max(longest, text, key=len)
     return words, literal, longest
@@ -139,7 +145,7 @@ def _specificity(template: str) -> tuple[int, int, str]:
 def _pattern(template: str) -> re.Pattern:
     """``template`` as an anchored regex, each field a group (compiled when a field first holds its literal text)."""
     parts = []
-    for text, name, _, _ in string.Formatter().parse(template):
+    for text, name, _, _ in _formatter().parse(template):
         parts.append(re.escape(text))
         if name is not None:
             parts.append(NUMBER if name == "n" else FIELD)
@@ -156,7 +162,7 @@ def compiled(lang: str, messages: bool) -> list[tuple[str, str, str, tuple[str, 
     entries = []
     for id, template in english.items():
         if (messages or id.startswith(PHRASE)) and id in other:
-            names = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
+            names = tuple(name for _, name, _, _ in _formatter().parse(template) if name is not None)
             words, literal, longest = _specificity(template)
             if not (words == 0 and len(names) > 1):
                 entries.append(((words, literal), (longest, template, other[id], names)))
@@ -213,7 +219,7 @@ def _fill_matched(template: str, names: tuple[str, ...], values: list[str], engl
     """``template`` filled with the ``values`` a match found for the English fields ``names``: by name (a
     message's ``{place}``), else by position (a phrase's ``{}``, ``{0}``, ``{n}``)."""
     parts, auto = [], 0
-    for text, name, _, _ in string.Formatter().parse(template):
+    for text, name, _, _ in _formatter().parse(template):
         if name is None:
             parts.append((text, None, False))
             continue
@@ -229,7 +235,7 @@ def _fill_matched(template: str, names: tuple[str, ...], values: list[str], engl
 
 def fill(template: str, fields: Mapping[str, object], lang: str) -> str:
     """A message's ``template`` in ``lang`` with its named ``fields``, each field's words in ``lang`` too."""
-    formatter, parts = string.Formatter(), []
+    formatter, parts = _formatter(), []
     for text, name, spec, conversion in formatter.parse(template):
         if name is None:
             parts.append((text, None, False))

@@ -12,14 +12,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from attncli.core.record import record
 
 NORM_KINDS = ("rms", "layer")
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Norm:
     """A normalisation of each row: ``kind`` rms or layer, γ and β (d,), ε."""
 
@@ -56,7 +56,7 @@ def add_norm(x: np.ndarray, y: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
     return residual, layer_norm(residual, gamma, beta, eps)
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class QkNorm:
     """``qk_norm``: the queries and keys normalised (Qwen3, Gemma 3, OLMo 2, Llama 4 …); see :mod:`attncli.core.qknorm`.
 

@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from attncli.core.record import record
 from attncli.core.threads import in_row_blocks
 
 
@@ -31,7 +30,7 @@ ROPE_STYLES = ("half", "interleaved", "interleaved_halves")
 ROPE_PARTS = ("first", "last")
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Rope:
     """Rotary position embedding: which dimensions are paired, and how fast each pair turns."""
 

@@ -18,16 +18,16 @@ With f_i = θ^(−2i/dims), L = original_max_position_embeddings and P = the lar
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from attncli.core.positions import rope_frequencies
+from attncli.core.record import record
 
 SCALING_TYPES = ("linear", "dynamic", "llama3", "yarn", "longrope")
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Scaling:
     """``rope.scaling``: its type and parameters, with Hugging Face's defaults."""
 

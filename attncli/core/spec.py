@@ -8,7 +8,6 @@ arrays head-first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -21,10 +20,13 @@ from attncli.core.latent import Latent
 from attncli.core.masks import Mask
 from attncli.core.norms import Norm, QkNorm
 from attncli.core.positions import Rope
+from attncli.core.record import record
 
 
-@dataclass(frozen=True, eq=False)  # holds arrays: == and hash() by identity
+@record(eq=False)  # holds arrays: == and hash() by identity
 class Spec:
+    """The validated attention problem: every matrix per head and every size known (see the module)."""
+
     tokens: list[str]  # n labels
     context_tokens: list[str]  # m labels
     inputs: np.ndarray  # X (n, d_model)

@@ -17,9 +17,9 @@ rewrites Q, K and V) lists it again, with its own formula.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from attncli.core.record import record
 from attncli.core.spec import Spec
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 Arrays = dict  # JSON key (or an internal name starting with "_") -> array, or None
 
 
-@dataclass(frozen=True)
+@record
 class Quantity:
     """One array of the result: its JSON key, the formula's name for it, its title and its shape."""
 
@@ -129,7 +129,7 @@ def resolved(lazy: Lazy) -> tuple[Variant, ...]:
 _RESOLVED: dict[Lazy, tuple[Variant, ...]] = {}
 
 
-@dataclass(frozen=True)
+@record
 class Stage:
     """One stage of the computation (see the module's docstring)."""
 

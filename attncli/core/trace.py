@@ -15,6 +15,7 @@ from dataclasses import field, make_dataclass
 
 import numpy as np
 
+from attncli.core.record import record
 from attncli.core.spec import Spec
 from attncli.core.stages import STAGES
 
@@ -59,16 +60,17 @@ class _Arrays:
         return self.head_outputs.transpose(1, 0, 2).reshape(n, h * d_v)
 
 
-Trace = make_dataclass(
+Trace = record(make_dataclass(
     "Trace",
     [("spec", Spec),
      *((key, np.ndarray | None, field(default=None)) for key in TRACE_ARRAYS),  # a stage that did not run: None
      ("empty_queries", tuple, field(default=())),  # queries whose every key is masked
      ("gradients", dict, field(default_factory=dict)),  # with gradient: grad_* and delta, by JSON key
      ("emulated", str | None, field(default=None))],  # compute --emulate's dtype ('bf16'): the eager computation's
-    bases=(_Arrays,), frozen=True, eq=False, kw_only=True,  # holds arrays: == and hash() by identity
+    bases=(_Arrays,), init=False, repr=False, eq=False, kw_only=True,  # (its methods: core.record's, below)
     namespace={"__doc__": "Every intermediate of one attention computation (per-head arrays head-first).\n\n"
                "    The array fields carry the names of the JSON keys (``queries``, ``weights`` …, one per computed\n"
                "    quantity of the stage list), and are given by name: ``Trace(spec=spec, queries=q, …)``; a stage\n"
-               "    that did not run leaves its array None."})
+               "    that did not run leaves its array None."}),
+    eq=False, kw_only=True)  # holds arrays: == and hash() by identity
 Trace.__module__ = __name__  # (make_dataclass's own ``module`` is Python 3.12's)

@@ -22,7 +22,6 @@ from attncli.inputs.direct import GIVEN, build_direct, is_direct
 from attncli.inputs.document import Document
 from attncli.inputs.gemma import k_eq_v_given, shared_of
 from attncli.inputs.gradient import read_gradient
-from attncli.inputs.indexer import read_indexer, with_selection
 from attncli.inputs.latent import LATENT_BIASES, LATENT_WEIGHTS, read_latent, refuse_without_latent
 from attncli.inputs.layers import ADDITIVE_WEIGHTS, read_layers
 from attncli.inputs.masking import read_mask, read_score_bias, with_bias_mask
@@ -189,6 +188,8 @@ class _Builder:
         )
         if self.data.get("indexer") is None:
             return spec
+        from attncli.inputs.indexer import read_indexer, with_selection  # (a document with an indexer only)
+
         return with_selection(replace(spec, indexer=read_indexer(self, self.data["indexer"], spec)))
 
     # -- pieces

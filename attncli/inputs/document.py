@@ -13,11 +13,11 @@ at once.  JSON refuses duplicate keys and the non-standard ``NaN``/``Infinity``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attncli.core.errors import AttnError, describe, quoted, shorten
+from attncli.core.record import record
 from attncli.inputs.reading import read_utf8, real_path
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # inline matrices beyond this belong in .npy/CSV files
@@ -25,8 +25,10 @@ MAX_DEPTH = 64  # lists and mappings inside each other; a document needs about 5
 MAX_DIGITS = 400  # float64 ends near 1.8e308: longer integers are out of range before conversion
 
 
-@dataclass(frozen=True)
+@record
 class Document:
+    """A document as read: its parsed ``data``, its name in messages and the folder its paths are relative to."""
+
     data: dict[str, Any]
     name: str  # how messages name the document: its path, or <stdin>
     folder: Path  # where relative matrix paths are resolved

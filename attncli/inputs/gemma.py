@@ -6,19 +6,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from attncli.core.errors import AttnError, describe
+from attncli.core.record import record
 from attncli.inputs.values import mapping_of, number_of
 
 V_NORM_EPS = 1e-6  # Gemma4TextConfig's rms_norm_eps
 NOT_WITH_SHARED = ("context", "latent", "k_eq_v", "v_norm", "clip_qkv", "queries", "keys", "values")
 
 
-@dataclass(frozen=True)
+@record
 class SharedKV:
     """``kv_from: j`` as a stack hands it to the layer: layer j's keys as its scores saw them and its values as its
     weights mixed them (Gemma 4's kv sharing: a "reuse" layer takes the last "store" layer's K and V)."""

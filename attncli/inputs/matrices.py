@@ -24,7 +24,6 @@ from attncli.inputs.document import OutOfRange
 from attncli.inputs.fastmatrix import FastMatrix
 from attncli.inputs.reading import decode_utf8, file_status, npy_header, read_exactly
 from attncli.inputs.tensor_plan import AXES  # (a checkpoint's tensor is held to it too)
-from attncli.inputs.textfile import MINUS_INF, ONLY_MINUS_INF, read_text
 
 TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 FILE_KINDS = (*TEXT_DELIMITERS, ".npy")
@@ -76,6 +75,8 @@ def inline(rows: list, boolean: bool = False, minus_inf: bool = False) -> np.nda
     shape = _nested_shape(rows)
     flat = _flatten(rows, len(shape))
     if minus_inf and any(type(x) is str for x in flat):  # "-inf": JSON has no −inf; YAML reads -inf as text
+        from attncli.inputs.textfile import MINUS_INF  # (the text files' reader: imported when it is needed)
+
         flat = [-math.inf if type(x) is str and MINUS_INF.fullmatch(x) else x for x in flat]
     kinds = {type(x) for x in flat}
     if not kinds <= ({bool, int, float} if boolean else {int, float}):
@@ -183,6 +184,8 @@ def _cell_problem(x: Any, boolean: bool, minus_inf: bool = False) -> str | None:
     if isinstance(x, float):
         if math.isfinite(x) or minus_inf and x == -math.inf:
             return None
+        from attncli.inputs.textfile import ONLY_MINUS_INF
+
         return (f"{x} {ONLY_MINUS_INF}" if minus_inf
                 else f"{x} is not a finite number (NaN and infinities are not allowed)")
     return f"{describe(x)} is not a number"
@@ -214,6 +217,8 @@ def read_file(name: str, folder: Path, boolean: bool = False, minus_inf: bool = 
         raise AttnError("archives.permission_denied", name) from None
     except OSError as e:
         raise AttnError("archives.cannot_read", name, value=e.strerror or type(e).__name__) from None
+    from attncli.inputs.textfile import read_text
+
     values, lines = read_text(raw, name, TEXT_DELIMITERS[suffix], boolean, minus_inf)
     return _as_mask(values, name, lines) if boolean else values
 
@@ -285,6 +290,8 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
         bad |= (values == -math.inf) & (array != -math.inf)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
+        from attncli.inputs.textfile import ONLY_MINUS_INF
+
         problem = (ONLY_MINUS_INF if not np.isfinite(array[index])
                    else "is too large for float64 (about ±1.8e308 at most)")
         raise AttnError("matrices.message_2", name, cell=_cell(index, values.ndim), array=array[index], problem=problem)

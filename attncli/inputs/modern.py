@@ -26,13 +26,9 @@ import numpy as np
 
 from attncli.core.errors import AttnError, describe, shape_str
 from attncli.core.norms import NORM_KINDS, Norm
-from attncli.inputs.differential import read_differential
 from attncli.inputs.factors import read_factors, residual_given
 from attncli.inputs.gemma import read_gemma
 from attncli.inputs.logits import read_logits
-from attncli.inputs.qknorm import read_qk_norm
-from attncli.inputs.rope import at_length, read_rope
-from attncli.inputs.sinks import read_sinks
 from attncli.inputs.source import MatrixSource
 from attncli.inputs.values import head_count, mapping_of, number_of
 
@@ -60,7 +56,7 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
     """The Spec fields of the Part 2 keys: rope, positions, norms, residual, softcap."""
     data = builder.data
     fields: dict[str, Any] = {
-        "rope": read_rope(builder, data.get("rope"), d_k, number_of),
+        "rope": _rope(builder, data.get("rope"), d_k),
         "positions": _positions(builder, "positions", data.get("positions"), n, "queries (inputs rows)"),
         "context_positions": _positions(builder, "context_positions", data.get("context_positions"), m,
                                         "keys (context rows)" if has_context else "keys (inputs rows)"),
@@ -70,19 +66,67 @@ def read_modern(builder: MatrixSource, n: int, m: int, d_model: int, d_k: int, d
         "softcap": _positive_or_off(data.get("softcap"), "softcap"),
         "clip_qkv": _positive_or_off(data.get("clip_qkv"), "clip_qkv"),
         **read_factors(data),
-        "sinks": read_sinks(builder, data.get("sinks"), heads),
-        "qk_norm": read_qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
-        "differential": read_differential(builder, data.get("differential"), heads),
+        "sinks": _sinks(builder, data.get("sinks"), heads),
+        "qk_norm": _qk_norm(builder, data.get("qk_norm"), heads, kv_heads, d_k),
+        "differential": _differential(builder, data.get("differential"), heads),
     }
     fields.update(read_logits(data, fields["qk_norm"], fields["clip_qkv"]))
     fields.update(read_gemma(data))
-    fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"], has_context)
+    if fields["rope"] is not None:
+        from attncli.inputs.rope import at_length
+
+        fields["rope"] = at_length(fields["rope"], n, m, fields["positions"], fields["context_positions"],
+                                   has_context)
     if fields["post_norm"] is not None and not fields["residual"]:
         raise AttnError("modern.normalises_output_before_added_residual",
                         "post_norm")
     if fields["residual"] and d_out != d_model:
         raise AttnError("modern.adds_output_inputs_so_needs", "residual", d_out=d_out, d_model=d_model)
     return fields
+
+
+# ---------------------------------------------------------------- the optional parts, each read by its own module
+# (imported only for a document that gives the part: a plain one never imports them; tests/test_startup_imports.py)
+
+
+def _given(value: Any) -> bool:
+    """Whether the document gives an optional part (not left out, not ``false``)."""
+    return value is not None and value is not False
+
+
+def _rope(builder: MatrixSource, value: Any, d_k: int):
+    if not _given(value):
+        return None
+    from attncli.inputs.rope import read_rope
+
+    return read_rope(builder, value, d_k, number_of)
+
+
+def _sinks(builder: MatrixSource, value: Any, heads: int) -> np.ndarray | None:
+    if not _given(value):
+        return None
+    from attncli.inputs.sinks import read_sinks
+
+    return read_sinks(builder, value, heads)
+
+
+def _qk_norm(builder: MatrixSource, value: Any, heads: int, kv_heads: int, d_k: int):
+    if not _given(value):
+        return None
+    from attncli.inputs.qknorm import read_qk_norm
+
+    return read_qk_norm(builder, value, heads, kv_heads, d_k)
+
+
+def _differential(builder: MatrixSource, value: Any, heads: int):
+    if not _given(value):
+        return None
+    from attncli.inputs.differential import read_differential
+
+    return read_differential(builder, value, heads)
+
+
+# ---------------------------------------------------------------- the keys read here
 
 
 def _flag(value: Any, key: str) -> bool:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from attncli.core.record import record
 from attncli.inputs.values import split_tokens
 
 PARTS = ("context", "positional", "pre_norm", "rope", "score_bias", "post_norm", "add_norm", "residual",
@@ -23,8 +23,10 @@ PARTS += ("indexer",)  # DeepSeek-V3.2's lightning indexer
 PROJECTIONS = ("query", "key", "value", "output", "gate")
 
 
-@dataclass(frozen=True)
+@record
 class Outline:
+    """What a document says of itself before its matrices are read: its parts, heads and tokens."""
+
     parts: frozenset[str]  # PARTS the document has, and "weights.output", "bias.query" … that it gives
     heads: int | None  # query heads, when the document (or --heads) says how many without a file
     tokens: Sequence[str] | None  # the query rows' labels, when the document says them without a file

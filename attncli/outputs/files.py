@@ -17,11 +17,11 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Optional
 
 from attncli.core.errors import AttnError
+from attncli.core.record import record
 
 STDIN = Path("-")  # among a run's inputs: the document was read from standard input
 STDOUT_NAME = "standard output"
@@ -29,7 +29,7 @@ _FD_PATH = r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)"  # (compiled w
 _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
-@dataclass
+@record(frozen=False)
 class Destination:
     """Where one output goes: ``path`` resolved; ``fd`` for standard output and /dev/fd/N;
     ``in_place`` for devices and FIFOs."""
@@ -41,7 +41,7 @@ class Destination:
     existing: Optional[os.stat_result] = None  # the regular file that is replaced
 
 
-@dataclass(frozen=True)
+@record
 class Streamed:
     """A result that ``write(file)`` writes into a binary file (``np.savez``: array by array), not held as bytes:
     a regular file gets it straight into its temporary file; a stream (a FIFO, a device) as the bytes it makes."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 from attncli.core import pipeline
 from attncli.core.differential_stage import DIFFERENTIAL
 from attncli.core.errors import AttnError
 from attncli.core.memory import CHECKED_FROM, beyond, ensure_fits, memory_budget, thread_reserve
+from attncli.core.record import record
 from attncli.core.spec import Spec
 from attncli.core.threads import cores
 from attncli.core.trace import Trace
@@ -34,8 +34,10 @@ from attncli.plan.estimate import (
 Progress = Callable[[int, float], AbstractContextManager[Callable[[int], None] | None]]
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
+    """How a computation runs: in full, or block by block of queries (``stream``)."""
+
     stream: bool  # compute block by block (no n × m matrices)
 
 
