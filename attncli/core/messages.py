@@ -112,7 +112,7 @@ def _formatter():
     not an English one: :func:`text` fills those with ``str.format_map``)."""
     import string
 
-    return _formatter()
+    return string.Formatter()
 
 
 def placeholders(template_text: str) -> set[str]:
