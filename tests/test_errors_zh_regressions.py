@@ -1,0 +1,53 @@
+"""Messages whose Chinese became partly English (or reworded) when messages became data, and the lines they had
+before (the regex catalogue of 1ec38a8, the reference here): a field the codemod built from English grammar
+(``is `` + ``one`` + `` query head``, ``positive `` + ``finite number``, ``inputs have 4 columns``) and the
+phrase ``{n} heads`` the catalogue had lost. The English line is checked too: it must not have changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attncli.cli import app
+
+X = "inputs: [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]\n"
+LATENT = Path(__file__).resolve().parent.parent / "examples" / "latent.yaml"
+
+
+def _latent_with_a_short_kv_down() -> str:
+    doc = yaml.safe_load(LATENT.read_text(encoding="utf-8"))
+    doc["weights"]["kv_down"] = [[1, 2]]
+    return yaml.safe_dump(doc)
+
+
+CASES = [  # (document, English line, Chinese line), each after "doc.yaml: "
+    (X + "heads: 3\nweights: {query: [[[1], [0], [1], [0]], [[1], [0], [1], [0]]]}\n",
+     "weights.query: is 3-D with 2 heads but heads is 3", "weights.query: 是三维的，有 2 个头，但 heads 是 3"),
+    ("queries: {random: normal, seed: 1, shape: [4, 2, 2]}\nkeys: [[1, 2]]\nvalues: [[1, 2]]\n",
+     "keys: has 2 columns, which 4 heads cannot split into equal blocks",
+     "keys: 有 2 列，无法被 4 个头平均分成等宽的块"),
+    (_latent_with_a_short_kv_down(), "weights.kv_down: is 1×2 but inputs have 4 columns (need 4 rows)",
+     "weights.kv_down: 是 1×2，但 inputs 有 4 列（需要 4 行）"),
+    ("inputs: [[1, 0], [0, 1]]\nsoftcap: -1\n", "softcap: -1 is not a positive finite number",
+     "softcap: -1 不是有限的正数"),
+    ("inputs: [[1, 0], [0, 1]]\npre_norm: {kind: rms, eps: 0}\n", "pre_norm.eps: 0 is not a positive finite number",
+     "pre_norm.eps: 0 不是有限的正数"),
+    ("inputs: [[1, 0], [0, 1]]\nsinks: [1, 2, 3]\n", "sinks: is 3 but there is one query head: one sink logit each",
+     "sinks: 是 3，但只有一个查询头：每个查询头一个 sink logit"),
+    ("inputs: [[1, 0], [0, 1]]\nheads: 2\nsinks: [1, 2, 3]\n",
+     "sinks: is 3 but there are 2 query heads: one sink logit each",
+     "sinks: 是 3，但有 2 个查询头：每个查询头一个 sink logit"),
+]
+
+
+@pytest.mark.parametrize("doc, english, chinese", CASES,
+                         ids=["3-D heads", "heads cannot split", "latent rows", "softcap", "eps", "one sink", "sinks"])
+def test_the_line_is_what_it_was_in_both_languages(runner, monkeypatch, tmp_path, doc, english, chinese):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc.yaml").write_text(doc, encoding="utf-8")
+    for lang, prefix, wanted in (("en", "Error: ", english), ("zh", "错误：", chinese)):
+        result = runner.invoke(app, ["compute", "doc.yaml", "--format", "json", "--lang", lang])
+        assert result.exit_code == 2 and result.stdout == "", result.stderr
+        assert result.stderr == f"{prefix}doc.yaml: {wanted}\n"
