@@ -51,3 +51,36 @@ def test_the_line_is_what_it_was_in_both_languages(runner, monkeypatch, tmp_path
         result = runner.invoke(app, ["compute", "doc.yaml", "--format", "json", "--lang", lang])
         assert result.exit_code == 2 and result.stdout == "", result.stderr
         assert result.stderr == f"{prefix}doc.yaml: {wanted}\n"
+
+
+OF = "'weights', 'scores', 'scaled_scores', 'score_bias', 'grad_weights', 'grad_scaled_scores', 'differential_weights'"
+USAGE = [  # (arguments, English line, Chinese line): an option's value our own callback refuses
+    (["compute", "doc.yaml", "-o", ""], "Error: Invalid value for '--output' / '-o': is empty; give a file name",
+     "错误：'--output' / '-o' 的值无效：是空的；请给出文件名"),
+    (["compute", "doc.yaml", "-o", "out/"],
+     "Error: Invalid value for '--output' / '-o': 'out/' names a folder (it ends in /); give a file name",
+     "错误：'--output' / '-o' 的值无效：'out/' 是文件夹（以 / 结尾）；请给出文件名"),
+    (["compute", "doc.yaml", "-o", "."],
+     "Error: Invalid value for '--output' / '-o': '.' names a folder; give a file name",
+     "错误：'--output' / '-o' 的值无效：'.' 是文件夹；请给出文件名"),
+    (["heatmap", "doc.yaml", "--of", "nope"],
+     f"Error: Invalid value for '--of': 'nope' is not one of {OF} (or their formulas' names: S, B, Z, A, W, dA, dZ)",
+     f"错误：'--of' 的值无效：'nope' 不是 {OF} 之一（也可以是它们的公式名：S, B, Z, A, W, dA, dZ）"),
+]
+
+
+@pytest.mark.parametrize("args, english, chinese", USAGE, ids=["empty", "slash", "dot", "heatmap --of"])
+def test_an_options_value_is_said_in_the_language_given_after_it(capsys, monkeypatch, tmp_path, args, english,
+                                                                  chinese):
+    from attncli.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ATTNCLI_LANG", raising=False)
+    (tmp_path / "doc.yaml").write_text("inputs: [[1, 0], [0, 1]]\n", encoding="utf-8")
+    command = args[0]
+    for lang, wanted in (("en", english), ("zh", chinese)):
+        with pytest.raises(SystemExit) as stop:
+            main([*args, "--lang", lang])  # (--lang after the option: read once the callback has run)
+        see = ("（见 ", f" {command} --help）\n") if lang == "zh" else (" (see ", f" {command} --help)\n")
+        err = capsys.readouterr().err  # (the program's name is the test runner's here)
+        assert stop.value.code == 2 and err.startswith(wanted + see[0]) and err.endswith(see[1]), err
