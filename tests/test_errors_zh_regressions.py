@@ -84,3 +84,21 @@ def test_an_options_value_is_said_in_the_language_given_after_it(capsys, monkeyp
         see = ("（见 ", f" {command} --help）\n") if lang == "zh" else (" (see ", f" {command} --help)\n")
         err = capsys.readouterr().err  # (the program's name is the test runner's here)
         assert stop.value.code == 2 and err.startswith(wanted + see[0]) and err.endswith(see[1]), err
+
+
+@pytest.mark.parametrize("doc, chinese", [
+    ("rope: bogus",
+     "rope: 应为 true，或含有 base, dims, style, frequencies, part, attention_factor, scaling 中任意几个的映射"),
+    ("pre_norm: bogus", "pre_norm: 应为含有 kind（rms 或 layer）以及 gamma, beta, eps 中任意几个的映射"),
+    ("indexer: bogus", "indexer: 应为含有 top_k（必需）以及 heads, d, weights, key_norm, rope 中任意几个的映射"),
+    ("differential: bogus",
+     "differential: 应为含有 lambda_init 或 layer 以及 lambda_q1, lambda_k1, lambda_q2, lambda_k2 的映射"),
+    ("score_bias: {relative: bogus}",
+     "score_bias.relative: 应为含有 table 以及 buckets, max_distance, bidirectional 中任意几个的映射"),
+], ids=["rope", "pre_norm", "indexer", "differential", "relative"])
+def test_what_a_section_should_be_is_chinese(runner, monkeypatch, tmp_path, doc, chinese):
+    """(English in both versions before: the mapping's description is built where it is raised.)"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc.yaml").write_text(f"inputs: [[1, 0], [0, 1]]\n{doc}\n", encoding="utf-8")
+    result = runner.invoke(app, ["compute", "doc.yaml", "--format", "json", "--lang", "zh"])
+    assert result.exit_code == 2 and result.stderr == f"错误：doc.yaml: {chinese}\n"
