@@ -102,3 +102,15 @@ def test_what_a_section_should_be_is_chinese(runner, monkeypatch, tmp_path, doc,
     (tmp_path / "doc.yaml").write_text(f"inputs: [[1, 0], [0, 1]]\n{doc}\n", encoding="utf-8")
     result = runner.invoke(app, ["compute", "doc.yaml", "--format", "json", "--lang", "zh"])
     assert result.exit_code == 2 and result.stderr == f"错误：doc.yaml: {chinese}\n"
+
+
+def test_the_latent_a_kv_up_must_match_is_chinese(runner, monkeypatch, tmp_path):
+    doc = yaml.safe_load(LATENT.read_text(encoding="utf-8"))
+    doc["weights"]["kv_up"] = [[1, 2]]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    said = {lang: runner.invoke(app, ["compute", "doc.yaml", "--lang", lang]).stderr for lang in ("en", "zh")}
+    assert said["en"] == ("Error: doc.yaml: weights.kv_up: is 1×2 but the latent (r_kv = 2: weights.kv_down's 4 "
+                          "columns less d_r = 2) has 2 numbers (need 2 rows)\n")
+    assert said["zh"] == ("错误：doc.yaml: weights.kv_up: 是 1×2，但潜在向量（r_kv = 2："
+                          "weights.kv_down 的 4 列减去 d_r = 2）有 2 个数（需要 2 行）\n")
