@@ -114,3 +114,12 @@ def test_the_latent_a_kv_up_must_match_is_chinese(runner, monkeypatch, tmp_path)
                           "columns less d_r = 2) has 2 numbers (need 2 rows)\n")
     assert said["zh"] == ("错误：doc.yaml: weights.kv_up: 是 1×2，但潜在向量（r_kv = 2："
                           "weights.kv_down 的 4 列减去 d_r = 2）有 2 个数（需要 2 行）\n")
+
+
+@pytest.mark.parametrize("layout", ["{lengths: [1, 1]}", "[bshd]"])
+def test_a_layout_that_is_not_a_name_is_an_error_not_a_bug(runner, monkeypatch, tmp_path, layout):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc.yaml").write_text(X + f"layout: {layout}\n", encoding="utf-8")
+    result = runner.invoke(app, ["compute", "doc.yaml", "--lang", "en"])
+    assert result.exit_code == 2 and result.stderr.startswith("Error: doc.yaml: layout: is "), result.stderr
+    assert "expected one of bshd, bhsd, thd" in result.stderr and result.stderr.count("\n") == 1
