@@ -20,6 +20,7 @@ from attncli.cli.options import (
     Precision,
     ScaleOption,
     ThemeOption,
+    bad_value,
     head_choice,
     overrides,
 )
@@ -41,8 +42,7 @@ def matrix_of(name: str) -> str:
     key = key_of(name) or key_of(name.lower())
     if key not in DRAWN:
         symbols = ", ".join(symbol for symbol, drawn in ALIASES.items() if drawn in DRAWN)
-        raise typer.BadParameter(f"{name!r} is not one of {', '.join(map(repr, DRAWN))} (or their formulas' names: "
-                                 f"{symbols})")
+        raise bad_value("heatmap.not_drawn", name=repr(name), drawn=", ".join(map(repr, DRAWN)), symbols=symbols)
     return key
 
 

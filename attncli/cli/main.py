@@ -111,6 +111,7 @@ def start_and_run(args: list[str] | None) -> None:
     except Exception as e:  # a usage error: unknown option, missing FILE, value out of range
         if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):  # Click's errors, by shape: Typer
             raise  # 0.26–0.29 name their base class differently, and commands report their own errors in run()
+        _said_again(e, args)
         message = e.format_message()
         ctx = getattr(e, "ctx", None)
         command = ctx.command_path if ctx is not None else "attncli"
@@ -151,6 +152,16 @@ def spoken(id: str, args: list[str], **fields: object) -> str:
     from attncli.core.messages import text
 
     return text(id, fields, language_in(args) or current())
+
+
+def _said_again(error: Exception, args: list[str] | None) -> None:
+    """An option's bad value that one of our callbacks said (:func:`attncli.cli.options.bad_value`), written again
+    in the run's language: the callback ran before ``--lang`` was read."""
+    if hasattr(error, "message_id"):
+        from attncli.cli.language import language_in
+        from attncli.core.messages import text
+
+        error.message = text(error.message_id, error.message_fields, language_in(_args(args)) or current())
 
 
 def _args(args: list[str] | None) -> list[str]:

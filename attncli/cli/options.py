@@ -76,13 +76,23 @@ Precision = Annotated[int, typer.Option("--precision", "-p", min=0, max=17,
 Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
 
+def bad_value(id: str, **fields: object) -> typer.BadParameter:
+    """An option's bad value, as the message ``id`` of the catalogue: English for Click, and written again in the
+    run's language when it is printed (:func:`attncli.cli.main.main`: ``--lang`` may come after the option)."""
+    from attncli.core.messages import text
+
+    error = typer.BadParameter(text(id, fields, "en"))
+    error.message_id, error.message_fields = id, fields
+    return error
+
+
 def output_path(text: str) -> Path:
     """An output file's name as given: one that names a folder (``results/``, ``.``) is refused before any work."""
     if text == "":
-        raise typer.BadParameter("is empty; give a file name")
+        raise bad_value("options.output_is_empty")
     if text.endswith(("/", os.sep)) or os.path.basename(text) in (".", ".."):
-        why = " (it ends in /)" if text.endswith(("/", os.sep)) else ""
-        raise typer.BadParameter(f"{text!r} names a folder{why}; give a file name")
+        slash = text.endswith(("/", os.sep))
+        raise bad_value("options.output_ends_in_slash" if slash else "options.output_names_a_folder", name=repr(text))
     return Path(text)
 
 

@@ -32,7 +32,7 @@ def sequences(doc: Document) -> list[Document]:
     """One document per sequence of the batch ``doc``, each named ``batch[i]`` of the document in messages."""
     data = doc.data
     layout = data["layout"]
-    if layout not in LAYOUTS:
+    if not isinstance(layout, str) or layout not in LAYOUTS:  # (a mapping or a list is no layout: not hashable)
         raise AttnError("batch.expected_one",
                         "layout", layout=layout, layouts=', '.join(LAYOUTS), values='; '.join(LAYOUTS.values()))
     for key in ("queries", "keys", "values"):

@@ -104,9 +104,10 @@ def _matrix(builder: MatrixSource, name: str, rows: int, of: str) -> np.ndarray:
     if w.ndim != 2:
         raise AttnError("indexer.expected_matrix_rows_one_per", key, w_shape=shape_str(w.shape), rows=rows, of=of)
     if w.shape[0] != rows:
-        verb = "has" if of == "context" else "have"
-        what = f"{of} {verb} {rows} columns" if of in ("inputs", "context") else f"{of} has {rows} numbers"
-        raise AttnError("latent.but_need_rows", key, w_shape=shape_str(w.shape), what=what, rows=rows)
+        if of in ("inputs", "context"):
+            raise AttnError("latent.but_columns_need_rows", key, w_shape=shape_str(w.shape), of=of,
+                            verb="has" if of == "context" else "have", rows=rows)
+        raise AttnError("latent.but_numbers_need_rows", key, w_shape=shape_str(w.shape), of=of, rows=rows)
     return w
 
 

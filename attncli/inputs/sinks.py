@@ -25,7 +25,6 @@ def read_sinks(builder: MatrixSource, value: Any, h: int) -> np.ndarray | None:
     sinks = builder.read("sinks", value, (h,))
     sinks = sinks.reshape(-1) if sinks.ndim == 2 and 1 in sinks.shape else sinks
     if sinks.shape != (h,):
-        per = "one" if h == 1 else f"{h} query heads"
-        raise AttnError("sinks.but_there_one_sink_logit", "sinks", sinks_shape=shape_str(sinks.shape),
-                        value='is ' if h == 1 else 'are ', per=per, value_2=' query head' if h == 1 else '')
+        heads = "is one query head" if h == 1 else f"are {h} query heads"  # (phrases: said whole in each language)
+        raise AttnError("sinks.wrong_length", "sinks", sinks_shape=shape_str(sinks.shape), heads=heads)
     return np.ascontiguousarray(sinks, dtype=np.float64)

@@ -188,5 +188,6 @@ def number_of(value: Any, key: str, positive: bool = True) -> float:
     except OverflowError:
         raise AttnError("values.too_large_float64", key, value=describe(value)) from None
     if not math.isfinite(number) or (positive and number <= 0):
-        raise AttnError("values.not_finite_number", key, value=describe(value), value_2='positive ' if positive else '')
+        raise AttnError("values.not_positive_finite_number" if positive else "values.not_finite_number", key,
+                        value=describe(value))
     return number
