@@ -1,7 +1,7 @@
 """The one error type for everything a user can cause.
 
 Library code raises :class:`AttnError` with a message id, the place (file, key, row, column) and the message's
-fields: ``AttnError("matrices.is_not_a_number", "weights.query", value=describe(x))``. The text is data
+fields: ``AttnError("qknorm.not_number", "weights.query", value=describe(x))``. The text is data
 (:mod:`attncli.core.messages`: one file per language), written when the error is shown, in the language asked
 for; the command line turns it into ``Error: …`` on standard error and exit code 2, in one place.
 """

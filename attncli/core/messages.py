@@ -1,7 +1,7 @@
 """Messages are data: every message attncli raises or prints is an id, with its text in one file per language.
 
 ``attncli/data/messages/en.json`` and ``zh.json`` map each id to a :meth:`str.format` template with named
-fields (``"matrices.is_not_a_number": "{value} is not a number"``); :class:`~attncli.core.errors.AttnError`
+fields (``"qknorm.not_number": "{value} is not a number"``); :class:`~attncli.core.errors.AttnError`
 keeps the id and the field values and writes its text when it is shown, in the language asked for:
 :func:`set_language` (the Python API's ``attncli.set_language``, the command line's ``--lang``), else the
 environment (``ATTNCLI_LANG``, then a ``zh_*`` locale). A language's file is read the first time a message in it
@@ -13,9 +13,9 @@ a count) and rebuilt from the same id's template, its own fields translated in t
 phrase matches is written as it is. The place (``where``) is never translated. An id the catalogue does not hold
 is written as it is (the suite checks that every id the package raises is there).
 
->>> text("matrices.is_not_a_number", {"value": "the string 'x'"}, "en")
+>>> text("qknorm.not_number", {"value": "the string 'x'"}, "en")
 "the string 'x' is not a number"
->>> text("matrices.is_not_a_number", {"value": "the string 'x'"}, "zh")
+>>> text("qknorm.not_number", {"value": "the string 'x'"}, "zh")
 "字符串 'x' 不是数"
 """
 

@@ -5,8 +5,8 @@ fields, and is written here in the run's language (:func:`attncli.cli.language.c
 is never translated; the line's ``Error: `` is the command line's, 错误： in Chinese (:func:`attncli.cli.run.prefix`).
 Click words its own usage errors: :mod:`.usage` finds their kind by a few words and says it in Chinese.
 
->>> error_line(AttnError("errors.unknown", "doc.yaml", what="key", key="'wieghts'", hint="did you mean 'weights'?"),
-               "zh")
+>>> error = AttnError("errors.unknown", "doc.yaml", what="key", key="'wieghts'", hint="did you mean 'weights'?")
+>>> error_line(error, "zh")
 "doc.yaml: 未知的键 'wieghts'（是不是 'weights'？）"
 """
 
