@@ -52,17 +52,6 @@ def fixed_memory_budget(monkeypatch):
         monkeypatch.setenv("ATTNCLI_MEMORY", "2G")
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch):
-    """The suite speaks English wherever it runs: ATTNCLI_LANG=en, and a Chinese locale (LC_ALL, LC_MESSAGES, LANG
-    zh_*) replaced by C.UTF-8, in this process and the commands it starts. Tests of the language set their own."""
-    monkeypatch.setenv("ATTNCLI_LANG", "en")
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        if os.environ.get(name, "").lower().startswith("zh"):
-            monkeypatch.setenv(name, "C.UTF-8")
-    monkeypatch.setattr("attncli.core.messages._chosen", None)  # no command's choice carried over from a test before
-
-
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

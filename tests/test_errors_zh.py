@@ -158,8 +158,8 @@ def test_a_field_that_is_a_known_phrase_is_translated_too():
                       hint="did you mean 'weights'?")
     assert error.said("zh") == "未知的键 'wieghts'（是不是 'weights'？）"
     assert error.said("en") == "unknown key 'wieghts' (did you mean 'weights'?)"
-    cell = AttnError("matrices.message", cell="row 2, column 3",
-                     cell_problem="the string 'yes' is not a mask value (use 1/true = may attend, 0/false = masked)")
+    cell = AttnError("matrices.cell_problem", cell="row 2, column 3",
+                     problem="the string 'yes' is not a mask value (use 1/true = may attend, 0/false = masked)")
     assert cell.said("zh") == "第 2 行第 3 列：字符串 'yes' 不是掩码值（请用 1/true = 可以关注，0/false = 被掩盖）"
     # a quoted value is one field, even when it holds what separates phrases
     odd = AttnError("errors.unknown", what="key", key="'a (b): c'", hint="expected one of x, y")

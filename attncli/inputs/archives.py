@@ -70,7 +70,7 @@ def _read_one(spec: dict, folder: Path) -> tuple[np.ndarray, str]:
     path = Path(file) if Path(file).is_absolute() else folder / file
     suffix = path.suffix.lower()
     if suffix not in ARCHIVE_KINDS:
-        raise AttnError("archives.message", "file", file=quoted(file), not_an_archive=_not_an_archive(suffix))
+        raise AttnError("values.value_and_problem", "file", value=quoted(file), problem=_not_an_archive(suffix))
     if tensor is None:
         raise AttnError("archives.required_name_one_array", "tensor", file=shorten(file))
     if not isinstance(tensor, str):

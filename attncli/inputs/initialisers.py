@@ -45,8 +45,8 @@ def random_matrix(spec: dict, shape_hint: tuple[int, ...] | None) -> np.ndarray:
         if params.get(key, 0.0) < 0:
             raise AttnError("initialisers.negative_must", key=key, spec=describe(spec[key]))
     if kind == "uniform" and params.get("low", 0.0) > params.get("high", 1.0):
-        raise AttnError("initialisers.low_above_high", get=describe(spec.get('low', 0.0)),
-                        get_2=describe(spec.get('high', 1.0)))
+        raise AttnError("initialisers.low_above_high", low=describe(spec.get('low', 0.0)),
+                        high=describe(spec.get('high', 1.0)))
     if kind in ("xavier", "kaiming") and len(shape) < 2:
         raise AttnError("initialisers.random_needs_matrix_fan_fan", kind=kind, shape=shape_str(shape))
     with np.errstate(over="ignore", invalid="ignore"):

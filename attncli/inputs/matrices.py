@@ -107,8 +107,8 @@ def _checked_cells(values: np.ndarray, minus_inf: bool) -> np.ndarray:
     bad = ~finite & (values != -math.inf) if minus_inf else ~finite
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AttnError("matrices.message", cell=_cell(index, values.ndim),
-                        cell_problem=_cell_problem(float(values[index]), False, minus_inf))
+        raise AttnError("matrices.cell_problem", cell=_cell(index, values.ndim),
+                        problem=_cell_problem(float(values[index]), False, minus_inf))
     return values
 
 
@@ -161,8 +161,8 @@ def _raise_bad_cell(flat: list, shape: tuple[int, ...], boolean: bool, minus_inf
         problem = _cell_problem(x, boolean, minus_inf)
         if problem:
             index = np.unravel_index(position, shape)
-            raise AttnError("matrices.message", cell=_cell(tuple(int(i) for i in index), len(shape)),
-                            cell_problem=problem)
+            raise AttnError("matrices.cell_problem", cell=_cell(tuple(int(i) for i in index), len(shape)),
+                            problem=problem)
     raise AttnError("matrices.holds_value_that_not_number")
 
 
@@ -294,7 +294,8 @@ def _checked_array(array: np.ndarray, name: str | None, boolean: bool, minus_inf
 
         problem = (ONLY_MINUS_INF if not np.isfinite(array[index])
                    else "is too large for float64 (about ±1.8e308 at most)")
-        raise AttnError("matrices.message_2", name, cell=_cell(index, values.ndim), array=array[index], problem=problem)
+        raise AttnError("matrices.cell_value_problem", name, cell=_cell(index, values.ndim), array=array[index],
+                        problem=problem)
     return values
 
 

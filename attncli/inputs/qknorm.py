@@ -120,5 +120,5 @@ def _vector(builder: MatrixSource, key: str, value: Any, sizes: _Sizes, side: st
         v = v.reshape(-1)
     if v.shape not in allowed:
         given = f"has {v.size} numbers" if v.ndim == 1 else f"is {shape_str(v.shape)}"
-        raise AttnError("qknorm.message", key, given=given, meant=sizes.meant(side, v.shape))
+        raise AttnError("qknorm.given_and_meant", key, given=given, meant=sizes.meant(side, v.shape))
     return np.ascontiguousarray(v, dtype=np.float64)

@@ -159,8 +159,8 @@ def _check_sizes(kind: str, fields: dict[str, Any], dims: int, base: float) -> N
         raise AttnError("rope.dynamic_scaling_raises_base_dims", "rope.scaling.type", dims=dims)
     if kind == "llama3" and fields["high_freq_factor"] <= fields["low_freq_factor"]:
         raise AttnError("rope.not_above_low_freq_factor",
-                        "rope.scaling.high_freq_factor", fields=fields['high_freq_factor'],
-                        fields_2=fields['low_freq_factor'])
+                        "rope.scaling.high_freq_factor", high=fields['high_freq_factor'],
+                        low=fields['low_freq_factor'])
     if kind == "yarn" and base == 1:
         raise AttnError("rope.but_yarn_divides_ln_give", "rope.base")
     if kind == "longrope" and fields["original"] <= 1 and fields["factor"] > 1:

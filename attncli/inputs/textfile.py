@@ -84,7 +84,7 @@ def _check_finite(values: np.ndarray, text_lines: list[str], lines: list[int], n
         if np.isinf(values[r, c]) and "inf" not in cell.lower():
             raise AttnError("textfile.too_large_float64_about_e308", name, place=where)
         if minus_inf:
-            raise AttnError("archives.message", name, file=where, not_an_archive=ONLY_MINUS_INF)
+            raise AttnError("values.value_and_problem", name, value=where, problem=ONLY_MINUS_INF)
         raise AttnError("textfile.not_finite_number_nan_infinities", name, place=where)
 
 

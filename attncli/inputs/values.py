@@ -72,7 +72,7 @@ def scale_of(value: Any, d_k: int) -> tuple[float, str]:
         # 1e999, 10**330
         beyond = isinstance(value, OutOfRange) or isinstance(value, int) and not isinstance(value, bool)
         problem = "is beyond float64 (about ±1.8e308 at most)" if beyond else "is not sqrt, none or a finite number"
-        raise AttnError("archives.message", "scale", file=describe(value), not_an_archive=problem)
+        raise AttnError("values.value_and_problem", "scale", value=describe(value), problem=problem)
     return number, "number"
 
 
@@ -175,7 +175,7 @@ def head_count(value: Any, key: str, too_large: str = "heads are more than any w
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise AttnError("masking.not_whole_number", key, value=describe(value))
     if value > 2**31:
-        raise AttnError("archives.message", key, file=describe(value), not_an_archive=too_large)
+        raise AttnError("values.value_and_problem", key, value=describe(value), problem=too_large)
     return value
 
 
