@@ -65,6 +65,29 @@ def test_every_raise_site_names_a_message_of_the_catalogue():
     assert len(raise_sites()) > 600  # (the walk found the package)
 
 
+def test_every_raise_site_gives_the_fields_its_message_writes():
+    """A field the template writes and the raise site does not give would be a KeyError when the message is shown;
+    one given and written by no language is a slip of the site (both read with ast, sites that pass **fields aside)."""
+    import ast
+
+    from attncli.cli.messages.sites import PACKAGE, RAISED
+
+    english, other, wrong = catalogue("en"), catalogue("zh"), []
+    for path in sorted((PACKAGE / "attncli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func).rpartition(".")[2] in RAISED and node.args):
+                continue
+            id = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+            if id not in english or any(k.arg is None for k in node.keywords):
+                continue
+            given = {k.arg for k in node.keywords}
+            written = placeholders(english[id]) | placeholders(other[id])
+            if not placeholders(english[id]) <= given or not given <= written:
+                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {id} gives {sorted(given)}, "
+                             f"writes {sorted(written)}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_every_message_is_used_and_no_site_writes_english():
     """No id in the catalogue that nothing raises (a phrase is matched in fields, not raised), and no raise site
     whose argument is English text instead of an id."""
