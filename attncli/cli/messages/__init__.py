@@ -35,4 +35,4 @@ def usage_error(message: str, language: str | None = None) -> str:
         return message
     from attncli.cli.messages.usage import usage
 
-    return usage(message, lambda text: None) or message
+    return usage(message) or message

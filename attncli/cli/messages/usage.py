@@ -8,20 +8,16 @@ over as Click gave them. A message of a kind not listed stays as Click wrote it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 _NAME = r"(?P<name>['\"]?[^'\"\s]+?['\"]?)"  # an option, argument or command name, quoted or not
 
 CLICK_VALUE_KINDS = {"integer": "整数", "float": "数", "boolean": "布尔值", "choice": "选项", "integer range": "整数",
                      "float range": "数", "int range": "整数", "int": "整数"}
-_ENGLISH = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")  # an English phrase left in a translation
 
 
-def _value(rest: str, translate: Callable[[str], str | None]) -> str:
-    """What is wrong with an option's value: our own message (a callback's), or one of Click's checks."""
-    ours = translate(rest)  # (kept only if it is Chinese throughout: a loose template may match Click's wording)
-    if ours is not None and not _ENGLISH.search(re.sub(r"'[^']*'", "", ours)):
-        return ours
+def _value(rest: str) -> str:
+    """What is wrong with an option's value: one of Click's checks in Chinese, else as given (our own callbacks'
+    messages are written in the run's language already: message ids)."""
     kinds = "|".join(sorted(CLICK_VALUE_KINDS, key=len, reverse=True))
     for pattern, chinese in (
         (rf"(?P<value>.*?) is not an? valid (?P<kind>{kinds})\.?", "{value} 不是有效的{kind}"),
@@ -34,10 +30,10 @@ def _value(rest: str, translate: Callable[[str], str | None]) -> str:
             fields = match.groupdict()
             fields["kind"] = CLICK_VALUE_KINDS.get((fields.get("kind") or "").lower(), "")
             return chinese.format(**fields)
-    return ours or rest
+    return rest
 
 
-def usage(message: str, translate: Callable[[str], str | None]) -> str | None:
+def usage(message: str) -> str | None:
     """Click's usage error ``message`` in Chinese, or None when it is not of a kind listed here."""
     text = " ".join(message.split()).rstrip(".")
     close = re.search(r"did you mean (.+?)\??\)?$", text, re.I)
@@ -60,5 +56,5 @@ def usage(message: str, translate: Callable[[str], str | None]) -> str | None:
             return chinese.format(name=match.group("name"))
     value = re.fullmatch(r"invalid value for (?P<name>.+?): (?P<rest>.*)", text, re.I | re.S)
     if value:
-        return f"{value.group('name')} 的值无效：{_value(value.group('rest'), translate)}"
+        return f"{value.group('name')} 的值无效：{_value(value.group('rest'))}"
     return None
