@@ -32,8 +32,8 @@ DYNAMIC = {
     ("attncli/core/errors.py", "id"): "AttnError.placed and the unpickled error: the same message",
     ("attncli/core/stream.py", "e.id"): "a block's message with its query renumbered (the same id)",
     ("attncli/views/picture_size.py", "id"): "_refuse's callers name the ids (SAID sites)",
-    ("attncli/cli/messages/__init__.py", "id"): "said(): the command line's own lines, named by its callers",
     ("attncli/cli/run.py", "id"): "said(): the command line's own lines, named by its callers",
+    ("attncli/cli/main.py", "id"): "spoken(): said() before the parser has read --lang, named by its callers",
     ("attncli/cli/write.py", "PNG_NEEDS"): "views/picture.py's constant (picture.png_needs)",
     ("attncli/models/families.py", "latent_families.REFUSED[model_type]"): "each refusal's id is in latent_families.py",
 }

@@ -23,6 +23,7 @@ from attncli.cli.run import (
     Stopped,
     prefix,
     quiet_broken_pipe,
+    said,
     say,
     stop_cleanly_on_signals,
 )
@@ -138,30 +139,26 @@ def start_or_refuse(args: list[str]) -> None:
         sys.exit(EXIT_USER)
 
 
-def memory_line(id: str, args: list[str], **fields: object) -> str:
+def memory_line(id: str, args: list[str], /, **fields: object) -> str:
     """``Error: memory: …`` in the language ``--lang`` in ``args`` or the environment asks for (before the parser)."""
     from attncli.cli.language import language_in
 
     return f"{prefix('error', language_in(args) or current())}memory: {spoken(id, args, **fields)}\n"
 
 
-def spoken(id: str, args: list[str], **fields: object) -> str:
+def spoken(id: str, args: list[str], /, **fields: object) -> str:
     """The message ``id`` in the language ``--lang`` in ``args`` asks for, else the environment's (before any
     parsing)."""
     from attncli.cli.language import language_in
-    from attncli.core.messages import text
 
-    return text(id, fields, language_in(args) or current())
+    return said(id, language_in(args) or current(), **fields)
 
 
 def _said_again(error: Exception, args: list[str] | None) -> None:
     """An option's bad value that one of our callbacks said (:func:`attncli.cli.options.bad_value`), written again
     in the run's language: the callback ran before ``--lang`` was read."""
     if hasattr(error, "message_id"):
-        from attncli.cli.language import language_in
-        from attncli.core.messages import text
-
-        error.message = text(error.message_id, error.message_fields, language_in(_args(args)) or current())
+        error.message = spoken(error.message_id, _args(args), **error.message_fields)
 
 
 def _args(args: list[str] | None) -> list[str]:

@@ -100,12 +100,12 @@ def error_line(error: AttnError) -> str:
     return messages.error_line(error)
 
 
-def said(id: str, **fields: object) -> str:
-    """The command line's own line ``id`` in the run's language (the catalogue is read when one is said: not while
-    nothing goes wrong)."""
+def said(id: str, lang: str | None = None, /, **fields: object) -> str:
+    """The command line's own line ``id`` in ``lang``, else the run's language (the catalogue is read when one is
+    said: not while nothing goes wrong)."""
     from attncli.core.messages import text
 
-    return text(id, fields, current())
+    return text(id, fields, lang or current())
 
 
 def _fail(message: str, code: int) -> None:

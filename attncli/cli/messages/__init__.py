@@ -22,13 +22,6 @@ def error_line(error: AttnError, language: str | None = None) -> str:
     return error.text(language or current())
 
 
-def said(id: str, language: str | None = None, **fields: object) -> str:
-    """The message ``id`` (a line of the command line's own: ``Interrupted.``) in the run's language."""
-    from attncli.core.messages import text
-
-    return text(id, fields, language or current())
-
-
 def usage_error(message: str, language: str | None = None) -> str:
     """A usage error of the parser (Click's, one line) in ``language``: Chinese for the common kinds, else as it is."""
     if (language or current()) != "zh":
