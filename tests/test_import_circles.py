@@ -15,6 +15,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 NAMED = re.compile(r"(attncli(?:\.\w+)+):\w+")  # "module:NAME", what importlib imports later (core.stage.Lazy)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "attncli"
@@ -120,21 +122,16 @@ def test_the_circle_finder_finds_a_circle_and_a_self_contained_chain():
     assert circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_a_function_level_import_counts(tmp_path):
-    """A lazy import is an edge: two modules importing each other inside functions are a circle."""
-    (tmp_path / "one.py").write_text("def f():\n    from pkg import two\n")
-    (tmp_path / "two.py").write_text("from pkg.one import f\n")
-    known = {"pkg.one": tmp_path / "one.py", "pkg.two": tmp_path / "two.py"}
+@pytest.mark.parametrize("package, one, two", [
+    ("pkg", "def f():\n    from pkg import two\n", "from pkg.one import f\n"),  # an import inside a function
+    ("attncli", 'VARIANTS = Lazy("attncli.two:VARIANTS")\n', "from attncli.one import VARIANTS\n"),  # Lazy
+], ids=["a function-level import", "a module named in a string"])
+def test_a_lazy_import_counts(tmp_path, package, one, two):
+    """A lazy import is an edge: two modules importing each other inside functions, or one naming the other as a
+    stage's Lazy variants do ("module:NAME"), are a circle."""
+    (tmp_path / "one.py").write_text(one)
+    (tmp_path / "two.py").write_text(two)
+    known = {f"{package}.one": tmp_path / "one.py", f"{package}.two": tmp_path / "two.py"}
     edges = {module: imported(module, path, known) for module, path in known.items()}
-    assert edges == {"pkg.one": {"pkg.two"}, "pkg.two": {"pkg.one"}}
-    assert circles(edges) == [["pkg.one", "pkg.two"]]
-
-
-def test_a_module_named_in_a_string_counts(tmp_path):
-    """A stage's Lazy variants name their module as "module:NAME": an edge, so a circle through one is found."""
-    (tmp_path / "one.py").write_text('VARIANTS = Lazy("attncli.two:VARIANTS")\n')
-    (tmp_path / "two.py").write_text("from attncli.one import VARIANTS\n")
-    known = {"attncli.one": tmp_path / "one.py", "attncli.two": tmp_path / "two.py"}
-    edges = {module: imported(module, path, known) for module, path in known.items()}
-    assert edges == {"attncli.one": {"attncli.two"}, "attncli.two": {"attncli.one"}}
-    assert circles(edges) == [["attncli.one", "attncli.two"]]
+    assert edges == {f"{package}.one": {f"{package}.two"}, f"{package}.two": {f"{package}.one"}}
+    assert circles(edges) == [[f"{package}.one", f"{package}.two"]]
